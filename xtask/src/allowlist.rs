@@ -1,0 +1,179 @@
+//! What the bindings contain, and nothing else. Functions are listed by their *C API name*; the
+//! generator asks the C preprocessor what each one resolves to in that major's cuda.h (for example
+//! `cuMemAlloc` -> `cuMemAlloc_v2`) and binds the resolved symbol, the one a C program would link.
+//! Every referenced type comes along (bindgen's recursive allowlist). Each list is sorted; the
+//! generator refuses an unsorted list or an entry that a header does not declare.
+
+/// The 14 APIs of the stream-ordered allocator, with their index in the PhOS support table.
+pub const POOL_APIS: &[(&str, u32)] = &[
+    ("cuMemAllocAsync", 820),
+    ("cuMemAllocFromPoolAsync", 821),
+    ("cuMemFreeAsync", 822),
+    ("cuMemPoolCreate", 823),
+    ("cuMemPoolDestroy", 824),
+    ("cuMemPoolExportPointer", 825),
+    ("cuMemPoolExportToShareableHandle", 826),
+    ("cuMemPoolGetAccess", 827),
+    ("cuMemPoolGetAttribute", 828),
+    ("cuMemPoolImportFromShareableHandle", 829),
+    ("cuMemPoolImportPointer", 830),
+    ("cuMemPoolSetAccess", 831),
+    ("cuMemPoolSetAttribute", 832),
+    ("cuMemPoolTrimTo", 833),
+];
+
+/// A function and the first CUDA major whose header declares it.
+pub struct Func {
+    pub name: &'static str,
+    pub since_major: u32,
+}
+
+const fn f(name: &'static str) -> Func {
+    Func { name, since_major: 11 }
+}
+
+/// Supporting driver API, sorted by name. Groups are noted per entry.
+pub const SUPPORT: &[Func] = &[
+    f("cuCtxDisablePeerAccess"),     // peer access (context level)
+    f("cuCtxEnablePeerAccess"),      // peer access (context level)
+    f("cuCtxGetCurrent"),            // current context
+    f("cuCtxGetDevice"),             // current context
+    f("cuCtxPopCurrent"),            // current context
+    f("cuCtxPushCurrent"),           // current context
+    f("cuCtxSetCurrent"),            // current context
+    f("cuCtxSynchronize"),           // current context
+    f("cuDeviceCanAccessPeer"),      // peer access queries
+    f("cuDeviceGet"),                // devices
+    f("cuDeviceGetAttribute"),       // devices (memory-pool support, handle types, ...)
+    f("cuDeviceGetCount"),           // devices
+    f("cuDeviceGetDefaultMemPool"),  // pool selection
+    f("cuDeviceGetMemPool"),         // pool selection
+    f("cuDeviceGetName"),            // devices
+    f("cuDeviceGetP2PAttribute"),    // peer access queries
+    f("cuDevicePrimaryCtxGetState"), // primary context
+    f("cuDevicePrimaryCtxRelease"),  // primary context
+    f("cuDevicePrimaryCtxReset"),    // primary context
+    f("cuDevicePrimaryCtxRetain"),   // primary context
+    f("cuDeviceSetMemPool"),         // pool selection
+    f("cuDeviceTotalMem"),           // devices
+    f("cuDriverGetVersion"),         // init and version
+    f("cuEventCreate"),              // events
+    f("cuEventDestroy"),             // events
+    f("cuEventQuery"),               // events
+    f("cuEventRecord"),              // events
+    f("cuEventSynchronize"),         // events
+    f("cuGetErrorName"),             // errors
+    f("cuGetErrorString"),           // errors
+    f("cuGetProcAddress"),           // run-time resolution of entry points newer than the oldest driver
+    f("cuInit"),                     // init and version
+    f("cuIpcGetEventHandle"),        // IPC events
+    f("cuIpcOpenEventHandle"),       // IPC events
+    f("cuLaunchHostFunc"),           // streams: host callbacks
+    f("cuMemAlloc"),                 // classic allocation (for "not a pool allocation" cases)
+    f("cuMemFree"),                  // classic allocation
+    f("cuMemGetInfo"),               // free / total device memory
+    f("cuMemcpy"),                   // copies (unified addressing)
+    f("cuMemcpyAsync"),              // copies
+    f("cuMemcpyDtoH"),               // copies
+    f("cuMemcpyDtoHAsync"),          // copies
+    f("cuMemcpyHtoD"),               // copies
+    f("cuMemcpyHtoDAsync"),          // copies
+    f("cuMemcpyPeer"),               // copies between devices
+    f("cuMemcpyPeerAsync"),          // copies between devices
+    f("cuMemsetD32"),                // fills
+    f("cuMemsetD32Async"),           // fills
+    f("cuMemsetD8"),                 // fills
+    f("cuMemsetD8Async"),            // fills
+    f("cuPointerGetAttribute"),      // pointer attributes
+    f("cuPointerGetAttributes"),     // pointer attributes
+    f("cuStreamCreate"),             // streams
+    f("cuStreamDestroy"),            // streams
+    f("cuStreamQuery"),              // streams
+    f("cuStreamSynchronize"),        // streams
+    f("cuStreamWaitEvent"),          // streams
+];
+
+/// Declared by wrapper.h itself (cuda.h only declares them under CUDA_API_PER_THREAD_DEFAULT_STREAM).
+pub const PTSZ: &[&str] = &[
+    "cuMemAllocAsync_ptsz",
+    "cuMemAllocFromPoolAsync_ptsz",
+    "cuMemFreeAsync_ptsz",
+];
+
+/// CUDA 13 pool selectors by location: declared for 13 only. Drivers before R580 lack them, so
+/// code that must also run there resolves them with cuGetProcAddress through the PFN types below.
+pub const CUDA13_SELECTORS: &[&str] = &["cuMemGetDefaultMemPool", "cuMemGetMemPool", "cuMemSetMemPool"];
+pub const CUDA13_SELECTOR_PFNS: &[&str] = &[
+    "PFN_cuMemGetDefaultMemPool_v13000",
+    "PFN_cuMemGetMemPool_v13000",
+    "PFN_cuMemSetMemPool_v13000",
+];
+
+/// Types wanted although no allowlisted function names them (flags and attribute enums).
+pub const TYPES: &[&str] = &[
+    "CUctx_flags",
+    "CUdevice_attribute",
+    "CUdriverProcAddress_flags",
+    "CUevent_flags",
+    "CUevent_wait_flags",
+    "CUmemAccess_flags",
+    "CUmemAllocationHandleType",
+    "CUmemAllocationType",
+    "CUmemFabricHandle", // 12.3+: skipped where absent
+    "CUmemLocationType",
+    "CUmemPool_attribute",
+    "CUpointer_attribute",
+    "CUstream_flags",
+];
+
+/// Object-like macros with plain integer values (bindgen turns them into consts).
+pub const VARS: &[&str] = &[
+    "CUDA_VERSION",
+    "CU_IPC_HANDLE_SIZE",
+    "CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS",
+];
+
+/// Pointer- or cast-valued macros bindgen cannot translate; cuda-mempool-sys defines them by hand in
+/// src/lib.rs and the ABI probe checks each value against cuda.h. (C expression, Rust expression.)
+pub const HAND_CONSTS: &[(&str, &str, &str)] = &[
+    (
+        "CU_STREAM_LEGACY",
+        "(unsigned long long)(uintptr_t)CU_STREAM_LEGACY",
+        "cuda_mempool_sys::CU_STREAM_LEGACY as usize",
+    ),
+    (
+        "CU_STREAM_PER_THREAD",
+        "(unsigned long long)(uintptr_t)CU_STREAM_PER_THREAD",
+        "cuda_mempool_sys::CU_STREAM_PER_THREAD as usize",
+    ),
+    (
+        "CU_DEVICE_CPU",
+        "(long long)CU_DEVICE_CPU",
+        "cuda_mempool_sys::CU_DEVICE_CPU",
+    ),
+    (
+        "CU_DEVICE_INVALID",
+        "(long long)CU_DEVICE_INVALID",
+        "cuda_mempool_sys::CU_DEVICE_INVALID",
+    ),
+];
+
+pub fn check_sorted() -> Result<(), String> {
+    fn sorted(what: &str, names: &[&str]) -> Result<(), String> {
+        for w in names.windows(2) {
+            if w[0] >= w[1] {
+                return Err(format!(
+                    "xtask/src/allowlist.rs: {what} is not sorted: {:?} before {:?}",
+                    w[0], w[1]
+                ));
+            }
+        }
+        Ok(())
+    }
+    sorted("POOL_APIS", &POOL_APIS.iter().map(|p| p.0).collect::<Vec<_>>())?;
+    sorted("SUPPORT", &SUPPORT.iter().map(|p| p.name).collect::<Vec<_>>())?;
+    sorted("PTSZ", PTSZ)?;
+    sorted("CUDA13_SELECTORS", CUDA13_SELECTORS)?;
+    sorted("TYPES", TYPES)?;
+    sorted("VARS", VARS)
+}

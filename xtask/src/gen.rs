@@ -1,0 +1,387 @@
+//! Generating one major's bindings and its ABI probe (C and Rust halves), all in memory.
+
+use crate::allowlist::{self, Func};
+use crate::headers::Headers;
+use crate::pins::{self, Pin};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+
+pub struct Generated {
+    /// (path relative to the workspace root, contents)
+    pub files: Vec<(String, String)>,
+}
+
+const DOCS_GROUP: &str = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html";
+
+/// One-line docs of our own for the stream-ordered allocator and pool selection calls.
+fn own_doc(name: &str) -> Option<String> {
+    let idx = allowlist::POOL_APIS.iter().find(|p| p.0 == name).map(|p| p.1);
+    let text = match name {
+        "cuMemAllocAsync" => "Allocate from the current pool of the stream's device, ordered in the stream.",
+        "cuMemAllocFromPoolAsync" => "Allocate from the given pool, ordered in the stream.",
+        "cuMemFreeAsync" => "Return an allocation to its pool, ordered in the stream.",
+        "cuMemPoolCreate" => "Create a memory pool with the given properties.",
+        "cuMemPoolDestroy" => "Destroy a pool (its memory is released once its outstanding allocations are freed).",
+        "cuMemPoolExportPointer" => "Export one allocation of an IPC-capable pool as opaque export data.",
+        "cuMemPoolExportToShareableHandle" => "Export an IPC-capable pool as an OS handle (POSIX fd, fabric, Win32).",
+        "cuMemPoolGetAccess" => "Read the access a location has to a pool's memory.",
+        "cuMemPoolGetAttribute" => "Read a pool attribute (width depends on the attribute).",
+        "cuMemPoolImportFromShareableHandle" => "Open a pool exported by another process from its OS handle.",
+        "cuMemPoolImportPointer" => "Map an allocation of an imported pool from its export data.",
+        "cuMemPoolSetAccess" => "Grant or revoke access of locations to a pool's memory.",
+        "cuMemPoolSetAttribute" => "Set a writable pool attribute (width depends on the attribute).",
+        "cuMemPoolTrimTo" => "Release unused reserved memory of a pool down to a byte count.",
+        "cuMemAllocAsync_ptsz" => "`cuMemAllocAsync` with the per-thread default stream as stream 0.",
+        "cuMemAllocFromPoolAsync_ptsz" => "`cuMemAllocFromPoolAsync` with the per-thread default stream as stream 0.",
+        "cuMemFreeAsync_ptsz" => "`cuMemFreeAsync` with the per-thread default stream as stream 0.",
+        "cuDeviceGetDefaultMemPool" => "The default pool of a device.",
+        "cuDeviceGetMemPool" => "The current pool of a device (the one cuMemAllocAsync draws from).",
+        "cuDeviceSetMemPool" => "Make a pool the current pool of a device.",
+        "cuMemGetDefaultMemPool" => {
+            "CUDA 13: the default pool of a location and allocation type (R580+; resolve with cuGetProcAddress to run on older drivers)."
+        }
+        "cuMemGetMemPool" => {
+            "CUDA 13: the current pool of a location and allocation type (R580+; resolve with cuGetProcAddress to run on older drivers)."
+        }
+        "cuMemSetMemPool" => {
+            "CUDA 13: make a pool current for a location and allocation type (R580+; resolve with cuGetProcAddress to run on older drivers)."
+        }
+        _ => return None,
+    };
+    Some(match idx {
+        Some(i) => format!("[{i}] {text} [NVIDIA docs]({DOCS_GROUP})"),
+        None => format!("{text} [NVIDIA docs]({DOCS_GROUP})"),
+    })
+}
+
+fn c_compiler() -> String {
+    std::env::var("CC").unwrap_or_else(|_| "cc".into())
+}
+
+/// What each C API name resolves to after cuda.h's macros, in this major (no per-thread default
+/// stream): e.g. cuMemAlloc -> cuMemAlloc_v2. Asks the C preprocessor itself.
+fn resolve_names(root: &Path, include: &Path, names: &[&str]) -> Result<BTreeMap<String, String>, String> {
+    let mut src = String::from("#include \"wrapper.h\"\n");
+    for n in names {
+        writeln!(src, "XTASK_RESOLVE {n} XTASK_END").unwrap();
+    }
+    let cc = c_compiler();
+    let mut child = Command::new(&cc)
+        .args(["-E", "-P", "-x", "c", "-"])
+        .arg(format!("-I{}", root.display()))
+        .arg(format!("-I{}", include.display()))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            format!("cannot run the C compiler `{cc}` to resolve cuda.h's macros ({e}); install gcc or set CC")
+        })?;
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(src.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!("`{cc} -E` over wrapper.h failed ({})", out.status));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let resolved: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("XTASK_RESOLVE "))
+        .map(|l| l.trim_end_matches("XTASK_END").trim().to_string())
+        .collect();
+    if resolved.len() != names.len() {
+        return Err("preprocessor output lost some XTASK_RESOLVE lines".into());
+    }
+    Ok(names.iter().map(|n| n.to_string()).zip(resolved).collect())
+}
+
+fn bindgen_version(root: &Path) -> Result<String, String> {
+    let lock = std::fs::read_to_string(root.join("Cargo.lock")).map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
+    let mut lines = lock.lines();
+    while let Some(l) = lines.next() {
+        if l == "name = \"bindgen\"" {
+            if let Some(v) = lines.next().and_then(|v| v.strip_prefix("version = \"")) {
+                return Ok(v.trim_end_matches('"').to_string());
+            }
+        }
+    }
+    Err("Cargo.lock names no bindgen version".into())
+}
+
+fn rs_header(bindgen: &str, pin: &Pin, h: &Headers, what: &str) -> String {
+    format!(
+        "// @generated by `cargo xtask regen`: {what}. Do not edit by hand; edit xtask/ and regenerate.\n\
+         // bindgen {bindgen} (rust_target 1.{}), wrapper.h over cuda.h CUDA_VERSION {} (pinned: {}=={}).\n",
+        pins::RUST_TARGET_MINOR,
+        h.cuda_version,
+        pin.package,
+        pin.version
+    )
+}
+
+pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String> {
+    let major = pin.major;
+    // C API names wanted in this major.
+    let mut c_names: Vec<&str> = allowlist::POOL_APIS.iter().map(|p| p.0).collect();
+    c_names.extend(
+        allowlist::SUPPORT
+            .iter()
+            .filter(|f: &&Func| f.since_major <= major)
+            .map(|f| f.name),
+    );
+    if major >= 13 {
+        c_names.extend(allowlist::CUDA13_SELECTORS);
+    }
+    let mut resolved = resolve_names(root, &h.include, &c_names)?;
+    for p in allowlist::PTSZ {
+        resolved.insert(p.to_string(), p.to_string());
+    }
+
+    let mut b = bindgen::Builder::default()
+        .header(root.join("wrapper.h").to_string_lossy())
+        .clang_arg(format!("-I{}", h.include.display()))
+        .clang_arg(format!("-I{}", root.display()))
+        .rust_target(bindgen::RustTarget::stable(pins::RUST_TARGET_MINOR, 0).map_err(|e| e.to_string())?)
+        .use_core()
+        .ctypes_prefix("::core::ffi")
+        .default_enum_style(bindgen::EnumVariation::NewType {
+            is_bitfield: false,
+            is_global: false,
+        })
+        .prepend_enum_name(false)
+        .must_use_type("cudaError_enum")
+        .must_use_type("CUresult")
+        .generate_comments(false)
+        .layout_tests(true)
+        .derive_default(true)
+        .derive_debug(true)
+        .derive_eq(true)
+        .derive_hash(true)
+        .merge_extern_blocks(true)
+        .sort_semantically(true)
+        .allowlist_recursively(true)
+        .formatter(bindgen::Formatter::Prettyplease);
+    for sym in resolved.values() {
+        b = b.allowlist_function(format!("^{sym}$"));
+    }
+    for t in allowlist::TYPES {
+        b = b.allowlist_type(format!("^{t}$"));
+    }
+    if major >= 13 {
+        for t in allowlist::CUDA13_SELECTOR_PFNS {
+            b = b.allowlist_type(format!("^{t}$"));
+        }
+    }
+    for v in allowlist::VARS {
+        b = b.allowlist_var(format!("^{v}$"));
+    }
+    let bindings = b
+        .generate()
+        .map_err(|e| format!("bindgen failed for CUDA {major}: {e}"))?
+        .to_string();
+
+    // Every requested function must be there under its resolved name.
+    let mut missing = Vec::new();
+    for (c, sym) in &resolved {
+        if !bindings.contains(&format!("pub fn {sym}(")) {
+            missing.push(format!("{c} (resolved to {sym})"));
+        }
+    }
+    if !missing.is_empty() {
+        return Err(format!("CUDA {major}: cuda.h declares no {}", missing.join(", ")));
+    }
+
+    // Own docs above the allocator functions; NVIDIA's comments are not carried over.
+    let mut out = String::new();
+    for line in bindings.lines() {
+        if let Some(rest) = line.trim_start().strip_prefix("pub fn ") {
+            let name = rest.split('(').next().unwrap_or("");
+            let c_name = resolved
+                .iter()
+                .find(|(_, s)| s.as_str() == name)
+                .map(|(c, _)| c.as_str())
+                .unwrap_or(name);
+            let indent = &line[..line.len() - line.trim_start().len()];
+            if let Some(doc) = own_doc(c_name) {
+                writeln!(out, "{indent}/// {doc}").unwrap();
+            }
+            if c_name != name {
+                writeln!(
+                    out,
+                    "{indent}/// cuda.h names this `{c_name}` (a macro for this symbol)."
+                )
+                .unwrap();
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    // C names that cuda.h maps to a versioned symbol, as aliases a C programmer would recognise.
+    let aliases: Vec<_> = resolved.iter().filter(|(c, s)| c != s).collect();
+    if !aliases.is_empty() {
+        out.push_str("/// C API names as cuda.h's macros resolve them (no per-thread default stream).\n");
+        out.push_str("pub mod c_names {\n");
+        for (c, s) in aliases {
+            writeln!(out, "    pub use super::{s} as {c};").unwrap();
+        }
+        out.push_str("}\n");
+    }
+
+    let bg = bindgen_version(root)?;
+    let header = rs_header(&bg, pin, h, &format!("raw bindings for CUDA {major}"));
+    let rs = format!("{header}\n{out}");
+    let (abi_c, abi_rs) = abi_probe(&rs, h, &bg, pin, major)?;
+    Ok(Generated {
+        files: vec![
+            (pins::bindings_path(major), rs),
+            (pins::abi_c_path(major), abi_c),
+            (pins::abi_rs_path(major), abi_rs),
+        ],
+    })
+}
+
+const RUST_KEYWORDS: &[&str] = &[
+    "type", "ref", "mut", "fn", "impl", "in", "match", "move", "loop", "use", "where", "self", "box",
+];
+
+/// The C spelling of a field bindgen renamed (keywords get a trailing underscore).
+fn c_field(rust: &str) -> &str {
+    match rust.strip_suffix('_') {
+        Some(base) if RUST_KEYWORDS.contains(&base) => base,
+        _ => rust,
+    }
+}
+
+/// The ctest idea: from the very items bindgen produced, a C program (compiled against the same
+/// cuda.h) and a Rust function that each list size, alignment and field offsets of every struct and
+/// union, and the value of every constant. The test in cuda-mempool-sys/tests/abi.rs compares them.
+fn abi_probe(rs: &str, h: &Headers, bg: &str, pin: &Pin, major: u32) -> Result<(String, String), String> {
+    let file = syn::parse_file(rs).map_err(|e| format!("cannot parse bindgen output for CUDA {major}: {e}"))?;
+    let header_text = std::fs::read_to_string(h.include.join("cuda.h")).unwrap_or_default()
+        + &std::fs::read_to_string(h.include.join("cudaTypedefs.h")).unwrap_or_default();
+    let mut c = String::new();
+    let mut r = String::new();
+    let mut entries = 0usize;
+    let mut add = |key: String, c_expr: String, r_expr: String| {
+        writeln!(c, "    printf(\"%s %lld\\n\", \"{key}\", (long long)({c_expr}));").unwrap();
+        writeln!(r, "        (\"{key}\", ({r_expr}) as i128),").unwrap();
+        entries += 1;
+    };
+    for item in &file.items {
+        match item {
+            syn::Item::Struct(s) => {
+                let name = s.ident.to_string();
+                let syn::Fields::Named(fields) = &s.fields else {
+                    continue;
+                };
+                let names: Vec<String> = fields
+                    .named
+                    .iter()
+                    .map(|f| f.ident.as_ref().unwrap().to_string())
+                    .collect();
+                if name.contains("__bindgen") || names.iter().any(|n| n == "_unused") {
+                    continue; // anonymous in C, or opaque (incomplete) type
+                }
+                let c_ty = c_type_name(&header_text, "struct", &name);
+                add(
+                    format!("size {name}"),
+                    format!("sizeof({c_ty})"),
+                    format!("::core::mem::size_of::<B::{name}>()"),
+                );
+                add(
+                    format!("align {name}"),
+                    format!("_Alignof({c_ty})"),
+                    format!("::core::mem::align_of::<B::{name}>()"),
+                );
+                for f in &names {
+                    if f.starts_with("__bindgen") || f.starts_with("_bitfield") {
+                        continue;
+                    }
+                    add(
+                        format!("offset {name}.{f}"),
+                        format!("offsetof({c_ty}, {})", c_field(f)),
+                        format!("::core::mem::offset_of!(B::{name}, {f})"),
+                    );
+                }
+            }
+            syn::Item::Union(u) => {
+                let name = u.ident.to_string();
+                if name.contains("__bindgen") {
+                    continue;
+                }
+                let c_ty = c_type_name(&header_text, "union", &name);
+                add(
+                    format!("size {name}"),
+                    format!("sizeof({c_ty})"),
+                    format!("::core::mem::size_of::<B::{name}>()"),
+                );
+                add(
+                    format!("align {name}"),
+                    format!("_Alignof({c_ty})"),
+                    format!("::core::mem::align_of::<B::{name}>()"),
+                );
+            }
+            syn::Item::Impl(imp) => {
+                let syn::Type::Path(tp) = &*imp.self_ty else { continue };
+                let ty = tp.path.segments.last().unwrap().ident.to_string();
+                for ii in &imp.items {
+                    if let syn::ImplItem::Const(k) = ii {
+                        let k = k.ident.to_string();
+                        add(format!("const {k}"), k.clone(), format!("B::{ty}::{k}.0"));
+                    }
+                }
+            }
+            syn::Item::Const(k) => {
+                let k = k.ident.to_string();
+                add(format!("const {k}"), k.clone(), format!("B::{k}"));
+            }
+            _ => {}
+        }
+    }
+    for (name, c_expr, r_expr) in allowlist::HAND_CONSTS {
+        add(format!("hand {name}"), c_expr.to_string(), r_expr.to_string());
+    }
+    let mut c_out = format!(
+        "/* @generated by `cargo xtask regen`: ABI probe for CUDA {major}. Do not edit by hand.\n \
+         * Compiled by cuda-mempool-sys/tests/abi.rs against cuda.h CUDA_VERSION {} (pinned: {}=={}); bindgen {bg}. */\n\
+         #include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n#include \"wrapper.h\"\n\n",
+        h.cuda_version, pin.package, pin.version
+    );
+    for p in allowlist::PTSZ {
+        let base = p.trim_end_matches("_ptsz");
+        writeln!(
+            c_out,
+            "_Static_assert(__builtin_types_compatible_p(__typeof__({base}), __typeof__({p})), \"wrapper.h: {p} differs from {base}\");"
+        )
+        .unwrap();
+    }
+    writeln!(c_out, "\nint main(void) {{\n{c}    return 0;\n}}").unwrap();
+    let r_out = format!(
+        "{}// {entries} entries; the C half is cuda{major}.c beside this file.\n\
+         pub fn entries() -> ::std::vec::Vec<(&'static str, i128)> {{\n    ::std::vec![\n{r}    ]\n}}\n",
+        rs_header(bg, pin, h, &format!("Rust half of the ABI probe for CUDA {major}"))
+    );
+    Ok((c_out, r_out))
+}
+
+/// `struct X` where cuda.h declares a tag X, else the typedef name X.
+fn c_type_name(header: &str, kw: &str, name: &str) -> String {
+    let tagged = format!("{kw} {name}");
+    let found = header.match_indices(&tagged).any(|(i, _)| {
+        header[i + tagged.len()..]
+            .chars()
+            .next()
+            .is_some_and(|ch| !(ch.is_alphanumeric() || ch == '_'))
+    });
+    if found {
+        tagged
+    } else {
+        name.to_string()
+    }
+}
