@@ -1,0 +1,347 @@
+//! 820 cuMemAllocAsync, 821 cuMemAllocFromPoolAsync, 822 cuMemFreeAsync: success paths, which pool
+//! an allocation comes from (default, current, CUDA 13 selectors), default streams, stream order,
+//! and refusals. Inputs that might crash the driver run in a child process.
+
+use crate::driver::*;
+use crate::ensure;
+use crate::harness::{Case, Mode};
+use crate::probe::Cap;
+use cuda_mempool_sys::*;
+
+const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
+const E_OOM: CUresult = CUresult::CUDA_ERROR_OUT_OF_MEMORY;
+const HUGE: usize = 1 << 60;
+
+/// Allocate, check the pool and that the memory is usable, free; on stream `s`.
+fn round_trip(what: &str, s: CUstream, alloc: impl Fn(&mut CUdeviceptr) -> CUresult, pool: CUmemoryPool) -> R {
+    let mut p: CUdeviceptr = 0;
+    ok(what, alloc(&mut p))?;
+    ensure!(p != 0, "{what} returned success and a null pointer");
+    let owner = pool_of(p)?;
+    ensure!(
+        owner == pool,
+        "{what}: allocation belongs to pool {owner:p}, expected {pool:p}"
+    );
+    ok("cuMemsetD8Async", unsafe { cuMemsetD8Async(p, 0x5a, 4096, s) })?;
+    let mut host = [0u8; 4096];
+    ok("cuMemcpyDtoHAsync", unsafe {
+        cuMemcpyDtoHAsync_v2(host.as_mut_ptr().cast(), p, 4096, s)
+    })?;
+    ok("cuMemFreeAsync", unsafe { cuMemFreeAsync(p, s) })?;
+    ok("cuStreamSynchronize", unsafe { cuStreamSynchronize(s) })?;
+    ensure!(host.iter().all(|&b| b == 0x5a), "{what}: memory read back wrong bytes");
+    Ok(())
+}
+
+/// (case, stream) rows: the success path on every kind of stream.
+const STREAMS: &[(&str, usize)] = &[
+    ("legacy_stream_0", 0),
+    ("CU_STREAM_LEGACY", 1),
+    ("CU_STREAM_PER_THREAD", 2),
+];
+
+pub fn cases() -> Vec<Case> {
+    let mut v = vec![];
+    for &(name, handle) in STREAMS {
+        // Serial: cuMemAllocAsync draws from the current pool, which serial cases change.
+        v.push(
+            Case::gpu(820, format!("default_pool_on_{name}"), move |e| {
+                let s = handle as CUstream;
+                round_trip(
+                    "cuMemAllocAsync",
+                    s,
+                    |p| unsafe { cuMemAllocAsync(p, 1 << 20, s) },
+                    default_pool(e.dev)?,
+                )
+            })
+            .mode(Mode::Serial),
+        );
+        v.push(Case::gpu(821, format!("own_pool_on_{name}"), move |e| {
+            let s = handle as CUstream;
+            let pool = Pool::on_device(e.dev)?;
+            round_trip(
+                "cuMemAllocFromPoolAsync",
+                s,
+                |p| unsafe { cuMemAllocFromPoolAsync(p, 1 << 20, pool.0, s) },
+                pool.0,
+            )
+        }));
+    }
+    v.extend([
+        Case::gpu(820, "ptsz_variant_uses_per_thread_stream", |e| {
+            let d = default_pool(e.dev)?;
+            round_trip(
+                "cuMemAllocAsync_ptsz(stream 0)",
+                CU_STREAM_PER_THREAD,
+                |p| unsafe { cuMemAllocAsync_ptsz(p, 1 << 20, std::ptr::null_mut()) },
+                d,
+            )
+        })
+        .mode(Mode::Serial),
+        Case::gpu(821, "ptsz_variant", |e| {
+            let pool = Pool::on_device(e.dev)?;
+            let mut p: CUdeviceptr = 0;
+            ok("cuMemAllocFromPoolAsync_ptsz", unsafe {
+                cuMemAllocFromPoolAsync_ptsz(&mut p, 4096, pool.0, std::ptr::null_mut())
+            })?;
+            ok("cuMemFreeAsync_ptsz", unsafe {
+                cuMemFreeAsync_ptsz(p, std::ptr::null_mut())
+            })?;
+            ok("cuStreamSynchronize(per-thread)", unsafe {
+                cuStreamSynchronize(CU_STREAM_PER_THREAD)
+            })
+        }),
+        Case::gpu(820, "draws_from_current_pool_after_cuDeviceSetMemPool", |e| {
+            let pool = Pool::on_device(e.dev)?;
+            let _cur = CurrentPool::set(e.dev, pool.0)?;
+            let s = Stream::new()?;
+            round_trip(
+                "cuMemAllocAsync",
+                s.0,
+                |p| unsafe { cuMemAllocAsync(p, 1 << 20, s.0) },
+                pool.0,
+            )
+        })
+        .mode(Mode::Serial),
+        Case::gpu(820, "current_pool_is_default_pool_initially", |e| {
+            let (cur, def) = (current_pool(e.dev)?, default_pool(e.dev)?);
+            ensure!(cur == def, "current pool {cur:p} is not the default pool {def:p}");
+            Ok(())
+        })
+        .mode(Mode::Serial),
+        Case::gpu(820, "cuda13_selectors_agree_with_device_selectors", |e| {
+            let sel = Selectors::resolve().ok_or("selectors vanished")?;
+            let pinned = CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+            let mut loc = mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, e.dev);
+            let mut d = std::ptr::null_mut();
+            ok("cuMemGetDefaultMemPool", unsafe {
+                (sel.get_default)(&mut d, &mut loc, pinned)
+            })?;
+            ensure!(
+                d == default_pool(e.dev)?,
+                "cuMemGetDefaultMemPool disagrees with cuDeviceGetDefaultMemPool"
+            );
+            let pool = Pool::on_device(e.dev)?;
+            ok("cuMemSetMemPool", unsafe { (sel.set)(&mut loc, pinned, pool.0) })?;
+            let mut cur = std::ptr::null_mut();
+            let r = unsafe { (sel.get)(&mut cur, &mut loc, pinned) };
+            let dev_cur = current_pool(e.dev);
+            let s = Stream::new()?;
+            let drawn = round_trip(
+                "cuMemAllocAsync",
+                s.0,
+                |p| unsafe { cuMemAllocAsync(p, 4096, s.0) },
+                pool.0,
+            );
+            ok("cuMemSetMemPool(default) restoring", unsafe {
+                (sel.set)(&mut loc, pinned, d)
+            })?;
+            ok("cuMemGetMemPool", r)?;
+            ensure!(
+                cur == pool.0,
+                "cuMemGetMemPool does not return the pool set by cuMemSetMemPool"
+            );
+            ensure!(
+                dev_cur? == pool.0,
+                "cuDeviceGetMemPool does not see the pool set by cuMemSetMemPool"
+            );
+            drawn
+        })
+        .needs(Cap::Cuda13)
+        .mode(Mode::Serial),
+        Case::gpu(820, "null_dptr_invalid_value", |_| {
+            expect(
+                "cuMemAllocAsync(NULL, ...)",
+                unsafe { cuMemAllocAsync(std::ptr::null_mut(), 1024, std::ptr::null_mut()) },
+                E_VALUE,
+            )
+        }),
+        Case::gpu(820, "size_zero_succeeds_driver_behaviour", |_| {
+            // The docs list no answer for size 0; R580 returns success (asserted here).
+            let mut p: CUdeviceptr = 0;
+            let r = unsafe { cuMemAllocAsync(&mut p, 0, std::ptr::null_mut()) };
+            if r == SUCCESS && p != 0 {
+                free_async(p, std::ptr::null_mut())?;
+            }
+            ok("cuMemAllocAsync(size 0)", r)
+        }),
+        Case::gpu(820, "huge_size_out_of_memory", |_| {
+            let mut p: CUdeviceptr = 0;
+            expect(
+                "cuMemAllocAsync(1 << 60)",
+                unsafe { cuMemAllocAsync(&mut p, HUGE, std::ptr::null_mut()) },
+                E_OOM,
+            )
+        }),
+        Case::gpu(820, "no_current_context_invalid_context", |_| {
+            // A thread with no current context.
+            let r = std::thread::spawn(|| {
+                let mut p: CUdeviceptr = 0;
+                unsafe { cuMemAllocAsync(&mut p, 1024, std::ptr::null_mut()) }.0
+            })
+            .join()
+            .map_err(|_| "thread panicked")?;
+            expect(
+                "cuMemAllocAsync without a context",
+                CUresult(r),
+                CUresult::CUDA_ERROR_INVALID_CONTEXT,
+            )
+        }),
+        // The driver dereferences the stale stream handle and crashes (SIGSEGV on R580): run in a
+        // child, pass iff the child dies by a signal.
+        Case::gpu(820, "destroyed_stream_crashes_driver", |_| {
+            let s = Stream::new()?;
+            let raw = s.0;
+            drop(s);
+            let mut p: CUdeviceptr = 0;
+            expect(
+                "cuMemAllocAsync on a destroyed stream",
+                unsafe { cuMemAllocAsync(&mut p, 1024, raw) },
+                CUresult::CUDA_ERROR_INVALID_HANDLE,
+            )
+        })
+        .mode(Mode::ChildCrashes),
+        Case::gpu(821, "null_pool_invalid_value", |_| {
+            let mut p: CUdeviceptr = 0;
+            expect(
+                "cuMemAllocFromPoolAsync(pool NULL)",
+                unsafe { cuMemAllocFromPoolAsync(&mut p, 1024, std::ptr::null_mut(), std::ptr::null_mut()) },
+                E_VALUE,
+            )
+        }),
+        Case::gpu(821, "null_dptr_invalid_value", |e| {
+            let pool = Pool::on_device(e.dev)?;
+            expect(
+                "cuMemAllocFromPoolAsync(NULL, ...)",
+                unsafe { cuMemAllocFromPoolAsync(std::ptr::null_mut(), 1024, pool.0, std::ptr::null_mut()) },
+                E_VALUE,
+            )
+        }),
+        Case::gpu(821, "size_zero_succeeds_driver_behaviour", |e| {
+            // As for cuMemAllocAsync: no documented answer; R580 returns success.
+            let pool = Pool::on_device(e.dev)?;
+            let mut p: CUdeviceptr = 0;
+            let r = unsafe { cuMemAllocFromPoolAsync(&mut p, 0, pool.0, std::ptr::null_mut()) };
+            if r == SUCCESS && p != 0 {
+                free_async(p, std::ptr::null_mut())?;
+            }
+            ok("cuMemAllocFromPoolAsync(size 0)", r)?;
+            ok("cuStreamSynchronize", unsafe {
+                cuStreamSynchronize(std::ptr::null_mut())
+            })
+        }),
+        Case::gpu(821, "huge_size_out_of_memory", |e| {
+            let pool = Pool::on_device(e.dev)?;
+            let mut p: CUdeviceptr = 0;
+            expect(
+                "cuMemAllocFromPoolAsync(1 << 60)",
+                unsafe { cuMemAllocFromPoolAsync(&mut p, HUGE, pool.0, std::ptr::null_mut()) },
+                E_OOM,
+            )
+        }),
+        Case::gpu(821, "destroyed_pool", |e| {
+            let pool = Pool::on_device(e.dev)?.take();
+            ok("cuMemPoolDestroy", unsafe { cuMemPoolDestroy(pool) })?;
+            let mut p: CUdeviceptr = 0;
+            expect(
+                "cuMemAllocFromPoolAsync(destroyed pool)",
+                unsafe { cuMemAllocFromPoolAsync(&mut p, 1024, pool, std::ptr::null_mut()) },
+                E_VALUE,
+            )
+        })
+        .mode(Mode::Child),
+        Case::gpu(821, "default_pool_explicitly", |e| {
+            let d = default_pool(e.dev)?;
+            let s = Stream::new()?;
+            round_trip(
+                "cuMemAllocFromPoolAsync(default pool)",
+                s.0,
+                |p| unsafe { cuMemAllocFromPoolAsync(p, 4096, d, s.0) },
+                d,
+            )
+        }),
+        Case::gpu(822, "same_stream_reuse_after_free", |e| {
+            // Stream order: a block freed on a stream is reused by the next allocation on it.
+            let pool = Pool::on_device(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(pool.0, 1 << 20, s.0)?;
+            free_async(a, s.0)?;
+            let b = alloc_from(pool.0, 1 << 20, s.0)?;
+            free_async(b, s.0)?;
+            s.sync()?;
+            ensure!(
+                a == b,
+                "allocation after a same-stream free got {b:#x}, not the freed {a:#x}"
+            );
+            Ok(())
+        }),
+        Case::gpu(822, "free_of_cuMemAlloc_memory", |_| {
+            // Memory from cuMemAlloc may be freed with cuMemFreeAsync.
+            let mut p: CUdeviceptr = 0;
+            ok("cuMemAlloc", unsafe { cuMemAlloc_v2(&mut p, 1 << 20) })?;
+            let s = Stream::new()?;
+            let r = unsafe { cuMemFreeAsync(p, s.0) };
+            s.sync()?;
+            if r != SUCCESS {
+                let _ = unsafe { cuMemFree_v2(p) };
+            }
+            ok("cuMemFreeAsync(cuMemAlloc memory)", r)
+        }),
+        Case::gpu(822, "null_pointer_is_a_no_op_driver_behaviour", |_| {
+            // Like free(NULL): R580 returns success for pointer 0.
+            ok("cuMemFreeAsync(0)", unsafe { cuMemFreeAsync(0, std::ptr::null_mut()) })
+        }),
+        Case::gpu(822, "per_thread_and_legacy_streams", |e| {
+            let pool = Pool::on_device(e.dev)?;
+            let a = alloc_from(pool.0, 4096, CU_STREAM_LEGACY)?;
+            free_async(a, CU_STREAM_PER_THREAD)?;
+            ok("sync per-thread", unsafe { cuStreamSynchronize(CU_STREAM_PER_THREAD) })?;
+            ok("sync legacy", unsafe { cuStreamSynchronize(CU_STREAM_LEGACY) })
+        }),
+        Case::gpu(822, "free_on_other_stream_after_event", |e| {
+            let pool = Pool::on_device(e.dev)?;
+            let (s1, s2) = (Stream::new()?, Stream::new()?);
+            let a = alloc_from(pool.0, 1 << 20, s1.0)?;
+            let ev = Event::new(0)?;
+            ev.record(s1.0)?;
+            ok("cuStreamWaitEvent", unsafe { cuStreamWaitEvent(s2.0, ev.0, 0) })?;
+            free_async(a, s2.0)?;
+            s2.sync()?;
+            let used = get_u64(pool.0, CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
+            ensure!(used == 0, "used memory {used} after the free completed");
+            Ok(())
+        }),
+        Case::gpu(822, "double_free", |e| {
+            let pool = Pool::on_device(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(pool.0, 4096, s.0)?;
+            free_async(a, s.0)?;
+            s.sync()?;
+            expect(
+                "second cuMemFreeAsync of the same pointer",
+                unsafe { cuMemFreeAsync(a, s.0) },
+                E_VALUE,
+            )
+        })
+        .mode(Mode::Child),
+        Case::gpu(822, "interior_pointer", |e| {
+            let pool = Pool::on_device(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(pool.0, 1 << 20, s.0)?;
+            let r = unsafe { cuMemFreeAsync(a + 256, s.0) };
+            free_async(a, s.0)?;
+            s.sync()?;
+            expect("cuMemFreeAsync(interior pointer)", r, E_VALUE)
+        })
+        .mode(Mode::Child),
+        Case::gpu(822, "free_after_pool_destroyed", |e| {
+            let pool = Pool::on_device(e.dev)?.take();
+            let s = Stream::new()?;
+            let a = alloc_from(pool, 4096, s.0)?;
+            ok("cuMemPoolDestroy", unsafe { cuMemPoolDestroy(pool) })?;
+            free_async(a, s.0)?;
+            s.sync()
+        }),
+    ]);
+    v
+}

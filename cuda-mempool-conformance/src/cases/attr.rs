@@ -1,0 +1,564 @@
+//! 828 cuMemPoolGetAttribute, 832 cuMemPoolSetAttribute, 833 cuMemPoolTrimTo: value widths,
+//! read-only attributes, high-water marks, used/reserved accounting, release threshold, trimming,
+//! and the three reuse policies shown by behaviour.
+
+use crate::driver::*;
+use crate::ensure;
+use crate::harness::{Case, Mode};
+use cuda_mempool_sys::*;
+
+use cuda_mempool_sys::CUmemPool_attribute_enum as A;
+const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
+const MIB: u64 = 1 << 20;
+
+/// Every attribute the CUDA 13.5 header knows, with the width of its value (bytes).
+const WIDTHS: &[(&str, A, usize)] = &[
+    (
+        "reuse_follow_event_dependencies",
+        A::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES,
+        4,
+    ),
+    (
+        "reuse_allow_opportunistic",
+        A::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+        4,
+    ),
+    (
+        "reuse_allow_internal_dependencies",
+        A::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+        4,
+    ),
+    ("release_threshold", A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 8),
+    ("reserved_mem_current", A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, 8),
+    ("reserved_mem_high", A::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 8),
+    ("used_mem_current", A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT, 8),
+    ("used_mem_high", A::CU_MEMPOOL_ATTR_USED_MEM_HIGH, 8),
+];
+
+/// Attributes added by CUDA 13.x headers; a driver older than the attribute may not know it.
+const NEWER: &[(&str, A, usize)] = &[
+    ("allocation_type", A::CU_MEMPOOL_ATTR_ALLOCATION_TYPE, 4),
+    ("export_handle_types", A::CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES, 4),
+    ("location_id", A::CU_MEMPOOL_ATTR_LOCATION_ID, 4),
+    ("location_type", A::CU_MEMPOOL_ATTR_LOCATION_TYPE, 4),
+    ("max_pool_size", A::CU_MEMPOOL_ATTR_MAX_POOL_SIZE, 8),
+];
+
+/// Bytes written by cuMemPoolGetAttribute into a 16-byte canary buffer.
+fn written_width(pool: CUmemoryPool, a: A) -> R<usize> {
+    let mut buf = [0xEEu8; 16];
+    ok("cuMemPoolGetAttribute", unsafe {
+        cuMemPoolGetAttribute(pool, a, buf.as_mut_ptr().cast())
+    })?;
+    let mut buf2 = [0x11u8; 16];
+    ok("cuMemPoolGetAttribute", unsafe {
+        cuMemPoolGetAttribute(pool, a, buf2.as_mut_ptr().cast())
+    })?;
+    // A byte counts as written if the two canaries now agree there.
+    Ok((0..16).rev().find(|&i| buf[i] == buf2[i]).map_or(0, |i| i + 1))
+}
+
+/// Three pools, each with one reuse policy on and the other two off, to show each by behaviour.
+fn pool_with_only(e_dev: CUdevice, on: Option<A>, max_size: usize) -> R<Pool> {
+    let mut props = device_props(e_dev);
+    props.maxSize = max_size;
+    let p = Pool::create(&props)?;
+    for a in [
+        A::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES,
+        A::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+        A::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+    ] {
+        set_i32(p.0, a, i32::from(Some(a) == on))?;
+    }
+    Ok(p)
+}
+
+/// Free a block on s1 while s1 is held at a gate (the free has not executed), make s2 wait on an
+/// event recorded after the free, then allocate the same size on s2. Returns (freed, new).
+fn reuse_after_event(pool: CUmemoryPool) -> R<(CUdeviceptr, CUdeviceptr)> {
+    let (s1, s2) = (Stream::new()?, Stream::new()?);
+    let a = alloc_from(pool, 2 * MIB as usize, s1.0)?;
+    let gate = Gate::close(s1.0)?;
+    free_async(a, s1.0)?;
+    let ev = Event::new(0)?;
+    ev.record(s1.0)?;
+    ok("cuStreamWaitEvent", unsafe { cuStreamWaitEvent(s2.0, ev.0, 0) })?;
+    let b = alloc_from(pool, 2 * MIB as usize, s2.0)?;
+    gate.open();
+    free_async(b, s2.0)?;
+    s2.sync()?;
+    s1.sync()?;
+    Ok((a, b))
+}
+
+/// A host function that raises a flag: the host learns that a stream reached a point without
+/// any synchronising driver call (which would itself order the free before later work).
+unsafe extern "C" fn raise(user: *mut std::ffi::c_void) {
+    // SAFETY: `user` is an Arc<AtomicBool> leaked by `mark`, reclaimed here exactly once.
+    let flag = unsafe { std::sync::Arc::from_raw(user as *const std::sync::atomic::AtomicBool) };
+    flag.store(true, std::sync::atomic::Ordering::Release);
+}
+fn mark(s: CUstream) -> R<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let user = std::sync::Arc::into_raw(flag.clone()) as *mut std::ffi::c_void;
+    ok("cuLaunchHostFunc", unsafe { cuLaunchHostFunc(s, Some(raise), user) })?;
+    Ok(flag)
+}
+fn wait_flag(f: &std::sync::atomic::AtomicBool) -> R {
+    let t = std::time::Instant::now();
+    while !f.load(std::sync::atomic::Ordering::Acquire) {
+        ensure!(
+            t.elapsed().as_secs() < 30,
+            "stream did not reach the host function within 30 s"
+        );
+        std::thread::sleep(std::time::Duration::from_micros(100));
+    }
+    Ok(())
+}
+
+/// Outcome of a reuse scenario: the freed block, and what the next allocation got.
+#[derive(PartialEq, Eq, Debug)]
+enum Next {
+    Same,
+    Other,
+    OutOfMemory,
+}
+
+/// Free on s1, learn through a host function that the free has executed (no driver sync), then
+/// allocate on unrelated s2.
+fn reuse_after_completed_free(pool: CUmemoryPool) -> R<Next> {
+    let (s1, s2) = (Stream::new()?, Stream::new()?);
+    let a = alloc_from(pool, 2 * MIB as usize, s1.0)?;
+    free_async(a, s1.0)?;
+    let done = mark(s1.0)?;
+    wait_flag(&done)?;
+    let b = alloc_from(pool, 2 * MIB as usize, s2.0)?;
+    free_async(b, s2.0)?;
+    s2.sync()?;
+    s1.sync()?;
+    Ok(if a == b { Next::Same } else { Next::Other })
+}
+
+/// 48 MiB blocks in a 64 MiB pool: no room for a second block.
+const PRESSURE_BLOCK: usize = 48 << 20;
+
+/// Free on s1 while s1 is held at a gate (not executed), then allocate on unrelated s2 from a pool
+/// whose maxSize leaves no room for a second block: only an internal dependency can satisfy it.
+fn reuse_pending_free_under_pressure(pool: CUmemoryPool) -> R<Next> {
+    let (s1, s2) = (Stream::new()?, Stream::new()?);
+    let a = alloc_from(pool, PRESSURE_BLOCK, s1.0)?;
+    let gate = Gate::close(s1.0)?;
+    free_async(a, s1.0)?;
+    let mut b: CUdeviceptr = 0;
+    let r = unsafe { cuMemAllocFromPoolAsync(&mut b, PRESSURE_BLOCK, pool, s2.0) };
+    gate.open();
+    let next = if r == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+        Next::OutOfMemory
+    } else {
+        ok("cuMemAllocFromPoolAsync", r)?;
+        free_async(b, s2.0)?;
+        if a == b {
+            Next::Same
+        } else {
+            Next::Other
+        }
+    };
+    s2.sync()?;
+    s1.sync()?;
+    Ok(next)
+}
+
+fn event_scenario(pool: CUmemoryPool) -> R<Next> {
+    let (a, b) = reuse_after_event(pool)?;
+    Ok(if a == b { Next::Same } else { Next::Other })
+}
+
+type Scenario = fn(CUmemoryPool) -> R<Next>;
+
+/// (case, policy turned on alone (None: all off), pool maxSize (0: none), scenario, outcome).
+const REUSE: &[(&str, Option<A>, usize, Scenario, Next)] = &[
+    (
+        "follow_event_dependencies_on_reuses_across_streams",
+        Some(A::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES),
+        0,
+        event_scenario,
+        Next::Same,
+    ),
+    (
+        "follow_event_dependencies_off_does_not",
+        None,
+        0,
+        event_scenario,
+        Next::Other,
+    ),
+    (
+        "opportunistic_on_reuses_completed_free",
+        Some(A::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC),
+        0,
+        reuse_after_completed_free,
+        Next::Same,
+    ),
+    // Contradicts the attribute's documented meaning: with all three policies off, R580 still hands a
+    // completed free to an unrelated stream (seen in every run on H100, driver 580.159.04).
+    (
+        "opportunistic_off_still_reuses_completed_free_driver_behaviour",
+        None,
+        0,
+        reuse_after_completed_free,
+        Next::Same,
+    ),
+    (
+        "internal_dependencies_on_waits_for_pending_free",
+        Some(A::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES),
+        64 << 20,
+        reuse_pending_free_under_pressure,
+        Next::Same,
+    ),
+    (
+        "internal_dependencies_off_out_of_memory",
+        None,
+        64 << 20,
+        reuse_pending_free_under_pressure,
+        Next::OutOfMemory,
+    ),
+];
+
+pub fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for &(name, a, width) in WIDTHS {
+        v.push(Case::gpu(828, format!("{name}_value_width_{width}"), move |e| {
+            let p = Pool::on_device(e.dev)?;
+            let w = written_width(p.0, a)?;
+            ensure!(w == width, "wrote {w} bytes, expected {width}");
+            Ok(())
+        }));
+    }
+    for &(name, a, width) in NEWER {
+        v.push(Case::gpu(828, format!("cuda13_{name}_value_width_{width}"), move |e| {
+            let mut props = device_props(e.dev);
+            props.maxSize = 256 << 20;
+            let p = Pool::create(&props)?;
+            let mut buf = [0u8; 16];
+            let r = unsafe { cuMemPoolGetAttribute(p.0, a, buf.as_mut_ptr().cast()) };
+            if r == E_VALUE && e.m.driver_version < 13050 {
+                return ignore(format!(
+                    "driver CUDA {} refuses this attribute, which the CUDA 13.5 header added",
+                    e.m.driver_version
+                ));
+            }
+            ok("cuMemPoolGetAttribute", r)?;
+            let w = written_width(p.0, a)?;
+            ensure!(w == width, "wrote {w} bytes, expected {width}");
+            let val =
+                u64::from_le_bytes(buf[..8].try_into().unwrap()) & if width == 4 { 0xffff_ffff } else { u64::MAX };
+            let want = match name {
+                "allocation_type" => 1,
+                "export_handle_types" => 0,
+                "location_id" => e.dev as u64,
+                "location_type" => 1,
+                _ => 256 << 20,
+            };
+            ensure!(val == want, "value {val}, expected {want} from the pool's properties");
+            Ok(())
+        }));
+    }
+    for (name, a) in [
+        ("reserved_mem_current", A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
+        ("used_mem_current", A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
+    ] {
+        v.push(Case::gpu(832, format!("{name}_read_only"), move |e| {
+            let p = Pool::on_device(e.dev)?;
+            let mut val: u64 = 0;
+            expect(
+                "cuMemPoolSetAttribute(read-only)",
+                unsafe { cuMemPoolSetAttribute(p.0, a, (&mut val as *mut u64).cast()) },
+                E_VALUE,
+            )
+        }));
+    }
+    for (name, a) in [
+        ("reserved_mem_high", A::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH),
+        ("used_mem_high", A::CU_MEMPOOL_ATTR_USED_MEM_HIGH),
+    ] {
+        v.push(Case::gpu(832, format!("{name}_nonzero_refused"), move |e| {
+            let p = Pool::on_device(e.dev)?;
+            let mut val: u64 = 5;
+            expect(
+                "cuMemPoolSetAttribute(high mark = 5)",
+                unsafe { cuMemPoolSetAttribute(p.0, a, (&mut val as *mut u64).cast()) },
+                E_VALUE,
+            )
+        }));
+        v.push(Case::gpu(832, format!("{name}_reset_to_current"), move |e| {
+            let p = Pool::on_device(e.dev)?;
+            set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
+            let s = Stream::new()?;
+            let big = alloc_from(p.0, 8 * MIB as usize, s.0)?;
+            free_async(big, s.0)?;
+            let small = alloc_from(p.0, 2 * MIB as usize, s.0)?;
+            s.sync()?;
+            let before = get_u64(p.0, a)?;
+            set_u64(p.0, a, 0)?;
+            let after = get_u64(p.0, a)?;
+            let current = get_u64(
+                p.0,
+                if name.starts_with("used") {
+                    A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+                } else {
+                    A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+                },
+            )?;
+            free_async(small, s.0)?;
+            s.sync()?;
+            ensure!(
+                before >= 8 * MIB,
+                "high mark {before} before reset, expected at least 8 MiB"
+            );
+            ensure!(
+                after == current,
+                "after reset the high mark is {after}, expected the current value {current}"
+            );
+            Ok(())
+        }));
+    }
+    v.extend([
+        Case::gpu(828, "null_value_invalid_value", |e| {
+            let p = Pool::on_device(e.dev)?;
+            expect(
+                "cuMemPoolGetAttribute(value NULL)",
+                unsafe { cuMemPoolGetAttribute(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, std::ptr::null_mut()) },
+                E_VALUE,
+            )
+        }),
+        Case::gpu(828, "null_pool_invalid_value", |_| {
+            let mut v: u64 = 0;
+            expect(
+                "cuMemPoolGetAttribute(pool NULL)",
+                unsafe {
+                    cuMemPoolGetAttribute(
+                        std::ptr::null_mut(),
+                        A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                        (&mut v as *mut u64).cast(),
+                    )
+                },
+                E_VALUE,
+            )
+        }),
+        Case::gpu(828, "unknown_attribute_invalid_value", |e| {
+            let p = Pool::on_device(e.dev)?;
+            let mut v = [0u64; 2];
+            for a in [0u32, 0x1000] {
+                expect(
+                    &format!("cuMemPoolGetAttribute(attribute {a})"),
+                    unsafe { cuMemPoolGetAttribute(p.0, A(a), v.as_mut_ptr().cast()) },
+                    E_VALUE,
+                )?;
+            }
+            Ok(())
+        }),
+        Case::gpu(828, "used_mem_exact_accounting", |e| {
+            let p = Pool::on_device(e.dev)?;
+            let s = Stream::new()?;
+            let sizes = [1usize, 4096, 1 << 20, 3 * (1 << 20) + 17];
+            let ptrs: Vec<_> = sizes.iter().map(|&n| alloc_from(p.0, n, s.0)).collect::<R<_>>()?;
+            s.sync()?;
+            let used = get_u64(p.0, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
+            let reserved = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+            for q in ptrs {
+                free_async(q, s.0)?;
+            }
+            s.sync()?;
+            let requested: u64 = sizes.iter().map(|&n| n as u64).sum();
+            // Observed on R580: used memory counts the requested sizes rounded up per allocation.
+            ensure!(used >= requested, "used {used} < requested {requested}");
+            ensure!(reserved >= used, "reserved {reserved} < used {used}");
+            let after = get_u64(p.0, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
+            ensure!(after == 0, "used memory {after} after freeing everything");
+            Ok(())
+        }),
+        Case::gpu(828, "reserved_mem_granularity_2mib", |e| {
+            let p = Pool::on_device(e.dev)?;
+            set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, 1, s.0)?;
+            s.sync()?;
+            let reserved = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+            free_async(a, s.0)?;
+            s.sync()?;
+            ensure!(
+                reserved > 0 && reserved % (2 * MIB) == 0,
+                "reserved {reserved} after a 1-byte allocation is not a positive multiple of 2 MiB"
+            );
+            Ok(())
+        }),
+        Case::gpu(832, "release_threshold_zero_releases_at_sync", |e| {
+            let p = Pool::on_device(e.dev)?;
+            set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, 16 * MIB as usize, s.0)?;
+            free_async(a, s.0)?;
+            s.sync()?;
+            let reserved = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+            ensure!(
+                reserved == 0,
+                "threshold 0: {reserved} bytes still reserved after synchronisation"
+            );
+            Ok(())
+        }),
+        Case::gpu(832, "release_threshold_max_keeps_memory", |e| {
+            let p = Pool::on_device(e.dev)?;
+            set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
+            ensure!(
+                get_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)? == u64::MAX,
+                "threshold did not read back"
+            );
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, 16 * MIB as usize, s.0)?;
+            free_async(a, s.0)?;
+            s.sync()?;
+            let reserved = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+            ensure!(
+                reserved >= 16 * MIB,
+                "threshold max: only {reserved} bytes reserved after synchronisation"
+            );
+            Ok(())
+        }),
+        Case::gpu(832, "reuse_flags_round_trip", |e| {
+            let p = Pool::on_device(e.dev)?;
+            for a in [
+                A::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES,
+                A::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+                A::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+            ] {
+                for val in [0, 1] {
+                    set_i32(p.0, a, val)?;
+                    let got = get_i32(p.0, a)?;
+                    ensure!(got == val, "attribute {} set to {val} reads {got}", a.0);
+                }
+            }
+            Ok(())
+        }),
+        Case::gpu(832, "unknown_attribute_invalid_value", |e| {
+            let p = Pool::on_device(e.dev)?;
+            let mut v = [0u64; 2];
+            expect(
+                "cuMemPoolSetAttribute(attribute 0x1000)",
+                unsafe { cuMemPoolSetAttribute(p.0, A(0x1000), v.as_mut_ptr().cast()) },
+                E_VALUE,
+            )
+        }),
+        Case::gpu(832, "null_pool_invalid_value", |_| {
+            let mut v: u64 = 0;
+            expect(
+                "cuMemPoolSetAttribute(pool NULL)",
+                unsafe {
+                    cuMemPoolSetAttribute(
+                        std::ptr::null_mut(),
+                        A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                        (&mut v as *mut u64).cast(),
+                    )
+                },
+                E_VALUE,
+            )
+        }),
+        // Docs: CUDA_ERROR_INVALID_VALUE. R580 dereferences the NULL value and crashes (SIGSEGV):
+        // run in a child, pass iff it dies by a signal.
+        Case::gpu(832, "null_value_crashes_driver", |e| {
+            let p = Pool::on_device(e.dev)?;
+            expect(
+                "cuMemPoolSetAttribute(value NULL)",
+                unsafe { cuMemPoolSetAttribute(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, std::ptr::null_mut()) },
+                E_VALUE,
+            )
+        })
+        .mode(Mode::ChildCrashes),
+        Case::gpu(832, "default_pool_release_threshold_set_and_restored", |e| {
+            let d = default_pool(e.dev)?;
+            let old = get_u64(d, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)?;
+            set_u64(d, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 64 * MIB)?;
+            let got = get_u64(d, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD);
+            set_u64(d, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, old)?;
+            ensure!(got? == 64 * MIB, "default pool threshold did not read back");
+            Ok(())
+        })
+        .mode(Mode::Serial),
+        Case::gpu(833, "trim_to_zero_releases_unused", |e| {
+            let p = Pool::on_device(e.dev)?;
+            set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, 32 * MIB as usize, s.0)?;
+            free_async(a, s.0)?;
+            s.sync()?;
+            let before = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+            ok("cuMemPoolTrimTo(0)", unsafe { cuMemPoolTrimTo(p.0, 0) })?;
+            let after = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+            ensure!(
+                before >= 32 * MIB && after == 0,
+                "reserved {before} before and {after} after trimming to 0"
+            );
+            Ok(())
+        }),
+        Case::gpu(833, "trim_keeps_min_bytes", |e| {
+            let p = Pool::on_device(e.dev)?;
+            set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
+            let s = Stream::new()?;
+            let ptrs: Vec<_> = (0..8)
+                .map(|_| alloc_from(p.0, 4 * MIB as usize, s.0))
+                .collect::<R<_>>()?;
+            for q in ptrs {
+                free_async(q, s.0)?;
+            }
+            s.sync()?;
+            let before = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+            ok("cuMemPoolTrimTo(8 MiB)", unsafe {
+                cuMemPoolTrimTo(p.0, (8 * MIB) as usize)
+            })?;
+            let after = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+            ensure!(
+                after >= 8 * MIB && after <= before,
+                "reserved {before} before, {after} after trimming to 8 MiB"
+            );
+            Ok(())
+        }),
+        Case::gpu(833, "trim_keeps_memory_in_use", |e| {
+            let p = Pool::on_device(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, 16 * MIB as usize, s.0)?;
+            s.sync()?;
+            ok("cuMemPoolTrimTo(0)", unsafe { cuMemPoolTrimTo(p.0, 0) })?;
+            let reserved = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+            ok("cuMemsetD8Async after trim", unsafe {
+                cuMemsetD8Async(a, 3, 16 << 20, s.0)
+            })?;
+            free_async(a, s.0)?;
+            s.sync()?;
+            ensure!(reserved >= 16 * MIB, "trim released memory in use: {reserved} reserved");
+            Ok(())
+        }),
+        Case::gpu(833, "null_pool_invalid_value", |_| {
+            expect(
+                "cuMemPoolTrimTo(NULL)",
+                unsafe { cuMemPoolTrimTo(std::ptr::null_mut(), 0) },
+                E_VALUE,
+            )
+        }),
+        Case::gpu(833, "default_pool_trim", |e| {
+            let d = default_pool(e.dev)?;
+            ok("cuMemPoolTrimTo(default pool, 0)", unsafe { cuMemPoolTrimTo(d, 0) })
+        }),
+    ]);
+    for (name, policy, max_size, scenario, want) in REUSE {
+        let (policy, max_size, scenario) = (*policy, *max_size, *scenario);
+        v.push(Case::gpu(832, format!("reuse_{name}"), move |e| {
+            let p = pool_with_only(e.dev, policy, max_size)?;
+            set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
+            let got = scenario(p.0)?;
+            ensure!(
+                got == *want,
+                "next allocation: {got:?}, expected {want:?} (Same = the freed block)"
+            );
+            Ok(())
+        }));
+    }
+    v
+}

@@ -1,0 +1,250 @@
+//! 825 cuMemPoolExportPointer, 826 cuMemPoolExportToShareableHandle, 829
+//! cuMemPoolImportFromShareableHandle, 830 cuMemPoolImportPointer: what one process can show —
+//! successful exports, and what export and import refuse. Cross-process round trips are their own
+//! group.
+
+use crate::driver::*;
+use crate::ensure;
+use crate::harness::{Case, Mode};
+use crate::probe::Cap;
+use cuda_mempool_sys::*;
+
+use cuda_mempool_sys::CUmemAllocationHandleType_enum as HT;
+const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
+const POSIX: HT = HT::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+
+fn ipc_pool(dev: CUdevice) -> R<Pool> {
+    let mut props = device_props(dev);
+    props.handleTypes = POSIX;
+    Pool::create(&props)
+}
+
+fn export_fd(pool: CUmemoryPool, ht: HT, flags: u64) -> (CUresult, i32) {
+    let mut fd: i32 = -1;
+    let r = unsafe { cuMemPoolExportToShareableHandle((&mut fd as *mut i32).cast(), pool, ht, flags) };
+    (r, fd)
+}
+
+fn close(fd: i32) {
+    if fd >= 0 {
+        extern "C" {
+            fn close(fd: i32) -> i32;
+        }
+        unsafe {
+            close(fd);
+        }
+    }
+}
+
+/// (case, pool maker (true: IPC pool), handle type, flags, expected code) for export refusals.
+const EXPORT_ROWS: &[(&str, bool, HT, u64, CUresult)] = &[
+    ("non_ipc_pool_refused", false, POSIX, 0, E_VALUE),
+    (
+        "wrong_handle_type_refused",
+        true,
+        HT::CU_MEM_HANDLE_TYPE_WIN32,
+        0,
+        E_VALUE,
+    ),
+    (
+        "handle_type_none_refused",
+        true,
+        HT::CU_MEM_HANDLE_TYPE_NONE,
+        0,
+        E_VALUE,
+    ),
+    ("nonzero_flags_refused", true, POSIX, 1, E_VALUE),
+];
+
+pub fn cases() -> Vec<Case> {
+    let mut v = vec![
+        Case::gpu(826, "posix_fd_export", |e| {
+            let p = ipc_pool(e.dev)?;
+            let (r, fd) = export_fd(p.0, POSIX, 0);
+            close(fd);
+            ok("cuMemPoolExportToShareableHandle", r)?;
+            ensure!(fd >= 0, "export succeeded with fd {fd}");
+            Ok(())
+        })
+        .needs(Cap::Ipc),
+        Case::gpu(826, "default_pool_refused", |e| {
+            let (r, fd) = export_fd(default_pool(e.dev)?, POSIX, 0);
+            close(fd);
+            expect("export of the default pool", r, E_VALUE)
+        }),
+        Case::gpu(826, "null_handle_out_invalid_value", |e| {
+            let p = ipc_pool(e.dev)?;
+            expect(
+                "export with handle out NULL",
+                unsafe { cuMemPoolExportToShareableHandle(std::ptr::null_mut(), p.0, POSIX, 0) },
+                E_VALUE,
+            )
+        })
+        .needs(Cap::Ipc),
+        Case::gpu(825, "export_pointer_after_pool_export", |e| {
+            let p = ipc_pool(e.dev)?;
+            let (r, fd) = export_fd(p.0, POSIX, 0);
+            close(fd);
+            ok("cuMemPoolExportToShareableHandle", r)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, 1 << 20, s.0)?;
+            s.sync()?;
+            let mut data = CUmemPoolPtrExportData::default();
+            let r = unsafe { cuMemPoolExportPointer(&mut data, a) };
+            free_async(a, s.0)?;
+            s.sync()?;
+            ok("cuMemPoolExportPointer", r)?;
+            ensure!(data.reserved.iter().any(|&b| b != 0), "export data is all zero");
+            Ok(())
+        })
+        .needs(Cap::Ipc),
+        Case::gpu(825, "export_pointer_before_pool_export", |e| {
+            // cuda-samples export the pool handle before any pointer; this records what the driver
+            // says to a pointer export from an IPC pool whose handle was never exported.
+            let p = ipc_pool(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, 4096, s.0)?;
+            s.sync()?;
+            let mut data = CUmemPoolPtrExportData::default();
+            let r = unsafe { cuMemPoolExportPointer(&mut data, a) };
+            free_async(a, s.0)?;
+            s.sync()?;
+            expect("cuMemPoolExportPointer before the pool was exported", r, E_VALUE)
+        })
+        .needs(Cap::Ipc),
+        Case::gpu(825, "pointer_of_non_ipc_pool_refused", |e| {
+            let p = Pool::on_device(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, 4096, s.0)?;
+            s.sync()?;
+            let mut data = CUmemPoolPtrExportData::default();
+            let r = unsafe { cuMemPoolExportPointer(&mut data, a) };
+            free_async(a, s.0)?;
+            s.sync()?;
+            expect("cuMemPoolExportPointer(non-IPC pool)", r, E_VALUE)
+        }),
+        Case::gpu(825, "cuMemAlloc_pointer_refused", |_| {
+            let mut a: CUdeviceptr = 0;
+            ok("cuMemAlloc", unsafe { cuMemAlloc_v2(&mut a, 4096) })?;
+            let mut data = CUmemPoolPtrExportData::default();
+            let r = unsafe { cuMemPoolExportPointer(&mut data, a) };
+            let _ = unsafe { cuMemFree_v2(a) };
+            expect("cuMemPoolExportPointer(cuMemAlloc memory)", r, E_VALUE)
+        }),
+        Case::gpu(825, "null_data_out_invalid_value", |e| {
+            let p = ipc_pool(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, 4096, s.0)?;
+            s.sync()?;
+            let r = unsafe { cuMemPoolExportPointer(std::ptr::null_mut(), a) };
+            free_async(a, s.0)?;
+            s.sync()?;
+            expect("cuMemPoolExportPointer(NULL, ptr)", r, E_VALUE)
+        })
+        .needs(Cap::Ipc),
+        Case::gpu(825, "null_pointer_invalid_value", |_| {
+            let mut data = CUmemPoolPtrExportData::default();
+            expect(
+                "cuMemPoolExportPointer(&data, 0)",
+                unsafe { cuMemPoolExportPointer(&mut data, 0) },
+                E_VALUE,
+            )
+        }),
+        // Docs: CUDA_ERROR_INVALID_VALUE. R580 answers CUDA_ERROR_UNKNOWN (999) for a bad fd.
+        Case::gpu(829, "invalid_fd_unknown_error_driver_behaviour", |_| {
+            let mut pool = std::ptr::null_mut();
+            let r = unsafe { cuMemPoolImportFromShareableHandle(&mut pool, -1isize as *mut _, POSIX, 0) };
+            expect("import of fd -1", r, CUresult::CUDA_ERROR_UNKNOWN)
+        }),
+        // Docs: CUDA_ERROR_INVALID_VALUE. R580 answers CUDA_ERROR_UNKNOWN (999).
+        Case::gpu(829, "non_pool_fd_unknown_error_driver_behaviour", |_| {
+            // An fd that is not a CUDA pool handle (stdin's /dev/null duplicate).
+            extern "C" {
+                fn dup(fd: i32) -> i32;
+            }
+            let fd = unsafe { dup(0) };
+            let mut pool = std::ptr::null_mut();
+            let r = unsafe { cuMemPoolImportFromShareableHandle(&mut pool, fd as isize as *mut _, POSIX, 0) };
+            close(fd);
+            expect("import of a non-CUDA fd", r, CUresult::CUDA_ERROR_UNKNOWN)
+        }),
+        Case::gpu(829, "null_pool_out_invalid_value", |e| {
+            let p = ipc_pool(e.dev)?;
+            let (r, fd) = export_fd(p.0, POSIX, 0);
+            ok("export", r)?;
+            let r =
+                unsafe { cuMemPoolImportFromShareableHandle(std::ptr::null_mut(), fd as isize as *mut _, POSIX, 0) };
+            close(fd);
+            expect("import with pool out NULL", r, E_VALUE)
+        })
+        .needs(Cap::Ipc),
+        Case::gpu(829, "import_in_same_process_succeeds_driver_behaviour", |e| {
+            // Importing one's own export in the same process: R580 allows it.
+            let p = ipc_pool(e.dev)?;
+            let (r, fd) = export_fd(p.0, POSIX, 0);
+            ok("export", r)?;
+            let mut imported = std::ptr::null_mut();
+            let r = unsafe { cuMemPoolImportFromShareableHandle(&mut imported, fd as isize as *mut _, POSIX, 0) };
+            close(fd);
+            if r == SUCCESS {
+                let _ = unsafe { cuMemPoolDestroy(imported) };
+            }
+            ok("import of own export in the same process", r)
+        })
+        .needs(Cap::Ipc)
+        .mode(Mode::Child),
+        Case::gpu(830, "import_pointer_on_non_imported_pool_refused", |e| {
+            let p = ipc_pool(e.dev)?;
+            let (r, fd) = export_fd(p.0, POSIX, 0);
+            close(fd);
+            ok("cuMemPoolExportToShareableHandle", r)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, 4096, s.0)?;
+            s.sync()?;
+            let mut data = CUmemPoolPtrExportData::default();
+            ok("cuMemPoolExportPointer", unsafe {
+                cuMemPoolExportPointer(&mut data, a)
+            })?;
+            let mut b: CUdeviceptr = 0;
+            let r = unsafe { cuMemPoolImportPointer(&mut b, p.0, &mut data) };
+            free_async(a, s.0)?;
+            s.sync()?;
+            expect("cuMemPoolImportPointer into the exporting pool", r, E_VALUE)
+        })
+        .needs(Cap::Ipc)
+        .mode(Mode::Child),
+        Case::gpu(830, "null_arguments_invalid_value", |e| {
+            let p = ipc_pool(e.dev)?;
+            let mut data = CUmemPoolPtrExportData::default();
+            let mut b: CUdeviceptr = 0;
+            expect(
+                "ImportPointer(NULL out)",
+                unsafe { cuMemPoolImportPointer(std::ptr::null_mut(), p.0, &mut data) },
+                E_VALUE,
+            )?;
+            expect(
+                "ImportPointer(NULL data)",
+                unsafe { cuMemPoolImportPointer(&mut b, p.0, std::ptr::null_mut()) },
+                E_VALUE,
+            )?;
+            expect(
+                "ImportPointer(NULL pool)",
+                unsafe { cuMemPoolImportPointer(&mut b, std::ptr::null_mut(), &mut data) },
+                E_VALUE,
+            )
+        })
+        .needs(Cap::Ipc),
+    ];
+    for &(name, ipc, ht, flags, want) in EXPORT_ROWS {
+        v.push(
+            Case::gpu(826, name, move |e| {
+                let p = if ipc { ipc_pool(e.dev)? } else { Pool::on_device(e.dev)? };
+                let (r, fd) = export_fd(p.0, ht, flags);
+                close(fd);
+                expect("cuMemPoolExportToShareableHandle", r, want)
+            })
+            .needs(Cap::Ipc),
+        );
+    }
+    v
+}

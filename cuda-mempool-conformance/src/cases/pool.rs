@@ -1,0 +1,292 @@
+//! 823 cuMemPoolCreate and 824 cuMemPoolDestroy: properties, defaults, refusals, destruction rules.
+
+use crate::driver::*;
+use crate::ensure;
+use crate::harness::{Case, Env, Mode};
+use crate::probe::Cap;
+use cuda_mempool_sys::*;
+
+use cuda_mempool_sys::CUmemAllocationHandleType_enum as HT;
+use cuda_mempool_sys::CUmemLocationType_enum as LT;
+use cuda_mempool_sys::CUmemPool_attribute_enum as A;
+
+/// A row of cuMemPoolCreate's negative table: a change to valid device-pool properties, and the
+/// code the driver returns for it.
+struct BadProps {
+    case: &'static str,
+    edit: fn(&mut CUmemPoolProps, &Env),
+    want: CUresult,
+}
+
+const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
+
+const BAD_PROPS: &[BadProps] = &[
+    BadProps {
+        case: "alloc_type_invalid",
+        edit: |p, _| p.allocType = CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_INVALID,
+        want: E_VALUE,
+    },
+    BadProps {
+        case: "alloc_type_out_of_range",
+        edit: |p, _| p.allocType = CUmemAllocationType_enum(0x1000),
+        want: E_VALUE,
+    },
+    BadProps {
+        case: "location_type_invalid",
+        edit: |p, e| p.location = mem_location(LT::CU_MEM_LOCATION_TYPE_INVALID, e.dev),
+        want: E_VALUE,
+    },
+    BadProps {
+        case: "location_type_out_of_range",
+        edit: |p, e| p.location = mem_location(LT(0x1000), e.dev),
+        want: E_VALUE,
+    },
+    BadProps {
+        case: "location_device_past_last",
+        edit: |p, e| p.location = mem_location(LT::CU_MEM_LOCATION_TYPE_DEVICE, e.m.devices.len() as i32),
+        want: E_VALUE,
+    },
+    BadProps {
+        case: "location_device_negative",
+        edit: |p, _| p.location = mem_location(LT::CU_MEM_LOCATION_TYPE_DEVICE, -1),
+        want: E_VALUE,
+    },
+    BadProps {
+        case: "handle_type_unknown_bit",
+        edit: |p, _| p.handleTypes = HT(0x40),
+        want: E_VALUE,
+    },
+    // R580 answers INVALID_VALUE (not NOT_SUPPORTED) for a Windows handle type on Linux.
+    BadProps {
+        case: "handle_type_win32_on_linux",
+        edit: |p, _| p.handleTypes = HT::CU_MEM_HANDLE_TYPE_WIN32,
+        want: E_VALUE,
+    },
+];
+
+pub fn cases() -> Vec<Case> {
+    let mut v = vec![
+        Case::gpu(823, "device_pool_created_and_destroyed", |e| {
+            let p = Pool::on_device(e.dev)?;
+            ensure!(!p.0.is_null(), "cuMemPoolCreate returned success and a null pool");
+            ok("cuMemPoolDestroy", unsafe { cuMemPoolDestroy(p.take()) })
+        }),
+        Case::gpu(823, "new_pool_defaults", |e| {
+            let p = Pool::on_device(e.dev)?;
+            for (a, want) in [
+                (A::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, 1),
+                (A::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, 1),
+                (A::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, 1),
+            ] {
+                let got = get_i32(p.0, a)?;
+                ensure!(
+                    got == want,
+                    "attribute {} of a new pool: expected {want}, got {got}",
+                    a.0
+                );
+            }
+            for a in [
+                A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+                A::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+                A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+                A::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+            ] {
+                let got = get_u64(p.0, a)?;
+                ensure!(got == 0, "attribute {} of a new pool: expected 0, got {got}", a.0);
+            }
+            Ok(())
+        }),
+        Case::gpu(823, "null_pool_out_invalid_value", |e| {
+            expect(
+                "cuMemPoolCreate(NULL, props)",
+                unsafe { cuMemPoolCreate(std::ptr::null_mut(), &device_props(e.dev)) },
+                E_VALUE,
+            )
+        }),
+        Case::gpu(823, "null_props_invalid_value", |_| {
+            let mut p = std::ptr::null_mut();
+            expect(
+                "cuMemPoolCreate(&pool, NULL)",
+                unsafe { cuMemPoolCreate(&mut p, std::ptr::null()) },
+                E_VALUE,
+            )
+        }),
+        Case::gpu(823, "posix_fd_handle_type", |e| {
+            let mut props = device_props(e.dev);
+            props.handleTypes = HT::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+            let _p = Pool::create(&props)?;
+            Ok(())
+        })
+        .needs(Cap::Ipc),
+        Case::gpu(823, "usage_unknown_bit_accepted_driver_behaviour", |e| {
+            // R580 ignores unknown bits of `usage` (no refusal).
+            let mut props = device_props(e.dev);
+            props.usage = 0x8000;
+            let _p = Pool::create(&props)?;
+            Ok(())
+        }),
+        Case::gpu(823, "fabric_pool_created_export_crashes_without_imex", |e| {
+            // On a device that reports fabric handles, R580 creates a fabric pool even with no IMEX
+            // channel, and exporting its handle then crashes the driver (SIGSEGV on R580 with no
+            // /dev/nvidia-caps-imex-channels). Run in a child; pass iff the child dies by a signal.
+            ensure!(e.m.devices[0].fabric, "device reports no fabric handle support");
+            let mut props = device_props(e.dev);
+            props.handleTypes = HT::CU_MEM_HANDLE_TYPE_FABRIC;
+            let p = Pool::create(&props)?;
+            let mut h = CUmemFabricHandle::default();
+            let r = unsafe {
+                cuMemPoolExportToShareableHandle(
+                    (&mut h as *mut CUmemFabricHandle).cast(),
+                    p.0,
+                    HT::CU_MEM_HANDLE_TYPE_FABRIC,
+                    0,
+                )
+            };
+            if std::path::Path::new("/dev/nvidia-caps-imex-channels").exists() {
+                return ok("fabric export with an IMEX channel", r);
+            }
+            expect(
+                "fabric export without an IMEX channel",
+                r,
+                CUresult::CUDA_ERROR_NOT_PERMITTED,
+            )
+        })
+        .mode(Mode::ChildCrashes),
+        Case::gpu(823, "max_size_limits_allocation", |e| {
+            let mut props = device_props(e.dev);
+            props.maxSize = 64 << 20;
+            let p = Pool::create(&props)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, 32 << 20, s.0)?;
+            let mut b: CUdeviceptr = 0;
+            let r = unsafe { cuMemAllocFromPoolAsync(&mut b, 64 << 20, p.0, s.0) };
+            free_async(a, s.0)?;
+            s.sync()?;
+            expect("allocation beyond maxSize", r, CUresult::CUDA_ERROR_OUT_OF_MEMORY)
+        }),
+        Case::gpu(823, "host_location_pool_needs_device_access", |e| {
+            let props = CUmemPoolProps {
+                allocType: CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+                location: mem_location(LT::CU_MEM_LOCATION_TYPE_HOST, 0),
+                ..Default::default()
+            };
+            let p = Pool::create(&props)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, 1 << 20, s.0)?;
+            // The device has no access to a host pool until granted.
+            let r = unsafe { cuMemsetD8Async(a, 7, 1 << 20, s.0) };
+            if r != E_VALUE {
+                free_async(a, s.0)?;
+                s.sync()?;
+                return expect("device memset on a host pool before access is granted", r, E_VALUE);
+            }
+            let d = CUmemAccessDesc {
+                location: mem_location(LT::CU_MEM_LOCATION_TYPE_DEVICE, e.dev),
+                flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+            };
+            ok("cuMemPoolSetAccess(device, read-write)", unsafe {
+                cuMemPoolSetAccess(p.0, &d, 1)
+            })?;
+            ok("cuMemsetD8Async", unsafe { cuMemsetD8Async(a, 7, 1 << 20, s.0) })?;
+            let mut host = vec![0u8; 16];
+            // Host-pool memory is host memory: copy with the unified cuMemcpyAsync (DtoH refuses it).
+            ok("cuMemcpyAsync", unsafe {
+                cuMemcpyAsync(host.as_mut_ptr() as CUdeviceptr, a, 16, s.0)
+            })?;
+            free_async(a, s.0)?;
+            s.sync()?;
+            ensure!(host.iter().all(|&b| b == 7), "host-pool memory read back wrong bytes");
+            Ok(())
+        })
+        .needs(Cap::HostPool)
+        .mode(Mode::Child),
+        Case::gpu(823, "host_numa_location_pool", |e| {
+            let numa = e.m.devices[0].host_numa_id.max(0);
+            let props = CUmemPoolProps {
+                allocType: CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+                location: mem_location(LT::CU_MEM_LOCATION_TYPE_HOST_NUMA, numa),
+                ..Default::default()
+            };
+            let p = Pool::create(&props)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, 1 << 20, s.0)?;
+            free_async(a, s.0)?;
+            s.sync()
+        })
+        .needs(Cap::HostNuma),
+        Case::gpu(824, "null_pool_invalid_value", |_| {
+            expect(
+                "cuMemPoolDestroy(NULL)",
+                unsafe { cuMemPoolDestroy(std::ptr::null_mut()) },
+                E_VALUE,
+            )
+        }),
+        Case::gpu(824, "default_pool_refused", |e| {
+            let d = default_pool(e.dev)?;
+            expect(
+                "cuMemPoolDestroy(default pool)",
+                unsafe { cuMemPoolDestroy(d) },
+                E_VALUE,
+            )
+        }),
+        Case::gpu(824, "destroying_current_pool_restores_default", |e| {
+            let p = Pool::on_device(e.dev)?;
+            let _cur = CurrentPool::set(e.dev, p.0)?;
+            ensure!(
+                current_pool(e.dev)? == p.0,
+                "cuDeviceSetMemPool did not make the pool current"
+            );
+            ok("cuMemPoolDestroy(current pool)", unsafe { cuMemPoolDestroy(p.take()) })?;
+            let (cur, def) = (current_pool(e.dev)?, default_pool(e.dev)?);
+            ensure!(
+                cur == def,
+                "after destroying the current pool, the current pool is {cur:p}, not the default {def:p}"
+            );
+            Ok(())
+        })
+        .mode(Mode::Serial),
+        Case::gpu(824, "destroy_with_outstanding_allocation_then_free", |e| {
+            // Destroying a pool with live allocations succeeds; the memory stays usable and is
+            // released when freed.
+            let p = Pool::on_device(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, 1 << 20, s.0)?;
+            s.sync()?;
+            ok("cuMemPoolDestroy(pool with a live allocation)", unsafe {
+                cuMemPoolDestroy(p.take())
+            })?;
+            ok("cuMemsetD8Async on memory of a destroyed pool", unsafe {
+                cuMemsetD8Async(a, 1, 1 << 20, s.0)
+            })?;
+            free_async(a, s.0)?;
+            s.sync()
+        }),
+        Case::gpu(824, "destroy_twice", |e| {
+            let p = Pool::on_device(e.dev)?.take();
+            ok("first cuMemPoolDestroy", unsafe { cuMemPoolDestroy(p) })?;
+            expect(
+                "second cuMemPoolDestroy of the same handle",
+                unsafe { cuMemPoolDestroy(p) },
+                E_VALUE,
+            )
+        })
+        .mode(Mode::Child),
+    ];
+    for row in BAD_PROPS {
+        let (edit, want) = (row.edit, row.want);
+        v.push(Case::gpu(823, format!("{}_refused", row.case), move |e| {
+            let mut props = device_props(e.dev);
+            edit(&mut props, e);
+            let mut p = std::ptr::null_mut();
+            let r = unsafe { cuMemPoolCreate(&mut p, &props) };
+            if r == SUCCESS {
+                unsafe {
+                    let _ = cuMemPoolDestroy(p);
+                }
+            }
+            expect("cuMemPoolCreate", r, want)
+        }));
+    }
+    v
+}

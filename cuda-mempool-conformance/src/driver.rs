@@ -1,0 +1,319 @@
+//! Small helpers over the raw bindings: checked calls with readable failures, guards that leave
+//! nothing behind, and a host-function gate that holds a stream until released.
+
+use cuda_mempool_sys::*;
+use std::ffi::{c_void, CStr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What every case returns: Ok, or what was wrong in words.
+pub type R<T = ()> = Result<T, String>;
+
+pub const SUCCESS: CUresult = CUresult::CUDA_SUCCESS;
+
+/// `CUDA_ERROR_X (n)`, or `unknown (n)` for a code these headers do not know.
+pub fn code_name(r: CUresult) -> String {
+    let mut p = std::ptr::null();
+    // SAFETY: out-pointer is valid; the driver stores a static string or leaves it null.
+    let known = unsafe { cuGetErrorName(r, &mut p) } == SUCCESS && !p.is_null();
+    let name = if known {
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    } else {
+        "unknown".into()
+    };
+    format!("{name} ({})", r.0)
+}
+
+/// Require success.
+pub fn ok(what: &str, r: CUresult) -> R {
+    if r == SUCCESS {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: expected CUDA_SUCCESS, driver returned {}",
+            code_name(r)
+        ))
+    }
+}
+
+/// Require one exact code.
+pub fn expect(what: &str, got: CUresult, want: CUresult) -> R {
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: expected {}, driver returned {}",
+            code_name(want),
+            code_name(got)
+        ))
+    }
+}
+
+/// Prefix of a case's Err that means "cannot run here": reported as ignored with the reason.
+pub const IGNORE: &str = "IGNORE: ";
+
+/// Mark the case ignored, with the reason, from inside its body.
+pub fn ignore<T>(reason: impl std::fmt::Display) -> R<T> {
+    Err(format!("{IGNORE}{reason}"))
+}
+
+/// `ensure!(cond, "format", args)`: fail the case with a message unless cond holds.
+#[macro_export]
+macro_rules! ensure {
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err(format!($($fmt)+));
+        }
+    };
+}
+
+/// Properties of a plain device pool on `dev`.
+pub fn device_props(dev: CUdevice) -> CUmemPoolProps {
+    CUmemPoolProps {
+        allocType: CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+        location: mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, dev),
+        ..Default::default()
+    }
+}
+
+/// The id of a location, whichever way CUDA 13's union spells it.
+pub fn location_id(l: &CUmemLocation) -> i32 {
+    // SAFETY: every member of the union is plain data; `id` is the int view.
+    unsafe { l.__bindgen_anon_1.id }
+}
+
+/// A pool this case created; destroyed on drop (unless taken).
+pub struct Pool(pub CUmemoryPool);
+impl Pool {
+    pub fn create(props: &CUmemPoolProps) -> R<Pool> {
+        let mut p = std::ptr::null_mut();
+        ok("cuMemPoolCreate", unsafe { cuMemPoolCreate(&mut p, props) })?;
+        Ok(Pool(p))
+    }
+    pub fn on_device(dev: CUdevice) -> R<Pool> {
+        Self::create(&device_props(dev))
+    }
+    /// Hand the pool over (the caller destroys it, or the case checks its destruction).
+    pub fn take(self) -> CUmemoryPool {
+        let p = self.0;
+        std::mem::forget(self);
+        p
+    }
+}
+impl Drop for Pool {
+    fn drop(&mut self) {
+        let _ = unsafe { cuMemPoolDestroy(self.0) };
+    }
+}
+
+/// A non-blocking stream; synchronised and destroyed on drop.
+pub struct Stream(pub CUstream);
+impl Stream {
+    pub fn new() -> R<Stream> {
+        let mut s = std::ptr::null_mut();
+        ok("cuStreamCreate", unsafe {
+            cuStreamCreate(&mut s, CUstream_flags::CU_STREAM_NON_BLOCKING.0)
+        })?;
+        Ok(Stream(s))
+    }
+    pub fn sync(&self) -> R {
+        ok("cuStreamSynchronize", unsafe { cuStreamSynchronize(self.0) })
+    }
+}
+impl Drop for Stream {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = cuStreamSynchronize(self.0);
+            let _ = cuStreamDestroy_v2(self.0);
+        }
+    }
+}
+
+/// An event without timing; destroyed on drop.
+pub struct Event(pub CUevent);
+impl Event {
+    pub fn new(flags: u32) -> R<Event> {
+        let mut e = std::ptr::null_mut();
+        ok("cuEventCreate", unsafe {
+            cuEventCreate(&mut e, flags | CUevent_flags::CU_EVENT_DISABLE_TIMING.0)
+        })?;
+        Ok(Event(e))
+    }
+    pub fn record(&self, s: CUstream) -> R {
+        ok("cuEventRecord", unsafe { cuEventRecord(self.0, s) })
+    }
+}
+impl Drop for Event {
+    fn drop(&mut self) {
+        let _ = unsafe { cuEventDestroy_v2(self.0) };
+    }
+}
+
+pub fn alloc_from(pool: CUmemoryPool, size: usize, s: CUstream) -> R<CUdeviceptr> {
+    let mut p: CUdeviceptr = 0;
+    ok("cuMemAllocFromPoolAsync", unsafe {
+        cuMemAllocFromPoolAsync(&mut p, size, pool, s)
+    })?;
+    Ok(p)
+}
+pub fn alloc_async(size: usize, s: CUstream) -> R<CUdeviceptr> {
+    let mut p: CUdeviceptr = 0;
+    ok("cuMemAllocAsync", unsafe { cuMemAllocAsync(&mut p, size, s) })?;
+    Ok(p)
+}
+pub fn free_async(p: CUdeviceptr, s: CUstream) -> R {
+    ok("cuMemFreeAsync", unsafe { cuMemFreeAsync(p, s) })
+}
+
+pub fn get_u64(pool: CUmemoryPool, a: CUmemPool_attribute) -> R<u64> {
+    let mut v: u64 = 0;
+    ok("cuMemPoolGetAttribute", unsafe {
+        cuMemPoolGetAttribute(pool, a, (&mut v as *mut u64).cast())
+    })?;
+    Ok(v)
+}
+pub fn get_i32(pool: CUmemoryPool, a: CUmemPool_attribute) -> R<i32> {
+    let mut v: i32 = 0;
+    ok("cuMemPoolGetAttribute", unsafe {
+        cuMemPoolGetAttribute(pool, a, (&mut v as *mut i32).cast())
+    })?;
+    Ok(v)
+}
+pub fn set_u64(pool: CUmemoryPool, a: CUmemPool_attribute, mut v: u64) -> R {
+    ok("cuMemPoolSetAttribute", unsafe {
+        cuMemPoolSetAttribute(pool, a, (&mut v as *mut u64).cast())
+    })
+}
+pub fn set_i32(pool: CUmemoryPool, a: CUmemPool_attribute, mut v: i32) -> R {
+    ok("cuMemPoolSetAttribute", unsafe {
+        cuMemPoolSetAttribute(pool, a, (&mut v as *mut i32).cast())
+    })
+}
+
+/// The pool an address belongs to, per the driver (CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE).
+pub fn pool_of(p: CUdeviceptr) -> R<CUmemoryPool> {
+    let mut pool: CUmemoryPool = std::ptr::null_mut();
+    ok("cuPointerGetAttribute(MEMPOOL_HANDLE)", unsafe {
+        cuPointerGetAttribute(
+            (&mut pool as *mut CUmemoryPool).cast(),
+            CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+            p,
+        )
+    })?;
+    Ok(pool)
+}
+
+pub fn default_pool(dev: CUdevice) -> R<CUmemoryPool> {
+    let mut p = std::ptr::null_mut();
+    ok("cuDeviceGetDefaultMemPool", unsafe {
+        cuDeviceGetDefaultMemPool(&mut p, dev)
+    })?;
+    Ok(p)
+}
+pub fn current_pool(dev: CUdevice) -> R<CUmemoryPool> {
+    let mut p = std::ptr::null_mut();
+    ok("cuDeviceGetMemPool", unsafe { cuDeviceGetMemPool(&mut p, dev) })?;
+    Ok(p)
+}
+
+/// Makes `pool` the current pool of `dev` and restores the previous one on drop.
+pub struct CurrentPool {
+    dev: CUdevice,
+    prev: CUmemoryPool,
+}
+impl CurrentPool {
+    pub fn set(dev: CUdevice, pool: CUmemoryPool) -> R<CurrentPool> {
+        let prev = current_pool(dev)?;
+        ok("cuDeviceSetMemPool", unsafe { cuDeviceSetMemPool(dev, pool) })?;
+        Ok(CurrentPool { dev, prev })
+    }
+}
+impl Drop for CurrentPool {
+    fn drop(&mut self) {
+        let _ = unsafe { cuDeviceSetMemPool(self.dev, self.prev) };
+    }
+}
+
+/// Holds a stream at a host function until `open` (or drop, or a 30 s safety limit), so a case can
+/// decide exactly which of its stream operations have completed.
+pub struct Gate {
+    open: Arc<AtomicBool>,
+}
+unsafe extern "C" fn gate_wait(user: *mut c_void) {
+    // SAFETY: `user` is the Arc<AtomicBool> leaked by Gate::close, reclaimed here exactly once.
+    let flag = unsafe { Arc::from_raw(user as *const AtomicBool) };
+    let start = Instant::now();
+    while !flag.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+impl Gate {
+    pub fn close(s: CUstream) -> R<Gate> {
+        let open = Arc::new(AtomicBool::new(false));
+        let user = Arc::into_raw(open.clone()) as *mut c_void;
+        let r = unsafe { cuLaunchHostFunc(s, Some(gate_wait), user) };
+        if r != SUCCESS {
+            drop(unsafe { Arc::from_raw(user as *const AtomicBool) });
+        }
+        ok("cuLaunchHostFunc", r)?;
+        Ok(Gate { open })
+    }
+    pub fn open(&self) {
+        self.open.store(true, Ordering::Release);
+    }
+}
+impl Drop for Gate {
+    fn drop(&mut self) {
+        self.open();
+    }
+}
+
+/// Resolve a driver entry point at run time (it may be newer than the oldest supported driver).
+pub fn proc_address(symbol: &CStr, cuda_version: i32) -> Option<*mut c_void> {
+    let mut f = std::ptr::null_mut();
+    let mut status = CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
+    let r = unsafe {
+        cuGetProcAddress_v2(
+            symbol.as_ptr(),
+            &mut f,
+            cuda_version,
+            CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT.0 as u64,
+            &mut status,
+        )
+    };
+    (r == SUCCESS && status == CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS && !f.is_null()).then_some(f)
+}
+
+/// The CUDA 13 pool selectors, when the driver has them.
+#[derive(Clone, Copy)]
+pub struct Selectors {
+    pub get_default: unsafe extern "C" fn(*mut CUmemoryPool, *mut CUmemLocation, CUmemAllocationType) -> CUresult,
+    pub get: unsafe extern "C" fn(*mut CUmemoryPool, *mut CUmemLocation, CUmemAllocationType) -> CUresult,
+    pub set: unsafe extern "C" fn(*mut CUmemLocation, CUmemAllocationType, CUmemoryPool) -> CUresult,
+}
+impl Selectors {
+    pub fn resolve() -> Option<Selectors> {
+        let gd = proc_address(c"cuMemGetDefaultMemPool", 13000)?;
+        let g = proc_address(c"cuMemGetMemPool", 13000)?;
+        let s = proc_address(c"cuMemSetMemPool", 13000)?;
+        // SAFETY: the PFN_*_v13000 types generated from cudaTypedefs.h are these signatures.
+        unsafe {
+            let gd: PFN_cuMemGetDefaultMemPool_v13000 = std::mem::transmute(gd);
+            let g: PFN_cuMemGetMemPool_v13000 = std::mem::transmute(g);
+            let s: PFN_cuMemSetMemPool_v13000 = std::mem::transmute(s);
+            Some(Selectors {
+                get_default: gd?,
+                get: g?,
+                set: s?,
+            })
+        }
+    }
+}
+
+/// Free device memory now (cuMemGetInfo).
+pub fn mem_free() -> R<usize> {
+    let (mut free, mut total) = (0usize, 0usize);
+    ok("cuMemGetInfo", unsafe { cuMemGetInfo_v2(&mut free, &mut total) })?;
+    Ok(free)
+}
