@@ -251,16 +251,36 @@ pub fn child_case(env: &Env, cases: &[Case], trial: &str) -> i32 {
 
 /// Turn cases into trials: check capabilities (ignored with reason, or failure in strict mode),
 /// bind the context, serialise or isolate as the case asks, and record each outcome.
-pub fn trials(env: Arc<Env>, cases: Vec<Case>, required: &[Cap]) -> Vec<Trial> {
+///
+/// A trial whose capability is missing (and not required) is marked ignored up front, so every
+/// runner shows it as ignored (nextest too, as skipped); its reason is recorded unless a filter left
+/// it out, and printed at the end. With `--include-ignored` it runs and ignores itself at run time.
+pub fn trials(env: Arc<Env>, cases: Vec<Case>, required: &[Cap], args: &libtest_mimic::Arguments) -> Vec<Trial> {
     let required = required.to_vec();
     cases
         .into_iter()
         .map(|c| {
             let name = c.trial_name();
+            // A missing required capability is a failure at run time, never an ignore.
+            let required_missing = c
+                .needs
+                .iter()
+                .any(|cap| required.contains(cap) && env.m.has(*cap).is_err());
+            let missing = c
+                .needs
+                .iter()
+                .find_map(|cap| {
+                    env.m
+                        .has(*cap)
+                        .err()
+                        .map(|why| format!("needs `{}`: {why}", cap.name()))
+                })
+                .filter(|_| !required_missing);
             let env = env.clone();
             let required = required.clone();
             let trial_name = name.clone();
-            Trial::ignorable_test(name, move || -> Result<Completion, Failed> {
+            let api = c.api;
+            let trial = Trial::ignorable_test(name.clone(), move || -> Result<Completion, Failed> {
                 for cap in &c.needs {
                     if let Err(why) = env.m.has(*cap) {
                         if required.contains(cap) {
@@ -308,7 +328,17 @@ pub fn trials(env: Arc<Env>, cases: Vec<Case>, required: &[Cap]) -> Vec<Trial> {
                         Err(e.into())
                     }
                 }
-            })
+            });
+            match missing {
+                Some(reason) => {
+                    let t = trial.with_ignored_flag(true);
+                    if !args.is_filtered_out(&t) && !args.include_ignored && !args.ignored {
+                        record(api, &name, "ignored", reason);
+                    }
+                    t
+                }
+                None => trial,
+            }
         })
         .collect()
 }
