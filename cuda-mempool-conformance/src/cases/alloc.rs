@@ -173,6 +173,33 @@ pub fn cases() -> Vec<Case> {
                 E_OOM,
             )
         }),
+        Case::gpu(820, "huge_size_leaves_other_pools_reserved", |e| {
+            // A failed oversized allocation does not release the unused reserved memory of other
+            // pools (R580: a pool with threshold UINT64_MAX keeps its 32 MiB).
+            let p = Pool::on_device(e.dev)?;
+            set_u64(p.0, CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, 32 << 20, s.0)?;
+            free_async(a, s.0)?;
+            s.sync()?;
+            let before = get_u64(p.0, CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+            let mut q: CUdeviceptr = 0;
+            expect(
+                "cuMemAllocAsync(1 << 60)",
+                unsafe { cuMemAllocAsync(&mut q, HUGE, s.0) },
+                E_OOM,
+            )?;
+            let after = get_u64(p.0, CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+            ensure!(
+                before >= 32 << 20,
+                "only {before} bytes reserved before the failed allocation"
+            );
+            ensure!(
+                after == before,
+                "reserved {before} before, {after} after the failed allocation"
+            );
+            Ok(())
+        }),
         Case::gpu(820, "no_current_context_invalid_context", |_| {
             // A thread with no current context.
             let r = std::thread::spawn(|| {
