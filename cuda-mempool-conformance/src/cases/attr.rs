@@ -223,8 +223,62 @@ const REUSE: &[(&str, Option<A>, usize, Scenario, Next)] = &[
     ),
 ];
 
-pub fn cases() -> Vec<Case> {
+type AttrCall = unsafe extern "C" fn(CUmemoryPool, A, *mut std::ffi::c_void) -> CUresult;
+
+/// Get and Set share their refusals: (api, call, NULL-value case name, its mode). Docs say
+/// INVALID_VALUE for a NULL value; R580's cuMemPoolSetAttribute dereferences it and crashes
+/// (SIGSEGV), so that case runs in a child and passes iff the child dies by a signal.
+const ATTR_CALLS: &[(u32, AttrCall, &str, Mode)] = &[
+    (828, cuMemPoolGetAttribute, "null_value_invalid_value", Mode::Parallel),
+    (
+        832,
+        cuMemPoolSetAttribute,
+        "null_value_crashes_driver",
+        Mode::ChildCrashes,
+    ),
+];
+
+fn attr_refusals() -> Vec<Case> {
     let mut v = Vec::new();
+    for &(api, call, null_value_case, mode) in ATTR_CALLS {
+        let threshold = A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+        v.push(Case::gpu(api, "null_pool_invalid_value", move |_| {
+            let mut val: u64 = 0;
+            expect(
+                "pool NULL",
+                unsafe { call(std::ptr::null_mut(), threshold, (&mut val as *mut u64).cast()) },
+                E_VALUE,
+            )
+        }));
+        v.push(Case::gpu(api, "unknown_attribute_invalid_value", move |e| {
+            let p = Pool::on_device(e.dev)?;
+            let mut val = [0u64; 2];
+            for a in [0u32, 0x1000] {
+                expect(
+                    &format!("attribute {a}"),
+                    unsafe { call(p.0, A(a), val.as_mut_ptr().cast()) },
+                    E_VALUE,
+                )?;
+            }
+            Ok(())
+        }));
+        v.push(
+            Case::gpu(api, null_value_case, move |e| {
+                let p = Pool::on_device(e.dev)?;
+                expect(
+                    "value NULL",
+                    unsafe { call(p.0, threshold, std::ptr::null_mut()) },
+                    E_VALUE,
+                )
+            })
+            .mode(mode),
+        );
+    }
+    v
+}
+
+pub fn cases() -> Vec<Case> {
+    let mut v = attr_refusals();
     for &(name, a, width) in WIDTHS {
         v.push(Case::gpu(828, format!("{name}_value_width_{width}"), move |e| {
             let p = Pool::on_device(e.dev)?;
@@ -262,15 +316,26 @@ pub fn cases() -> Vec<Case> {
             Ok(())
         }));
     }
-    for (name, a) in [
-        ("reserved_mem_current", A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
-        ("used_mem_current", A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
+    // Writes the driver refuses: read-only attributes, and high-water marks set to anything but 0.
+    for (case, a, value) in [
+        (
+            "reserved_mem_current_read_only",
+            A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+            0u64,
+        ),
+        ("used_mem_current_read_only", A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT, 0),
+        (
+            "reserved_mem_high_nonzero_refused",
+            A::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+            5,
+        ),
+        ("used_mem_high_nonzero_refused", A::CU_MEMPOOL_ATTR_USED_MEM_HIGH, 5),
     ] {
-        v.push(Case::gpu(832, format!("{name}_read_only"), move |e| {
+        v.push(Case::gpu(832, case, move |e| {
             let p = Pool::on_device(e.dev)?;
-            let mut val: u64 = 0;
+            let mut val = value;
             expect(
-                "cuMemPoolSetAttribute(read-only)",
+                &format!("cuMemPoolSetAttribute(attribute {}, {value})", a.0),
                 unsafe { cuMemPoolSetAttribute(p.0, a, (&mut val as *mut u64).cast()) },
                 E_VALUE,
             )
@@ -280,15 +345,6 @@ pub fn cases() -> Vec<Case> {
         ("reserved_mem_high", A::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH),
         ("used_mem_high", A::CU_MEMPOOL_ATTR_USED_MEM_HIGH),
     ] {
-        v.push(Case::gpu(832, format!("{name}_nonzero_refused"), move |e| {
-            let p = Pool::on_device(e.dev)?;
-            let mut val: u64 = 5;
-            expect(
-                "cuMemPoolSetAttribute(high mark = 5)",
-                unsafe { cuMemPoolSetAttribute(p.0, a, (&mut val as *mut u64).cast()) },
-                E_VALUE,
-            )
-        }));
         v.push(Case::gpu(832, format!("{name}_reset_to_current"), move |e| {
             let p = Pool::on_device(e.dev)?;
             set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
@@ -322,40 +378,6 @@ pub fn cases() -> Vec<Case> {
         }));
     }
     v.extend([
-        Case::gpu(828, "null_value_invalid_value", |e| {
-            let p = Pool::on_device(e.dev)?;
-            expect(
-                "cuMemPoolGetAttribute(value NULL)",
-                unsafe { cuMemPoolGetAttribute(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, std::ptr::null_mut()) },
-                E_VALUE,
-            )
-        }),
-        Case::gpu(828, "null_pool_invalid_value", |_| {
-            let mut v: u64 = 0;
-            expect(
-                "cuMemPoolGetAttribute(pool NULL)",
-                unsafe {
-                    cuMemPoolGetAttribute(
-                        std::ptr::null_mut(),
-                        A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                        (&mut v as *mut u64).cast(),
-                    )
-                },
-                E_VALUE,
-            )
-        }),
-        Case::gpu(828, "unknown_attribute_invalid_value", |e| {
-            let p = Pool::on_device(e.dev)?;
-            let mut v = [0u64; 2];
-            for a in [0u32, 0x1000] {
-                expect(
-                    &format!("cuMemPoolGetAttribute(attribute {a})"),
-                    unsafe { cuMemPoolGetAttribute(p.0, A(a), v.as_mut_ptr().cast()) },
-                    E_VALUE,
-                )?;
-            }
-            Ok(())
-        }),
         Case::gpu(828, "used_mem_exact_accounting", |e| {
             let p = Pool::on_device(e.dev)?;
             let s = Stream::new()?;
@@ -438,40 +460,6 @@ pub fn cases() -> Vec<Case> {
             }
             Ok(())
         }),
-        Case::gpu(832, "unknown_attribute_invalid_value", |e| {
-            let p = Pool::on_device(e.dev)?;
-            let mut v = [0u64; 2];
-            expect(
-                "cuMemPoolSetAttribute(attribute 0x1000)",
-                unsafe { cuMemPoolSetAttribute(p.0, A(0x1000), v.as_mut_ptr().cast()) },
-                E_VALUE,
-            )
-        }),
-        Case::gpu(832, "null_pool_invalid_value", |_| {
-            let mut v: u64 = 0;
-            expect(
-                "cuMemPoolSetAttribute(pool NULL)",
-                unsafe {
-                    cuMemPoolSetAttribute(
-                        std::ptr::null_mut(),
-                        A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                        (&mut v as *mut u64).cast(),
-                    )
-                },
-                E_VALUE,
-            )
-        }),
-        // Docs: CUDA_ERROR_INVALID_VALUE. R580 dereferences the NULL value and crashes (SIGSEGV):
-        // run in a child, pass iff it dies by a signal.
-        Case::gpu(832, "null_value_crashes_driver", |e| {
-            let p = Pool::on_device(e.dev)?;
-            expect(
-                "cuMemPoolSetAttribute(value NULL)",
-                unsafe { cuMemPoolSetAttribute(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, std::ptr::null_mut()) },
-                E_VALUE,
-            )
-        })
-        .mode(Mode::ChildCrashes),
         Case::gpu(832, "default_pool_release_threshold_set_and_restored", |e| {
             let d = default_pool(e.dev)?;
             let old = get_u64(d, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)?;

@@ -36,6 +36,17 @@ fn close(fd: i32) {
     }
 }
 
+/// Allocate 4 KiB from `pool`, call cuMemPoolExportPointer into `data`, free; the driver's code.
+fn export_pointer_code(pool: CUmemoryPool, data: *mut CUmemPoolPtrExportData) -> R<CUresult> {
+    let s = Stream::new()?;
+    let a = alloc_from(pool, 4096, s.0)?;
+    s.sync()?;
+    let r = unsafe { cuMemPoolExportPointer(data, a) };
+    free_async(a, s.0)?;
+    s.sync()?;
+    Ok(r)
+}
+
 /// (case, pool maker (true: IPC pool), handle type, flags, expected code) for export refusals.
 const EXPORT_ROWS: &[(&str, bool, HT, u64, CUresult)] = &[
     ("non_ipc_pool_refused", false, POSIX, 0, E_VALUE),
@@ -102,26 +113,22 @@ pub fn cases() -> Vec<Case> {
             // cuda-samples export the pool handle before any pointer; this records what the driver
             // says to a pointer export from an IPC pool whose handle was never exported.
             let p = ipc_pool(e.dev)?;
-            let s = Stream::new()?;
-            let a = alloc_from(p.0, 4096, s.0)?;
-            s.sync()?;
             let mut data = CUmemPoolPtrExportData::default();
-            let r = unsafe { cuMemPoolExportPointer(&mut data, a) };
-            free_async(a, s.0)?;
-            s.sync()?;
-            expect("cuMemPoolExportPointer before the pool was exported", r, E_VALUE)
+            expect(
+                "cuMemPoolExportPointer before the pool was exported",
+                export_pointer_code(p.0, &mut data)?,
+                E_VALUE,
+            )
         })
         .needs(Cap::Ipc),
         Case::gpu(825, "pointer_of_non_ipc_pool_refused", |e| {
             let p = Pool::on_device(e.dev)?;
-            let s = Stream::new()?;
-            let a = alloc_from(p.0, 4096, s.0)?;
-            s.sync()?;
             let mut data = CUmemPoolPtrExportData::default();
-            let r = unsafe { cuMemPoolExportPointer(&mut data, a) };
-            free_async(a, s.0)?;
-            s.sync()?;
-            expect("cuMemPoolExportPointer(non-IPC pool)", r, E_VALUE)
+            expect(
+                "cuMemPoolExportPointer(non-IPC pool)",
+                export_pointer_code(p.0, &mut data)?,
+                E_VALUE,
+            )
         }),
         Case::gpu(825, "cuMemAlloc_pointer_refused", |_| {
             let mut a: CUdeviceptr = 0;
@@ -133,13 +140,11 @@ pub fn cases() -> Vec<Case> {
         }),
         Case::gpu(825, "null_data_out_invalid_value", |e| {
             let p = ipc_pool(e.dev)?;
-            let s = Stream::new()?;
-            let a = alloc_from(p.0, 4096, s.0)?;
-            s.sync()?;
-            let r = unsafe { cuMemPoolExportPointer(std::ptr::null_mut(), a) };
-            free_async(a, s.0)?;
-            s.sync()?;
-            expect("cuMemPoolExportPointer(NULL, ptr)", r, E_VALUE)
+            expect(
+                "cuMemPoolExportPointer(NULL, ptr)",
+                export_pointer_code(p.0, std::ptr::null_mut())?,
+                E_VALUE,
+            )
         })
         .needs(Cap::Ipc),
         Case::gpu(825, "null_pointer_invalid_value", |_| {
