@@ -38,6 +38,8 @@ pub enum Mode {
     /// In a fresh child process, and the driver is known to crash on it: passes iff the child dies
     /// by a signal. The case's name says so.
     ChildCrashes,
+    /// Alone: no other trial runs meanwhile (process-wide counts such as open fds).
+    Exclusive,
 }
 
 pub struct Case {
@@ -93,6 +95,9 @@ pub struct Record {
     pub message: String,
 }
 pub static RECORDS: Mutex<Vec<Record>> = Mutex::new(Vec::new());
+
+/// Every trial holds this for reading; an Exclusive trial holds it for writing.
+static EXCLUSIVE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 thread_local! {
     static SERIAL_JOB: std::cell::RefCell<Option<Box<dyn FnOnce() -> R>>> = const { std::cell::RefCell::new(None) };
@@ -296,6 +301,13 @@ pub fn trials(env: Arc<Env>, cases: Vec<Case>, required: &[Cap], args: &libtest_
                         return Ok(Completion::ignored_with(reason));
                     }
                 }
+                let _shared;
+                let _alone;
+                if c.mode == Mode::Exclusive {
+                    _alone = EXCLUSIVE.write().unwrap_or_else(|p| p.into_inner());
+                } else {
+                    _shared = EXCLUSIVE.read().unwrap_or_else(|p| p.into_inner());
+                }
                 let result = match c.mode {
                     Mode::Child => run_isolated(&trial_name, false),
                     Mode::ChildCrashes => run_isolated(&trial_name, true),
@@ -306,7 +318,7 @@ pub fn trials(env: Arc<Env>, cases: Vec<Case>, required: &[Cap], args: &libtest_
                             body(&env)
                         })
                     }
-                    Mode::Parallel => {
+                    Mode::Parallel | Mode::Exclusive => {
                         env.bind();
                         (c.body)(&env)
                     }

@@ -9,6 +9,7 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 pub mod cases;
+pub mod channel;
 pub mod driver;
 pub mod harness;
 pub mod probe;

@@ -16,6 +16,17 @@ fn child(role: &str) -> ExitCode {
     let code = match role {
         "uninit" => cases::uninit::child_main(false),
         "nodevice" => cases::uninit::child_main(true),
+        "ipc-import" | "ipc-rules" => {
+            let env = Env {
+                m: probe::probe(),
+                dev: 0,
+            };
+            if role == "ipc-import" {
+                cases::xproc::import_main(&env)
+            } else {
+                cases::xproc::rules_main(&env)
+            }
+        }
         _ => match role.strip_prefix("case:") {
             Some(trial) => {
                 let env = Env {

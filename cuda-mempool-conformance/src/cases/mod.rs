@@ -6,6 +6,7 @@ pub mod attr;
 pub mod ipc;
 pub mod pool;
 pub mod uninit;
+pub mod xproc;
 
 use crate::harness::{Case, Mode};
 
@@ -42,6 +43,7 @@ pub fn all() -> Vec<Case> {
     v.extend(ipc::cases());
     v.extend(access::cases());
     v.extend(attr::cases());
+    v.extend(xproc::cases());
     for c in &mut v {
         if c.mode == Mode::Parallel && MEMORY_SENSITIVE.contains(&c.name.as_str()) {
             c.mode = Mode::Serial;

@@ -1,0 +1,753 @@
+//! IPC across processes (825, 826, 829, 830 and the rules of imported pools). The exporter is the
+//! test thread; each importer is this binary re-executed in the `ipc-import` or `ipc-rules` role,
+//! reached over a `channel::Peer` (SCM_RIGHTS for the pool's fd, JSON for export data and the IPC
+//! event handle). Every wait is bounded; a child that dies or hangs fails the trial with its stderr
+//! and is reaped.
+//!
+//! Test-only fault switch: CONFORMANCE_IPC_FAULT=die:STEP or hang:STEP makes the importer abort or
+//! hang at STEP (start, import, verify, write, free); the `fault_*` trials use it.
+
+use crate::channel::{fd_diff, fd_table, hex, open_fds, unhex, Peer};
+use crate::driver::*;
+use crate::ensure;
+use crate::harness::{Case, Env, Mode, Shared};
+use crate::probe::Cap;
+use cuda_mempool_sys::*;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::time::Duration;
+use std::time::Instant;
+
+const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
+const POSIX: CUmemAllocationHandleType = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+pub const FAULT_ENV: &str = "CONFORMANCE_IPC_FAULT";
+
+/// Position-dependent bytes, so a shifted or partial copy cannot pass.
+fn pattern(seed: u8, n: usize) -> Vec<u8> {
+    (0..n)
+        .map(|i| ((i as u32).wrapping_mul(2654435761) >> 24) as u8 ^ seed)
+        .collect()
+}
+
+fn check_pattern(what: &str, got: &[u8], seed: u8) -> R {
+    let want = pattern(seed, got.len());
+    match got.iter().zip(&want).position(|(a, b)| a != b) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "{what}: byte {i} of {} is {:#04x}, expected {:#04x}",
+            got.len(),
+            got[i],
+            want[i]
+        )),
+    }
+}
+
+fn export_pool(pool: CUmemoryPool) -> R<OwnedFd> {
+    let mut fd: i32 = -1;
+    ok("cuMemPoolExportToShareableHandle", unsafe {
+        cuMemPoolExportToShareableHandle((&mut fd as *mut i32).cast(), pool, POSIX, 0)
+    })?;
+    ensure!(fd >= 0, "export returned fd {fd}");
+    // SAFETY: the driver handed us this fd to own.
+    Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) })
+}
+
+fn ipc_pool(dev: CUdevice) -> R<Pool> {
+    let mut props = device_props(dev);
+    props.handleTypes = POSIX;
+    Pool::create(&props)
+}
+
+fn export_ptr(p: CUdeviceptr) -> R<CUmemPoolPtrExportData> {
+    let mut d = CUmemPoolPtrExportData::default();
+    ok("cuMemPoolExportPointer", unsafe { cuMemPoolExportPointer(&mut d, p) })?;
+    Ok(d)
+}
+
+fn data_from_hex(s: &Value) -> R<CUmemPoolPtrExportData> {
+    let b = unhex(s.as_str().ok_or("export data is not a string")?)?;
+    let mut d = CUmemPoolPtrExportData::default();
+    ensure!(b.len() == d.reserved.len(), "export data has {} bytes", b.len());
+    d.reserved.copy_from_slice(&b);
+    Ok(d)
+}
+
+fn event_handle_bytes(h: &CUipcEventHandle) -> Vec<u8> {
+    h.reserved.iter().map(|&c| c as u8).collect()
+}
+
+/// One exported pool in the parent: its allocations, their seeds and export data.
+struct Exported {
+    /// Held so the pool is destroyed (after its allocations are freed) when this is dropped.
+    _pool: Pool,
+    fd: Option<OwnedFd>,
+    ptrs: Vec<(CUdeviceptr, usize, u8)>,
+}
+
+impl Drop for Exported {
+    /// Free whatever is still allocated (a failed round trip returns early): a pool destroyed with
+    /// live allocations keeps its resources, an open /dev/nvidiactl among them, until they are freed.
+    fn drop(&mut self) {
+        // Work still queued on the exporter's (non-blocking) stream must finish first.
+        let _ = unsafe { cuCtxSynchronize() };
+        for &(p, _, _) in &self.ptrs {
+            let _ = unsafe { cuMemFreeAsync(p, CU_STREAM_LEGACY) };
+        }
+        let _ = unsafe { cuStreamSynchronize(CU_STREAM_LEGACY) };
+    }
+}
+
+/// The driver opens a per-process shared-memory file (/dev/shm/cuda.shm.*) at the first IPC event
+/// handle and keeps it: create one before a leak check takes its first snapshot.
+fn warm_up_ipc_events() -> R {
+    static DONE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        let ev = Event::new(CUevent_flags::CU_EVENT_INTERPROCESS.0)?;
+        let mut h = CUipcEventHandle::default();
+        ok("cuIpcGetEventHandle", unsafe { cuIpcGetEventHandle(&mut h, ev.0) })
+    })
+    .clone()
+}
+
+/// What a round trip should do.
+pub struct Spec {
+    /// Per pool, the sizes of its allocations.
+    pub pools: Vec<Vec<usize>>,
+    pub importers: usize,
+    /// Passed to the importers as CONFORMANCE_IPC_FAULT.
+    pub fault: Option<&'static str>,
+    /// Bound on each wait for an importer.
+    pub timeout: Duration,
+}
+
+impl Spec {
+    fn new(pools: Vec<Vec<usize>>, importers: usize) -> Spec {
+        Spec {
+            pools,
+            importers,
+            fault: None,
+            timeout: crate::channel::RECV_TIMEOUT,
+        }
+    }
+}
+
+/// Exporter side of the round trip. Returns a one-line summary (bytes, time).
+pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
+    let start = Instant::now();
+    let s = Stream::new()?;
+    let mut exported = Vec::new();
+    for (pi, sizes) in spec.pools.iter().enumerate() {
+        let pool = ipc_pool(env.dev)?;
+        let fd = export_pool(pool.0)?;
+        let mut ptrs = Vec::new();
+        for (ai, &n) in sizes.iter().enumerate() {
+            let seed = (pi * 16 + ai) as u8 ^ 0x3c;
+            let p = alloc_from(pool.0, n, s.0)?;
+            let host = pattern(seed, n);
+            ok("cuMemcpyHtoDAsync", unsafe {
+                cuMemcpyHtoDAsync_v2(p, host.as_ptr().cast(), n, s.0)
+            })?;
+            ptrs.push((p, n, seed));
+        }
+        exported.push(Exported {
+            _pool: pool,
+            fd: Some(fd),
+            ptrs,
+        });
+    }
+    let ev = Event::new(CUevent_flags::CU_EVENT_INTERPROCESS.0)?;
+    ev.record(s.0)?;
+    let mut evh = CUipcEventHandle::default();
+    ok("cuIpcGetEventHandle", unsafe { cuIpcGetEventHandle(&mut evh, ev.0) })?;
+    let mut meta = Vec::new();
+    for e in &exported {
+        let data: Vec<Value> = e
+            .ptrs
+            .iter()
+            .map(|&(p, _, _)| export_ptr(p).map(|d| json!(hex(&d.reserved))))
+            .collect::<R<_>>()?;
+        let sizes: Vec<usize> = e.ptrs.iter().map(|x| x.1).collect();
+        let seeds: Vec<u8> = e.ptrs.iter().map(|x| x.2).collect();
+        meta.push(json!({"sizes": sizes, "seeds": seeds, "data": data}));
+    }
+    let envs: Vec<(&str, &str)> = spec.fault.map(|f| vec![(FAULT_ENV, f)]).unwrap_or_default();
+    let mut peers = Vec::new();
+    for _ in 0..spec.importers {
+        peers.push(Peer::spawn("ipc-import", &envs, spec.timeout)?);
+    }
+    let talk = |peers: &mut Vec<Peer>| -> R<Vec<Value>> {
+        for p in peers.iter() {
+            for (i, e) in exported.iter().enumerate() {
+                p.chan
+                    .send(&json!({"op": "pool", "index": i}), e.fd.as_ref().map(|f| f.as_raw_fd()))?;
+            }
+            p.chan.send(
+                &json!({"op": "go", "pools": meta, "event": hex(&event_handle_bytes(&evh))}),
+                None,
+            )?;
+        }
+        for p in peers.iter() {
+            expect_op(&p.chan.recv()?.0, "verified")?;
+        }
+        for (i, p) in peers.iter().enumerate() {
+            p.chan
+                .send(&json!({"op": if i == 0 { "write" } else { "skip" }}), None)?;
+            expect_op(&p.chan.recv()?.0, "written")?;
+        }
+        let mut done = Vec::new();
+        for p in peers.iter() {
+            p.chan.send(&json!({"op": "free"}), None)?;
+            done.push(p.chan.recv()?.0);
+        }
+        Ok(done)
+    };
+    let done = match talk(&mut peers) {
+        Ok(d) => d,
+        Err(e) => {
+            // Report the first importer whose death explains the failure, reap them all.
+            let mut msgs = Vec::new();
+            for p in peers.drain(..) {
+                msgs.push(p.fail(e.clone()));
+            }
+            return Err(msgs.into_iter().next().unwrap_or(e));
+        }
+    };
+    for p in peers.drain(..) {
+        p.finish()?;
+    }
+    for (i, d) in done.iter().enumerate() {
+        expect_op(d, "done")?;
+        let (a, b) = (d["fds_start"].as_u64(), d["fds_end"].as_u64());
+        ensure!(
+            a == b,
+            "importer {i} leaked fds: {a:?} open after init, {b:?} at the end"
+        );
+    }
+    // Importers freed first; now the exporter checks importer 0's writes, then frees.
+    let mut bytes = 0usize;
+    for e in &exported {
+        for &(p, n, seed) in &e.ptrs {
+            let mut host = vec![0u8; n];
+            ok("cuMemcpyDtoHAsync", unsafe {
+                cuMemcpyDtoHAsync_v2(host.as_mut_ptr().cast(), p, n, s.0)
+            })?;
+            s.sync()?;
+            check_pattern("exporter reading the importer's writes", &host, seed ^ 0xa5)?;
+            bytes += n;
+        }
+    }
+    // Dropping frees every allocation (after the importers freed theirs), then destroys the pools.
+    drop(exported);
+    Ok(format!(
+        "{} pool(s), {} allocation(s), {bytes} bytes, {} importer(s): {:.1} ms",
+        spec.pools.len(),
+        spec.pools.iter().map(Vec::len).sum::<usize>(),
+        spec.importers,
+        start.elapsed().as_secs_f64() * 1e3
+    ))
+}
+
+fn expect_op(m: &Value, op: &str) -> R {
+    ensure!(m["op"] == op, "expected message {op:?}, got {m}");
+    Ok(())
+}
+
+fn fault_at(step: &str) {
+    let Ok(f) = std::env::var(FAULT_ENV) else { return };
+    match f.split_once(':') {
+        Some(("die", s)) if s == step => {
+            eprintln!("importer: fault injected, aborting at step {step}");
+            std::process::abort();
+        }
+        Some(("hang", s)) if s == step => {
+            eprintln!("importer: fault injected, hanging at step {step}");
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+        _ => {}
+    }
+}
+
+/// Child role `ipc-import`.
+pub fn import_main(env: &Env) -> i32 {
+    let chan = match crate::channel::Channel::from_inherited() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("importer: {e}");
+            return 1;
+        }
+    };
+    let r = importer(env, &chan);
+    if let Err(e) = &r {
+        eprintln!("importer: {e}");
+        let _ = chan.send(&json!({"error": e}), None);
+    }
+    i32::from(r.is_err())
+}
+
+fn importer(env: &Env, chan: &crate::channel::Channel) -> R {
+    env.bind();
+    fault_at("start");
+    let s = Stream::new()?;
+    let fds_start = open_fds();
+    let mut pools = Vec::new();
+    let go = loop {
+        let (m, fd) = chan.recv()?;
+        match m["op"].as_str() {
+            Some("pool") => {
+                let fd = fd.ok_or("pool message without an fd")?;
+                fault_at("import");
+                let mut p = std::ptr::null_mut();
+                let r =
+                    unsafe { cuMemPoolImportFromShareableHandle(&mut p, fd.as_raw_fd() as usize as *mut _, POSIX, 0) };
+                drop(fd);
+                ok("cuMemPoolImportFromShareableHandle", r)?;
+                pools.push(Pool(p));
+            }
+            Some("go") => break m,
+            _ => return Err(format!("unexpected message {m}")),
+        }
+    };
+    let evh_bytes = unhex(go["event"].as_str().ok_or("no event")?)?;
+    let mut evh = CUipcEventHandle::default();
+    for (d, b) in evh.reserved.iter_mut().zip(&evh_bytes) {
+        *d = *b as _;
+    }
+    let mut ev = std::ptr::null_mut();
+    ok("cuIpcOpenEventHandle", unsafe { cuIpcOpenEventHandle(&mut ev, evh) })?;
+    let ev = Event(ev);
+    ok("cuStreamWaitEvent", unsafe { cuStreamWaitEvent(s.0, ev.0, 0) })?;
+    let mut bufs = Vec::new();
+    for (pool, meta) in pools.iter().zip(go["pools"].as_array().ok_or("no pools")?) {
+        let sizes = meta["sizes"].as_array().ok_or("no sizes")?;
+        for (i, d) in meta["data"].as_array().ok_or("no data")?.iter().enumerate() {
+            let mut data = data_from_hex(d)?;
+            let mut p: CUdeviceptr = 0;
+            ok("cuMemPoolImportPointer", unsafe {
+                cuMemPoolImportPointer(&mut p, pool.0, &mut data)
+            })?;
+            let n = sizes[i].as_u64().ok_or("bad size")? as usize;
+            let seed = meta["seeds"][i].as_u64().ok_or("bad seed")? as u8;
+            bufs.push((p, n, seed));
+        }
+    }
+    fault_at("verify");
+    for &(p, n, seed) in &bufs {
+        let mut host = vec![0u8; n];
+        ok("cuMemcpyDtoHAsync", unsafe {
+            cuMemcpyDtoHAsync_v2(host.as_mut_ptr().cast(), p, n, s.0)
+        })?;
+        s.sync()?;
+        check_pattern("importer reading the exporter's pattern", &host, seed)?;
+    }
+    chan.send(&json!({"op": "verified"}), None)?;
+    let (m, _) = chan.recv()?;
+    if m["op"] == "write" {
+        fault_at("write");
+        for &(p, n, seed) in &bufs {
+            let host = pattern(seed ^ 0xa5, n);
+            ok("cuMemcpyHtoDAsync", unsafe {
+                cuMemcpyHtoDAsync_v2(p, host.as_ptr().cast(), n, s.0)
+            })?;
+            s.sync()?;
+        }
+    }
+    chan.send(&json!({"op": "written"}), None)?;
+    expect_op(&chan.recv()?.0, "free")?;
+    fault_at("free");
+    for &(p, _, _) in &bufs {
+        free_async(p, s.0)?;
+    }
+    s.sync()?;
+    drop(ev);
+    drop(pools);
+    drop(s);
+    chan.send(
+        &json!({"op": "done", "fds_start": fds_start, "fds_end": open_fds()}),
+        None,
+    )?;
+    Ok(())
+}
+
+/// Child role `ipc-rules`: import the pool and ask the driver what an imported pool allows.
+/// Answers: name -> code (and, for queries, the value).
+pub fn rules_main(env: &Env) -> i32 {
+    let chan = match crate::channel::Channel::from_inherited() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("rules: {e}");
+            return 1;
+        }
+    };
+    match rules(env, &chan) {
+        Ok(v) => i32::from(chan.send(&v, None).is_err()),
+        Err(e) => {
+            eprintln!("rules: {e}");
+            let _ = chan.send(&json!({"error": e}), None);
+            1
+        }
+    }
+}
+
+fn rules(env: &Env, chan: &crate::channel::Channel) -> R<Value> {
+    env.bind();
+    let (m, fd) = chan.recv()?;
+    let fd = fd.ok_or("no fd")?;
+    let out = std::cell::RefCell::new(BTreeMap::new());
+    let put = |k: &str, r: CUresult| {
+        out.borrow_mut().insert(k.to_string(), json!(r.0));
+    };
+    let mut pool = std::ptr::null_mut();
+    ok("import", unsafe {
+        cuMemPoolImportFromShareableHandle(&mut pool, fd.as_raw_fd() as usize as *mut _, POSIX, 0)
+    })?;
+    let pool = Pool(pool);
+    // The same fd imported again.
+    let mut again = std::ptr::null_mut();
+    let r = import_pool_into(&fd, &mut again);
+    put("import_twice", r);
+    out.borrow_mut().insert(
+        "import_twice_same_handle".into(),
+        json!(r == SUCCESS && again == pool.0),
+    );
+    if r == SUCCESS && again != pool.0 {
+        let _ = unsafe { cuMemPoolDestroy(again) };
+    }
+    drop(fd);
+    let s = Stream::new()?;
+    let mut p: CUdeviceptr = 0;
+    let r = unsafe { cuMemAllocFromPoolAsync(&mut p, 4096, pool.0, s.0) };
+    put("alloc_from_imported", r);
+    if r == SUCCESS {
+        let _ = unsafe { cuMemFreeAsync(p, s.0) };
+    }
+    let mut v: u64 = 0;
+    put("get_release_threshold", unsafe {
+        cuMemPoolGetAttribute(
+            pool.0,
+            CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut v as *mut u64).cast(),
+        )
+    });
+    let mut used: u64 = 0;
+    put("get_used_mem_current", unsafe {
+        cuMemPoolGetAttribute(
+            pool.0,
+            CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+            (&mut used as *mut u64).cast(),
+        )
+    });
+    let mut t: u64 = 1 << 20;
+    put("set_release_threshold", unsafe {
+        cuMemPoolSetAttribute(
+            pool.0,
+            CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut t as *mut u64).cast(),
+        )
+    });
+    put("trim", unsafe { cuMemPoolTrimTo(pool.0, 0) });
+    let r = unsafe { cuDeviceSetMemPool(env.dev, pool.0) };
+    put("set_current", r);
+    if r == SUCCESS {
+        let _ = unsafe { cuDeviceSetMemPool(env.dev, default_pool(env.dev)?) };
+    }
+    let mut flags = CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    let mut loc = mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, env.dev);
+    put("get_access_own_device", unsafe {
+        cuMemPoolGetAccess(&mut flags, pool.0, &mut loc)
+    });
+    out.borrow_mut()
+        .insert("get_access_own_device_flags".into(), json!(flags.0));
+    let d = CUmemAccessDesc {
+        location: loc,
+        flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
+    put("set_access_own_device", unsafe { cuMemPoolSetAccess(pool.0, &d, 1) });
+    let mut h: i32 = -1;
+    let r = unsafe { cuMemPoolExportToShareableHandle((&mut h as *mut i32).cast(), pool.0, POSIX, 0) };
+    put("export_imported", r);
+    if h >= 0 {
+        drop(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(h) });
+    }
+    // Export data: genuine, garbage, and another pool's.
+    let data = m["data"].as_array().ok_or("no data")?;
+    let mut good = data_from_hex(&data[0])?;
+    let mut q: CUdeviceptr = 0;
+    let r = unsafe { cuMemPoolImportPointer(&mut q, pool.0, &mut good) };
+    put("import_pointer", r);
+    let mut q2: CUdeviceptr = 0;
+    let r2 = unsafe { cuMemPoolImportPointer(&mut q2, pool.0, &mut good) };
+    put("import_pointer_twice", r2);
+    out.borrow_mut().insert(
+        "import_pointer_twice_same_address".into(),
+        json!(r2 == SUCCESS && q2 == q),
+    );
+    let mut garbage = CUmemPoolPtrExportData::default();
+    for (i, b) in garbage.reserved.iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(37) ^ 0x5a;
+    }
+    let mut q3: CUdeviceptr = 0;
+    put("import_pointer_garbage", unsafe {
+        cuMemPoolImportPointer(&mut q3, pool.0, &mut garbage)
+    });
+    let mut foreign = data_from_hex(&m["foreign"])?;
+    let mut q4: CUdeviceptr = 0;
+    put("import_pointer_foreign", unsafe {
+        cuMemPoolImportPointer(&mut q4, pool.0, &mut foreign)
+    });
+    if r2 == SUCCESS && q2 != q {
+        let _ = unsafe { cuMemFreeAsync(q2, s.0) };
+    }
+    if r == SUCCESS {
+        put("free_imported_pointer", unsafe { cuMemFreeAsync(q, s.0) });
+    }
+    s.sync()?;
+    put("destroy_imported", unsafe { cuMemPoolDestroy(pool.take()) });
+    Ok(json!(out.into_inner()))
+}
+
+fn import_pool_into(fd: &OwnedFd, out: &mut CUmemoryPool) -> CUresult {
+    unsafe { cuMemPoolImportFromShareableHandle(out, fd.as_raw_fd() as usize as *mut _, POSIX, 0) }
+}
+
+static RULES: Shared<Value> = Shared::new();
+
+/// Run the `ipc-rules` child once (shared by the rule trials).
+fn rules_answers(env: &Env) -> R<&'static Value> {
+    RULES.get(|| {
+        let a = ipc_pool(env.dev)?;
+        let b = ipc_pool(env.dev)?;
+        let fd_b = export_pool(b.0)?;
+        drop(fd_b);
+        let s = Stream::new()?;
+        let pa = alloc_from(a.0, 1 << 20, s.0)?;
+        let pb = alloc_from(b.0, 1 << 20, s.0)?;
+        s.sync()?;
+        let fd = export_pool(a.0)?;
+        let msg =
+            json!({"op": "rules", "data": [hex(&export_ptr(pa)?.reserved)], "foreign": hex(&export_ptr(pb)?.reserved)});
+        let peer = Peer::spawn("ipc-rules", &[], crate::channel::RECV_TIMEOUT)?;
+        let answer = peer
+            .chan
+            .send(&msg, Some(fd.as_raw_fd()))
+            .and_then(|_| peer.chan.recv());
+        drop(fd);
+        let answer = match answer {
+            Ok((v, _)) => v,
+            Err(e) => return Err(peer.fail(e)),
+        };
+        peer.finish()?;
+        free_async(pa, s.0)?;
+        free_async(pb, s.0)?;
+        s.sync()?;
+        Ok(answer)
+    })
+}
+
+/// (api, case, answer key, expected code) for the imported-pool rules.
+const RULES_TABLE: &[(u32, &str, &str, CUresult)] = &[
+    (821, "imported_pool_alloc_refused", "alloc_from_imported", E_VALUE),
+    // R580: an imported pool answers no attribute query (INVALID_VALUE), not even read-only ones.
+    (
+        828,
+        "imported_pool_get_release_threshold_refused",
+        "get_release_threshold",
+        E_VALUE,
+    ),
+    (
+        828,
+        "imported_pool_get_used_mem_refused",
+        "get_used_mem_current",
+        E_VALUE,
+    ),
+    (
+        832,
+        "imported_pool_set_release_threshold_refused",
+        "set_release_threshold",
+        E_VALUE,
+    ),
+    (833, "imported_pool_trim_refused", "trim", E_VALUE),
+    (820, "imported_pool_cannot_become_current", "set_current", E_VALUE),
+    (827, "imported_pool_get_access", "get_access_own_device", SUCCESS),
+    (
+        831,
+        "imported_pool_set_access_own_device",
+        "set_access_own_device",
+        SUCCESS,
+    ),
+    (826, "imported_pool_export_refused", "export_imported", E_VALUE),
+    (829, "import_same_fd_twice", "import_twice", SUCCESS),
+    (830, "import_pointer", "import_pointer", SUCCESS),
+    (830, "import_same_pointer_twice", "import_pointer_twice", SUCCESS),
+    (830, "garbage_export_data_refused", "import_pointer_garbage", E_VALUE),
+    (830, "foreign_export_data_refused", "import_pointer_foreign", E_VALUE),
+    (822, "free_imported_pointer", "free_imported_pointer", SUCCESS),
+    (824, "destroy_imported_pool", "destroy_imported", SUCCESS),
+];
+
+/// (api, case, answer key, expected value; booleans as 0/1) for what an importer observes beyond
+/// return codes.
+const RULE_VALUES: &[(u32, &str, &str, i64)] = &[
+    (
+        829,
+        "import_same_fd_twice_gives_same_pool",
+        "import_twice_same_handle",
+        1,
+    ),
+    (
+        830,
+        "import_same_pointer_twice_gives_same_address",
+        "import_pointer_twice_same_address",
+        1,
+    ),
+    (
+        827,
+        "imported_pool_own_device_read_write",
+        "get_access_own_device_flags",
+        3,
+    ),
+];
+
+const KIB: usize = 1 << 10;
+const MIB: usize = 1 << 20;
+
+/// (api, case, spec) round trips.
+fn round_trips() -> Vec<(u32, &'static str, Spec)> {
+    vec![
+        (
+            830,
+            "round_trip_sizes_1_byte_to_256_mib",
+            Spec::new(vec![vec![1, 3, 4 * KIB, MIB + 7, 64 * MIB, 256 * MIB]], 1),
+        ),
+        (830, "round_trip_64_allocations", Spec::new(vec![vec![64 * KIB; 64]], 1)),
+        (
+            829,
+            "round_trip_three_pools",
+            Spec::new(vec![vec![MIB], vec![2 * MIB, 3], vec![5 * MIB]], 1),
+        ),
+        (
+            829,
+            "round_trip_two_importers_at_once",
+            Spec::new(vec![vec![MIB, 17 * MIB]], 2),
+        ),
+    ]
+}
+
+const FAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// (case, fault, what the failure message must mention).
+const FAULTS: &[(&str, &str, &str)] = &[
+    (
+        "fault_importer_dies_at_import_fails_trial",
+        "die:import",
+        "fault injected, aborting at step import",
+    ),
+    (
+        "fault_importer_dies_at_verify_fails_trial",
+        "die:verify",
+        "fault injected, aborting at step verify",
+    ),
+    (
+        "fault_importer_hangs_at_write_fails_trial",
+        "hang:write",
+        "fault injected, hanging at step write",
+    ),
+];
+
+pub fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for (api, name, spec) in round_trips() {
+        v.push(
+            Case::gpu(api, name, move |e| {
+                let summary = round_trip(e, &spec)?;
+                println!("note: {name}: {summary}");
+                Ok(())
+            })
+            .needs(Cap::Ipc),
+        );
+    }
+    v.push(
+        Case::gpu(826, "exporter_leaks_no_fd", |e| {
+            warm_up_ipc_events()?;
+            let before = fd_table();
+            round_trip(e, &Spec::new(vec![vec![MIB], vec![MIB]], 2))?;
+            let after = fd_table();
+            ensure!(
+                before == after,
+                "fds differ after the round trip: {}",
+                fd_diff(&before, &after)
+            );
+            Ok(())
+        })
+        .needs(Cap::Ipc)
+        .mode(Mode::Exclusive),
+    );
+    for &(name, fault, mention) in FAULTS {
+        v.push(
+            Case::gpu(829, name, move |e| {
+                warm_up_ipc_events()?;
+                let before = fd_table();
+                let t = Instant::now();
+                // Short waits: a hung importer must fail the trial in seconds.
+                let spec = Spec {
+                    fault: Some(fault),
+                    timeout: FAULT_TIMEOUT,
+                    ..Spec::new(vec![vec![MIB]], 1)
+                };
+                let r = round_trip(e, &spec);
+                let secs = t.elapsed().as_secs_f64();
+                let after = fd_table();
+                let msg = match r {
+                    Ok(_) => {
+                        return Err(format!(
+                            "round trip succeeded although the importer was told to {fault}"
+                        ))
+                    }
+                    Err(m) => m,
+                };
+                ensure!(
+                    msg.contains(mention),
+                    "failure message does not carry the importer's stderr: {msg}"
+                );
+                ensure!(t.elapsed() < 3 * FAULT_TIMEOUT, "took {secs:.1} s to fail");
+                ensure!(
+                    before == after,
+                    "fds differ after the failed round trip: {}",
+                    fd_diff(&before, &after)
+                );
+                println!("note: {name}: failed as it must in {secs:.1} s");
+                Ok(())
+            })
+            .needs(Cap::Ipc)
+            .mode(Mode::Exclusive),
+        );
+    }
+    for &(api, name, key, want) in RULES_TABLE {
+        v.push(
+            Case::gpu(api, name, move |e| {
+                let a = rules_answers(e)?;
+                let got = a[key]
+                    .as_u64()
+                    .ok_or_else(|| format!("importer gave no answer for {key}: {a}"))?;
+                expect(key, CUresult(got as u32), want)
+            })
+            .needs(Cap::Ipc),
+        );
+    }
+    for &(api, name, key, want) in RULE_VALUES {
+        v.push(
+            Case::gpu(api, name, move |e| {
+                let a = rules_answers(e)?;
+                let got = a[key].as_i64().or_else(|| a[key].as_bool().map(i64::from));
+                ensure!(
+                    got == Some(want),
+                    "{key}: importer observed {}, expected {want}",
+                    a[key]
+                );
+                Ok(())
+            })
+            .needs(Cap::Ipc),
+        );
+    }
+    v
+}
