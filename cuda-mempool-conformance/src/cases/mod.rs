@@ -4,6 +4,7 @@ pub mod access;
 pub mod alloc;
 pub mod attr;
 pub mod ipc;
+pub mod peer;
 pub mod pool;
 pub mod uninit;
 pub mod xproc;
@@ -44,6 +45,7 @@ pub fn all() -> Vec<Case> {
     v.extend(access::cases());
     v.extend(attr::cases());
     v.extend(xproc::cases());
+    v.extend(peer::cases());
     for c in &mut v {
         if c.mode == Mode::Parallel && MEMORY_SENSITIVE.contains(&c.name.as_str()) {
             c.mode = Mode::Serial;

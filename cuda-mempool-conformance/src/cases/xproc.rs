@@ -502,6 +502,26 @@ fn rules(env: &Env, chan: &crate::channel::Channel) -> R<Value> {
         put("free_imported_pointer", unsafe { cuMemFreeAsync(q, s.0) });
     }
     s.sync()?;
+    // Peer access: what the exporter granted does not come along; the importer grants its own.
+    if let Some(b) = m["peer"].as_i64() {
+        let b = b as CUdevice;
+        let mut loc_b = mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, b);
+        let mut fb = CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_NONE;
+        put("peer_get_access_before", unsafe {
+            cuMemPoolGetAccess(&mut fb, pool.0, &mut loc_b)
+        });
+        out.borrow_mut().insert("peer_access_before".into(), json!(fb.0));
+        let db = CUmemAccessDesc {
+            location: loc_b,
+            flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        put("peer_set_access", unsafe { cuMemPoolSetAccess(pool.0, &db, 1) });
+        let mut fa = CUmemAccessDesc::default().flags;
+        put("peer_get_access_after", unsafe {
+            cuMemPoolGetAccess(&mut fa, pool.0, &mut loc_b)
+        });
+        out.borrow_mut().insert("peer_access_after".into(), json!(fa.0));
+    }
     put("destroy_imported", unsafe { cuMemPoolDestroy(pool.take()) });
     Ok(json!(out.into_inner()))
 }
@@ -523,9 +543,22 @@ fn rules_answers(env: &Env) -> R<&'static Value> {
         let pa = alloc_from(a.0, 1 << 20, s.0)?;
         let pb = alloc_from(b.0, 1 << 20, s.0)?;
         s.sync()?;
+        // With a peer-capable pair, the exporter grants the peer device access before exporting.
+        let peer_dev = match env.m.has(Cap::Peer) {
+            Ok(()) => {
+                let b = super::peer::peer_of_0(env)?;
+                let d = CUmemAccessDesc {
+                    location: mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, b),
+                    flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                };
+                ok("exporter grants the peer", unsafe { cuMemPoolSetAccess(a.0, &d, 1) })?;
+                Some(b)
+            }
+            Err(_) => None,
+        };
         let fd = export_pool(a.0)?;
-        let msg =
-            json!({"op": "rules", "data": [hex(&export_ptr(pa)?.reserved)], "foreign": hex(&export_ptr(pb)?.reserved)});
+        let msg = json!({"op": "rules", "data": [hex(&export_ptr(pa)?.reserved)],
+                         "foreign": hex(&export_ptr(pb)?.reserved), "peer": peer_dev});
         let peer = Peer::spawn("ipc-rules", &[], crate::channel::RECV_TIMEOUT)?;
         let answer = peer
             .chan
@@ -587,25 +620,15 @@ const RULES_TABLE: &[(u32, &str, &str, CUresult)] = &[
 
 /// (api, case, answer key, expected value; booleans as 0/1) for what an importer observes beyond
 /// return codes.
-const RULE_VALUES: &[(u32, &str, &str, i64)] = &[
-    (
-        829,
-        "import_same_fd_twice_gives_same_pool",
-        "import_twice_same_handle",
-        1,
-    ),
-    (
-        830,
-        "import_same_pointer_twice_gives_same_address",
-        "import_pointer_twice_same_address",
-        1,
-    ),
-    (
-        827,
-        "imported_pool_own_device_read_write",
-        "get_access_own_device_flags",
-        3,
-    ),
+/// The last column: the row needs a peer-capable device pair.
+#[rustfmt::skip]
+const RULE_VALUES: &[(u32, &str, &str, i64, bool)] = &[
+    (829, "import_same_fd_twice_gives_same_pool", "import_twice_same_handle", 1, false),
+    (830, "import_same_pointer_twice_gives_same_address", "import_pointer_twice_same_address", 1, false),
+    (827, "imported_pool_own_device_read_write", "get_access_own_device_flags", 3, false),
+    (827, "imported_pool_exporter_peer_grant_does_not_carry_over", "peer_access_before", 0, true),
+    (831, "imported_pool_importer_grants_peer_itself", "peer_set_access", 0, true),
+    (827, "imported_pool_peer_read_write_after_importer_grant", "peer_access_after", 3, true),
 ];
 
 const KIB: usize = 1 << 10;
@@ -734,20 +757,22 @@ pub fn cases() -> Vec<Case> {
             .needs(Cap::Ipc),
         );
     }
-    for &(api, name, key, want) in RULE_VALUES {
-        v.push(
-            Case::gpu(api, name, move |e| {
-                let a = rules_answers(e)?;
-                let got = a[key].as_i64().or_else(|| a[key].as_bool().map(i64::from));
-                ensure!(
-                    got == Some(want),
-                    "{key}: importer observed {}, expected {want}",
-                    a[key]
-                );
-                Ok(())
-            })
-            .needs(Cap::Ipc),
-        );
+    for &(api, name, key, want, needs_peer) in RULE_VALUES {
+        let mut case = Case::gpu(api, name, move |e| {
+            let a = rules_answers(e)?;
+            let got = a[key].as_i64().or_else(|| a[key].as_bool().map(i64::from));
+            ensure!(
+                got == Some(want),
+                "{key}: importer observed {}, expected {want}",
+                a[key]
+            );
+            Ok(())
+        })
+        .needs(Cap::Ipc);
+        if needs_peer {
+            case = case.needs(Cap::Peer);
+        }
+        v.push(case);
     }
     v
 }

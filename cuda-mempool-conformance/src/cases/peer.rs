@@ -1,0 +1,308 @@
+//! Peer access on two devices (827, 831, and cross-device use of 820–822). The pair is taken from
+//! the probe's peer matrix: device 0 and the first device it and which can access each other. Pool
+//! memory lives on device A (0); device B works through its own primary context and streams.
+
+use crate::driver::*;
+use crate::ensure;
+use crate::harness::{Case, Env, Mode};
+use crate::probe::Cap;
+use cuda_mempool_sys::CUmemAccess_flags_enum as F;
+use cuda_mempool_sys::CUmemLocationType_enum as LT;
+use cuda_mempool_sys::*;
+
+/// Device B: the first device that device 0 and which can access each other.
+pub fn peer_of_0(e: &Env) -> R<CUdevice> {
+    (1..e.m.peer.len())
+        .find(|&j| e.m.peer[0][j] && e.m.peer[j][0])
+        .map(|j| j as CUdevice)
+        .ok_or_else(|| "no device shares peer access with device 0".into())
+}
+
+/// Device `dev`'s primary context made current on this thread until drop (push/pop).
+pub struct OnDevice(CUdevice);
+impl OnDevice {
+    pub fn enter(dev: CUdevice) -> R<OnDevice> {
+        let mut ctx = std::ptr::null_mut();
+        ok("cuDevicePrimaryCtxRetain", unsafe {
+            cuDevicePrimaryCtxRetain(&mut ctx, dev)
+        })?;
+        let r = unsafe { cuCtxPushCurrent_v2(ctx) };
+        if r != SUCCESS {
+            let _ = unsafe { cuDevicePrimaryCtxRelease_v2(dev) };
+        }
+        ok("cuCtxPushCurrent", r)?;
+        Ok(OnDevice(dev))
+    }
+}
+impl Drop for OnDevice {
+    fn drop(&mut self) {
+        let mut ctx = std::ptr::null_mut();
+        unsafe {
+            let _ = cuCtxPopCurrent_v2(&mut ctx);
+            let _ = cuDevicePrimaryCtxRelease_v2(self.0);
+        }
+    }
+}
+
+fn access(pool: CUmemoryPool, dev: CUdevice) -> R<F> {
+    let mut f = F(0xdead);
+    let mut loc = mem_location(LT::CU_MEM_LOCATION_TYPE_DEVICE, dev);
+    ok("cuMemPoolGetAccess", unsafe {
+        cuMemPoolGetAccess(&mut f, pool, &mut loc)
+    })?;
+    Ok(f)
+}
+
+fn set_access(pool: CUmemoryPool, dev: CUdevice, flags: F) -> CUresult {
+    let d = CUmemAccessDesc {
+        location: mem_location(LT::CU_MEM_LOCATION_TYPE_DEVICE, dev),
+        flags,
+    };
+    unsafe { cuMemPoolSetAccess(pool, &d, 1) }
+}
+
+/// Device B fills `n` bytes at `p` with `v` on its own stream; the driver's code for the fill, or
+/// for the synchronisation when the fill itself was accepted.
+fn fill_from(dev: CUdevice, p: CUdeviceptr, v: u8, n: usize) -> R<CUresult> {
+    let _b = OnDevice::enter(dev)?;
+    let s = Stream::new()?;
+    let r = unsafe { cuMemsetD8Async(p, v, n, s.0) };
+    if r != SUCCESS {
+        return Ok(r);
+    }
+    Ok(unsafe { cuStreamSynchronize(s.0) })
+}
+
+/// Device B copies `n` bytes at `p` to the host on its own stream.
+fn read_from(dev: CUdevice, p: CUdeviceptr, n: usize) -> R<Vec<u8>> {
+    let _b = OnDevice::enter(dev)?;
+    let s = Stream::new()?;
+    let mut host = vec![0u8; n];
+    ok("cuMemcpyDtoHAsync (peer)", unsafe {
+        cuMemcpyDtoHAsync_v2(host.as_mut_ptr().cast(), p, n, s.0)
+    })?;
+    s.sync()?;
+    Ok(host)
+}
+
+fn read_here(p: CUdeviceptr, n: usize) -> R<Vec<u8>> {
+    let mut host = vec![0u8; n];
+    ok("cuMemcpyDtoH", unsafe {
+        cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), p, n)
+    })?;
+    Ok(host)
+}
+
+const N: usize = 1 << 20;
+
+pub fn cases() -> Vec<Case> {
+    let peer = |api: u32, name: &str, body: fn(&Env, CUdevice) -> R| {
+        Case::gpu(api, name, move |e| body(e, peer_of_0(e)?)).needs(Cap::Peer)
+    };
+    vec![
+        peer(827, "peer_has_no_access_by_default", |e, b| {
+            let p = Pool::on_device(e.dev)?;
+            let f = access(p.0, b)?;
+            ensure!(
+                f == F::CU_MEM_ACCESS_FLAGS_PROT_NONE,
+                "peer device starts with access {}, expected none",
+                f.0
+            );
+            Ok(())
+        }),
+        peer(831, "grant_read_write_to_peer", |e, b| {
+            let p = Pool::on_device(e.dev)?;
+            ok(
+                "cuMemPoolSetAccess(peer, read-write)",
+                set_access(p.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE),
+            )?;
+            let f = access(p.0, b)?;
+            ensure!(
+                f == F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                "after granting read-write the peer has {}",
+                f.0
+            );
+            let own = access(p.0, e.dev)?;
+            ensure!(
+                own == F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                "the owner's access changed to {}",
+                own.0
+            );
+            Ok(())
+        }),
+        peer(831, "revoke_peer_access", |e, b| {
+            let p = Pool::on_device(e.dev)?;
+            ok("grant", set_access(p.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE))?;
+            ok("revoke", set_access(p.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_NONE))?;
+            let f = access(p.0, b)?;
+            ensure!(
+                f == F::CU_MEM_ACCESS_FLAGS_PROT_NONE,
+                "after revoking the peer has {}",
+                f.0
+            );
+            Ok(())
+        }),
+        // Read-only pool access is not available on R580 (NOT_SUPPORTED, as for the owner): the
+        // peer keeps no access.
+        peer(831, "read_only_peer_access_not_supported", |e, b| {
+            let p = Pool::on_device(e.dev)?;
+            let r = set_access(p.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_READ);
+            expect("cuMemPoolSetAccess(peer, read)", r, CUresult::CUDA_ERROR_NOT_SUPPORTED)?;
+            let f = access(p.0, b)?;
+            ensure!(
+                f == F::CU_MEM_ACCESS_FLAGS_PROT_NONE,
+                "after the refused read-only grant the peer has {}",
+                f.0
+            );
+            Ok(())
+        }),
+        peer(831, "grant_applies_to_existing_allocations_read_and_write", |e, b| {
+            let p = Pool::on_device(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, N, s.0)?;
+            ok("cuMemsetD8Async", unsafe { cuMemsetD8Async(a, 0x11, N, s.0) })?;
+            s.sync()?;
+            ok(
+                "grant after allocating",
+                set_access(p.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE),
+            )?;
+            let seen = read_from(b, a, N)?;
+            ensure!(seen.iter().all(|&x| x == 0x11), "the peer read wrong bytes");
+            ok("peer fill", fill_from(b, a, 0x22, N)?)?;
+            let back = read_here(a, N)?;
+            free_async(a, s.0)?;
+            s.sync()?;
+            ensure!(
+                back.iter().all(|&x| x == 0x22),
+                "the owner does not see the peer's writes"
+            );
+            Ok(())
+        }),
+        // Docs: access is what SetAccess grants. R580 answer for a peer write without it: the code
+        // asserted below (run in a child: a refused access may also fault the peer's context).
+        peer(831, "peer_write_refused_without_access", |e, b| {
+            let p = Pool::on_device(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, N, s.0)?;
+            s.sync()?;
+            let r = fill_from(b, a, 0x33, N)?;
+            free_async(a, s.0)?;
+            s.sync()?;
+            expect("peer fill without access", r, CUresult::CUDA_ERROR_INVALID_VALUE)
+        })
+        .mode(Mode::Child),
+        peer(831, "peer_write_refused_after_revoke", |e, b| {
+            let p = Pool::on_device(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, N, s.0)?;
+            s.sync()?;
+            ok("grant", set_access(p.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE))?;
+            ok("peer fill while granted", fill_from(b, a, 0x44, N)?)?;
+            ok("revoke", set_access(p.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_NONE))?;
+            let r = fill_from(b, a, 0x55, N)?;
+            free_async(a, s.0)?;
+            s.sync()?;
+            expect("peer fill after revoke", r, CUresult::CUDA_ERROR_INVALID_VALUE)
+        })
+        .mode(Mode::Child),
+        peer(831, "independent_of_context_peer_access", |e, b| {
+            // Context-level peer access (cuCtxEnablePeerAccess) grants nothing on a pool.
+            let p = Pool::on_device(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, N, s.0)?;
+            s.sync()?;
+            let ctx_a = e.m.ctx as CUcontext;
+            let enabled = {
+                let _b = OnDevice::enter(b)?;
+                unsafe { cuCtxEnablePeerAccess(ctx_a, 0) }
+            };
+            ensure!(
+                enabled == SUCCESS || enabled == CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
+                "cuCtxEnablePeerAccess: {}",
+                code_name(enabled)
+            );
+            let f = access(p.0, b)?;
+            let r = fill_from(b, a, 0x66, N)?;
+            {
+                let _b = OnDevice::enter(b)?;
+                let _ = unsafe { cuCtxDisablePeerAccess(ctx_a) };
+            }
+            free_async(a, s.0)?;
+            s.sync()?;
+            ensure!(
+                f == F::CU_MEM_ACCESS_FLAGS_PROT_NONE,
+                "context peer access gave pool access {}",
+                f.0
+            );
+            expect(
+                "peer fill with context peer access only",
+                r,
+                CUresult::CUDA_ERROR_INVALID_VALUE,
+            )
+        })
+        .mode(Mode::Child),
+        peer(821, "alloc_from_peer_pool_on_own_stream", |e, b| {
+            let p = Pool::on_device(e.dev)?;
+            let _b = OnDevice::enter(b)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, N, s.0)?;
+            let owner = pool_of(a)?;
+            let mut ordinal: i32 = -1;
+            ok("cuPointerGetAttribute(DEVICE_ORDINAL)", unsafe {
+                cuPointerGetAttribute(
+                    (&mut ordinal as *mut i32).cast(),
+                    CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                    a,
+                )
+            })?;
+            free_async(a, s.0)?;
+            s.sync()?;
+            ensure!(
+                owner == p.0,
+                "allocation belongs to pool {owner:p}, not the device-A pool"
+            );
+            ensure!(
+                ordinal == e.dev,
+                "allocation lives on device {ordinal}, expected the pool's device {}",
+                e.dev
+            );
+            Ok(())
+        }),
+        peer(822, "free_on_other_device_stream", |e, b| {
+            let p = Pool::on_device(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, N, s.0)?;
+            let ev = Event::new(0)?;
+            ev.record(s.0)?;
+            {
+                let _b = OnDevice::enter(b)?;
+                let sb = Stream::new()?;
+                ok("cuStreamWaitEvent", unsafe { cuStreamWaitEvent(sb.0, ev.0, 0) })?;
+                free_async(a, sb.0)?;
+                sb.sync()?;
+            }
+            let used = get_u64(p.0, CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
+            ensure!(
+                used == 0,
+                "{used} bytes still in use after the free on the other device's stream"
+            );
+            Ok(())
+        }),
+        peer(820, "alloc_async_on_peer_stream_uses_peer_current_pool", |e, b| {
+            let _ = e;
+            let _b = OnDevice::enter(b)?;
+            let s = Stream::new()?;
+            let a = alloc_async(N, s.0)?;
+            let owner = pool_of(a)?;
+            free_async(a, s.0)?;
+            s.sync()?;
+            let cur_b = current_pool(b)?;
+            ensure!(
+                owner == cur_b,
+                "allocation on device B's stream came from {owner:p}, not B's current pool {cur_b:p}"
+            );
+            Ok(())
+        })
+        .mode(Mode::Serial),
+    ]
+}
