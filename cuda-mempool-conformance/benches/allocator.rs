@@ -1,0 +1,452 @@
+//! `cargo bench -p conformance`: what the bindings cost over C, and what stream-ordered allocation
+//! buys, on the installed driver. Under `cargo test` (no `--bench` argument) it is a smoke run
+//! with tiny counts. Without a GPU it says so and exits 0.
+//!
+//! Groups:
+//!   1 ffi      the same cuMemAllocAsync + cuMemFreeAsync loop in C (benches/ffi_loop.c) and in
+//!              Rust, alternated in one process; Rust/C time ratio per round.
+//!   2 pairs    allocate + free + synchronise, per pair: cuMemAllocAsync (default pool),
+//!              cuMemAllocFromPoolAsync (own pool), cuMemAlloc/cuMemFree; 256 B to 256 MiB;
+//!              release threshold 0 and UINT64_MAX.
+//!   3 reuse    allocate on stream 2 after an event wait on stream 1's free, event-dependency
+//!              reuse on and off.
+//!   4 ipc      cuMemPoolExportPointer in this process, cuMemPoolImportPointer in a child.
+//!
+//! Output: a table (median, min, max, iterations) and `bench.json` in BENCH_REPORT_DIR (default
+//! target/bench-report/).
+//!
+//! Timing is hand-rolled (std::time::Instant) rather than criterion: the FFI group must alternate
+//! two loops in one process and report their ratio, and every case needs its own synchronisation.
+
+use conformance::channel::{hex, unhex, Channel, Peer, RECV_TIMEOUT};
+use conformance::driver::*;
+use conformance::harness::{Env, CHILD_ENV};
+use conformance::probe::{self, Cap};
+use cuda_mempool_sys::*;
+use serde_json::{json, Value};
+use std::os::fd::AsRawFd;
+use std::time::Instant;
+
+extern "C" {
+    fn cump_c_alloc_free_loop(stream: CUstream, size: usize, iters: std::ffi::c_ulong) -> i32;
+}
+
+/// Counts for a full run and for the smoke run under `cargo test`.
+#[derive(Clone, Copy)]
+struct Scale {
+    ffi_rounds: usize,
+    ffi_iters: usize,
+    pair_iters_small: usize,
+    pair_iters_large: usize,
+    reuse_iters: usize,
+    ipc_ptrs: usize,
+}
+const FULL: Scale = Scale {
+    ffi_rounds: 31,
+    ffi_iters: 20_000,
+    pair_iters_small: 2_000,
+    pair_iters_large: 40,
+    reuse_iters: 2_000,
+    ipc_ptrs: 200,
+};
+const SMOKE: Scale = Scale {
+    ffi_rounds: 3,
+    ffi_iters: 100,
+    pair_iters_small: 5,
+    pair_iters_large: 2,
+    reuse_iters: 5,
+    ipc_ptrs: 3,
+};
+
+struct Row {
+    group: &'static str,
+    case: String,
+    unit: &'static str,
+    median: f64,
+    min: f64,
+    max: f64,
+    iters: usize,
+}
+
+fn row(group: &'static str, case: String, unit: &'static str, mut v: Vec<f64>) -> Row {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let iters = v.len();
+    Row {
+        group,
+        case,
+        unit,
+        median: v[iters / 2],
+        min: v[0],
+        max: v[iters - 1],
+        iters,
+    }
+}
+
+fn us(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e6
+}
+
+/// Group 1: Rust/C ratio of the same loop, alternating which goes first each round.
+fn ffi(sc: Scale) -> R<Vec<Row>> {
+    let s = Stream::new()?;
+    let rust_loop = |n: usize| -> R {
+        for _ in 0..n {
+            let mut p: CUdeviceptr = 0;
+            ok("cuMemAllocAsync", unsafe { cuMemAllocAsync(&mut p, 4096, s.0) })?;
+            ok("cuMemFreeAsync", unsafe { cuMemFreeAsync(p, s.0) })?;
+        }
+        Ok(())
+    };
+    let c_loop = |n: usize| -> R {
+        let r = unsafe { cump_c_alloc_free_loop(s.0, 4096, n as std::ffi::c_ulong) };
+        ok("C loop", CUresult(r as u32))
+    };
+    // Warm up both (pool growth, first-call costs).
+    rust_loop(sc.ffi_iters)?;
+    c_loop(sc.ffi_iters)?;
+    s.sync()?;
+    let (mut ratios, mut rust_ns, mut c_ns) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..sc.ffi_rounds {
+        let time = |f: &dyn Fn(usize) -> R| -> R<f64> {
+            let t = Instant::now();
+            f(sc.ffi_iters)?;
+            let dt = t.elapsed().as_secs_f64() * 1e9 / sc.ffi_iters as f64;
+            s.sync()?;
+            Ok(dt)
+        };
+        let (r, c) = if round % 2 == 0 {
+            let r = time(&rust_loop)?;
+            (r, time(&c_loop)?)
+        } else {
+            let c = time(&c_loop)?;
+            (time(&rust_loop)?, c)
+        };
+        ratios.push(r / c);
+        rust_ns.push(r);
+        c_ns.push(c);
+    }
+    Ok(vec![
+        row(
+            "ffi",
+            "Rust / C time ratio (alloc+free pair, 4 KiB)".into(),
+            "ratio",
+            ratios,
+        ),
+        row(
+            "ffi",
+            "Rust: cuMemAllocAsync + cuMemFreeAsync".into(),
+            "ns/pair",
+            rust_ns,
+        ),
+        row("ffi", "C: cuMemAllocAsync + cuMemFreeAsync".into(), "ns/pair", c_ns),
+    ])
+}
+
+const SIZES: &[(usize, &str)] = &[
+    (256, "256 B"),
+    (4 << 10, "4 KiB"),
+    (64 << 10, "64 KiB"),
+    (1 << 20, "1 MiB"),
+    (16 << 20, "16 MiB"),
+    (256 << 20, "256 MiB"),
+];
+
+/// Group 2: allocate + free + synchronise, per pair.
+fn pairs(e: &Env, sc: Scale) -> R<Vec<Row>> {
+    let s = Stream::new()?;
+    let own = Pool::on_device(e.dev)?;
+    let def = default_pool(e.dev)?;
+    let old_def = get_u64(def, CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)?;
+    let mut rows = Vec::new();
+    let result = (|| -> R {
+        for &(size, label) in SIZES {
+            let iters = if size >= 16 << 20 {
+                sc.pair_iters_large
+            } else {
+                sc.pair_iters_small
+            };
+            for (threshold, tl) in [(0u64, "threshold 0"), (u64::MAX, "threshold max")] {
+                set_u64(def, CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, threshold)?;
+                set_u64(own.0, CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, threshold)?;
+                let mut a = Vec::new();
+                let mut b = Vec::new();
+                for _ in 0..iters {
+                    let t = Instant::now();
+                    let p = alloc_async(size, s.0)?;
+                    free_async(p, s.0)?;
+                    s.sync()?;
+                    a.push(us(t));
+                    let t = Instant::now();
+                    let p = alloc_from(own.0, size, s.0)?;
+                    free_async(p, s.0)?;
+                    s.sync()?;
+                    b.push(us(t));
+                }
+                rows.push(row(
+                    "pairs",
+                    format!("cuMemAllocAsync (default pool), {label}, {tl}"),
+                    "us/pair",
+                    a,
+                ));
+                rows.push(row(
+                    "pairs",
+                    format!("cuMemAllocFromPoolAsync (own pool), {label}, {tl}"),
+                    "us/pair",
+                    b,
+                ));
+            }
+            let mut c = Vec::new();
+            for _ in 0..iters {
+                let t = Instant::now();
+                let mut p: CUdeviceptr = 0;
+                ok("cuMemAlloc", unsafe { cuMemAlloc_v2(&mut p, size) })?;
+                ok("cuMemFree", unsafe { cuMemFree_v2(p) })?;
+                c.push(us(t));
+            }
+            rows.push(row("pairs", format!("cuMemAlloc + cuMemFree, {label}"), "us/pair", c));
+        }
+        Ok(())
+    })();
+    set_u64(def, CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, old_def)?;
+    result.map(|_| rows)
+}
+
+/// Group 3: free on stream 1, event, stream 2 waits, allocate on stream 2.
+fn reuse(e: &Env, sc: Scale) -> R<Vec<Row>> {
+    let mut rows = Vec::new();
+    for (on, label) in [(1, "on"), (0, "off")] {
+        let p = Pool::on_device(e.dev)?;
+        set_u64(p.0, CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
+        set_i32(
+            p.0,
+            CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES,
+            on,
+        )?;
+        set_i32(p.0, CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, 0)?;
+        set_i32(
+            p.0,
+            CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+            0,
+        )?;
+        let (s1, s2) = (Stream::new()?, Stream::new()?);
+        let ev = Event::new(0)?;
+        let (mut times, mut reused) = (Vec::new(), 0usize);
+        for _ in 0..sc.reuse_iters {
+            let t = Instant::now();
+            let a = alloc_from(p.0, 1 << 20, s1.0)?;
+            free_async(a, s1.0)?;
+            ev.record(s1.0)?;
+            ok("cuStreamWaitEvent", unsafe { cuStreamWaitEvent(s2.0, ev.0, 0) })?;
+            let b = alloc_from(p.0, 1 << 20, s2.0)?;
+            free_async(b, s2.0)?;
+            s2.sync()?;
+            s1.sync()?;
+            times.push(us(t));
+            reused += usize::from(a == b);
+        }
+        let n = times.len();
+        rows.push(row(
+            "reuse",
+            format!("event-dependency reuse {label}: 1 MiB across streams ({reused}/{n} reused)"),
+            "us/iter",
+            times,
+        ));
+    }
+    Ok(rows)
+}
+
+/// Group 4: export pointer here, import pointer in a child (this binary, role bench-ipc).
+fn ipc(e: &Env, sc: Scale) -> R<Vec<Row>> {
+    let mut props = device_props(e.dev);
+    props.handleTypes = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    let pool = Pool::create(&props)?;
+    let mut fd: i32 = -1;
+    ok("export pool", unsafe {
+        cuMemPoolExportToShareableHandle((&mut fd as *mut i32).cast(), pool.0, props.handleTypes, 0)
+    })?;
+    // SAFETY: the driver gave us this fd.
+    let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let s = Stream::new()?;
+    let ptrs: Vec<CUdeviceptr> = (0..sc.ipc_ptrs)
+        .map(|_| alloc_from(pool.0, 64 << 10, s.0))
+        .collect::<R<_>>()?;
+    s.sync()?;
+    let mut export_us = Vec::new();
+    let mut data = Vec::new();
+    for &p in &ptrs {
+        let mut d = CUmemPoolPtrExportData::default();
+        let t = Instant::now();
+        ok("cuMemPoolExportPointer", unsafe { cuMemPoolExportPointer(&mut d, p) })?;
+        export_us.push(us(t));
+        data.push(json!(hex(&d.reserved)));
+    }
+    let peer = Peer::spawn("bench-ipc", &[], RECV_TIMEOUT)?;
+    let answer = peer
+        .chan
+        .send(&json!({"data": data}), Some(fd.as_raw_fd()))
+        .and_then(|_| peer.chan.recv());
+    let (a, _) = answer.map_err(|e| peer_fail(peer, e))?;
+    let import_us: Vec<f64> = a["import_us"]
+        .as_array()
+        .ok_or("no import times")?
+        .iter()
+        .filter_map(Value::as_f64)
+        .collect();
+    let pool_us = a["pool_us"].as_f64().unwrap_or(f64::NAN);
+    for p in ptrs {
+        free_async(p, s.0)?;
+    }
+    s.sync()?;
+    Ok(vec![
+        row("ipc", "cuMemPoolExportPointer (exporter)".into(), "us/op", export_us),
+        row(
+            "ipc",
+            "cuMemPoolImportPointer (importer process)".into(),
+            "us/op",
+            import_us,
+        ),
+        row(
+            "ipc",
+            "cuMemPoolImportFromShareableHandle (importer process)".into(),
+            "us/op",
+            vec![pool_us],
+        ),
+    ])
+}
+
+fn peer_fail(p: Peer, e: String) -> String {
+    p.fail(e)
+}
+
+/// Child role bench-ipc: import the pool and every pointer, timing each import.
+fn ipc_child() -> i32 {
+    let env = Env {
+        m: probe::probe(),
+        dev: 0,
+    };
+    env.bind();
+    let run = || -> R<Value> {
+        let chan = Channel::from_inherited()?;
+        let (m, fd) = chan.recv()?;
+        let fd = fd.ok_or("no fd")?;
+        let mut pool = std::ptr::null_mut();
+        let t = Instant::now();
+        ok("import pool", unsafe {
+            cuMemPoolImportFromShareableHandle(
+                &mut pool,
+                fd.as_raw_fd() as usize as *mut _,
+                CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                0,
+            )
+        })?;
+        let pool_us = us(t);
+        let pool = Pool(pool);
+        let (mut times, mut ptrs) = (Vec::new(), Vec::new());
+        for d in m["data"].as_array().ok_or("no data")? {
+            let b = unhex(d.as_str().ok_or("bad data")?)?;
+            let mut data = CUmemPoolPtrExportData::default();
+            data.reserved.copy_from_slice(&b);
+            let mut p: CUdeviceptr = 0;
+            let t = Instant::now();
+            ok("cuMemPoolImportPointer", unsafe {
+                cuMemPoolImportPointer(&mut p, pool.0, &mut data)
+            })?;
+            times.push(us(t));
+            ptrs.push(p);
+        }
+        for p in ptrs {
+            free_async(p, CU_STREAM_LEGACY)?;
+        }
+        ok("sync", unsafe { cuStreamSynchronize(CU_STREAM_LEGACY) })?;
+        let v = json!({"import_us": times, "pool_us": pool_us});
+        chan.send(&v, None)?;
+        Ok(v)
+    };
+    match run() {
+        Ok(_) => 0,
+        Err(e) => {
+            eprintln!("bench-ipc: {e}");
+            1
+        }
+    }
+}
+
+/// A benchmark group: runs and returns its rows.
+type Group<'a> = Box<dyn Fn() -> R<Vec<Row>> + 'a>;
+
+fn main() -> std::process::ExitCode {
+    if std::env::var(CHILD_ENV).as_deref() == Ok("bench-ipc") {
+        return std::process::ExitCode::from(ipc_child() as u8);
+    }
+    let full = std::env::args().any(|a| a == "--bench");
+    let sc = if full { FULL } else { SMOKE };
+    let m = probe::probe();
+    if let Err(why) = m.has(Cap::Gpu) {
+        println!("allocator bench: skipped, {why}; it needs a CUDA device with memory pools");
+        return std::process::ExitCode::SUCCESS;
+    }
+    let env = Env { m, dev: 0 };
+    env.bind();
+    println!(
+        "allocator bench ({}):\n{}",
+        if full { "full" } else { "smoke run, tiny counts" },
+        env.m.summary()
+    );
+    let mut rows = Vec::new();
+    let mut groups: Vec<(&str, Group)> = vec![
+        ("ffi", Box::new(move || ffi(sc))),
+        ("pairs", Box::new(|| pairs(&env, sc))),
+        ("reuse", Box::new(|| reuse(&env, sc))),
+    ];
+    if env.m.has(Cap::Ipc).is_ok() {
+        groups.push(("ipc", Box::new(|| ipc(&env, sc))));
+    } else {
+        println!("ipc group skipped: device 0 cannot export POSIX fd pools");
+    }
+    let mut failed = false;
+    for (name, g) in &groups {
+        match g() {
+            Ok(r) => rows.extend(r),
+            Err(e) => {
+                eprintln!("allocator bench: group {name} failed: {e}");
+                failed = true;
+            }
+        }
+    }
+    println!("\n| group | case | median | min | max | unit | iterations |\n|---|---|---|---|---|---|---|");
+    for r in &rows {
+        println!(
+            "| {} | {} | {:.4} | {:.4} | {:.4} | {} | {} |",
+            r.group, r.case, r.median, r.min, r.max, r.unit, r.iters
+        );
+    }
+    let dir = std::env::var_os("BENCH_REPORT_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            conformance::report::report_dir()
+                .parent()
+                .map(|p| p.join("bench-report"))
+                .unwrap_or_else(|| "bench-report".into())
+        });
+    let v = json!({
+        "date": conformance::report::now_utc(),
+        "mode": if full { "full" } else { "smoke" },
+        "driver_version": env.m.driver_version,
+        "devices": env.m.devices.iter().map(|d| json!({"name": d.name, "cc": format!("{}.{}", d.cc.0, d.cc.1)})).collect::<Vec<_>>(),
+        "rows": rows.iter().map(|r| json!({"group": r.group, "case": r.case, "unit": r.unit, "median": r.median, "min": r.min, "max": r.max, "iterations": r.iters})).collect::<Vec<_>>(),
+    });
+    let written = std::fs::create_dir_all(&dir)
+        .and_then(|_| std::fs::write(dir.join("bench.json"), serde_json::to_string_pretty(&v).unwrap() + "\n"));
+    match written {
+        Ok(()) => println!("allocator bench: wrote {}", dir.join("bench.json").display()),
+        Err(e) => eprintln!(
+            "allocator bench: cannot write to {} ({e}); set BENCH_REPORT_DIR",
+            dir.display()
+        ),
+    }
+    if failed {
+        std::process::ExitCode::FAILURE
+    } else {
+        std::process::ExitCode::SUCCESS
+    }
+}
