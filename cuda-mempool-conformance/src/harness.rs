@@ -148,6 +148,23 @@ pub fn required_caps() -> Result<Vec<Cap>, String> {
 }
 
 pub const CHILD_ENV: &str = "CONFORMANCE_CHILD";
+
+/// Test-only: CONFORMANCE_CRASH_TRIAL=<trial name> makes that trial call an API that crashes the
+/// driver in-process instead of running its case, to show that under `cargo nextest` (one process
+/// per trial) it fails alone.
+pub const CRASH_ENV: &str = "CONFORMANCE_CRASH_TRIAL";
+
+/// cuMemPoolSetAttribute with a NULL value crashes R580 (`832 null_value_crashes_driver`); abort
+/// if this driver survives it, so the switch always crashes.
+fn crash_in_process(env: &Env) {
+    env.bind();
+    eprintln!("{CRASH_ENV}: crashing this process on purpose");
+    if let Ok(p) = crate::driver::Pool::on_device(env.dev) {
+        let a = CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+        let _ = unsafe { cuMemPoolSetAttribute(p.0, a, std::ptr::null_mut()) };
+    }
+    std::process::abort();
+}
 pub const CHILD_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Output of a child run of this same binary.
@@ -300,6 +317,9 @@ pub fn trials(env: Arc<Env>, cases: Vec<Case>, required: &[Cap], args: &libtest_
                         record(c.api, &trial_name, "ignored", reason.clone());
                         return Ok(Completion::ignored_with(reason));
                     }
+                }
+                if std::env::var(CRASH_ENV).as_deref() == Ok(trial_name.as_str()) {
+                    crash_in_process(&env);
                 }
                 let _shared;
                 let _alone;

@@ -14,6 +14,7 @@ pub mod driver;
 pub mod harness;
 pub mod probe;
 pub mod report;
+pub mod suite;
 
 /// The 14 APIs by PhOS index.
 pub const APIS: &[(u32, &str)] = &[
