@@ -142,11 +142,40 @@ struct Snapshot {
 fn warm_up(env: &Env) -> R {
     env.bind();
     let s = Stream::new()?;
+    let s2 = Stream::new()?;
     let ev = Event::new(CUevent_flags::CU_EVENT_INTERPROCESS.0)?;
     let mut h = CUipcEventHandle::default();
     ok("cuIpcGetEventHandle", unsafe { cuIpcGetEventHandle(&mut h, ev.0) })?;
-    let p = alloc_async(1 << 20, s.0)?;
-    free_async(p, s.0)?;
+    // The driver loads its internal fill and copy code on first use (device memory it keeps).
+    let n = 4 << 20;
+    let p = alloc_async(n, s.0)?;
+    let q = alloc_async(n, s.0)?;
+    let mut host = vec![0u8; 4096];
+    unsafe {
+        ok("cuMemsetD8Async", cuMemsetD8Async(p, 1, n, s.0))?;
+        ok("cuMemsetD32Async", cuMemsetD32Async(p, 1, n / 4, s.0))?;
+        ok("cuMemsetD8", cuMemsetD8_v2(q, 1, n))?;
+        ok("cuMemsetD32", cuMemsetD32_v2(q, 1, n / 4))?;
+        ok("cuMemcpyAsync", cuMemcpyAsync(q, p, n, s.0))?;
+        ok("cuMemcpy", cuMemcpy(q, p, n))?;
+        ok(
+            "cuMemcpyHtoDAsync",
+            cuMemcpyHtoDAsync_v2(p, host.as_ptr().cast(), 4096, s.0),
+        )?;
+        ok(
+            "cuMemcpyDtoHAsync",
+            cuMemcpyDtoHAsync_v2(host.as_mut_ptr().cast(), p, 4096, s.0),
+        )?;
+        ok("cuMemcpyHtoD", cuMemcpyHtoD_v2(p, host.as_ptr().cast(), 4096))?;
+        ok("cuMemcpyDtoH", cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), p, 4096))?;
+    }
+    let gate = Gate::close(s.0)?;
+    gate.open();
+    ev.record(s.0)?;
+    ok("cuStreamWaitEvent", unsafe { cuStreamWaitEvent(s2.0, ev.0, 0) })?;
+    free_async(p, s2.0)?;
+    free_async(q, s2.0)?;
+    s2.sync()?;
     s.sync()
 }
 

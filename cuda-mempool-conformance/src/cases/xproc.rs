@@ -98,11 +98,13 @@ impl Drop for Exported {
     }
 }
 
-/// The driver opens a per-process shared-memory file (/dev/shm/cuda.shm.*) at the first IPC event
-/// handle and keeps it: create one before a leak check takes its first snapshot.
+/// One-time, per-process resources appear before a leak check's first snapshot: the driver's
+/// shared-memory file (/dev/shm/cuda.shm.*) at the first IPC event handle, and the socketpair Rust's
+/// std keeps after its first process spawn (a fresh process per trial under nextest has neither).
 fn warm_up_ipc_events() -> R {
     static DONE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     DONE.get_or_init(|| {
+        crate::harness::run_child("noop", &[])?;
         let ev = Event::new(CUevent_flags::CU_EVENT_INTERPROCESS.0)?;
         let mut h = CUipcEventHandle::default();
         ok("cuIpcGetEventHandle", unsafe { cuIpcGetEventHandle(&mut h, ev.0) })
