@@ -7,7 +7,7 @@ use libtest_mimic::{Completion, Failed, Trial};
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use wait_timeout::ChildExt;
 
 /// What a case gets: the probed machine and device 0 (its primary context is current).
@@ -223,7 +223,6 @@ pub fn run_child(role: &str, envs: &[(&str, &str)]) -> Result<ChildOut, String> 
         let _ = err.read_to_string(&mut s);
         s
     });
-    let start = Instant::now();
     let (status, timed_out) = match child.wait_timeout(CHILD_TIMEOUT).map_err(|e| e.to_string())? {
         Some(s) => (Some(s), false),
         None => {
@@ -231,7 +230,6 @@ pub fn run_child(role: &str, envs: &[(&str, &str)]) -> Result<ChildOut, String> 
             (child.wait().ok(), true)
         }
     };
-    let _ = start;
     Ok(ChildOut {
         status,
         stdout: to.join().unwrap_or_default(),
