@@ -257,15 +257,8 @@ fn reuse(e: &Env, sc: Scale) -> R<Vec<Row>> {
 
 /// Group 4: export pointer here, import pointer in a child (this binary, role bench-ipc).
 fn ipc(e: &Env, sc: Scale) -> R<Vec<Row>> {
-    let mut props = device_props(e.dev);
-    props.handleTypes = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    let pool = Pool::create(&props)?;
-    let mut fd: i32 = -1;
-    ok("export pool", unsafe {
-        cuMemPoolExportToShareableHandle((&mut fd as *mut i32).cast(), pool.0, props.handleTypes, 0)
-    })?;
-    // SAFETY: the driver gave us this fd.
-    let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let pool = Pool::ipc(e.dev)?;
+    let fd = export_pool_fd(pool.0)?;
     let s = Stream::new()?;
     let ptrs: Vec<CUdeviceptr> = (0..sc.ipc_ptrs)
         .map(|_| alloc_from(pool.0, 64 << 10, s.0))
@@ -331,14 +324,7 @@ fn ipc_child() -> i32 {
         let fd = fd.ok_or("no fd")?;
         let mut pool = std::ptr::null_mut();
         let t = Instant::now();
-        ok("import pool", unsafe {
-            cuMemPoolImportFromShareableHandle(
-                &mut pool,
-                fd.as_raw_fd() as usize as *mut _,
-                CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                0,
-            )
-        })?;
+        ok("import pool", import_pool_fd(fd.as_raw_fd(), &mut pool))?;
         let pool_us = us(t);
         let pool = Pool(pool);
         let (mut times, mut ptrs) = (Vec::new(), Vec::new());

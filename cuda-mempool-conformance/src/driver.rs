@@ -94,6 +94,12 @@ impl Pool {
     pub fn on_device(dev: CUdevice) -> R<Pool> {
         Self::create(&device_props(dev))
     }
+    /// A device pool that can be exported as a POSIX file descriptor.
+    pub fn ipc(dev: CUdevice) -> R<Pool> {
+        let mut props = device_props(dev);
+        props.handleTypes = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+        Self::create(&props)
+    }
     /// Hand the pool over (the caller destroys it, or the case checks its destruction).
     pub fn take(self) -> CUmemoryPool {
         let p = self.0;
@@ -189,6 +195,25 @@ pub fn set_i32(pool: CUmemoryPool, a: CUmemPool_attribute, mut v: i32) -> R {
     ok("cuMemPoolSetAttribute", unsafe {
         cuMemPoolSetAttribute(pool, a, (&mut v as *mut i32).cast())
     })
+}
+
+/// Export a pool as a POSIX file descriptor, which the caller then owns.
+pub fn export_pool_fd(pool: CUmemoryPool) -> R<std::os::fd::OwnedFd> {
+    let mut fd: i32 = -1;
+    let posix = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    ok("cuMemPoolExportToShareableHandle", unsafe {
+        cuMemPoolExportToShareableHandle((&mut fd as *mut i32).cast(), pool, posix, 0)
+    })?;
+    ensure!(fd >= 0, "export returned fd {fd}");
+    // SAFETY: the driver handed us this fd to own.
+    Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) })
+}
+
+/// Import a pool from a POSIX file descriptor (passed by value, as the API takes it); the
+/// driver's code. The fd stays the caller's.
+pub fn import_pool_fd(fd: std::os::fd::RawFd, out: &mut CUmemoryPool) -> CUresult {
+    let posix = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    unsafe { cuMemPoolImportFromShareableHandle(out, fd as isize as *mut std::ffi::c_void, posix, 0) }
 }
 
 /// The pool an address belongs to, per the driver (CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE).

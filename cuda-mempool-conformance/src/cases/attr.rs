@@ -44,6 +44,15 @@ const NEWER: &[(&str, A, usize)] = &[
     ("max_pool_size", A::CU_MEMPOOL_ATTR_MAX_POOL_SIZE, 8),
 ];
 
+/// Allocate `bytes` from `pool`, free them and synchronise; the pool's reserved memory then.
+fn reserved_after_free(pool: CUmemoryPool, bytes: usize) -> R<u64> {
+    let s = Stream::new()?;
+    let a = alloc_from(pool, bytes, s.0)?;
+    free_async(a, s.0)?;
+    s.sync()?;
+    get_u64(pool, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
+}
+
 /// Bytes written by cuMemPoolGetAttribute into a 16-byte canary buffer.
 fn written_width(pool: CUmemoryPool, a: A) -> R<usize> {
     let mut buf = [0xEEu8; 16];
@@ -416,11 +425,7 @@ pub fn cases() -> Vec<Case> {
         Case::gpu(832, "release_threshold_zero_releases_at_sync", |e| {
             let p = Pool::on_device(e.dev)?;
             set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0)?;
-            let s = Stream::new()?;
-            let a = alloc_from(p.0, 16 * MIB as usize, s.0)?;
-            free_async(a, s.0)?;
-            s.sync()?;
-            let reserved = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+            let reserved = reserved_after_free(p.0, 16 * MIB as usize)?;
             ensure!(
                 reserved == 0,
                 "threshold 0: {reserved} bytes still reserved after synchronisation"
@@ -434,11 +439,7 @@ pub fn cases() -> Vec<Case> {
                 get_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)? == u64::MAX,
                 "threshold did not read back"
             );
-            let s = Stream::new()?;
-            let a = alloc_from(p.0, 16 * MIB as usize, s.0)?;
-            free_async(a, s.0)?;
-            s.sync()?;
-            let reserved = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+            let reserved = reserved_after_free(p.0, 16 * MIB as usize)?;
             ensure!(
                 reserved >= 16 * MIB,
                 "threshold max: only {reserved} bytes reserved after synchronisation"
@@ -473,11 +474,7 @@ pub fn cases() -> Vec<Case> {
         Case::gpu(833, "trim_to_zero_releases_unused", |e| {
             let p = Pool::on_device(e.dev)?;
             set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
-            let s = Stream::new()?;
-            let a = alloc_from(p.0, 32 * MIB as usize, s.0)?;
-            free_async(a, s.0)?;
-            s.sync()?;
-            let before = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+            let before = reserved_after_free(p.0, 32 * MIB as usize)?;
             ok("cuMemPoolTrimTo(0)", unsafe { cuMemPoolTrimTo(p.0, 0) })?;
             let after = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
             ensure!(

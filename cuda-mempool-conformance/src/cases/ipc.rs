@@ -13,12 +13,6 @@ use cuda_mempool_sys::CUmemAllocationHandleType_enum as HT;
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 const POSIX: HT = HT::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 
-fn ipc_pool(dev: CUdevice) -> R<Pool> {
-    let mut props = device_props(dev);
-    props.handleTypes = POSIX;
-    Pool::create(&props)
-}
-
 fn export_fd(pool: CUmemoryPool, ht: HT, flags: u64) -> (CUresult, i32) {
     let mut fd: i32 = -1;
     let r = unsafe { cuMemPoolExportToShareableHandle((&mut fd as *mut i32).cast(), pool, ht, flags) };
@@ -70,7 +64,7 @@ const EXPORT_ROWS: &[(&str, bool, HT, u64, CUresult)] = &[
 pub fn cases() -> Vec<Case> {
     let mut v = vec![
         Case::gpu(826, "posix_fd_export", |e| {
-            let p = ipc_pool(e.dev)?;
+            let p = Pool::ipc(e.dev)?;
             let (r, fd) = export_fd(p.0, POSIX, 0);
             close(fd);
             ok("cuMemPoolExportToShareableHandle", r)?;
@@ -84,7 +78,7 @@ pub fn cases() -> Vec<Case> {
             expect("export of the default pool", r, E_VALUE)
         }),
         Case::gpu(826, "null_handle_out_invalid_value", |e| {
-            let p = ipc_pool(e.dev)?;
+            let p = Pool::ipc(e.dev)?;
             expect(
                 "export with handle out NULL",
                 unsafe { cuMemPoolExportToShareableHandle(std::ptr::null_mut(), p.0, POSIX, 0) },
@@ -93,7 +87,7 @@ pub fn cases() -> Vec<Case> {
         })
         .needs(Cap::Ipc),
         Case::gpu(825, "export_pointer_after_pool_export", |e| {
-            let p = ipc_pool(e.dev)?;
+            let p = Pool::ipc(e.dev)?;
             let (r, fd) = export_fd(p.0, POSIX, 0);
             close(fd);
             ok("cuMemPoolExportToShareableHandle", r)?;
@@ -112,7 +106,7 @@ pub fn cases() -> Vec<Case> {
         Case::gpu(825, "export_pointer_before_pool_export", |e| {
             // cuda-samples export the pool handle before any pointer; this records what the driver
             // says to a pointer export from an IPC pool whose handle was never exported.
-            let p = ipc_pool(e.dev)?;
+            let p = Pool::ipc(e.dev)?;
             let mut data = CUmemPoolPtrExportData::default();
             expect(
                 "cuMemPoolExportPointer before the pool was exported",
@@ -139,7 +133,7 @@ pub fn cases() -> Vec<Case> {
             expect("cuMemPoolExportPointer(cuMemAlloc memory)", r, E_VALUE)
         }),
         Case::gpu(825, "null_data_out_invalid_value", |e| {
-            let p = ipc_pool(e.dev)?;
+            let p = Pool::ipc(e.dev)?;
             expect(
                 "cuMemPoolExportPointer(NULL, ptr)",
                 export_pointer_code(p.0, std::ptr::null_mut())?,
@@ -158,7 +152,7 @@ pub fn cases() -> Vec<Case> {
         // Docs: CUDA_ERROR_INVALID_VALUE. R580 answers CUDA_ERROR_UNKNOWN (999) for a bad fd.
         Case::gpu(829, "invalid_fd_unknown_error_driver_behaviour", |_| {
             let mut pool = std::ptr::null_mut();
-            let r = unsafe { cuMemPoolImportFromShareableHandle(&mut pool, -1isize as *mut _, POSIX, 0) };
+            let r = import_pool_fd(-1, &mut pool);
             expect("import of fd -1", r, CUresult::CUDA_ERROR_UNKNOWN)
         }),
         // Docs: CUDA_ERROR_INVALID_VALUE. R580 answers CUDA_ERROR_UNKNOWN (999).
@@ -169,12 +163,12 @@ pub fn cases() -> Vec<Case> {
             }
             let fd = unsafe { dup(0) };
             let mut pool = std::ptr::null_mut();
-            let r = unsafe { cuMemPoolImportFromShareableHandle(&mut pool, fd as isize as *mut _, POSIX, 0) };
+            let r = import_pool_fd(fd, &mut pool);
             close(fd);
             expect("import of a non-CUDA fd", r, CUresult::CUDA_ERROR_UNKNOWN)
         }),
         Case::gpu(829, "null_pool_out_invalid_value", |e| {
-            let p = ipc_pool(e.dev)?;
+            let p = Pool::ipc(e.dev)?;
             let (r, fd) = export_fd(p.0, POSIX, 0);
             ok("export", r)?;
             let r =
@@ -185,11 +179,11 @@ pub fn cases() -> Vec<Case> {
         .needs(Cap::Ipc),
         Case::gpu(829, "import_in_same_process_succeeds_driver_behaviour", |e| {
             // Importing one's own export in the same process: R580 allows it.
-            let p = ipc_pool(e.dev)?;
+            let p = Pool::ipc(e.dev)?;
             let (r, fd) = export_fd(p.0, POSIX, 0);
             ok("export", r)?;
             let mut imported = std::ptr::null_mut();
-            let r = unsafe { cuMemPoolImportFromShareableHandle(&mut imported, fd as isize as *mut _, POSIX, 0) };
+            let r = import_pool_fd(fd, &mut imported);
             close(fd);
             if r == SUCCESS {
                 let _ = unsafe { cuMemPoolDestroy(imported) };
@@ -199,7 +193,7 @@ pub fn cases() -> Vec<Case> {
         .needs(Cap::Ipc)
         .mode(Mode::Child),
         Case::gpu(830, "import_pointer_on_non_imported_pool_refused", |e| {
-            let p = ipc_pool(e.dev)?;
+            let p = Pool::ipc(e.dev)?;
             let (r, fd) = export_fd(p.0, POSIX, 0);
             close(fd);
             ok("cuMemPoolExportToShareableHandle", r)?;
@@ -219,7 +213,7 @@ pub fn cases() -> Vec<Case> {
         .needs(Cap::Ipc)
         .mode(Mode::Child),
         Case::gpu(830, "null_arguments_invalid_value", |e| {
-            let p = ipc_pool(e.dev)?;
+            let p = Pool::ipc(e.dev)?;
             let mut data = CUmemPoolPtrExportData::default();
             let mut b: CUdeviceptr = 0;
             expect(
@@ -243,7 +237,11 @@ pub fn cases() -> Vec<Case> {
     for &(name, ipc, ht, flags, want) in EXPORT_ROWS {
         v.push(
             Case::gpu(826, name, move |e| {
-                let p = if ipc { ipc_pool(e.dev)? } else { Pool::on_device(e.dev)? };
+                let p = if ipc {
+                    Pool::ipc(e.dev)?
+                } else {
+                    Pool::on_device(e.dev)?
+                };
                 let (r, fd) = export_fd(p.0, ht, flags);
                 close(fd);
                 expect("cuMemPoolExportToShareableHandle", r, want)

@@ -43,22 +43,6 @@ fn check_pattern(what: &str, got: &[u8], seed: u8) -> R {
     }
 }
 
-fn export_pool(pool: CUmemoryPool) -> R<OwnedFd> {
-    let mut fd: i32 = -1;
-    ok("cuMemPoolExportToShareableHandle", unsafe {
-        cuMemPoolExportToShareableHandle((&mut fd as *mut i32).cast(), pool, POSIX, 0)
-    })?;
-    ensure!(fd >= 0, "export returned fd {fd}");
-    // SAFETY: the driver handed us this fd to own.
-    Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) })
-}
-
-fn ipc_pool(dev: CUdevice) -> R<Pool> {
-    let mut props = device_props(dev);
-    props.handleTypes = POSIX;
-    Pool::create(&props)
-}
-
 fn export_ptr(p: CUdeviceptr) -> R<CUmemPoolPtrExportData> {
     let mut d = CUmemPoolPtrExportData::default();
     ok("cuMemPoolExportPointer", unsafe { cuMemPoolExportPointer(&mut d, p) })?;
@@ -140,8 +124,8 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
     let s = Stream::new()?;
     let mut exported = Vec::new();
     for (pi, sizes) in spec.pools.iter().enumerate() {
-        let pool = ipc_pool(env.dev)?;
-        let fd = export_pool(pool.0)?;
+        let pool = Pool::ipc(env.dev)?;
+        let fd = export_pool_fd(pool.0)?;
         let mut ptrs = Vec::new();
         for (ai, &n) in sizes.iter().enumerate() {
             let seed = (pi * 16 + ai) as u8 ^ 0x3c;
@@ -300,8 +284,7 @@ fn importer(env: &Env, chan: &crate::channel::Channel) -> R {
                 let fd = fd.ok_or("pool message without an fd")?;
                 fault_at("import");
                 let mut p = std::ptr::null_mut();
-                let r =
-                    unsafe { cuMemPoolImportFromShareableHandle(&mut p, fd.as_raw_fd() as usize as *mut _, POSIX, 0) };
+                let r = import_pool_fd(fd.as_raw_fd(), &mut p);
                 drop(fd);
                 ok("cuMemPoolImportFromShareableHandle", r)?;
                 pools.push(Pool(p));
@@ -400,13 +383,11 @@ fn rules(env: &Env, chan: &crate::channel::Channel) -> R<Value> {
         out.borrow_mut().insert(k.to_string(), json!(r.0));
     };
     let mut pool = std::ptr::null_mut();
-    ok("import", unsafe {
-        cuMemPoolImportFromShareableHandle(&mut pool, fd.as_raw_fd() as usize as *mut _, POSIX, 0)
-    })?;
+    ok("import", import_pool_fd(fd.as_raw_fd(), &mut pool))?;
     let pool = Pool(pool);
     // The same fd imported again.
     let mut again = std::ptr::null_mut();
-    let r = import_pool_into(&fd, &mut again);
+    let r = import_pool_fd(fd.as_raw_fd(), &mut again);
     put("import_twice", r);
     out.borrow_mut().insert(
         "import_twice_same_handle".into(),
@@ -528,18 +509,14 @@ fn rules(env: &Env, chan: &crate::channel::Channel) -> R<Value> {
     Ok(json!(out.into_inner()))
 }
 
-fn import_pool_into(fd: &OwnedFd, out: &mut CUmemoryPool) -> CUresult {
-    unsafe { cuMemPoolImportFromShareableHandle(out, fd.as_raw_fd() as usize as *mut _, POSIX, 0) }
-}
-
 static RULES: Shared<Value> = Shared::new();
 
 /// Run the `ipc-rules` child once (shared by the rule trials).
 fn rules_answers(env: &Env) -> R<&'static Value> {
     RULES.get(|| {
-        let a = ipc_pool(env.dev)?;
-        let b = ipc_pool(env.dev)?;
-        let fd_b = export_pool(b.0)?;
+        let a = Pool::ipc(env.dev)?;
+        let b = Pool::ipc(env.dev)?;
+        let fd_b = export_pool_fd(b.0)?;
         drop(fd_b);
         let s = Stream::new()?;
         let pa = alloc_from(a.0, 1 << 20, s.0)?;
@@ -558,7 +535,7 @@ fn rules_answers(env: &Env) -> R<&'static Value> {
             }
             Err(_) => None,
         };
-        let fd = export_pool(a.0)?;
+        let fd = export_pool_fd(a.0)?;
         let msg = json!({"op": "rules", "data": [hex(&export_ptr(pa)?.reserved)],
                          "foreign": hex(&export_ptr(pb)?.reserved), "peer": peer_dev});
         let peer = Peer::spawn("ipc-rules", &[], crate::channel::RECV_TIMEOUT)?;
