@@ -22,7 +22,7 @@ use conformance::channel::{hex, unhex, Channel, Peer, RECV_TIMEOUT};
 use conformance::driver::*;
 use conformance::harness::{Env, CHILD_ENV};
 use conformance::probe::{self, Cap};
-use cuda_mempool_sys::*;
+use conformance::cu::*;
 use serde_json::{json, Value};
 use std::os::fd::AsRawFd;
 use std::time::Instant;

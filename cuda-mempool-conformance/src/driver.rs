@@ -1,7 +1,7 @@
 //! Small helpers over the raw bindings: checked calls with readable failures, guards that leave
 //! nothing behind, and a host-function gate that holds a stream until released.
 
-use cuda_mempool_sys::*;
+use crate::cu::*;
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 
 use crate::driver::R;
 use crate::probe::{Cap, Machine, ALL_CAPS};
-use cuda_mempool_sys::*;
+use crate::cu::*;
 use libtest_mimic::{Completion, Failed, Trial};
 use std::io::Read;
 use std::process::{Command, Stdio};

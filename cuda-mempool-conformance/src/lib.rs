@@ -10,6 +10,7 @@
 
 pub mod cases;
 pub mod channel;
+pub mod cu;
 pub mod driver;
 pub mod harness;
 pub mod probe;

@@ -1,7 +1,7 @@
 //! The machine, probed once: driver, libcuda in use, devices, pool support, handle types, peers.
 
 use crate::driver::*;
-use cuda_mempool_sys::*;
+use crate::cu::*;
 use std::ffi::CStr;
 use std::fmt::Write as _;
 

@@ -5,7 +5,7 @@ use crate::channel::{fd_diff, fd_table};
 use crate::driver::*;
 use crate::harness::{self, Env, CHILD_ENV};
 use crate::{cases, probe, report};
-use cuda_mempool_sys::*;
+use crate::cu::*;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -4,10 +4,10 @@
 use crate::driver::*;
 use crate::ensure;
 use crate::harness::Case;
-use cuda_mempool_sys::*;
+use crate::cu::*;
 
-use cuda_mempool_sys::CUmemAccess_flags_enum as F;
-use cuda_mempool_sys::CUmemLocationType_enum as LT;
+use crate::cu::CUmemAccess_flags_enum as F;
+use crate::cu::CUmemLocationType_enum as LT;
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 
 fn get_access(pool: CUmemoryPool, mut loc: CUmemLocation) -> (CUresult, F) {

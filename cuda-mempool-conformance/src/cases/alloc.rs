@@ -6,7 +6,7 @@ use crate::driver::*;
 use crate::ensure;
 use crate::harness::{Case, Mode};
 use crate::probe::Cap;
-use cuda_mempool_sys::*;
+use crate::cu::*;
 
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 const E_OOM: CUresult = CUresult::CUDA_ERROR_OUT_OF_MEMORY;

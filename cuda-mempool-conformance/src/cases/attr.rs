@@ -5,9 +5,9 @@
 use crate::driver::*;
 use crate::ensure;
 use crate::harness::{Case, Mode};
-use cuda_mempool_sys::*;
+use crate::cu::*;
 
-use cuda_mempool_sys::CUmemPool_attribute_enum as A;
+use crate::cu::CUmemPool_attribute_enum as A;
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 const MIB: u64 = 1 << 20;
 

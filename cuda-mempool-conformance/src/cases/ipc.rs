@@ -7,9 +7,9 @@ use crate::driver::*;
 use crate::ensure;
 use crate::harness::{Case, Mode};
 use crate::probe::Cap;
-use cuda_mempool_sys::*;
+use crate::cu::*;
 
-use cuda_mempool_sys::CUmemAllocationHandleType_enum as HT;
+use crate::cu::CUmemAllocationHandleType_enum as HT;
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 const POSIX: HT = HT::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 

@@ -6,9 +6,9 @@ use crate::driver::*;
 use crate::ensure;
 use crate::harness::{Case, Env, Mode};
 use crate::probe::Cap;
-use cuda_mempool_sys::CUmemAccess_flags_enum as F;
-use cuda_mempool_sys::CUmemLocationType_enum as LT;
-use cuda_mempool_sys::*;
+use crate::cu::CUmemAccess_flags_enum as F;
+use crate::cu::CUmemLocationType_enum as LT;
+use crate::cu::*;
 
 /// Device B: the first device that device 0 and which can access each other.
 pub fn peer_of_0(e: &Env) -> R<CUdevice> {

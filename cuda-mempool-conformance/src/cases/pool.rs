@@ -4,11 +4,11 @@ use crate::driver::*;
 use crate::ensure;
 use crate::harness::{Case, Env, Mode};
 use crate::probe::Cap;
-use cuda_mempool_sys::*;
+use crate::cu::*;
 
-use cuda_mempool_sys::CUmemAllocationHandleType_enum as HT;
-use cuda_mempool_sys::CUmemLocationType_enum as LT;
-use cuda_mempool_sys::CUmemPool_attribute_enum as A;
+use crate::cu::CUmemAllocationHandleType_enum as HT;
+use crate::cu::CUmemLocationType_enum as LT;
+use crate::cu::CUmemPool_attribute_enum as A;
 
 /// A row of cuMemPoolCreate's negative table: a change to valid device-pool properties, and the
 /// code the driver returns for it.

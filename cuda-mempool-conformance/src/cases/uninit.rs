@@ -4,7 +4,7 @@
 
 use crate::driver::*;
 use crate::harness::{run_child, Case, Shared};
-use cuda_mempool_sys::*;
+use crate::cu::*;
 use std::collections::BTreeMap;
 
 /// Call each of the 14 APIs once with harmless arguments; `(index, code)`.

@@ -12,7 +12,7 @@ use crate::driver::*;
 use crate::ensure;
 use crate::harness::{Case, Env, Mode, Shared};
 use crate::probe::Cap;
-use cuda_mempool_sys::*;
+use crate::cu::*;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
