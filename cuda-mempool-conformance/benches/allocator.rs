@@ -19,10 +19,10 @@
 //! two loops in one process and report their ratio, and every case needs its own synchronisation.
 
 use conformance::channel::{hex, unhex, Channel, Peer, RECV_TIMEOUT};
+use conformance::cu::*;
 use conformance::driver::*;
 use conformance::harness::{Env, CHILD_ENV};
 use conformance::probe::{self, Cap};
-use conformance::cu::*;
 use serde_json::{json, Value};
 use std::os::fd::AsRawFd;
 use std::time::Instant;

@@ -2,6 +2,7 @@
 //! boundaries kept, no path in the filesystem), JSON messages, at most one fd per message passed
 //! with SCM_RIGHTS, and a receive timeout on every wait. The child is always reaped.
 
+use crate::crumb::Crumb;
 use crate::driver::R;
 use crate::harness::CHILD_ENV;
 use nix::sys::socket::{
@@ -30,9 +31,9 @@ pub struct Channel {
 
 impl Channel {
     fn new(sock: OwnedFd, timeout: Duration) -> R<Channel> {
-        let tv = TimeVal::new(timeout.as_secs() as _, timeout.subsec_micros() as _);
-        setsockopt(&sock, sockopt::ReceiveTimeout, &tv).map_err(|e| format!("SO_RCVTIMEO: {e}"))?;
-        Ok(Channel { sock })
+        let c = Channel { sock };
+        c.set_timeout(timeout)?;
+        Ok(c)
     }
 
     /// The child's end (fd 3, inherited).
@@ -52,11 +53,16 @@ impl Channel {
         Ok(())
     }
 
-    /// The next message (and the fd it carried), within RECV_TIMEOUT.
-    pub fn recv(&self) -> R<(Value, Option<OwnedFd>)> {
+    /// Bound every later wait for a message by `timeout`.
+    pub fn set_timeout(&self, timeout: Duration) -> R {
+        let tv = TimeVal::new(timeout.as_secs() as _, timeout.subsec_micros() as _);
+        setsockopt(&self.sock, sockopt::ReceiveTimeout, &tv).map_err(|e| format!("SO_RCVTIMEO: {e}"))
+    }
+
+    /// The next message, or why there is none: the wait ran out, or the other side is gone.
+    pub fn poll(&self) -> Got {
         let mut buf = vec![0u8; MAX_MSG];
         let mut cmsg = nix::cmsg_space!([RawFd; 2]);
-        let start = Instant::now();
         let (n, fds) = loop {
             let mut iov = [IoSliceMut::new(&mut buf)];
             match recvmsg::<()>(
@@ -67,30 +73,122 @@ impl Channel {
             ) {
                 Ok(m) => {
                     let mut fds = Vec::new();
-                    for c in m.cmsgs().map_err(|e| e.to_string())? {
-                        if let ControlMessageOwned::ScmRights(v) = c {
-                            // SAFETY: the kernel installed these fds in this process for us.
-                            fds.extend(v.into_iter().map(|f| unsafe { OwnedFd::from_raw_fd(f) }));
+                    match m.cmsgs() {
+                        Ok(cmsgs) => {
+                            for c in cmsgs {
+                                if let ControlMessageOwned::ScmRights(v) = c {
+                                    // SAFETY: the kernel installed these fds in this process for us.
+                                    fds.extend(v.into_iter().map(|f| unsafe { OwnedFd::from_raw_fd(f) }));
+                                }
+                            }
                         }
+                        Err(e) => return Got::Error(e.to_string()),
                     }
                     break (m.bytes, fds);
                 }
                 Err(nix::errno::Errno::EINTR) => continue,
-                Err(nix::errno::Errno::EAGAIN) => {
-                    return Err(format!("no message within {} s", start.elapsed().as_secs()))
-                }
-                Err(e) => return Err(format!("recvmsg: {e}")),
+                Err(nix::errno::Errno::EAGAIN) => return Got::Timeout,
+                Err(nix::errno::Errno::ECONNRESET) => return Got::Closed,
+                Err(e) => return Got::Error(format!("recvmsg: {e}")),
             }
         };
         if n == 0 {
-            return Err("the other side closed the channel".into());
+            return Got::Closed;
         }
-        let msg: Value = serde_json::from_slice(&buf[..n]).map_err(|e| format!("bad message: {e}"))?;
-        if let Some(err) = msg.get("error").and_then(Value::as_str) {
-            return Err(format!("peer reported: {err}"));
+        match serde_json::from_slice(&buf[..n]) {
+            Ok(msg) => Got::Msg(msg, fds.into_iter().next()),
+            Err(e) => Got::Error(format!("bad message: {e}")),
         }
-        Ok((msg, fds.into_iter().next()))
     }
+
+    /// The next message (and the fd it carried), within the channel's timeout. A message that
+    /// reports an error becomes this side's error (and its blame, if it names one, this side's).
+    pub fn recv(&self) -> R<(Value, Option<OwnedFd>)> {
+        let start = Instant::now();
+        match self.poll() {
+            Got::Msg(msg, fd) => {
+                if let Some(err) = msg.get("error").and_then(Value::as_str) {
+                    if let Some(api) = msg.get("blame").and_then(Value::as_u64) {
+                        crate::blame::set(api as u32);
+                    }
+                    return Err(format!("peer reported: {err}"));
+                }
+                Ok((msg, fd))
+            }
+            Got::Timeout => Err(format!("no message within {} s", start.elapsed().as_secs())),
+            Got::Closed => Err("the other side closed the channel".into()),
+            Got::Error(e) => Err(e),
+        }
+    }
+
+    /// Report an error to the other side, with the API this side holds responsible, if any.
+    pub fn send_error(&self, e: &str) {
+        let _ = self.send(&serde_json::json!({"error": e, "blame": crate::blame::get()}), None);
+    }
+}
+
+/// What a wait for a message came to.
+pub enum Got {
+    Msg(Value, Option<OwnedFd>),
+    Timeout,
+    Closed,
+    Error(String),
+}
+
+/// Start this binary in `role` with a channel to it at fd 3 and, if given, a breadcrumb file at fd 4.
+pub fn spawn_role(
+    role: &str,
+    envs: &[(&str, &str)],
+    stdout: Stdio,
+    crumb: Option<&Crumb>,
+    timeout: Duration,
+) -> R<(Channel, Child)> {
+    let (mine, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
+        .map_err(|e| format!("socketpair: {e}"))?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let their_fd = theirs.as_raw_fd();
+    let crumb_fd = crumb.map(Crumb::raw_fd);
+    let mut cmd = Command::new(exe);
+    cmd.env(CHILD_ENV, role)
+        .envs(envs.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(Stdio::piped());
+    if crumb_fd.is_some() {
+        cmd.env(crate::crumb::ENV, "1");
+    } else {
+        cmd.env_remove(crate::crumb::ENV);
+    }
+    extern "C" {
+        fn dup2(old: i32, new: i32) -> i32;
+        fn fcntl(fd: i32, cmd: i32, ...) -> i32;
+        fn prctl(option: i32, arg2: u64, ...) -> i32;
+    }
+    // PR_SET_PDEATHSIG: the child is killed when the thread that started it ends, so a worker
+    // killed for hanging takes its importers with it.
+    const PR_SET_PDEATHSIG: i32 = 1;
+    // F_DUPFD_CLOEXEC (Linux): the temporary copies close at exec.
+    const F_DUPFD: i32 = 1030;
+    // SAFETY: only async-signal-safe fcntl/dup2 run between fork and exec. Both fds are first
+    // copied above 10, so placing one at 3 cannot overwrite the other; the copies at CHILD_FD and
+    // crumb::CHILD_FD have close-on-exec cleared, every other fd of ours keeps it set.
+    unsafe {
+        cmd.pre_exec(move || {
+            let sock = fcntl(their_fd, F_DUPFD, 10);
+            let crumb = crumb_fd.map_or(-1, |fd| fcntl(fd, F_DUPFD, 10));
+            if sock < 0 || (crumb_fd.is_some() && crumb < 0) || dup2(sock, CHILD_FD) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if crumb >= 0 && dup2(crumb, crate::crumb::CHILD_FD) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            prctl(PR_SET_PDEATHSIG, 9);
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().map_err(|e| format!("cannot start child {role:?}: {e}"))?;
+    drop(theirs);
+    Ok((Channel::new(mine, timeout)?, child))
 }
 
 /// A child of this binary in an IPC role, with a channel to it. Dropping it kills and reaps it.
@@ -99,36 +197,14 @@ pub struct Peer {
     child: Option<Child>,
     stderr: Option<JoinHandle<String>>,
     timeout: Duration,
+    crumb: Crumb,
 }
 
 impl Peer {
     /// Start a child role; `timeout` bounds each receive and the wait for its exit.
     pub fn spawn(role: &str, envs: &[(&str, &str)], timeout: Duration) -> R<Peer> {
-        let (mine, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
-            .map_err(|e| format!("socketpair: {e}"))?;
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let their_fd = theirs.as_raw_fd();
-        let mut cmd = Command::new(exe);
-        cmd.env(CHILD_ENV, role)
-            .envs(envs.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        extern "C" {
-            fn dup2(old: i32, new: i32) -> i32;
-        }
-        // SAFETY: only async-signal-safe dup2 runs between fork and exec; the duplicate at
-        // CHILD_FD has close-on-exec cleared, every other fd of ours keeps it set.
-        unsafe {
-            cmd.pre_exec(move || {
-                if dup2(their_fd, CHILD_FD) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut child = cmd.spawn().map_err(|e| format!("cannot start child {role:?}: {e}"))?;
-        drop(theirs);
+        let crumb = Crumb::new()?;
+        let (chan, mut child) = spawn_role(role, envs, Stdio::null(), Some(&crumb), timeout)?;
         let mut err = child.stderr.take().unwrap();
         let stderr = std::thread::spawn(move || {
             let mut s = String::new();
@@ -136,10 +212,11 @@ impl Peer {
             s
         });
         Ok(Peer {
-            chan: Channel::new(mine, timeout)?,
+            chan,
             child: Some(child),
             stderr: Some(stderr),
             timeout,
+            crumb,
         })
     }
 
@@ -153,8 +230,12 @@ impl Peer {
             None => {
                 let _ = child.kill();
                 let _ = child.wait();
+                let inside = self.crumb.describe();
+                if let Some((api, _)) = self.crumb.read() {
+                    crate::blame::set(api);
+                }
                 return Err(format!(
-                    "child did not exit within {} s: killed; {}",
+                    "child did not exit within {} s: killed{inside}; {}",
                     self.timeout.as_secs(),
                     self.stderr_text()
                 ));
@@ -164,7 +245,10 @@ impl Peer {
         if status.success() {
             Ok(err)
         } else {
-            Err(format!("child {status}; {err}"))
+            if let Some((api, _)) = self.crumb.read() {
+                crate::blame::set(api);
+            }
+            Err(format!("child {status}{}; {err}", self.crumb.describe()))
         }
     }
 
@@ -178,11 +262,22 @@ impl Peer {
     }
 
     /// A failure that happened while talking to the child: kill and reap it, attach its stderr.
+    /// The tracked call the child is (or was, when it died) inside, if any.
+    pub fn inside(&self) -> Option<(u32, String)> {
+        self.crumb.read()
+    }
+
+    /// A child that died or hung inside one of the 14 APIs makes that API the trial's blame.
     pub fn fail(mut self, e: String) -> String {
+        let inside = self.crumb.read();
+        if let Some((api, _)) = &inside {
+            crate::blame::set(*api);
+        }
+        let inside = self.crumb.describe();
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let status = c.wait().map(|s| s.to_string()).unwrap_or_default();
-            return format!("{e} (child {status}; {})", self.stderr_text());
+            return format!("{e} (child {status}{inside}; {})", self.stderr_text());
         }
         e
     }

@@ -12,42 +12,54 @@ pub type R<T = ()> = Result<T, String>;
 
 pub const SUCCESS: CUresult = CUresult::CUDA_SUCCESS;
 
-/// `CUDA_ERROR_X (n)`, or `unknown (n)` for a code these headers do not know.
+/// `CUDA_ERROR_X (n)`, or `unknown (n)` for a code the driver does not name (a negative value,
+/// which no CUresult is, shows as such: `unknown (-1)`).
 pub fn code_name(r: CUresult) -> String {
     let mut p = std::ptr::null();
     // SAFETY: out-pointer is valid; the driver stores a static string or leaves it null.
     let known = unsafe { cuGetErrorName(r, &mut p) } == SUCCESS && !p.is_null();
-    let name = if known {
-        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    if known {
+        let name = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        format!("{name} ({})", r.0)
     } else {
-        "unknown".into()
-    };
-    format!("{name} ({})", r.0)
-}
-
-/// Require success.
-pub fn ok(what: &str, r: CUresult) -> R {
-    if r == SUCCESS {
-        Ok(())
-    } else {
-        Err(format!(
-            "{what}: expected CUDA_SUCCESS, driver returned {}",
-            code_name(r)
-        ))
+        format!("unknown ({})", r.0 as i32)
     }
 }
 
-/// Require one exact code.
+/// Require success. `what` starts with the call's name (`cuMemFreeAsync(...)`): a failure is
+/// blamed on that API (`blame.rs`).
+pub fn ok(what: &str, r: CUresult) -> R {
+    expect(what, r, SUCCESS)
+}
+
+/// Require one exact code; a failure is blamed on the API `what` starts with.
 pub fn expect(what: &str, got: CUresult, want: CUresult) -> R {
     if got == want {
         Ok(())
     } else {
+        if let Some(api) = crate::blame::api_of(what) {
+            crate::blame::set(api);
+        }
         Err(format!(
             "{what}: expected {}, driver returned {}",
             code_name(want),
             code_name(got)
         ))
     }
+}
+
+thread_local! {
+    static NOTES: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A line about this trial for the report (a measurement, say), whatever its outcome.
+pub fn note(line: impl Into<String>) {
+    NOTES.with(|n| n.borrow_mut().push(line.into()));
+}
+
+/// The notes of the trial that just ran on this thread (and forget them).
+pub fn take_notes() -> Vec<String> {
+    NOTES.with(|n| std::mem::take(&mut *n.borrow_mut()))
 }
 
 /// Prefix of a case's Err that means "cannot run here": reported as ignored with the reason.

@@ -1,13 +1,14 @@
-//! Cases → libtest-mimic trials, strict mode, child-process isolation, and the report.
+//! Cases and what becomes of them: capability checks, one trial's execution (in a worker process or
+//! in this one), the verdict on what came back, and the libtest-mimic trials that report it.
 
+use crate::cu::*;
 use crate::driver::R;
 use crate::probe::{Cap, Machine, ALL_CAPS};
-use crate::cu::*;
 use libtest_mimic::{Completion, Failed, Trial};
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
 
 /// What a case gets: the probed machine and device 0 (its primary context is current).
@@ -26,29 +27,61 @@ impl Env {
 
 pub type Body = Arc<dyn Fn(&Env) -> R + Send + Sync>;
 
-/// How a case runs.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Mode {
-    /// In a test thread, in parallel with others.
-    Parallel,
-    /// In a test thread, holding the device-state lock (changes the current or default pool).
-    Serial,
-    /// In a fresh child process: inputs that may crash the driver.
-    Child,
-    /// In a fresh child process, and the driver is known to crash on it: passes iff the child dies
-    /// by a signal. The case's name says so.
-    ChildCrashes,
-    /// Alone: no other trial runs meanwhile (process-wide counts such as open fds).
-    Exclusive,
+/// Where a trial belongs in the report: one of the 14 APIs, the harness's own checks of itself,
+/// or the suite's checks of the run as a whole.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, PartialOrd, Ord)]
+pub enum Group {
+    Api(u32),
+    /// The harness tested against injected faults (dying and hanging children).
+    Harness,
+    /// The run as a whole (`suite::no_leaks`).
+    Suite,
+}
+impl Group {
+    pub fn api(self) -> Option<u32> {
+        match self {
+            Group::Api(i) => Some(i),
+            _ => None,
+        }
+    }
+    pub fn label(self) -> String {
+        match self {
+            Group::Api(i) => format!("{i}_{}", crate::api_name(i)),
+            Group::Harness => "harness".into(),
+            Group::Suite => "suite".into(),
+        }
+    }
 }
 
+/// A case whose input crashes the driver it was written against: the signal it dies by, the code
+/// the documentation promises instead, and the drivers the crash was seen on.
+#[derive(Clone, Copy, Debug)]
+pub struct Crash {
+    pub signal: i32,
+    pub documented: CUresult,
+    pub seen_on: &'static str,
+}
+pub const SIGSEGV: i32 = 11;
+
 pub struct Case {
-    pub api: u32,
+    pub group: Group,
     pub name: String,
     pub needs: Vec<Cap>,
-    pub mode: Mode,
+    /// Cases of one lane run one after another in a worker of their own: `serial` (they change
+    /// the current pool or default-pool attributes), or a lane whose cases share one expensive
+    /// answer (a child process's observations).
+    pub lane: Option<&'static str>,
+    pub crash: Option<Crash>,
+    /// Long-running: scheduled first so that it overlaps the many short ones.
+    pub slow: bool,
+    /// Runs with no other trial in its process (it compares process-wide counts such as open fds).
+    /// Workers run one trial at a time anyway; this matters when trials share one process.
+    pub alone: bool,
     pub body: Body,
 }
+
+/// The lane of cases that change device state visible to the whole process.
+pub const SERIAL: &str = "serial";
 
 impl Case {
     pub fn new(
@@ -58,72 +91,386 @@ impl Case {
         body: impl Fn(&Env) -> R + Send + Sync + 'static,
     ) -> Case {
         Case {
-            api,
+            group: Group::Api(api),
             name: name.into(),
             needs: needs.to_vec(),
-            mode: Mode::Parallel,
+            lane: None,
+            crash: None,
+            slow: false,
+            alone: false,
             body: Arc::new(body),
         }
     }
     pub fn gpu(api: u32, name: impl Into<String>, body: impl Fn(&Env) -> R + Send + Sync + 'static) -> Case {
         Self::new(api, name, &[Cap::Gpu], body)
     }
-    pub fn mode(mut self, mode: Mode) -> Case {
-        self.mode = mode;
-        self
+    /// A case of another group (harness, suite).
+    pub fn of(
+        group: Group,
+        name: impl Into<String>,
+        needs: &[Cap],
+        body: impl Fn(&Env) -> R + Send + Sync + 'static,
+    ) -> Case {
+        Case {
+            group,
+            ..Self::new(0, name, needs, body)
+        }
     }
     pub fn needs(mut self, cap: Cap) -> Case {
         self.needs.push(cap);
         self
     }
-    /// `820_cuMemAllocAsync::case` (serialised cases: `…::serial::case`).
+    pub fn lane(mut self, lane: &'static str) -> Case {
+        self.lane = Some(lane);
+        self
+    }
+    pub fn serial(self) -> Case {
+        self.lane(SERIAL)
+    }
+    /// The driver crashes on this input: see [`Crash`]. The body returns Ok when the call returned
+    /// the documented code instead (the driver no longer crashes).
+    pub fn crashes(mut self, signal: i32, documented: CUresult, seen_on: &'static str) -> Case {
+        self.crash = Some(Crash {
+            signal,
+            documented,
+            seen_on,
+        });
+        self
+    }
+    pub fn slow(mut self) -> Case {
+        self.slow = true;
+        self
+    }
+    pub fn alone(mut self) -> Case {
+        self.alone = true;
+        self
+    }
+    /// `820_cuMemAllocAsync::case`, `…::serial::case`, `harness::case`, `suite::case`.
     pub fn trial_name(&self) -> String {
-        let api = crate::api_name(self.api);
-        match self.mode {
-            Mode::Serial => format!("{}_{}::serial::{}", self.api, api, self.name),
-            _ => format!("{}_{}::{}", self.api, api, self.name),
+        match (self.group, self.lane) {
+            (Group::Api(_), Some(SERIAL)) => format!("{}::serial::{}", self.group.label(), self.name),
+            _ => format!("{}::{}", self.group.label(), self.name),
+        }
+    }
+    /// Why this case cannot run on `m`, if it cannot.
+    pub fn missing(&self, m: &Machine) -> Option<(Cap, String)> {
+        self.needs.iter().find_map(|c| m.has(*c).err().map(|why| (*c, why)))
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Outcome {
+    Passed,
+    Failed,
+    Ignored,
+    /// A crash case whose call returned the documented code instead of crashing: not a failure,
+    /// but a change from the driver the expectation was written against, shown as such.
+    Changed,
+}
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Passed => "passed",
+            Outcome::Failed => "failed",
+            Outcome::Ignored => "ignored",
+            Outcome::Changed => "changed",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Outcome> {
+        [Outcome::Passed, Outcome::Failed, Outcome::Ignored, Outcome::Changed]
+            .into_iter()
+            .find(|o| o.as_str() == s)
+    }
+}
+
+/// One trial's result, for the report.
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub trial: String,
+    pub group: Group,
+    pub outcome: Outcome,
+    pub message: String,
+    /// For a failure: the API held responsible (`blame.rs`), when it is not the trial's own.
+    pub blame: Option<u32>,
+    pub secs: f64,
+    pub notes: Vec<String>,
+    /// The trial needs a device, and the process running it answered (did not die or hang).
+    pub device_answer: bool,
+}
+impl Record {
+    /// The API this record counts against in the report: a failure's blame, else its own API.
+    pub fn counted_api(&self) -> Option<u32> {
+        match (self.outcome, self.group) {
+            (Outcome::Failed, Group::Api(own)) => Some(self.blame.unwrap_or(own)),
+            _ => self.group.api(),
+        }
+    }
+}
+pub static RECORDS: Mutex<Vec<Record>> = Mutex::new(Vec::new());
+/// How many scheduled trials have completed (in-process mode's `suite::no_leaks` waits on it).
+pub static COMPLETED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// What one execution of a case's body came to, in the process that ran it.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    pub outcome: Outcome,
+    pub message: String,
+    pub blame: Option<u32>,
+    pub secs: f64,
+    pub notes: Vec<String>,
+}
+impl Answer {
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"outcome": self.outcome.as_str(), "message": self.message,
+            "blame": self.blame, "secs": self.secs, "notes": self.notes})
+    }
+    pub fn from_json(j: &serde_json::Value) -> Result<Answer, String> {
+        Ok(Answer {
+            outcome: j["outcome"]
+                .as_str()
+                .and_then(Outcome::parse)
+                .ok_or_else(|| format!("worker answer without an outcome: {j}"))?,
+            message: j["message"].as_str().unwrap_or("").to_string(),
+            blame: j["blame"].as_u64().map(|b| b as u32),
+            secs: j["secs"].as_f64().unwrap_or(0.0),
+            notes: j["notes"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|n| n.as_str().map(String::from)).collect())
+                .unwrap_or_default(),
+        })
+    }
+}
+
+/// Test-only: CONFORMANCE_CRASH_TRIAL=<trial name> makes that trial crash its process on purpose
+/// (cuMemPoolSetAttribute with a NULL value, then abort), to show that a crash costs one trial.
+pub const CRASH_ENV: &str = "CONFORMANCE_CRASH_TRIAL";
+
+fn crash_in_process(env: &Env) -> ! {
+    env.bind();
+    eprintln!("{CRASH_ENV}: crashing this process on purpose");
+    if let Ok(p) = crate::driver::Pool::on_device(env.dev) {
+        let a = CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+        let _ = unsafe { cuMemPoolSetAttribute(p.0, a, std::ptr::null_mut()) };
+    }
+    std::process::abort();
+}
+
+/// Run a case's body here, now: capability check, blame and notes reset, panics caught.
+pub fn execute(case: &Case, env: &Env) -> Answer {
+    let name = case.trial_name();
+    crate::blame::reset();
+    let _ = crate::driver::take_notes();
+    crate::ledger::set_trial(&name);
+    let start = Instant::now();
+    let answer = |outcome, message: String| Answer {
+        outcome,
+        message,
+        blame: crate::blame::get().filter(|b| Some(*b) != case.group.api()),
+        secs: start.elapsed().as_secs_f64(),
+        notes: crate::driver::take_notes(),
+    };
+    if let Some((cap, why)) = case.missing(&env.m) {
+        return answer(Outcome::Ignored, format!("needs `{}`: {why}", cap.name()));
+    }
+    if std::env::var(CRASH_ENV).as_deref() == Ok(name.as_str()) {
+        crash_in_process(env);
+    }
+    env.bind();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (case.body)(env)));
+    crate::ledger::set_trial("");
+    match result {
+        Ok(Ok(())) => answer(Outcome::Passed, String::new()),
+        Ok(Err(e)) if e.starts_with(crate::driver::IGNORE) => {
+            answer(Outcome::Ignored, e[crate::driver::IGNORE.len()..].to_string())
+        }
+        Ok(Err(e)) => answer(Outcome::Failed, e),
+        Err(p) => {
+            let what = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            answer(Outcome::Failed, format!("the case panicked: {what}"))
         }
     }
 }
 
-/// One trial's outcome, for the report.
-#[derive(Clone, Debug)]
-pub struct Record {
-    pub api: u32,
-    pub trial: String,
-    pub outcome: &'static str,
-    pub message: String,
-}
-pub static RECORDS: Mutex<Vec<Record>> = Mutex::new(Vec::new());
-
-/// Every trial holds this for reading; an Exclusive trial holds it for writing.
-static EXCLUSIVE: std::sync::RwLock<()> = std::sync::RwLock::new(());
-
-thread_local! {
-    static SERIAL_JOB: std::cell::RefCell<Option<Box<dyn FnOnce() -> R>>> = const { std::cell::RefCell::new(None) };
-}
-
-/// serial_test's attribute takes functions without parameters; the job travels by thread-local
-/// (the attribute runs the body on the calling thread).
-#[serial_test::serial(device_state)]
-fn run_serial_job() -> R {
-    SERIAL_JOB.with(|j| j.borrow_mut().take()).map_or(Ok(()), |job| job())
+/// What came back from the process that ran a trial.
+#[derive(Debug)]
+pub enum Raw {
+    Answer(Answer),
+    /// The process died while running the trial (`signal` if a signal ended it).
+    Died {
+        how: String,
+        signal: Option<i32>,
+        inside: Option<(u32, String)>,
+        log: String,
+        secs: f64,
+    },
+    /// No answer within the deadline; the process was killed.
+    Hung {
+        secs: f64,
+        inside: Option<(u32, String)>,
+        log: String,
+    },
+    /// The trial could not be run at all (no worker could be started, say).
+    Broken(String),
 }
 
-/// Runs `f` holding serial_test's `device_state` lock: trials that change the current pool or
-/// default-pool attributes never overlap each other.
-fn serially(f: impl FnOnce() -> R + 'static) -> R {
-    SERIAL_JOB.with(|j| *j.borrow_mut() = Some(Box::new(f)));
-    run_serial_job()
+pub fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => return format!("signal {sig}"),
+    };
+    format!("{name} ({sig})")
 }
 
-fn record(api: u32, trial: &str, outcome: &'static str, message: String) {
-    RECORDS.lock().unwrap().push(Record {
-        api,
-        trial: trial.into(),
+fn inside_text(inside: &Option<(u32, String)>) -> String {
+    match inside {
+        Some((api, sym)) => format!(" inside {sym} ({api})"),
+        None => String::new(),
+    }
+}
+
+fn with_log(msg: String, log: &str) -> String {
+    if log.trim().is_empty() {
+        format!("{msg}; it wrote nothing to stderr during this trial")
+    } else {
+        format!("{msg}; the last lines it wrote:\n{}", log.trim_end())
+    }
+}
+
+/// The verdict: what came back, judged against what the case expects (a crash, or an answer).
+pub fn judge(case: &Case, raw: Raw) -> Record {
+    let answered = matches!(raw, Raw::Answer(_)) && case.needs.contains(&Cap::Gpu);
+    let rec = |outcome, message: String, blame: Option<u32>, secs, notes| Record {
+        trial: case.trial_name(),
+        group: case.group,
         outcome,
         message,
-    });
+        blame: blame.filter(|b| Some(*b) != case.group.api()),
+        secs,
+        notes,
+        device_answer: answered,
+    };
+    let own = case.group.api();
+    match (case.crash, raw) {
+        (_, Raw::Broken(e)) => rec(Outcome::Failed, format!("could not run: {e}"), None, 0.0, vec![]),
+        (
+            Some(c),
+            Raw::Died {
+                signal: Some(s), secs, ..
+            },
+        ) if s == c.signal => rec(
+            Outcome::Passed,
+            String::new(),
+            None,
+            secs,
+            vec![format!("crashed by {} as seen on {}", signal_name(s), c.seen_on)],
+        ),
+        (
+            Some(c),
+            Raw::Died {
+                how, inside, log, secs, ..
+            },
+        ) => rec(
+            Outcome::Failed,
+            with_log(
+                format!(
+                    "expected a crash by {} (as seen on {}), but the process {how}{}",
+                    signal_name(c.signal),
+                    c.seen_on,
+                    inside_text(&inside)
+                ),
+                &log,
+            ),
+            inside.map(|i| i.0).or(own),
+            secs,
+            vec![],
+        ),
+        (Some(c), Raw::Hung { secs, inside, log }) => rec(
+            Outcome::Failed,
+            with_log(
+                format!(
+                    "no answer after {secs:.0} s{}: a hang, not the crash by {} seen on {}",
+                    inside_text(&inside),
+                    signal_name(c.signal),
+                    c.seen_on
+                ),
+                &log,
+            ),
+            inside.map(|i| i.0).or(own),
+            secs,
+            vec![],
+        ),
+        (Some(c), Raw::Answer(a)) => match a.outcome {
+            Outcome::Passed => rec(
+                Outcome::Changed,
+                format!(
+                    "no longer crashes: returned the documented {} where {} crashed by {}",
+                    crate::driver::code_name(c.documented),
+                    c.seen_on,
+                    signal_name(c.signal)
+                ),
+                None,
+                a.secs,
+                a.notes,
+            ),
+            Outcome::Failed => rec(
+                Outcome::Failed,
+                format!(
+                    "neither crashed (by {}, as on {}) nor returned the documented {}: {}",
+                    signal_name(c.signal),
+                    c.seen_on,
+                    crate::driver::code_name(c.documented),
+                    a.message
+                ),
+                a.blame,
+                a.secs,
+                a.notes,
+            ),
+            o => rec(o, a.message, a.blame, a.secs, a.notes),
+        },
+        (None, Raw::Answer(a)) => rec(a.outcome, a.message, a.blame, a.secs, a.notes),
+        (
+            None,
+            Raw::Died {
+                how, inside, log, secs, ..
+            },
+        ) => rec(
+            Outcome::Failed,
+            with_log(
+                format!("the process running this trial {how}{}", inside_text(&inside)),
+                &log,
+            ),
+            inside.map(|i| i.0),
+            secs,
+            vec![],
+        ),
+        (None, Raw::Hung { secs, inside, log }) => rec(
+            Outcome::Failed,
+            with_log(
+                format!(
+                    "no answer after {secs:.0} s{}; the process was killed",
+                    inside_text(&inside)
+                ),
+                &log,
+            ),
+            inside.map(|i| i.0),
+            secs,
+            vec![],
+        ),
+    }
 }
 
 /// CONFORMANCE_REQUIRE=gpu,ipc,...: capabilities whose absence is a failure, not an ignore.
@@ -147,24 +494,28 @@ pub fn required_caps() -> Result<Vec<Cap>, String> {
     Ok(caps)
 }
 
-pub const CHILD_ENV: &str = "CONFORMANCE_CHILD";
+pub const DEFAULT_TRIAL_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Test-only: CONFORMANCE_CRASH_TRIAL=<trial name> makes that trial call an API that crashes the
-/// driver in-process instead of running its case, to show that under `cargo nextest` (one process
-/// per trial) it fails alone.
-pub const CRASH_ENV: &str = "CONFORMANCE_CRASH_TRIAL";
-
-/// cuMemPoolSetAttribute with a NULL value crashes R580 (`832 null_value_crashes_driver`); abort
-/// if this driver survives it, so the switch always crashes.
-fn crash_in_process(env: &Env) {
-    env.bind();
-    eprintln!("{CRASH_ENV}: crashing this process on purpose");
-    if let Ok(p) = crate::driver::Pool::on_device(env.dev) {
-        let a = CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
-        let _ = unsafe { cuMemPoolSetAttribute(p.0, a, std::ptr::null_mut()) };
+/// CONFORMANCE_TRIAL_TIMEOUT=SECS: how long one trial may go without an answer.
+pub fn trial_timeout() -> Result<Duration, String> {
+    match std::env::var("CONFORMANCE_TRIAL_TIMEOUT") {
+        Err(_) => Ok(DEFAULT_TRIAL_TIMEOUT),
+        Ok(v) => match v.trim().parse::<f64>() {
+            Ok(s) if (1.0..=86400.0).contains(&s) => Ok(Duration::from_secs_f64(s)),
+            _ => Err(format!(
+                "CONFORMANCE_TRIAL_TIMEOUT={v:?}: expected a number of seconds from 1 to 86400 (default {})",
+                DEFAULT_TRIAL_TIMEOUT.as_secs()
+            )),
+        },
     }
-    std::process::abort();
 }
+
+/// A crash case's bound: it should die at once, and a hang must not cost a full trial deadline.
+pub fn crash_timeout(trial: Duration) -> Duration {
+    trial.min(Duration::from_secs(20))
+}
+
+pub const CHILD_ENV: &str = "CONFORMANCE_CHILD";
 pub const CHILD_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Output of a child run of this same binary.
@@ -173,6 +524,9 @@ pub struct ChildOut {
     pub stdout: String,
     pub stderr: String,
     pub timed_out: bool,
+    pub timeout: Duration,
+    /// The tracked call it was inside when it died or was killed.
+    pub inside: Option<(u32, String)>,
 }
 impl ChildOut {
     pub fn signal(&self) -> Option<i32> {
@@ -181,15 +535,16 @@ impl ChildOut {
     }
     pub fn describe(&self) -> String {
         let how = if self.timed_out {
-            format!("timed out after {}s and was killed", CHILD_TIMEOUT.as_secs())
+            format!("gave no answer within {} s and was killed", self.timeout.as_secs())
         } else if let Some(sig) = self.signal() {
-            format!("died by signal {sig}")
+            format!("died by {}", signal_name(sig))
         } else {
             format!("exited with {:?}", self.status.and_then(|s| s.code()))
         };
         let err = self.stderr.trim();
         format!(
-            "child {how}{}",
+            "child {how}{}{}",
+            inside_text(&self.inside),
             if err.is_empty() {
                 String::new()
             } else {
@@ -199,17 +554,58 @@ impl ChildOut {
     }
 }
 
+/// Make a child die with the thread that started it (Linux), so that a worker killed for hanging
+/// takes its own children with it.
+pub fn die_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    extern "C" {
+        fn prctl(option: i32, arg2: u64, ...) -> i32;
+    }
+    const PR_SET_PDEATHSIG: i32 = 1;
+    // SAFETY: prctl is async-signal-safe; it only sets a flag of the new process.
+    unsafe {
+        cmd.pre_exec(|| {
+            prctl(PR_SET_PDEATHSIG, 9);
+            Ok(())
+        });
+    }
+}
+
 /// Re-run this binary in a child role, with a bounded wait; the child is always reaped.
 pub fn run_child(role: &str, envs: &[(&str, &str)]) -> Result<ChildOut, String> {
+    run_child_for(role, envs, CHILD_TIMEOUT)
+}
+
+/// [`run_child`] with its own bound.
+pub fn run_child_for(role: &str, envs: &[(&str, &str)], timeout: Duration) -> Result<ChildOut, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
-    let mut child = Command::new(exe)
-        .env(CHILD_ENV, role)
+    let crumb = crate::crumb::Crumb::new()?;
+    let crumb_fd = crumb.raw_fd();
+    let mut cmd = Command::new(exe);
+    cmd.env(CHILD_ENV, role)
+        .env(crate::crumb::ENV, "1")
         .envs(envs.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start child {role:?}: {e}"))?;
+        .stderr(Stdio::piped());
+    die_with_parent(&mut cmd);
+    {
+        use std::os::unix::process::CommandExt;
+        extern "C" {
+            fn dup2(old: i32, new: i32) -> i32;
+        }
+        // SAFETY: only dup2 (async-signal-safe) runs between fork and exec; fd 4 was not one of
+        // the pipes (those are placed at 0-2 by std after pre_exec hooks only for stdio).
+        unsafe {
+            cmd.pre_exec(move || {
+                if crumb_fd != crate::crumb::CHILD_FD && dup2(crumb_fd, crate::crumb::CHILD_FD) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let mut child = cmd.spawn().map_err(|e| format!("cannot start child {role:?}: {e}"))?;
     // Drain both pipes on threads so a chatty child cannot block on a full pipe.
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
@@ -223,147 +619,200 @@ pub fn run_child(role: &str, envs: &[(&str, &str)]) -> Result<ChildOut, String> 
         let _ = err.read_to_string(&mut s);
         s
     });
-    let (status, timed_out) = match child.wait_timeout(CHILD_TIMEOUT).map_err(|e| e.to_string())? {
+    let (status, timed_out) = match child.wait_timeout(timeout).map_err(|e| e.to_string())? {
         Some(s) => (Some(s), false),
         None => {
             let _ = child.kill();
             (child.wait().ok(), true)
         }
     };
+    let ok = status.is_some_and(|s| s.success());
     Ok(ChildOut {
         status,
         stdout: to.join().unwrap_or_default(),
         stderr: te.join().unwrap_or_default(),
         timed_out,
+        timeout,
+        inside: if ok { None } else { crumb.read() },
     })
 }
 
-/// Run a `Mode::Child` case in a child and judge it.
-fn run_isolated(trial: &str, expect_crash: bool) -> R {
-    let out = run_child(&format!("case:{trial}"), &[])?;
-    match (expect_crash, out.signal(), out.status.and_then(|s| s.code())) {
-        (true, Some(_), _) => Ok(()),
-        (true, None, _) => Err(format!(
-            "expected the driver to crash on this input, but the {}",
-            out.describe()
-        )),
-        (false, None, Some(0)) if !out.timed_out => Ok(()),
-        (false, None, Some(1)) => Err(out.stderr.trim().to_string()),
-        _ => Err(out.describe()),
+/// In-process mode: a crash case runs in a fresh child of this binary (role `case:TRIAL`).
+fn run_isolated(case: &Case, timeout: Duration) -> Raw {
+    let start = Instant::now();
+    match run_child_for(&format!("case:{}", case.trial_name()), &[], timeout) {
+        Err(e) => Raw::Broken(e),
+        Ok(out) => {
+            let secs = start.elapsed().as_secs_f64();
+            if out.timed_out {
+                return Raw::Hung {
+                    secs,
+                    inside: out.inside,
+                    log: out.stderr,
+                };
+            }
+            match (out.signal(), out.stdout.lines().rev().find(|l| l.starts_with('{'))) {
+                (None, Some(line)) => match serde_json::from_str(line)
+                    .map_err(|e| e.to_string())
+                    .and_then(|j| Answer::from_json(&j))
+                {
+                    Ok(a) => Raw::Answer(a),
+                    Err(e) => Raw::Broken(e),
+                },
+                (sig, _) => Raw::Died {
+                    how: out.describe(),
+                    signal: sig,
+                    inside: out.inside,
+                    log: String::new(),
+                    secs,
+                },
+            }
+        }
     }
 }
 
-/// In a child: run one case by trial name. Exit 0 = passed, 1 = failed (message on stderr).
+/// Child role `case:TRIAL` (in-process mode's crash isolation): run one case, print its answer.
 pub fn child_case(env: &Env, cases: &[Case], trial: &str) -> i32 {
     let Some(c) = cases.iter().find(|c| c.trial_name() == trial) else {
         eprintln!("no case named {trial}");
         return 2;
     };
-    env.bind();
-    match (c.body)(env) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("{e}");
-            1
+    println!("{}", execute(c, env).to_json());
+    0
+}
+
+/// How trials reach the driver.
+pub enum Runner {
+    /// In worker processes (the default): see `scheduler.rs`.
+    Workers(Arc<crate::scheduler::Scheduler>),
+    /// In this process's test threads (under nextest, which gives each trial its own process, or
+    /// with CONFORMANCE_WORKERS=0). Crash cases still run in a child.
+    InProcess { env: Arc<Env>, timeout: Duration },
+}
+
+type LaneLocks = Mutex<std::collections::BTreeMap<&'static str, Arc<Mutex<()>>>>;
+static LANES: OnceLock<LaneLocks> = OnceLock::new();
+static ALONE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn lane_lock(lane: &'static str) -> Arc<Mutex<()>> {
+    LANES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry(lane)
+        .or_default()
+        .clone()
+}
+
+impl Runner {
+    fn run(&self, case: &Case) -> Record {
+        match self {
+            Runner::Workers(s) => s.wait(&case.trial_name()),
+            Runner::InProcess { env, timeout } => {
+                let raw = if case.crash.is_some() {
+                    run_isolated(case, crash_timeout(*timeout))
+                } else {
+                    let lane = case.lane.map(lane_lock);
+                    let _lane = lane.as_ref().map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
+                    let (_alone, _shared);
+                    if case.alone {
+                        _alone = ALONE.write().unwrap_or_else(|p| p.into_inner());
+                    } else {
+                        _shared = ALONE.read().unwrap_or_else(|p| p.into_inner());
+                    }
+                    Raw::Answer(execute(case, env))
+                };
+                judge(case, raw)
+            }
         }
     }
 }
 
-/// Turn cases into trials: check capabilities (ignored with reason, or failure in strict mode),
-/// bind the context, serialise or isolate as the case asks, and record each outcome.
-///
-/// A trial whose capability is missing (and not required) is marked ignored up front, so every
-/// runner shows it as ignored (nextest too, as skipped); its reason is recorded unless a filter left
-/// it out, and printed at the end. With `--include-ignored` it runs and ignores itself at run time.
-pub fn trials(env: Arc<Env>, cases: Vec<Case>, required: &[Cap], args: &libtest_mimic::Arguments) -> Vec<Trial> {
-    let required = required.to_vec();
+/// Which cases libtest-mimic will run: not filtered out, and not ignored up front.
+pub fn will_run(case: &Case, m: &Machine, required: &[Cap], args: &libtest_mimic::Arguments) -> bool {
+    let t = Trial::test(case.trial_name(), || Ok(())).with_ignored_flag(ignored_up_front(case, m, required).is_some());
+    !args.is_filtered_out(&t) && !args.is_ignored(&t)
+}
+
+/// A missing capability that is not required: the trial is ignored before it runs.
+fn ignored_up_front(case: &Case, m: &Machine, required: &[Cap]) -> Option<String> {
+    case.missing(m)
+        .filter(|(c, _)| !required.contains(c))
+        .map(|(c, why)| format!("needs `{}`: {why}", c.name()))
+}
+
+fn record(r: Record) {
+    if r.outcome == Outcome::Failed {
+        // Printed now as well: the reader sees it next to the trial's line.
+        eprintln!("FAILED {}: {}", r.trial, r.message);
+    }
+    if r.outcome == Outcome::Changed {
+        println!("CHANGED {}: {}", r.trial, r.message);
+    }
+    RECORDS.lock().unwrap().push(r);
+}
+
+/// Turn cases into libtest-mimic trials. A missing capability that is not required ignores the
+/// trial up front (every runner shows it as ignored, nextest too), its reason recorded; a missing
+/// required one fails it. The others are run by `runner` and judged.
+pub fn trials(
+    m: &Machine,
+    cases: Vec<Arc<Case>>,
+    required: &[Cap],
+    args: &libtest_mimic::Arguments,
+    runner: Arc<Runner>,
+) -> Vec<Trial> {
     cases
         .into_iter()
         .map(|c| {
             let name = c.trial_name();
-            // A missing required capability is a failure at run time, never an ignore.
-            let required_missing = c
-                .needs
-                .iter()
-                .any(|cap| required.contains(cap) && env.m.has(*cap).is_err());
-            let missing = c
-                .needs
-                .iter()
-                .find_map(|cap| {
-                    env.m
-                        .has(*cap)
-                        .err()
-                        .map(|why| format!("needs `{}`: {why}", cap.name()))
-                })
-                .filter(|_| !required_missing);
-            let env = env.clone();
-            let required = required.clone();
-            let trial_name = name.clone();
-            let api = c.api;
+            let up_front = ignored_up_front(&c, m, required);
+            let required_missing = c.missing(m).filter(|(cap, _)| required.contains(cap));
+            let runner = runner.clone();
+            let case = c.clone();
             let trial = Trial::ignorable_test(name.clone(), move || -> Result<Completion, Failed> {
-                for cap in &c.needs {
-                    if let Err(why) = env.m.has(*cap) {
-                        if required.contains(cap) {
-                            let msg = format!(
-                                "required capability `{}` missing (CONFORMANCE_REQUIRE): {why}",
-                                cap.name()
-                            );
-                            record(c.api, &trial_name, "failed", msg.clone());
-                            return Err(msg.into());
-                        }
-                        let reason = format!("needs `{}`: {why}", cap.name());
-                        record(c.api, &trial_name, "ignored", reason.clone());
-                        return Ok(Completion::ignored_with(reason));
-                    }
-                }
-                if std::env::var(CRASH_ENV).as_deref() == Ok(trial_name.as_str()) {
-                    crash_in_process(&env);
-                }
-                let _shared;
-                let _alone;
-                if c.mode == Mode::Exclusive {
-                    _alone = EXCLUSIVE.write().unwrap_or_else(|p| p.into_inner());
-                } else {
-                    _shared = EXCLUSIVE.read().unwrap_or_else(|p| p.into_inner());
-                }
-                let result = match c.mode {
-                    Mode::Child => run_isolated(&trial_name, false),
-                    Mode::ChildCrashes => run_isolated(&trial_name, true),
-                    Mode::Serial => {
-                        let (env, body) = (env.clone(), c.body.clone());
-                        serially(move || {
-                            env.bind();
-                            body(&env)
-                        })
-                    }
-                    Mode::Parallel | Mode::Exclusive => {
-                        env.bind();
-                        (c.body)(&env)
+                let r = match &required_missing {
+                    Some((cap, why)) => Record {
+                        trial: case.trial_name(),
+                        group: case.group,
+                        outcome: Outcome::Failed,
+                        message: format!(
+                            "required capability `{}` missing (CONFORMANCE_REQUIRE): {why}",
+                            cap.name()
+                        ),
+                        blame: None,
+                        secs: 0.0,
+                        notes: vec![],
+                        device_answer: false,
+                    },
+                    None => {
+                        let r = runner.run(&case);
+                        COMPLETED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        r
                     }
                 };
-                match result {
-                    Err(e) if e.starts_with(crate::driver::IGNORE) => {
-                        let reason = e[crate::driver::IGNORE.len()..].to_string();
-                        record(c.api, &trial_name, "ignored", reason.clone());
-                        Ok(Completion::ignored_with(reason))
-                    }
-                    Ok(()) => {
-                        record(c.api, &trial_name, "passed", String::new());
-                        Ok(Completion::Completed)
-                    }
-                    Err(e) => {
-                        // Printed now as well: a later crash of the process must not swallow it.
-                        eprintln!("FAILED {trial_name}: {e}");
-                        record(c.api, &trial_name, "failed", e.clone());
-                        Err(e.into())
-                    }
-                }
+                let result = match r.outcome {
+                    Outcome::Passed | Outcome::Changed => Ok(Completion::Completed),
+                    Outcome::Ignored => Ok(Completion::ignored_with(r.message.clone())),
+                    Outcome::Failed => Err(r.message.clone().into()),
+                };
+                record(r);
+                result
             });
-            match missing {
+            match up_front {
                 Some(reason) => {
                     let t = trial.with_ignored_flag(true);
                     if !args.is_filtered_out(&t) && !args.include_ignored && !args.ignored {
-                        record(api, &name, "ignored", reason);
+                        RECORDS.lock().unwrap().push(Record {
+                            trial: name,
+                            group: c.group,
+                            outcome: Outcome::Ignored,
+                            message: reason,
+                            blame: None,
+                            secs: 0.0,
+                            notes: vec![],
+                            device_answer: false,
+                        });
                     }
                     t
                 }
@@ -373,7 +822,8 @@ pub fn trials(env: Arc<Env>, cases: Vec<Case>, required: &[Cap], args: &libtest_
         .collect()
 }
 
-/// Lazily computed, shared result of one child run (several trials read one child's answers).
+/// Lazily computed, shared result of one expensive observation (several trials read one child's
+/// answers). Cases that share one belong to one lane, so it is computed once per run.
 pub struct Shared<T>(OnceLock<Result<T, String>>);
 impl<T> Shared<T> {
     pub const fn new() -> Self {

@@ -8,14 +8,20 @@
 // helpers taking handles are safe to call by design (a bad handle is the case under test).
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod blame;
 pub mod cases;
 pub mod channel;
+pub mod crumb;
 pub mod cu;
 pub mod driver;
 pub mod harness;
+pub mod leaks;
+pub mod ledger;
 pub mod probe;
 pub mod report;
+pub mod scheduler;
 pub mod suite;
+pub mod worker;
 
 /// The 14 APIs by PhOS index.
 pub const APIS: &[(u32, &str)] = &[

@@ -1,7 +1,7 @@
 //! The machine, probed once: driver, libcuda in use, devices, pool support, handle types, peers.
 
-use crate::driver::*;
 use crate::cu::*;
+use crate::driver::*;
 use std::ffi::CStr;
 use std::fmt::Write as _;
 
@@ -20,6 +20,10 @@ pub enum Cap {
     HostNuma,
     /// The CUDA 13 selectors cuMemGetDefaultMemPool / cuMemGetMemPool / cuMemSetMemPool.
     Cuda13,
+    /// Fabric handles for pools (CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED).
+    Fabric,
+    /// Fabric handles and an IMEX channel to export them through (/dev/nvidia-caps-imex-channels).
+    Imex,
 }
 pub const ALL_CAPS: &[(Cap, &str)] = &[
     (Cap::Gpu, "gpu"),
@@ -28,6 +32,8 @@ pub const ALL_CAPS: &[(Cap, &str)] = &[
     (Cap::HostPool, "host-pool"),
     (Cap::HostNuma, "host-numa"),
     (Cap::Cuda13, "cuda13"),
+    (Cap::Fabric, "fabric"),
+    (Cap::Imex, "imex"),
 ];
 impl Cap {
     pub fn name(self) -> &'static str {
@@ -61,13 +67,20 @@ pub struct Machine {
     /// Which of the 14 APIs the driver exports (cuGetProcAddress), by index.
     pub exported: Vec<(u32, bool)>,
     pub selectors: bool,
-    /// Primary context of device 0 (retained for the run).
+    /// /dev/nvidia-caps-imex-channels exists (fabric handles can be exported through it).
+    pub imex_channels: bool,
+    /// Why the probe could not answer (it ran in a child that died or hung), if it could not.
+    pub probe_error: Option<String>,
+    /// Primary context of device 0, retained for the process (0 until a process retains it).
     pub ctx: usize,
 }
 
 impl Machine {
     pub fn has(&self, cap: Cap) -> Result<(), String> {
         let d0 = self.devices.first();
+        if let Some(e) = &self.probe_error {
+            return Err(format!("the probe failed: {e}"));
+        }
         let why = match cap {
             Cap::Gpu if self.init != 0 => format!(
                 "no CUDA device (cuInit returned {})",
@@ -86,6 +99,12 @@ impl Machine {
             Cap::HostNuma => "device 0 reports no support for host-NUMA pools".into(),
             Cap::Cuda13 if self.selectors => return Ok(()),
             Cap::Cuda13 => format!("driver {} has no CUDA 13 pool selectors", self.driver_version),
+            Cap::Fabric | Cap::Imex if !d0.is_some_and(|d| d.fabric) => {
+                "device 0 reports no fabric handle support".into()
+            }
+            Cap::Fabric => return Ok(()),
+            Cap::Imex if self.imex_channels => return Ok(()),
+            Cap::Imex => "no IMEX channel on this host (/dev/nvidia-caps-imex-channels is absent)".into(),
         };
         Err(why)
     }
@@ -101,6 +120,9 @@ impl Machine {
             self.libcuda
         )
         .unwrap();
+        if let Some(e) = &self.probe_error {
+            writeln!(s, "PROBE FAILED: {e}").unwrap();
+        }
         writeln!(s, "cuInit: {}", code_name(CUresult(self.init as u32))).unwrap();
         for d in &self.devices {
             writeln!(
@@ -137,11 +159,96 @@ impl Machine {
         }
         writeln!(
             s,
-            "CUDA 13 pool selectors: {}",
-            if self.selectors { "present" } else { "absent" }
+            "CUDA 13 pool selectors: {}; IMEX channels: {}",
+            if self.selectors { "present" } else { "absent" },
+            if self.imex_channels { "present" } else { "absent" }
         )
         .unwrap();
+        let missing: Vec<String> = self
+            .exported
+            .iter()
+            .filter(|e| !e.1)
+            .map(|e| format!("{} {}", e.0, crate::api_name(e.0)))
+            .collect();
+        if !missing.is_empty() {
+            writeln!(s, "entry points not found: {}", missing.join(", ")).unwrap();
+        }
         s
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "driver_version": self.driver_version,
+            "libcuda": self.libcuda,
+            "cuInit": self.init,
+            "devices": self.devices.iter().map(|d| serde_json::json!({
+                "ordinal": d.ordinal, "name": d.name, "compute_capability": [d.cc.0, d.cc.1],
+                "total_mem": d.total_mem, "memory_pools": d.pools, "handle_types": d.handle_types,
+                "host_pools": d.host_pools, "host_numa_pools": d.host_numa_pools,
+                "host_numa_id": d.host_numa_id, "fabric": d.fabric,
+            })).collect::<Vec<_>>(),
+            "peer": self.peer,
+            "exported": self.exported.iter().map(|e| serde_json::json!([e.0, e.1])).collect::<Vec<_>>(),
+            "cuda13_selectors": self.selectors,
+            "imex_channels": self.imex_channels,
+            "probe_error": self.probe_error,
+        })
+    }
+
+    pub fn from_json(j: &serde_json::Value) -> Result<Machine, String> {
+        let bad = |what: &str| format!("probe answer: bad or missing {what}: {j}");
+        let int = |v: &serde_json::Value, what: &str| v.as_i64().ok_or_else(|| bad(what));
+        let flag = |v: &serde_json::Value| v.as_bool().unwrap_or(false);
+        let mut m = Machine {
+            driver_version: int(&j["driver_version"], "driver_version")? as i32,
+            libcuda: j["libcuda"].as_str().unwrap_or("unknown").to_string(),
+            init: int(&j["cuInit"], "cuInit")? as i32,
+            selectors: flag(&j["cuda13_selectors"]),
+            imex_channels: flag(&j["imex_channels"]),
+            probe_error: j["probe_error"].as_str().map(String::from),
+            ..Machine::default()
+        };
+        for d in j["devices"].as_array().ok_or_else(|| bad("devices"))? {
+            m.devices.push(Device {
+                ordinal: int(&d["ordinal"], "ordinal")? as i32,
+                name: d["name"].as_str().unwrap_or("").to_string(),
+                cc: (
+                    int(&d["compute_capability"][0], "compute capability")? as i32,
+                    int(&d["compute_capability"][1], "compute capability")? as i32,
+                ),
+                pools: flag(&d["memory_pools"]),
+                handle_types: int(&d["handle_types"], "handle_types")? as u32,
+                host_pools: flag(&d["host_pools"]),
+                host_numa_pools: flag(&d["host_numa_pools"]),
+                host_numa_id: int(&d["host_numa_id"], "host_numa_id")? as i32,
+                fabric: flag(&d["fabric"]),
+                total_mem: d["total_mem"].as_u64().unwrap_or(0) as usize,
+            });
+        }
+        for row in j["peer"].as_array().ok_or_else(|| bad("peer"))? {
+            m.peer.push(
+                row.as_array()
+                    .ok_or_else(|| bad("peer row"))?
+                    .iter()
+                    .map(flag)
+                    .collect(),
+            );
+        }
+        for e in j["exported"].as_array().ok_or_else(|| bad("exported"))? {
+            m.exported.push((int(&e[0], "exported index")? as u32, flag(&e[1])));
+        }
+        Ok(m)
+    }
+
+    /// A machine about which nothing is known because the probe itself failed.
+    pub fn failed(why: String) -> Machine {
+        Machine {
+            init: CUresult::CUDA_ERROR_UNKNOWN.0 as i32,
+            libcuda: "unknown".into(),
+            probe_error: Some(why),
+            exported: crate::APIS.iter().map(|a| (a.0, false)).collect(),
+            ..Machine::default()
+        }
     }
 }
 
@@ -169,7 +276,7 @@ fn libcuda_path() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// Probe the machine (calls cuInit) and retain device 0's primary context.
+/// Probe the machine (calls cuInit). Contexts are each process's own business (`retain_context`).
 pub fn probe() -> Machine {
     let mut m = Machine::default();
     unsafe {
@@ -181,6 +288,7 @@ pub fn probe() -> Machine {
             m.exported.push((*idx, proc_address(&sym, 11020).is_some()));
         }
         if m.init != 0 {
+            m.imex_channels = std::path::Path::new("/dev/nvidia-caps-imex-channels").exists();
             return m;
         }
         let mut n = 0;
@@ -221,12 +329,42 @@ pub fn probe() -> Machine {
             m.peer.push(row);
         }
         m.selectors = Selectors::resolve().is_some();
-        if n > 0 {
-            let mut ctx = std::ptr::null_mut();
-            if cuDevicePrimaryCtxRetain(&mut ctx, 0) == SUCCESS {
-                m.ctx = ctx as usize;
+    }
+    m.imex_channels = std::path::Path::new("/dev/nvidia-caps-imex-channels").exists();
+    m
+}
+
+/// Retain device `dev`'s primary context for the rest of the process; its handle (0 if none).
+pub fn retain_context(dev: CUdevice) -> usize {
+    let mut ctx = std::ptr::null_mut();
+    if unsafe { cuDevicePrimaryCtxRetain(&mut ctx, dev) } == SUCCESS {
+        ctx as usize
+    } else {
+        0
+    }
+}
+
+/// Child role `probe`: probe and print the machine as one JSON line.
+pub fn child_main() -> i32 {
+    println!("{}", probe().to_json());
+    0
+}
+
+/// Probe in a child process, so that a driver (or interposer) that crashes or hangs in cuInit
+/// or a device query costs the probe, not the run.
+pub fn probe_in_child(timeout: std::time::Duration) -> Machine {
+    match crate::harness::run_child_for("probe", &[], timeout) {
+        Err(e) => Machine::failed(e),
+        Ok(out) if out.status.and_then(|s| s.code()) == Some(0) => {
+            let line = out.stdout.lines().rev().find(|l| l.starts_with('{')).unwrap_or("");
+            match serde_json::from_str(line)
+                .map_err(|e| e.to_string())
+                .and_then(|j| Machine::from_json(&j))
+            {
+                Ok(m) => m,
+                Err(e) => Machine::failed(format!("unreadable answer ({e}); {}", out.describe())),
             }
         }
+        Ok(out) => Machine::failed(out.describe()),
     }
-    m
 }

@@ -1,47 +1,93 @@
-//! The report: one row per API (PhOS table style), printed and written as Markdown and JSON.
+//! The report: one row per API (PhOS table style) plus the harness's and the suite's own checks,
+//! printed and written as Markdown and JSON.
+//!
+//! Columns:
+//! - **Supported**: ✓ the entry point exists and answered a trial on a device; — it exists but no
+//!   trial could ask a device (none, or every such trial ignored); ✗ it does not exist, or every
+//!   device trial of it died or hung.
+//! - **Test Passed**: ✗ any trial failed with this API held responsible (a failure counts against
+//!   the API whose answer was wrong: see `blame.rs`); — no trial that needs a device ran; ✓ else.
 
-use crate::harness::Record;
+use crate::harness::{Group, Outcome, Record};
 use crate::probe::Machine;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 pub struct Row {
-    pub index: u32,
-    pub api: &'static str,
-    pub supported: bool,
+    pub group: Group,
+    pub name: String,
+    pub supported: &'static str,
     pub passed: usize,
     pub failed: usize,
     pub ignored: usize,
+    pub changed: usize,
+    /// Trials of this row that needed a device and ran (not ignored).
+    pub device_ran: usize,
+    pub secs: f64,
 }
 impl Row {
-    /// ✓ when every case that ran passed and at least one ran; ✗ on any failure; – when none ran.
     pub fn verdict(&self) -> &'static str {
         if self.failed > 0 {
             "✗"
-        } else if self.passed > 0 {
+        } else if self.device_ran == 0 && matches!(self.group, Group::Api(_)) {
+            "—"
+        } else if self.passed + self.changed > 0 {
             "✓"
         } else {
-            "–"
+            "—"
         }
     }
 }
 
-pub fn rows(m: &Machine, records: &[Record]) -> Vec<Row> {
-    crate::APIS
+fn row(m: &Machine, group: Group, name: String, records: &[Record]) -> Row {
+    let own: Vec<&Record> = records.iter().filter(|r| r.group == group).collect();
+    let count = |o: Outcome| own.iter().filter(|r| r.outcome == o).count();
+    // A failure counts against the API held responsible, whichever trial found it.
+    let failed = match group {
+        Group::Api(_) => records
+            .iter()
+            .filter(|r| r.outcome == Outcome::Failed && r.counted_api() == group.api())
+            .count(),
+        _ => count(Outcome::Failed),
+    };
+    let passed = count(Outcome::Passed);
+    let device_ran = own
         .iter()
-        .map(|(idx, api)| {
-            let rs = records.iter().filter(|r| r.api == *idx);
-            let count = |o: &str| rs.clone().filter(|r| r.outcome == o).count();
-            Row {
-                index: *idx,
-                api,
-                supported: m.exported.iter().any(|(i, e)| i == idx && *e),
-                passed: count("passed"),
-                failed: count("failed"),
-                ignored: count("ignored"),
-            }
-        })
-        .collect()
+        .filter(|r| r.outcome != Outcome::Ignored && r.device_answer)
+        .count();
+    let supported = match group {
+        Group::Api(idx) if !m.exported.iter().any(|(i, e)| *i == idx && *e) => "✗",
+        Group::Api(_) if device_ran > 0 => "✓",
+        Group::Api(_) => "—",
+        _ => "",
+    };
+    Row {
+        group,
+        name,
+        supported,
+        passed,
+        failed,
+        ignored: count(Outcome::Ignored),
+        changed: count(Outcome::Changed),
+        device_ran,
+        secs: own.iter().map(|r| r.secs).sum(),
+    }
+}
+
+pub fn rows(m: &Machine, records: &[Record]) -> Vec<Row> {
+    let mut v: Vec<Row> = crate::APIS
+        .iter()
+        .map(|(idx, api)| row(m, Group::Api(*idx), api.to_string(), records))
+        .collect();
+    for (g, name) in [
+        (Group::Harness, "harness (fault injection)"),
+        (Group::Suite, "suite (whole run)"),
+    ] {
+        if records.iter().any(|r| r.group == g) {
+            v.push(row(m, g, name.to_string(), records));
+        }
+    }
+    v
 }
 
 /// CONFORMANCE_REPORT_DIR, else `conformance-report/` under the cargo target dir this binary was
@@ -60,82 +106,129 @@ pub fn report_dir() -> PathBuf {
     }
 }
 
-pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_s: f64) -> String {
+fn totals(rows: &[Row]) -> (usize, usize, usize, usize) {
+    rows.iter().fold((0, 0, 0, 0), |a, r| {
+        (a.0 + r.passed, a.1 + r.failed, a.2 + r.ignored, a.3 + r.changed)
+    })
+}
+
+fn sorted(records: &[Record], o: Outcome) -> Vec<&Record> {
+    let mut v: Vec<&Record> = records.iter().filter(|r| r.outcome == o).collect();
+    v.sort_by(|a, b| a.trial.cmp(&b.trial));
+    v
+}
+
+pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_s: f64, workers: usize) -> String {
     let mut s = String::new();
     writeln!(s, "# CUDA stream-ordered allocator conformance\n").unwrap();
-    writeln!(s, "Date: {date}. Wall time: {wall_s:.1} s.\n").unwrap();
+    writeln!(
+        s,
+        "Date: {date}. Wall time: {wall_s:.1} s ({workers} worker processes).\n"
+    )
+    .unwrap();
     writeln!(s, "```\n{}```\n", m.summary()).unwrap();
     writeln!(
         s,
-        "| Index | API | Supported | Test Passed | passed | failed | ignored |"
+        "| Index | API | Supported | Test Passed | passed | failed | ignored | changed | time (s) |"
     )
     .unwrap();
-    writeln!(s, "|---|---|---|---|---|---|---|").unwrap();
+    writeln!(s, "|---|---|---|---|---|---|---|---|---|").unwrap();
     for r in rows {
+        let index = r.group.api().map_or("—".to_string(), |i| i.to_string());
         writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} |",
-            r.index,
-            r.api,
-            if r.supported { "✓" } else { "✗" },
+            "| {index} | {} | {} | {} | {} | {} | {} | {} | {:.2} |",
+            r.name,
+            r.supported,
             r.verdict(),
             r.passed,
             r.failed,
-            r.ignored
+            r.ignored,
+            r.changed,
+            r.secs
         )
         .unwrap();
     }
-    let (p, f, i) = rows
-        .iter()
-        .fold((0, 0, 0), |a, r| (a.0 + r.passed, a.1 + r.failed, a.2 + r.ignored));
-    writeln!(s, "\nTotal: {p} passed, {f} failed, {i} ignored.").unwrap();
-    let mut failed: Vec<&Record> = records.iter().filter(|r| r.outcome == "failed").collect();
-    failed.sort_by(|a, b| a.trial.cmp(&b.trial));
+    let (p, f, i, c) = totals(rows);
+    writeln!(s, "\nTotal: {p} passed, {f} failed, {i} ignored, {c} changed.").unwrap();
+    let failed = sorted(records, Outcome::Failed);
     if !failed.is_empty() {
         writeln!(s, "\n## Failed\n").unwrap();
         for r in failed {
-            writeln!(s, "- `{}`: {}", r.trial, r.message.replace('\n', " ")).unwrap();
+            let blame = match r.blame {
+                Some(b) => format!(" (counted against {b} {})", crate::api_name(b)),
+                None => String::new(),
+            };
+            writeln!(s, "- `{}`{blame}: {}", r.trial, r.message.replace('\n', " ⏎ ")).unwrap();
         }
     }
-    let mut ignored: Vec<&Record> = records.iter().filter(|r| r.outcome == "ignored").collect();
-    ignored.sort_by(|a, b| a.trial.cmp(&b.trial));
+    let changed = sorted(records, Outcome::Changed);
+    if !changed.is_empty() {
+        writeln!(s, "\n## Changed (a documented crash no longer happens)\n").unwrap();
+        for r in changed {
+            writeln!(s, "- `{}`: {}", r.trial, r.message).unwrap();
+        }
+    }
+    let mut slow: Vec<&Record> = records.iter().filter(|r| r.outcome != Outcome::Ignored).collect();
+    slow.sort_by(|a, b| b.secs.total_cmp(&a.secs));
+    if !slow.is_empty() {
+        writeln!(s, "\n## Slowest trials\n").unwrap();
+        for r in slow.iter().take(10) {
+            writeln!(s, "- {:.2} s `{}`", r.secs, r.trial).unwrap();
+        }
+    }
+    let ignored = sorted(records, Outcome::Ignored);
     if !ignored.is_empty() {
         writeln!(s, "\n## Ignored (with reasons)\n").unwrap();
         for r in ignored {
             writeln!(s, "- `{}`: {}", r.trial, r.message).unwrap();
         }
     }
-    let mut passed: Vec<&Record> = records.iter().filter(|r| r.outcome == "passed").collect();
-    passed.sort_by(|a, b| a.trial.cmp(&b.trial));
-    writeln!(s, "\n## Passed\n").unwrap();
-    for r in passed {
-        writeln!(s, "- `{}`", r.trial).unwrap();
+    let passed = sorted(records, Outcome::Passed);
+    if !passed.is_empty() {
+        writeln!(s, "\n## Passed\n").unwrap();
+        for r in passed {
+            let notes = if r.notes.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", r.notes.join("; "))
+            };
+            writeln!(s, "- `{}` ({:.3} s){notes}", r.trial, r.secs).unwrap();
+        }
     }
     s
 }
 
-pub fn json(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_s: f64) -> serde_json::Value {
+pub fn json(
+    m: &Machine,
+    rows: &[Row],
+    records: &[Record],
+    date: &str,
+    wall_s: f64,
+    workers: usize,
+) -> serde_json::Value {
     let mut recs: Vec<&Record> = records.iter().collect();
     recs.sort_by(|a, b| a.trial.cmp(&b.trial));
+    let (p, f, i, c) = totals(rows);
     serde_json::json!({
         "date": date,
         "wall_s": wall_s,
+        "workers": workers,
+        "machine": m.to_json(),
         "driver_version": m.driver_version,
-        "libcuda": m.libcuda,
         "cuInit": m.init,
-        "devices": m.devices.iter().map(|d| serde_json::json!({
-            "ordinal": d.ordinal, "name": d.name, "compute_capability": format!("{}.{}", d.cc.0, d.cc.1),
-            "total_mem": d.total_mem, "memory_pools": d.pools, "handle_types": d.handle_types,
-            "host_pools": d.host_pools, "host_numa_pools": d.host_numa_pools, "fabric": d.fabric,
+        "totals": {"passed": p, "failed": f, "ignored": i, "changed": c},
+        "apis": rows.iter().filter(|r| r.group.api().is_some()).map(|r| serde_json::json!({
+            "index": r.group.api(), "api": r.name, "supported": r.supported, "test_passed": r.verdict(),
+            "passed": r.passed, "failed": r.failed, "ignored": r.ignored, "changed": r.changed, "secs": r.secs,
         })).collect::<Vec<_>>(),
-        "peer": m.peer,
-        "cuda13_selectors": m.selectors,
-        "apis": rows.iter().map(|r| serde_json::json!({
-            "index": r.index, "api": r.api, "supported": r.supported, "test_passed": r.verdict(),
-            "passed": r.passed, "failed": r.failed, "ignored": r.ignored,
+        "groups": rows.iter().filter(|r| r.group.api().is_none()).map(|r| serde_json::json!({
+            "group": r.group.label(), "test_passed": r.verdict(),
+            "passed": r.passed, "failed": r.failed, "ignored": r.ignored, "secs": r.secs,
         })).collect::<Vec<_>>(),
         "trials": recs.iter().map(|r| serde_json::json!({
-            "trial": r.trial, "api": r.api, "outcome": r.outcome, "message": r.message,
+            "trial": r.trial, "api": r.group.api(), "group": r.group.label(), "outcome": r.outcome.as_str(),
+            "message": r.message, "blame": r.blame, "secs": r.secs, "notes": r.notes,
         })).collect::<Vec<_>>(),
     })
 }

@@ -1,8 +1,11 @@
-//! The suite against a misbehaving libcuda: shim/misbehave.c, loaded with LD_PRELOAD, breaks three
-//! APIs on purpose (824 and 833 return wrong codes, 827 returns garbage flags). This test runs the
-//! whole suite under it, in a child, and checks that the report marks exactly those APIs as not
-//! passing (on a machine without a GPU only the before-cuInit and no-device trials run, which
-//! catch 824 and 833 but cannot reach 827's garbage output).
+//! The suite against libraries that misbehave like real interposers: shim/misbehave.c, loaded with
+//! LD_PRELOAD, breaks one API per fault (wrong codes, garbage output, a crash through a NULL
+//! out-pointer, a value that is no CUresult, a hang, an abort). For each fault this test runs the
+//! whole suite under it, in a child, and checks that
+//! - the run completes (a normal exit, a report written),
+//! - the report marks exactly the sabotaged API as not passing, among those this machine can
+//!   observe it on (computed from the report's probe: some faults only show on a device),
+//! - the wall time stays under the trial deadline plus 10 s.
 //!
 //! CONFORMANCE_SHIM_SO=path uses a prebuilt shim (e.g. on a GPU machine without a C compiler);
 //! otherwise the shim is compiled with $CC (default `cc`) into a temporary directory.
@@ -10,82 +13,160 @@
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 const RUN_SUITE: &str = "CONFORMANCE_SHIM_RUN_SUITE";
 const SHIM_SOURCE: &str = include_str!("../shim/misbehave.c");
+/// The trial deadline the faulted runs get (a hang costs at most about this much).
+const DEADLINE: Duration = Duration::from_secs(20);
+
+/// (fault, the API it sabotages, it only shows on a device).
+const FAULTS: &[(&str, u32, bool)] = &[
+    ("wrong-codes-824", 824, false),
+    ("garbage-827", 827, true),
+    ("noop-833", 833, false),
+    ("null-out-820", 820, true),
+    ("bad-result-822", 822, false),
+    ("hang-833", 833, false),
+    ("abort-826", 826, false),
+];
 
 fn shim() -> Result<PathBuf, String> {
-    if let Some(p) = std::env::var_os("CONFORMANCE_SHIM_SO") {
-        return Ok(PathBuf::from(p));
-    }
-    let dir = std::env::temp_dir().join(format!("cump-shim-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let src = dir.join("misbehave.c");
-    std::fs::write(&src, SHIM_SOURCE).map_err(|e| e.to_string())?;
-    let so = dir.join("libmisbehave.so");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = Command::new(&cc)
-        .args(["-shared", "-fPIC", "-O2", "-Wall", "-o"])
-        .arg(&so)
-        .arg(&src)
-        .arg("-ldl")
-        .output()
-        .map_err(|e| {
-            format!("cannot run the C compiler `{cc}` ({e}): install gcc, set CC, or set CONFORMANCE_SHIM_SO")
-        })?;
-    if !out.status.success() {
-        return Err(format!(
-            "compiling the shim failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(so)
+    static SO: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    SO.get_or_init(|| {
+        if let Some(p) = std::env::var_os("CONFORMANCE_SHIM_SO") {
+            return Ok(PathBuf::from(p));
+        }
+        let dir = std::env::temp_dir().join(format!("cump-shim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let src = dir.join("misbehave.c");
+        std::fs::write(&src, SHIM_SOURCE).map_err(|e| e.to_string())?;
+        let so = dir.join("libmisbehave.so");
+        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+        let out = Command::new(&cc)
+            .args(["-shared", "-fPIC", "-O2", "-Wall", "-o"])
+            .arg(&so)
+            .arg(&src)
+            .args(["-ldl", "-lpthread"])
+            .output()
+            .map_err(|e| {
+                format!("cannot run the C compiler `{cc}` ({e}): install gcc, set CC, or set CONFORMANCE_SHIM_SO")
+            })?;
+        if !out.status.success() {
+            return Err(format!(
+                "compiling the shim failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(so)
+    })
+    .clone()
 }
 
-fn check() -> Result<(), Failed> {
+/// Run the suite under the shim with `faults`; its report and wall time.
+fn run_suite(faults: &str) -> Result<(serde_json::Value, Duration), String> {
     let so = shim()?;
-    let report = std::env::temp_dir().join(format!("cump-shim-report-{}", std::process::id()));
+    let tag = faults.replace(',', "+");
+    let report = std::env::temp_dir().join(format!("cump-shim-report-{}-{tag}", std::process::id()));
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let start = Instant::now();
     let out = Command::new(exe)
         .env(RUN_SUITE, "1")
         .env("LD_PRELOAD", &so)
+        .env("CONFORMANCE_SHIM_FAULTS", faults)
         .env("CONFORMANCE_REPORT_DIR", &report)
+        .env("CONFORMANCE_TRIAL_TIMEOUT", DEADLINE.as_secs().to_string())
+        // The suite's own settings must not leak in from the environment this test runs in.
         .env_remove("CONFORMANCE_REQUIRE")
-        .arg("--test-threads=4")
+        .env_remove("CONFORMANCE_PLANT_LEAK")
+        .env_remove("CONFORMANCE_CRASH_TRIAL")
+        .env_remove("CONFORMANCE_WORKERS")
+        .env_remove("NEXTEST")
+        .env_remove("NEXTEST_RUN_ID")
         .output()
         .map_err(|e| format!("cannot run the suite: {e}"))?;
-    let text = std::fs::read_to_string(report.join("report.json")).map_err(|e| {
-        format!(
-            "the suite under the shim wrote no report ({e}); its stderr:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })?;
+    let wall = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code().is_none() {
+        return Err(format!(
+            "the suite under {faults} did not exit normally ({}); its stderr:\n{stderr}",
+            out.status
+        ));
+    }
+    let text = std::fs::read_to_string(report.join("report.json"))
+        .map_err(|e| format!("the suite under {faults} wrote no report ({e}); its stderr:\n{stderr}"))?;
     let _ = std::fs::remove_dir_all(&report);
-    let j: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    let failing: Vec<u64> = j["apis"]
-        .as_array()
-        .ok_or("report has no apis")?
+    let j = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    Ok((j, wall))
+}
+
+/// Whether the report's probe found a device with memory pools.
+fn has_gpu(j: &serde_json::Value) -> bool {
+    j["machine"]["cuInit"] == 0
+        && j["machine"]["devices"]
+            .as_array()
+            .is_some_and(|d| d.first().is_some_and(|d| d["memory_pools"] == true))
+}
+
+fn check(faults: &str, sabotaged: &[(u32, bool)]) -> Result<(), Failed> {
+    // One faulted suite at a time: they share the GPU, and the wall-time bound must hold.
+    static ONE: Mutex<()> = Mutex::new(());
+    let _one = ONE.lock().unwrap_or_else(|p| p.into_inner());
+    let (j, wall) = run_suite(faults)?;
+    let gpu = has_gpu(&j);
+    let mut expected: Vec<u64> = sabotaged
         .iter()
-        .filter(|a| a["test_passed"] != "✓")
+        .filter(|(_, needs_device)| gpu || !needs_device)
+        .map(|(api, _)| u64::from(*api))
+        .collect();
+    expected.sort_unstable();
+    expected.dedup();
+    let apis = j["apis"].as_array().ok_or("report has no apis")?;
+    let failing: Vec<u64> = apis
+        .iter()
+        .filter(|a| a["test_passed"] == "✗")
         .filter_map(|a| a["index"].as_u64())
         .collect();
-    let gpu = j["cuInit"] == 0;
-    let expected: Vec<u64> = if gpu { vec![824, 827, 833] } else { vec![824, 833] };
-    for a in j["apis"].as_array().unwrap() {
+    for a in apis {
         println!(
             "  {} {}: {} ({} passed, {} failed)",
             a["index"], a["api"], a["test_passed"], a["passed"], a["failed"]
         );
     }
-    if failing == expected {
-        println!(
-            "shim: the report marks exactly {expected:?} as not passing ({})",
-            if gpu { "GPU" } else { "no GPU" }
-        );
-        Ok(())
-    } else {
-        Err(format!("the report marks {failing:?} as not passing; the shim breaks {expected:?}").into())
+    let failures: Vec<String> = j["trials"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter(|t| t["outcome"] == "failed")
+                .map(|t| format!("  {} (blame {}): {}", t["trial"], t["blame"], t["message"]))
+                .collect()
+        })
+        .unwrap_or_default();
+    let bound = DEADLINE + Duration::from_secs(10);
+    if failing != expected {
+        return Err(format!(
+            "under {faults} the report marks {failing:?} as not passing; the shim breaks {expected:?} here ({}). \
+             Failures:\n{}",
+            if gpu { "GPU" } else { "no GPU" },
+            failures.join("\n")
+        )
+        .into());
     }
+    if wall > bound {
+        return Err(format!(
+            "under {faults} the run took {:.1} s, more than the trial deadline plus 10 s ({} s)",
+            wall.as_secs_f64(),
+            bound.as_secs()
+        )
+        .into());
+    }
+    println!(
+        "shim {faults}: the report marks exactly {expected:?} as not passing ({}), in {:.1} s",
+        if gpu { "GPU" } else { "no GPU" },
+        wall.as_secs_f64()
+    );
+    Ok(())
 }
 
 fn main() -> ExitCode {
@@ -93,6 +174,16 @@ fn main() -> ExitCode {
         return conformance::suite::main();
     }
     let args = Arguments::from_args();
-    let trials = vec![Trial::test("shim::report_marks_exactly_the_broken_apis", check)];
+    let mut trials: Vec<Trial> = FAULTS
+        .iter()
+        .map(|&(name, api, device)| Trial::test(format!("shim::{name}"), move || check(name, &[(api, device)])))
+        .collect();
+    // The three classic faults together (the shim's default).
+    trials.push(Trial::test("shim::three_apis_at_once", || {
+        check(
+            "wrong-codes-824,garbage-827,noop-833",
+            &[(824, false), (827, true), (833, false)],
+        )
+    }));
     libtest_mimic::run(&args, trials).exit_code()
 }

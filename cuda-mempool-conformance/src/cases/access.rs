@@ -1,10 +1,10 @@
 //! 827 cuMemPoolGetAccess and 831 cuMemPoolSetAccess on one device: the owner's access, host
 //! locations, and refusals. Peer access between devices is its own group (two GPUs).
 
+use crate::cu::*;
 use crate::driver::*;
 use crate::ensure;
 use crate::harness::Case;
-use crate::cu::*;
 
 use crate::cu::CUmemAccess_flags_enum as F;
 use crate::cu::CUmemLocationType_enum as LT;

@@ -2,11 +2,11 @@
 //! an allocation comes from (default, current, CUDA 13 selectors), default streams, stream order,
 //! and refusals. Inputs that might crash the driver run in a child process.
 
+use crate::cu::*;
 use crate::driver::*;
 use crate::ensure;
-use crate::harness::{Case, Mode};
+use crate::harness::{Case, SIGSEGV};
 use crate::probe::Cap;
-use crate::cu::*;
 
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 const E_OOM: CUresult = CUresult::CUDA_ERROR_OUT_OF_MEMORY;
@@ -33,6 +33,27 @@ fn round_trip(what: &str, s: CUstream, alloc: impl Fn(&mut CUdeviceptr) -> CUres
     Ok(())
 }
 
+/// A size-0 allocation: success, a null pointer written over a non-null one, nothing in use.
+fn size_zero(what: &str, pool: CUmemoryPool, alloc: impl Fn(&mut CUdeviceptr) -> CUresult) -> R {
+    let used_before = get_u64(pool, CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
+    let mut p: CUdeviceptr = 0xdead_0000;
+    let r = alloc(&mut p);
+    if r == SUCCESS && p != 0 && p != 0xdead_0000 {
+        free_async(p, std::ptr::null_mut())?;
+    }
+    ok(what, r)?;
+    ensure!(
+        p == 0,
+        "{what} returned success and pointer {p:#x}, expected a null pointer"
+    );
+    let used = get_u64(pool, CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
+    ensure!(
+        used == used_before,
+        "{what}: the pool's used memory went from {used_before} to {used}"
+    );
+    Ok(())
+}
+
 /// (case, stream) rows: the success path on every kind of stream.
 const STREAMS: &[(&str, usize)] = &[
     ("legacy_stream_0", 0),
@@ -54,7 +75,7 @@ pub fn cases() -> Vec<Case> {
                     default_pool(e.dev)?,
                 )
             })
-            .mode(Mode::Serial),
+            .serial(),
         );
         v.push(Case::gpu(821, format!("own_pool_on_{name}"), move |e| {
             let s = handle as CUstream;
@@ -77,7 +98,7 @@ pub fn cases() -> Vec<Case> {
                 d,
             )
         })
-        .mode(Mode::Serial),
+        .serial(),
         Case::gpu(821, "ptsz_variant", |e| {
             let pool = Pool::on_device(e.dev)?;
             let mut p: CUdeviceptr = 0;
@@ -102,13 +123,13 @@ pub fn cases() -> Vec<Case> {
                 pool.0,
             )
         })
-        .mode(Mode::Serial),
+        .serial(),
         Case::gpu(820, "current_pool_is_default_pool_initially", |e| {
             let (cur, def) = (current_pool(e.dev)?, default_pool(e.dev)?);
             ensure!(cur == def, "current pool {cur:p} is not the default pool {def:p}");
             Ok(())
         })
-        .mode(Mode::Serial),
+        .serial(),
         Case::gpu(820, "cuda13_selectors_agree_with_device_selectors", |e| {
             let sel = Selectors::resolve().ok_or("selectors vanished")?;
             let pinned = CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -148,7 +169,7 @@ pub fn cases() -> Vec<Case> {
             drawn
         })
         .needs(Cap::Cuda13)
-        .mode(Mode::Serial),
+        .serial(),
         Case::gpu(820, "null_dptr_invalid_value", |_| {
             expect(
                 "cuMemAllocAsync(NULL, ...)",
@@ -156,15 +177,14 @@ pub fn cases() -> Vec<Case> {
                 E_VALUE,
             )
         }),
-        Case::gpu(820, "size_zero_succeeds_driver_behaviour", |_| {
-            // The docs list no answer for size 0; R580 returns success (asserted here).
-            let mut p: CUdeviceptr = 0;
-            let r = unsafe { cuMemAllocAsync(&mut p, 0, std::ptr::null_mut()) };
-            if r == SUCCESS && p != 0 {
-                free_async(p, std::ptr::null_mut())?;
-            }
-            ok("cuMemAllocAsync(size 0)", r)
-        }),
+        // The docs list no answer for size 0; R580 returns success and writes a null pointer
+        // (cuMemAlloc's own rule would predict INVALID_VALUE).
+        Case::gpu(820, "size_zero_succeeds_with_null_pointer_driver_behaviour", |e| {
+            size_zero("cuMemAllocAsync(size 0)", default_pool(e.dev)?, |p| unsafe {
+                cuMemAllocAsync(p, 0, std::ptr::null_mut())
+            })
+        })
+        .serial(),
         Case::gpu(820, "huge_size_out_of_memory", |_| {
             let mut p: CUdeviceptr = 0;
             expect(
@@ -214,8 +234,8 @@ pub fn cases() -> Vec<Case> {
                 CUresult::CUDA_ERROR_INVALID_CONTEXT,
             )
         }),
-        // The driver dereferences the stale stream handle and crashes (SIGSEGV on R580): run in a
-        // child, pass iff the child dies by a signal.
+        // R580 dereferences the stale stream handle and crashes (SIGSEGV); a driver that checks
+        // returns an error instead (INVALID_HANDLE is what the docs' error list offers for it).
         Case::gpu(820, "destroyed_stream_crashes_driver", |_| {
             let s = Stream::new()?;
             let raw = s.0;
@@ -227,7 +247,7 @@ pub fn cases() -> Vec<Case> {
                 CUresult::CUDA_ERROR_INVALID_HANDLE,
             )
         })
-        .mode(Mode::ChildCrashes),
+        .crashes(SIGSEGV, CUresult::CUDA_ERROR_INVALID_HANDLE, "R580 (580.159.04)"),
         Case::gpu(821, "null_pool_invalid_value", |_| {
             let mut p: CUdeviceptr = 0;
             expect(
@@ -244,17 +264,11 @@ pub fn cases() -> Vec<Case> {
                 E_VALUE,
             )
         }),
-        Case::gpu(821, "size_zero_succeeds_driver_behaviour", |e| {
-            // As for cuMemAllocAsync: no documented answer; R580 returns success.
+        // As for cuMemAllocAsync: no documented answer; R580 returns success and a null pointer.
+        Case::gpu(821, "size_zero_succeeds_with_null_pointer_driver_behaviour", |e| {
             let pool = Pool::on_device(e.dev)?;
-            let mut p: CUdeviceptr = 0;
-            let r = unsafe { cuMemAllocFromPoolAsync(&mut p, 0, pool.0, std::ptr::null_mut()) };
-            if r == SUCCESS && p != 0 {
-                free_async(p, std::ptr::null_mut())?;
-            }
-            ok("cuMemAllocFromPoolAsync(size 0)", r)?;
-            ok("cuStreamSynchronize", unsafe {
-                cuStreamSynchronize(std::ptr::null_mut())
+            size_zero("cuMemAllocFromPoolAsync(size 0)", pool.0, |p| unsafe {
+                cuMemAllocFromPoolAsync(p, 0, pool.0, std::ptr::null_mut())
             })
         }),
         Case::gpu(821, "huge_size_out_of_memory", |e| {
@@ -275,8 +289,7 @@ pub fn cases() -> Vec<Case> {
                 unsafe { cuMemAllocFromPoolAsync(&mut p, 1024, pool, std::ptr::null_mut()) },
                 E_VALUE,
             )
-        })
-        .mode(Mode::Child),
+        }),
         Case::gpu(821, "default_pool_explicitly", |e| {
             let d = default_pool(e.dev)?;
             let s = Stream::new()?;
@@ -349,8 +362,7 @@ pub fn cases() -> Vec<Case> {
                 unsafe { cuMemFreeAsync(a, s.0) },
                 E_VALUE,
             )
-        })
-        .mode(Mode::Child),
+        }),
         Case::gpu(822, "interior_pointer", |e| {
             let pool = Pool::on_device(e.dev)?;
             let s = Stream::new()?;
@@ -359,8 +371,7 @@ pub fn cases() -> Vec<Case> {
             free_async(a, s.0)?;
             s.sync()?;
             expect("cuMemFreeAsync(interior pointer)", r, E_VALUE)
-        })
-        .mode(Mode::Child),
+        }),
         Case::gpu(822, "free_after_pool_destroyed", |e| {
             let pool = Pool::on_device(e.dev)?.take();
             let s = Stream::new()?;

@@ -9,20 +9,24 @@ pub mod pool;
 pub mod uninit;
 pub mod xproc;
 
-use crate::harness::{Case, Mode};
+use crate::harness::Case;
 
-/// Cases that provoke out-of-memory, or watch a pool's reserved memory or block reuse, run under
-/// the serial lock. In parallel, `833 trim_to_zero_releases_unused` once saw its pool's reserved
-/// memory at 0 before trimming (H100, R580; cause not pinned down: a failed oversized allocation
-/// is not it, see 820 `huge_size_leaves_other_pools_reserved`); serialised, it has not recurred.
+/// Cases that provoke out-of-memory, or watch a pool's reserved memory or block reuse. In a
+/// worker process each trial runs alone, so nothing disturbs them; when trials share one process
+/// (CONFORMANCE_WORKERS=0) they run alone there too. (Sharing a process once made
+/// `833 trim_to_zero_releases_unused` see its pool's reserved memory at 0 before trimming, H100,
+/// R580: another trial's failed oversized allocation releases the unused memory of every pool of
+/// the process.)
 const MEMORY_SENSITIVE: &[&str] = &[
     "huge_size_out_of_memory",
     "huge_size_leaves_other_pools_reserved",
     "max_size_limits_allocation",
     "release_threshold_max_keeps_memory",
-    "reserved_mem_granularity_2mib",
+    "release_threshold_zero_releases_at_sync",
+    "reserved_mem_grows_in_32mib_chunks_driver_behaviour",
     "reserved_mem_high_reset_to_current",
     "used_mem_high_reset_to_current",
+    "used_mem_exact_accounting",
     "trim_to_zero_releases_unused",
     "trim_keeps_min_bytes",
     "trim_keeps_memory_in_use",
@@ -35,18 +39,7 @@ const MEMORY_SENSITIVE: &[&str] = &[
     "reuse_internal_dependencies_off_out_of_memory",
 ];
 
-/// Cases that use the per-thread default stream run in a child process: the driver creates that
-/// stream per thread and keeps its device memory after the thread has finished with it, which the
-/// end-of-run leak check would see in the parent (and which no case should leave behind).
-const PER_THREAD_STREAM: &[&str] = &[
-    "default_pool_on_CU_STREAM_PER_THREAD",
-    "own_pool_on_CU_STREAM_PER_THREAD",
-    "ptsz_variant_uses_per_thread_stream",
-    "ptsz_variant",
-    "per_thread_and_legacy_streams",
-];
-
-/// Every case of the suite, in API order.
+/// Every case of the suite, in API order (harness cases last).
 pub fn all() -> Vec<Case> {
     let mut v = Vec::new();
     v.extend(uninit::cases());
@@ -58,13 +51,10 @@ pub fn all() -> Vec<Case> {
     v.extend(xproc::cases());
     v.extend(peer::cases());
     for c in &mut v {
-        if c.mode == Mode::Parallel && MEMORY_SENSITIVE.contains(&c.name.as_str()) {
-            c.mode = Mode::Serial;
-        }
-        if PER_THREAD_STREAM.contains(&c.name.as_str()) {
-            c.mode = Mode::Child;
+        if MEMORY_SENSITIVE.contains(&c.name.as_str()) {
+            c.alone = true;
         }
     }
-    v.sort_by_key(|c| c.api);
+    v.sort_by_key(|c| c.group);
     v
 }

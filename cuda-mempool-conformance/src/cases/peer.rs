@@ -2,13 +2,13 @@
 //! the probe's peer matrix: device 0 and the first device it and which can access each other. Pool
 //! memory lives on device A (0); device B works through its own primary context and streams.
 
-use crate::driver::*;
-use crate::ensure;
-use crate::harness::{Case, Env, Mode};
-use crate::probe::Cap;
 use crate::cu::CUmemAccess_flags_enum as F;
 use crate::cu::CUmemLocationType_enum as LT;
 use crate::cu::*;
+use crate::driver::*;
+use crate::ensure;
+use crate::harness::{Case, Env};
+use crate::probe::Cap;
 
 /// Device B: the first device that device 0 and which can access each other.
 pub fn peer_of_0(e: &Env) -> R<CUdevice> {
@@ -51,6 +51,40 @@ fn access(pool: CUmemoryPool, dev: CUdevice) -> R<F> {
         cuMemPoolGetAccess(&mut f, pool, &mut loc)
     })?;
     Ok(f)
+}
+
+/// cuMemPoolGetAccess must report `want` for `dev`, where the data path has already shown what
+/// the access is: a wrong report is GetAccess's fault (827), whichever trial finds it.
+fn access_is(pool: CUmemoryPool, dev: CUdevice, want: F, when: &str) -> R {
+    let f = access(pool, dev)?;
+    if f != want {
+        crate::blame::set(827);
+        return Err(format!(
+            "cuMemPoolGetAccess {when} reports {} for device {dev}, expected {}",
+            f.0, want.0
+        ));
+    }
+    Ok(())
+}
+
+/// The data path must agree with what was granted: device `dev` fills `n` bytes at `p` (a refusal
+/// where access was granted, or success where it was not, is SetAccess's fault: 831).
+fn peer_fill_is(dev: CUdevice, p: CUdeviceptr, n: usize, granted: bool, when: &str) -> R {
+    let r = fill_from(dev, p, 0x77, n)?;
+    let want = if granted {
+        SUCCESS
+    } else {
+        CUresult::CUDA_ERROR_INVALID_VALUE
+    };
+    if r != want {
+        crate::blame::set(831);
+        return Err(format!(
+            "device {dev} filling pool memory {when}: {}, expected {}",
+            code_name(r),
+            code_name(want)
+        ));
+    }
+    Ok(())
 }
 
 fn set_access(pool: CUmemoryPool, dev: CUdevice, flags: F) -> CUresult {
@@ -110,51 +144,80 @@ pub fn cases() -> Vec<Case> {
             );
             Ok(())
         }),
+        // The data path shows the grant: B's fill is refused before it and accepted after it,
+        // and the owner keeps its access.
         peer(831, "grant_read_write_to_peer", |e, b| {
             let p = Pool::on_device(e.dev)?;
-            ok(
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, N, s.0)?;
+            s.sync()?;
+            let before = peer_fill_is(b, a, N, false, "before the grant");
+            let granted = ok(
                 "cuMemPoolSetAccess(peer, read-write)",
                 set_access(p.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE),
-            )?;
-            let f = access(p.0, b)?;
-            ensure!(
-                f == F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-                "after granting read-write the peer has {}",
-                f.0
             );
-            let own = access(p.0, e.dev)?;
-            ensure!(
-                own == F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-                "the owner's access changed to {}",
-                own.0
-            );
-            Ok(())
+            let after = granted
+                .clone()
+                .and_then(|_| peer_fill_is(b, a, N, true, "after the grant"));
+            let owner = unsafe { cuMemsetD8Async(a, 1, N, s.0) };
+            free_async(a, s.0)?;
+            s.sync()?;
+            before?;
+            granted?;
+            after?;
+            ok("owner fill after the peer grant (cuMemsetD8Async)", owner)
         }),
-        peer(831, "revoke_peer_access", |e, b| {
+        // What GetAccess reports after a grant and after a revoke, each state first shown by the
+        // data path.
+        peer(827, "reports_peer_grant_and_revoke", |e, b| {
             let p = Pool::on_device(e.dev)?;
-            ok("grant", set_access(p.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE))?;
-            ok("revoke", set_access(p.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_NONE))?;
-            let f = access(p.0, b)?;
-            ensure!(
-                f == F::CU_MEM_ACCESS_FLAGS_PROT_NONE,
-                "after revoking the peer has {}",
-                f.0
-            );
-            Ok(())
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, N, s.0)?;
+            s.sync()?;
+            let r = (|| {
+                ok(
+                    "cuMemPoolSetAccess(peer, read-write)",
+                    set_access(p.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE),
+                )?;
+                peer_fill_is(b, a, N, true, "after the grant")?;
+                access_is(p.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE, "after a grant")?;
+                access_is(
+                    p.0,
+                    e.dev,
+                    F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                    "for the owner after a peer grant",
+                )?;
+                ok(
+                    "cuMemPoolSetAccess(peer, none)",
+                    set_access(p.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_NONE),
+                )?;
+                peer_fill_is(b, a, N, false, "after the revoke")?;
+                access_is(p.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_NONE, "after a revoke")
+            })();
+            free_async(a, s.0)?;
+            s.sync()?;
+            r
         }),
         // Read-only pool access is not available on R580 (NOT_SUPPORTED, as for the owner): the
-        // peer keeps no access.
+        // peer keeps no access (its fill is refused, and GetAccess says none).
         peer(831, "read_only_peer_access_not_supported", |e, b| {
             let p = Pool::on_device(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(p.0, N, s.0)?;
+            s.sync()?;
             let r = set_access(p.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_READ);
-            expect("cuMemPoolSetAccess(peer, read)", r, CUresult::CUDA_ERROR_NOT_SUPPORTED)?;
-            let f = access(p.0, b)?;
-            ensure!(
-                f == F::CU_MEM_ACCESS_FLAGS_PROT_NONE,
-                "after the refused read-only grant the peer has {}",
-                f.0
+            let fill = peer_fill_is(b, a, N, false, "after the refused read-only grant");
+            let reported = access_is(
+                p.0,
+                b,
+                F::CU_MEM_ACCESS_FLAGS_PROT_NONE,
+                "after the refused read-only grant",
             );
-            Ok(())
+            free_async(a, s.0)?;
+            s.sync()?;
+            expect("cuMemPoolSetAccess(peer, read)", r, CUresult::CUDA_ERROR_NOT_SUPPORTED)?;
+            fill?;
+            reported
         }),
         peer(831, "grant_applies_to_existing_allocations_read_and_write", |e, b| {
             let p = Pool::on_device(e.dev)?;
@@ -189,8 +252,7 @@ pub fn cases() -> Vec<Case> {
             free_async(a, s.0)?;
             s.sync()?;
             expect("peer fill without access", r, CUresult::CUDA_ERROR_INVALID_VALUE)
-        })
-        .mode(Mode::Child),
+        }),
         peer(831, "peer_write_refused_after_revoke", |e, b| {
             let p = Pool::on_device(e.dev)?;
             let s = Stream::new()?;
@@ -203,8 +265,7 @@ pub fn cases() -> Vec<Case> {
             free_async(a, s.0)?;
             s.sync()?;
             expect("peer fill after revoke", r, CUresult::CUDA_ERROR_INVALID_VALUE)
-        })
-        .mode(Mode::Child),
+        }),
         peer(831, "independent_of_context_peer_access", |e, b| {
             // Context-level peer access (cuCtxEnablePeerAccess) grants nothing on a pool.
             let p = Pool::on_device(e.dev)?;
@@ -221,26 +282,22 @@ pub fn cases() -> Vec<Case> {
                 "cuCtxEnablePeerAccess: {}",
                 code_name(enabled)
             );
-            let f = access(p.0, b)?;
-            let r = fill_from(b, a, 0x66, N)?;
+            let fill = peer_fill_is(b, a, N, false, "with context peer access only");
+            let reported = access_is(
+                p.0,
+                b,
+                F::CU_MEM_ACCESS_FLAGS_PROT_NONE,
+                "with context peer access only",
+            );
             {
                 let _b = OnDevice::enter(b)?;
                 let _ = unsafe { cuCtxDisablePeerAccess(ctx_a) };
             }
             free_async(a, s.0)?;
             s.sync()?;
-            ensure!(
-                f == F::CU_MEM_ACCESS_FLAGS_PROT_NONE,
-                "context peer access gave pool access {}",
-                f.0
-            );
-            expect(
-                "peer fill with context peer access only",
-                r,
-                CUresult::CUDA_ERROR_INVALID_VALUE,
-            )
-        })
-        .mode(Mode::Child),
+            fill?;
+            reported
+        }),
         peer(821, "alloc_from_peer_pool_on_own_stream", |e, b| {
             let p = Pool::on_device(e.dev)?;
             let _b = OnDevice::enter(b)?;
@@ -303,6 +360,6 @@ pub fn cases() -> Vec<Case> {
             );
             Ok(())
         })
-        .mode(Mode::Serial),
+        .serial(),
     ]
 }

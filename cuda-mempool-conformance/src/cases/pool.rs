@@ -1,10 +1,10 @@
 //! 823 cuMemPoolCreate and 824 cuMemPoolDestroy: properties, defaults, refusals, destruction rules.
 
+use crate::cu::*;
 use crate::driver::*;
 use crate::ensure;
-use crate::harness::{Case, Env, Mode};
+use crate::harness::{Case, Env, SIGSEGV};
 use crate::probe::Cap;
-use crate::cu::*;
 
 use crate::cu::CUmemAllocationHandleType_enum as HT;
 use crate::cu::CUmemLocationType_enum as LT;
@@ -63,6 +63,23 @@ const BAD_PROPS: &[BadProps] = &[
         want: E_VALUE,
     },
 ];
+
+/// A fabric-handle pool on the case's device and the code of exporting its handle.
+fn fabric_export(e: &Env) -> R<(Pool, CUresult)> {
+    let mut props = device_props(e.dev);
+    props.handleTypes = HT::CU_MEM_HANDLE_TYPE_FABRIC;
+    let p = Pool::create(&props)?;
+    let mut h = CUmemFabricHandle::default();
+    let r = unsafe {
+        cuMemPoolExportToShareableHandle(
+            (&mut h as *mut CUmemFabricHandle).cast(),
+            p.0,
+            HT::CU_MEM_HANDLE_TYPE_FABRIC,
+            0,
+        )
+    };
+    Ok((p, r))
+}
 
 pub fn cases() -> Vec<Case> {
     let mut v = vec![
@@ -126,33 +143,31 @@ pub fn cases() -> Vec<Case> {
             let _p = Pool::create(&props)?;
             Ok(())
         }),
-        Case::gpu(823, "fabric_pool_created_export_crashes_without_imex", |e| {
-            // On a device that reports fabric handles, R580 creates a fabric pool even with no IMEX
-            // channel, and exporting its handle then crashes the driver (SIGSEGV on R580 with no
-            // /dev/nvidia-caps-imex-channels). Run in a child; pass iff the child dies by a signal.
-            ensure!(e.m.devices[0].fabric, "device reports no fabric handle support");
-            let mut props = device_props(e.dev);
-            props.handleTypes = HT::CU_MEM_HANDLE_TYPE_FABRIC;
-            let p = Pool::create(&props)?;
-            let mut h = CUmemFabricHandle::default();
-            let r = unsafe {
-                cuMemPoolExportToShareableHandle(
-                    (&mut h as *mut CUmemFabricHandle).cast(),
-                    p.0,
-                    HT::CU_MEM_HANDLE_TYPE_FABRIC,
-                    0,
-                )
-            };
-            if std::path::Path::new("/dev/nvidia-caps-imex-channels").exists() {
-                return ok("fabric export with an IMEX channel", r);
+        // On a device that reports fabric handles, R580 creates a fabric pool even with no IMEX
+        // channel, and exporting its handle then crashes the driver (SIGSEGV). A driver that checks
+        // refuses the export (NOT_PERMITTED is the code the docs give for a missing channel).
+        Case::gpu(826, "fabric_export_without_imex_channel_crashes_driver", |e| {
+            if e.m.has(Cap::Imex).is_ok() {
+                return ignore("this host has an IMEX channel: see fabric_export_with_imex_channel_succeeds");
             }
+            let (_p, r) = fabric_export(e)?;
             expect(
-                "fabric export without an IMEX channel",
+                "cuMemPoolExportToShareableHandle(fabric, no IMEX channel)",
                 r,
                 CUresult::CUDA_ERROR_NOT_PERMITTED,
             )
         })
-        .mode(Mode::ChildCrashes),
+        .needs(Cap::Fabric)
+        .crashes(
+            SIGSEGV,
+            CUresult::CUDA_ERROR_NOT_PERMITTED,
+            "R580 (580.159.04) without IMEX channels",
+        ),
+        Case::gpu(826, "fabric_export_with_imex_channel_succeeds", |e| {
+            let (_p, r) = fabric_export(e)?;
+            ok("cuMemPoolExportToShareableHandle(fabric)", r)
+        })
+        .needs(Cap::Imex),
         Case::gpu(823, "max_size_limits_allocation", |e| {
             let mut props = device_props(e.dev);
             props.maxSize = 64 << 20;
@@ -199,8 +214,7 @@ pub fn cases() -> Vec<Case> {
             ensure!(host.iter().all(|&b| b == 7), "host-pool memory read back wrong bytes");
             Ok(())
         })
-        .needs(Cap::HostPool)
-        .mode(Mode::Child),
+        .needs(Cap::HostPool),
         Case::gpu(823, "host_numa_location_pool", |e| {
             let numa = e.m.devices[0].host_numa_id.max(0);
             let props = CUmemPoolProps {
@@ -245,7 +259,7 @@ pub fn cases() -> Vec<Case> {
             );
             Ok(())
         })
-        .mode(Mode::Serial),
+        .serial(),
         Case::gpu(824, "destroy_with_outstanding_allocation_then_free", |e| {
             // Destroying a pool with live allocations succeeds; the memory stays usable and is
             // released when freed.
@@ -270,8 +284,7 @@ pub fn cases() -> Vec<Case> {
                 unsafe { cuMemPoolDestroy(p) },
                 E_VALUE,
             )
-        })
-        .mode(Mode::Child),
+        }),
     ];
     for row in BAD_PROPS {
         let (edit, want) = (row.edit, row.want);

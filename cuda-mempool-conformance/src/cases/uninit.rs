@@ -1,14 +1,20 @@
 //! Every API before `cuInit`, and after `cuInit` found no device. These run on any machine, GPU or
-//! not, each in a fresh child (the parent's probe has already initialised the driver). On a GPU
+//! not, each answer from a fresh child (the worker has already initialised the driver). On a GPU
 //! machine the no-device child hides the GPUs with CUDA_VISIBLE_DEVICES="".
+//!
+//! The child prints each API's answer as soon as it has it. A child that dies or hangs inside one
+//! API (a library that crashes on a NULL pool, say) loses that answer only: the next child skips
+//! the APIs already answered and the one that failed, which is blamed for it.
 
-use crate::driver::*;
-use crate::harness::{run_child, Case, Shared};
 use crate::cu::*;
+use crate::driver::*;
+use crate::harness::{run_child_for, Case, Shared};
 use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::Duration;
 
-/// Call each of the 14 APIs once with harmless arguments; `(index, code)`.
-pub fn call_all() -> Vec<(u32, u32)> {
+/// Call API `idx` once with harmless arguments.
+fn call(idx: u32) -> CUresult {
     let mut p: CUdeviceptr = 0;
     let mut pool: CUmemoryPool = std::ptr::null_mut();
     let mut data = CUmemPoolPtrExportData::default();
@@ -24,68 +30,108 @@ pub fn call_all() -> Vec<(u32, u32)> {
     let posix = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     let attr = CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
     unsafe {
-        vec![
-            (820, cuMemAllocAsync(&mut p, 1024, ns)),
-            (821, cuMemAllocFromPoolAsync(&mut p, 1024, np, ns)),
-            (822, cuMemFreeAsync(0, ns)),
-            (823, cuMemPoolCreate(&mut pool, &device_props(0))),
-            (824, cuMemPoolDestroy(np)),
-            (825, cuMemPoolExportPointer(&mut data, 0)),
-            (
-                826,
-                cuMemPoolExportToShareableHandle((&mut fd as *mut i32).cast(), np, posix, 0),
-            ),
-            (827, cuMemPoolGetAccess(&mut flags, np, &mut loc)),
-            (828, cuMemPoolGetAttribute(np, attr, (&mut v as *mut u64).cast())),
-            (
-                829,
-                cuMemPoolImportFromShareableHandle(&mut pool, -1isize as *mut _, posix, 0),
-            ),
-            (830, cuMemPoolImportPointer(&mut p, np, &mut data)),
-            (831, cuMemPoolSetAccess(np, &desc, 1)),
-            (832, cuMemPoolSetAttribute(np, attr, (&mut v as *mut u64).cast())),
-            (833, cuMemPoolTrimTo(np, 0)),
-        ]
-        .into_iter()
-        .map(|(i, r)| (i, r.0))
-        .collect()
+        match idx {
+            820 => cuMemAllocAsync(&mut p, 1024, ns),
+            821 => cuMemAllocFromPoolAsync(&mut p, 1024, np, ns),
+            822 => cuMemFreeAsync(0, ns),
+            823 => cuMemPoolCreate(&mut pool, &device_props(0)),
+            824 => cuMemPoolDestroy(np),
+            825 => cuMemPoolExportPointer(&mut data, 0),
+            826 => cuMemPoolExportToShareableHandle((&mut fd as *mut i32).cast(), np, posix, 0),
+            827 => cuMemPoolGetAccess(&mut flags, np, &mut loc),
+            828 => cuMemPoolGetAttribute(np, attr, (&mut v as *mut u64).cast()),
+            829 => cuMemPoolImportFromShareableHandle(&mut pool, -1isize as *mut _, posix, 0),
+            830 => cuMemPoolImportPointer(&mut p, np, &mut data),
+            831 => cuMemPoolSetAccess(np, &desc, 1),
+            832 => cuMemPoolSetAttribute(np, attr, (&mut v as *mut u64).cast()),
+            833 => cuMemPoolTrimTo(np, 0),
+            _ => CUresult::CUDA_ERROR_INVALID_VALUE,
+        }
     }
 }
 
+/// Which APIs a child should skip (already answered): CONFORMANCE_UNINIT_SKIP=820,821,...
+const SKIP_ENV: &str = "CONFORMANCE_UNINIT_SKIP";
+
 /// Child role `uninit`: no cuInit at all. Child role `nodevice`: cuInit first (and print its code).
 pub fn child_main(init_first: bool) -> i32 {
+    let skip: Vec<u32> = std::env::var(SKIP_ENV)
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    let mut out = std::io::stdout().lock();
     if init_first {
-        println!("init {}", unsafe { cuInit(0) }.0);
+        let _ = writeln!(out, "init {}", unsafe { cuInit(0) }.0);
+        let _ = out.flush();
     }
-    for (i, r) in call_all() {
-        println!("{i} {r}");
+    for (i, _) in crate::APIS {
+        if skip.contains(i) {
+            continue;
+        }
+        let r = call(*i);
+        let _ = writeln!(out, "{i} {}", r.0);
+        let _ = out.flush();
     }
     0
 }
 
-type Answers = BTreeMap<String, u32>;
+/// An API's answer, or how the child that was asked died (and the API it was inside).
+#[derive(Clone, Debug)]
+enum Answer {
+    Code(u32),
+    Lost(String, Option<u32>),
+}
+type Answers = BTreeMap<String, Answer>;
 static BEFORE: Shared<Answers> = Shared::new();
 static NO_DEVICE: Shared<Answers> = Shared::new();
 
+/// A child normally answers all 14 in milliseconds; one that hangs must not cost the trial's
+/// deadline.
+fn child_bound() -> Duration {
+    let trial = crate::harness::trial_timeout().unwrap_or(crate::harness::DEFAULT_TRIAL_TIMEOUT);
+    Duration::from_secs(10).min(trial / 4)
+}
+
 fn answers(role: &str, envs: &[(&str, &str)]) -> Result<Answers, String> {
-    let out = run_child(role, envs)?;
-    if out.status.and_then(|s| s.code()) != Some(0) {
-        return Err(out.describe());
+    let mut a = Answers::new();
+    for _ in 0..=crate::APIS.len() {
+        let skip: Vec<String> = a.keys().filter(|k| k.as_str() != "init").cloned().collect();
+        let skip = skip.join(",");
+        let mut env: Vec<(&str, &str)> = envs.to_vec();
+        env.push((SKIP_ENV, &skip));
+        let out = run_child_for(role, &env, child_bound())?;
+        for (k, v) in out.stdout.lines().filter_map(|l| l.split_once(' ')) {
+            if let Ok(v) = v.parse::<i64>() {
+                a.insert(k.to_string(), Answer::Code(v as u32));
+            }
+        }
+        if out.status.is_some_and(|s| s.success()) {
+            return Ok(a);
+        }
+        // The API in flight: the first one without an answer.
+        let Some((i, _)) = crate::APIS.iter().find(|(i, _)| !a.contains_key(&i.to_string())) else {
+            return Err(out.describe());
+        };
+        a.insert(
+            i.to_string(),
+            Answer::Lost(out.describe(), out.inside.as_ref().map(|x| x.0)),
+        );
     }
-    Ok(out
-        .stdout
-        .lines()
-        .filter_map(|l| l.split_once(' '))
-        .filter_map(|(k, v)| v.parse().ok().map(|v| (k.to_string(), v)))
-        .collect())
+    Ok(a)
 }
 
 fn check(a: &Answers, key: &str, want: CUresult, what: &str) -> R {
-    let got = a
-        .get(key)
-        .copied()
-        .ok_or_else(|| format!("child printed no answer for {key}"))?;
-    expect(what, CUresult(got), want)
+    match a.get(key) {
+        None => Err(format!("the child printed no answer for {key}")),
+        Some(Answer::Lost(why, api)) => {
+            if let Some(api) = api {
+                crate::blame::set(*api);
+            }
+            Err(format!("{what}: no answer, the {why}"))
+        }
+        Some(Answer::Code(got)) => expect(what, CUresult(*got), want),
+    }
 }
 
 pub fn cases() -> Vec<Case> {
@@ -93,21 +139,22 @@ pub fn cases() -> Vec<Case> {
     for (idx, api) in crate::APIS {
         let key = idx.to_string();
         let k2 = key.clone();
-        v.push(Case::new(*idx, "before_cuInit_not_initialized", &[], move |_| {
-            let a = BEFORE.get(|| answers("uninit", &[]))?;
-            check(
-                a,
-                &key,
-                CUresult::CUDA_ERROR_NOT_INITIALIZED,
-                &format!("{api} before cuInit"),
-            )
-        }));
-        v.push(Case::new(
-            *idx,
-            "after_cuInit_no_device_not_initialized",
-            &[],
-            move |_| {
+        v.push(
+            Case::new(*idx, "before_cuInit_not_initialized", &[], move |_| {
+                let a = BEFORE.get(|| answers("uninit", &[]))?;
+                check(
+                    a,
+                    &key,
+                    CUresult::CUDA_ERROR_NOT_INITIALIZED,
+                    &format!("{api} before cuInit"),
+                )
+            })
+            .lane("uninit"),
+        );
+        v.push(
+            Case::new(*idx, "after_cuInit_no_device_not_initialized", &[], move |_| {
                 let a = NO_DEVICE.get(|| answers("nodevice", &[("CUDA_VISIBLE_DEVICES", "")]))?;
+                crate::blame::reset();
                 check(
                     a,
                     "init",
@@ -120,8 +167,9 @@ pub fn cases() -> Vec<Case> {
                     CUresult::CUDA_ERROR_NOT_INITIALIZED,
                     &format!("{api} after cuInit found no device"),
                 )
-            },
-        ));
+            })
+            .lane("uninit"),
+        );
     }
     v
 }

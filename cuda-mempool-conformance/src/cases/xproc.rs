@@ -8,11 +8,11 @@
 //! hang at STEP (start, import, verify, write, free); the `fault_*` trials use it.
 
 use crate::channel::{fd_diff, fd_table, hex, open_fds, unhex, Peer};
+use crate::cu::*;
 use crate::driver::*;
 use crate::ensure;
-use crate::harness::{Case, Env, Mode, Shared};
+use crate::harness::{Case, Env, Group, Shared};
 use crate::probe::Cap;
-use crate::cu::*;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -113,7 +113,7 @@ impl Spec {
             pools,
             importers,
             fault: None,
-            timeout: crate::channel::RECV_TIMEOUT,
+            timeout: child_wait(),
         }
     }
 }
@@ -240,7 +240,9 @@ fn expect_op(m: &Value, op: &str) -> R {
 }
 
 fn fault_at(step: &str) {
-    let Ok(f) = std::env::var(FAULT_ENV) else { return };
+    let Ok(f) = std::env::var(FAULT_ENV) else {
+        return;
+    };
     match f.split_once(':') {
         Some(("die", s)) if s == step => {
             eprintln!("importer: fault injected, aborting at step {step}");
@@ -266,7 +268,7 @@ pub fn import_main(env: &Env) -> i32 {
     let r = importer(env, &chan);
     if let Err(e) = &r {
         eprintln!("importer: {e}");
-        let _ = chan.send(&json!({"error": e}), None);
+        chan.send_error(e);
     }
     i32::from(r.is_err())
 }
@@ -354,8 +356,70 @@ fn importer(env: &Env, chan: &crate::channel::Channel) -> R {
     Ok(())
 }
 
+/// How long the exporter waits for an importer's next message: well inside the trial's deadline,
+/// so that an importer that hangs fails the trial with its breadcrumb rather than costing the
+/// whole worker.
+pub fn child_wait() -> Duration {
+    let trial = crate::harness::trial_timeout().unwrap_or(crate::harness::DEFAULT_TRIAL_TIMEOUT);
+    crate::channel::RECV_TIMEOUT.min(trial / 4).max(Duration::from_secs(1))
+}
+
+/// The importer's steps, in the order it takes them. Each answer goes to the exporter as soon as
+/// it is known, so an importer that dies or hangs inside one call loses that answer only: the
+/// exporter starts another importer that skips what is already answered.
+const RULE_STEPS: &[&str] = &[
+    "import",
+    "import_twice",
+    "alloc_from_imported",
+    "get_release_threshold",
+    "get_used_mem_current",
+    "set_release_threshold",
+    "trim",
+    "set_current",
+    "get_access_own_device",
+    "set_access_own_device",
+    "export_imported",
+    "import_pointer_null_out",
+    "import_pointer_null_data",
+    "import_pointer_null_pool",
+    "import_pointer",
+    "import_pointer_twice",
+    "import_pointer_garbage",
+    "import_pointer_foreign",
+    "free_imported_pointer",
+    "peer_get_access_before",
+    "peer_set_access",
+    "peer_get_access_after",
+    "destroy_imported",
+];
+
+/// The importer's side of the step protocol.
+struct Steps<'a> {
+    chan: &'a crate::channel::Channel,
+    skip: Vec<String>,
+}
+impl Steps<'_> {
+    /// Take step `key` (unless told to skip it) and send its answer at once.
+    fn step(&self, key: &str, f: impl FnOnce() -> Value) -> R<Option<Value>> {
+        debug_assert!(RULE_STEPS.contains(&key), "unknown step {key}");
+        if self.skip.iter().any(|k| k == key) {
+            return Ok(None);
+        }
+        let v = f();
+        self.chan.send(&json!({"op": "answer", "key": key, "value": v}), None)?;
+        Ok(Some(v))
+    }
+    /// A step this importer cannot take, and why.
+    fn cannot(&self, key: &str, why: &str) -> R {
+        self.step(key, || json!({"not_run": why})).map(|_| ())
+    }
+}
+
+fn code(r: CUresult) -> Value {
+    json!({"code": r.0})
+}
+
 /// Child role `ipc-rules`: import the pool and ask the driver what an imported pool allows.
-/// Answers: name -> code (and, for queries, the value).
 pub fn rules_main(env: &Env) -> i32 {
     let chan = match crate::channel::Channel::from_inherited() {
         Ok(c) => c,
@@ -365,159 +429,194 @@ pub fn rules_main(env: &Env) -> i32 {
         }
     };
     match rules(env, &chan) {
-        Ok(v) => i32::from(chan.send(&v, None).is_err()),
+        Ok(()) => i32::from(chan.send(&json!({"op": "done"}), None).is_err()),
         Err(e) => {
             eprintln!("rules: {e}");
-            let _ = chan.send(&json!({"error": e}), None);
+            chan.send_error(&e);
             1
         }
     }
 }
 
-fn rules(env: &Env, chan: &crate::channel::Channel) -> R<Value> {
+fn rules(env: &Env, chan: &crate::channel::Channel) -> R {
     env.bind();
     let (m, fd) = chan.recv()?;
     let fd = fd.ok_or("no fd")?;
-    let out = std::cell::RefCell::new(BTreeMap::new());
-    let put = |k: &str, r: CUresult| {
-        out.borrow_mut().insert(k.to_string(), json!(r.0));
+    let steps = Steps {
+        chan,
+        skip: m["skip"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|k| k.as_str().map(String::from)).collect())
+            .unwrap_or_default(),
     };
-    let mut pool = std::ptr::null_mut();
-    ok("import", import_pool_fd(fd.as_raw_fd(), &mut pool))?;
+    let mut pool: CUmemoryPool = std::ptr::null_mut();
+    steps.step("import", || code(import_pool_fd(fd.as_raw_fd(), &mut pool)))?;
+    if pool.is_null() {
+        for k in &RULE_STEPS[1..] {
+            steps.cannot(k, "the pool import did not succeed")?;
+        }
+        return Ok(());
+    }
     let pool = Pool(pool);
     // The same fd imported again.
-    let mut again = std::ptr::null_mut();
-    let r = import_pool_fd(fd.as_raw_fd(), &mut again);
-    put("import_twice", r);
-    out.borrow_mut().insert(
-        "import_twice_same_handle".into(),
-        json!(r == SUCCESS && again == pool.0),
-    );
-    if r == SUCCESS && again != pool.0 {
-        let _ = unsafe { cuMemPoolDestroy(again) };
-    }
+    steps.step("import_twice", || {
+        let mut again = std::ptr::null_mut();
+        let r = import_pool_fd(fd.as_raw_fd(), &mut again);
+        let same = r == SUCCESS && again == pool.0;
+        if r == SUCCESS && !same {
+            let _ = unsafe { cuMemPoolDestroy(again) };
+        }
+        json!({"code": r.0, "same": same})
+    })?;
     drop(fd);
     let s = Stream::new()?;
-    let mut p: CUdeviceptr = 0;
-    let r = unsafe { cuMemAllocFromPoolAsync(&mut p, 4096, pool.0, s.0) };
-    put("alloc_from_imported", r);
-    if r == SUCCESS {
-        let _ = unsafe { cuMemFreeAsync(p, s.0) };
-    }
-    let mut v: u64 = 0;
-    put("get_release_threshold", unsafe {
-        cuMemPoolGetAttribute(
-            pool.0,
-            CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-            (&mut v as *mut u64).cast(),
-        )
-    });
-    let mut used: u64 = 0;
-    put("get_used_mem_current", unsafe {
-        cuMemPoolGetAttribute(
-            pool.0,
-            CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
-            (&mut used as *mut u64).cast(),
-        )
-    });
-    let mut t: u64 = 1 << 20;
-    put("set_release_threshold", unsafe {
-        cuMemPoolSetAttribute(
-            pool.0,
-            CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-            (&mut t as *mut u64).cast(),
-        )
-    });
-    put("trim", unsafe { cuMemPoolTrimTo(pool.0, 0) });
-    let r = unsafe { cuDeviceSetMemPool(env.dev, pool.0) };
-    put("set_current", r);
-    if r == SUCCESS {
-        let _ = unsafe { cuDeviceSetMemPool(env.dev, default_pool(env.dev)?) };
-    }
-    let mut flags = CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_NONE;
-    let mut loc = mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, env.dev);
-    put("get_access_own_device", unsafe {
-        cuMemPoolGetAccess(&mut flags, pool.0, &mut loc)
-    });
-    out.borrow_mut()
-        .insert("get_access_own_device_flags".into(), json!(flags.0));
-    let d = CUmemAccessDesc {
-        location: loc,
-        flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-    };
-    put("set_access_own_device", unsafe { cuMemPoolSetAccess(pool.0, &d, 1) });
-    let mut h: i32 = -1;
-    let r = unsafe { cuMemPoolExportToShareableHandle((&mut h as *mut i32).cast(), pool.0, POSIX, 0) };
-    put("export_imported", r);
-    if h >= 0 {
-        drop(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(h) });
-    }
-    // Export data: genuine, garbage, and another pool's.
+    steps.step("alloc_from_imported", || {
+        let mut p: CUdeviceptr = 0;
+        let r = unsafe { cuMemAllocFromPoolAsync(&mut p, 4096, pool.0, s.0) };
+        if r == SUCCESS {
+            let _ = unsafe { cuMemFreeAsync(p, s.0) };
+        }
+        code(r)
+    })?;
+    let threshold = CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+    steps.step("get_release_threshold", || {
+        let mut v: u64 = 0;
+        code(unsafe { cuMemPoolGetAttribute(pool.0, threshold, (&mut v as *mut u64).cast()) })
+    })?;
+    steps.step("get_used_mem_current", || {
+        let mut v: u64 = 0;
+        let a = CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
+        code(unsafe { cuMemPoolGetAttribute(pool.0, a, (&mut v as *mut u64).cast()) })
+    })?;
+    steps.step("set_release_threshold", || {
+        let mut t: u64 = 1 << 20;
+        code(unsafe { cuMemPoolSetAttribute(pool.0, threshold, (&mut t as *mut u64).cast()) })
+    })?;
+    steps.step("trim", || code(unsafe { cuMemPoolTrimTo(pool.0, 0) }))?;
+    steps.step("set_current", || {
+        let r = unsafe { cuDeviceSetMemPool(env.dev, pool.0) };
+        if r == SUCCESS {
+            if let Ok(d) = default_pool(env.dev) {
+                let _ = unsafe { cuDeviceSetMemPool(env.dev, d) };
+            }
+        }
+        code(r)
+    })?;
+    let own = mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, env.dev);
+    steps.step("get_access_own_device", || {
+        let mut flags = CUmemAccess_flags(0xdead);
+        let mut loc = own;
+        let r = unsafe { cuMemPoolGetAccess(&mut flags, pool.0, &mut loc) };
+        json!({"code": r.0, "flags": flags.0})
+    })?;
+    steps.step("set_access_own_device", || {
+        let d = CUmemAccessDesc {
+            location: own,
+            flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        code(unsafe { cuMemPoolSetAccess(pool.0, &d, 1) })
+    })?;
+    steps.step("export_imported", || {
+        let mut h: i32 = -1;
+        let r = unsafe { cuMemPoolExportToShareableHandle((&mut h as *mut i32).cast(), pool.0, POSIX, 0) };
+        if h >= 0 {
+            drop(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(h) });
+        }
+        code(r)
+    })?;
+    // Export data: genuine, garbage, and another pool's. The NULL cases come first, each with the
+    // other arguments valid (the genuine import right after shows they were).
     let data = m["data"].as_array().ok_or("no data")?;
     let mut good = data_from_hex(&data[0])?;
     let mut q: CUdeviceptr = 0;
-    let r = unsafe { cuMemPoolImportPointer(&mut q, pool.0, &mut good) };
-    put("import_pointer", r);
-    let mut q2: CUdeviceptr = 0;
-    let r2 = unsafe { cuMemPoolImportPointer(&mut q2, pool.0, &mut good) };
-    put("import_pointer_twice", r2);
-    out.borrow_mut().insert(
-        "import_pointer_twice_same_address".into(),
-        json!(r2 == SUCCESS && q2 == q),
-    );
-    let mut garbage = CUmemPoolPtrExportData::default();
-    for (i, b) in garbage.reserved.iter_mut().enumerate() {
-        *b = (i as u8).wrapping_mul(37) ^ 0x5a;
+    steps.step("import_pointer_null_out", || {
+        code(unsafe { cuMemPoolImportPointer(std::ptr::null_mut(), pool.0, &mut good) })
+    })?;
+    steps.step("import_pointer_null_data", || {
+        code(unsafe { cuMemPoolImportPointer(&mut q, pool.0, std::ptr::null_mut()) })
+    })?;
+    steps.step("import_pointer_null_pool", || {
+        code(unsafe { cuMemPoolImportPointer(&mut q, std::ptr::null_mut(), &mut good) })
+    })?;
+    q = 0;
+    let imported = steps.step("import_pointer", || {
+        code(unsafe { cuMemPoolImportPointer(&mut q, pool.0, &mut good) })
+    })?;
+    let imported = imported.is_some_and(|v| v["code"] == 0) && q != 0;
+    if imported {
+        steps.step("import_pointer_twice", || {
+            let mut q2: CUdeviceptr = 0;
+            let r = unsafe { cuMemPoolImportPointer(&mut q2, pool.0, &mut good) };
+            if r == SUCCESS && q2 != q {
+                let _ = unsafe { cuMemFreeAsync(q2, s.0) };
+            }
+            json!({"code": r.0, "same": r == SUCCESS && q2 == q})
+        })?;
+    } else {
+        steps.cannot("import_pointer_twice", "the first pointer import did not succeed")?;
     }
-    let mut q3: CUdeviceptr = 0;
-    put("import_pointer_garbage", unsafe {
-        cuMemPoolImportPointer(&mut q3, pool.0, &mut garbage)
-    });
+    steps.step("import_pointer_garbage", || {
+        let mut garbage = CUmemPoolPtrExportData::default();
+        for (i, b) in garbage.reserved.iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(37) ^ 0x5a;
+        }
+        let mut q3: CUdeviceptr = 0;
+        code(unsafe { cuMemPoolImportPointer(&mut q3, pool.0, &mut garbage) })
+    })?;
     let mut foreign = data_from_hex(&m["foreign"])?;
-    let mut q4: CUdeviceptr = 0;
-    put("import_pointer_foreign", unsafe {
-        cuMemPoolImportPointer(&mut q4, pool.0, &mut foreign)
-    });
-    if r2 == SUCCESS && q2 != q {
-        let _ = unsafe { cuMemFreeAsync(q2, s.0) };
-    }
-    if r == SUCCESS {
-        put("free_imported_pointer", unsafe { cuMemFreeAsync(q, s.0) });
+    steps.step("import_pointer_foreign", || {
+        let mut q4: CUdeviceptr = 0;
+        code(unsafe { cuMemPoolImportPointer(&mut q4, pool.0, &mut foreign) })
+    })?;
+    if imported {
+        steps.step("free_imported_pointer", || code(unsafe { cuMemFreeAsync(q, s.0) }))?;
+    } else {
+        steps.cannot("free_imported_pointer", "no pointer was imported")?;
     }
     s.sync()?;
     // Peer access: what the exporter granted does not come along; the importer grants its own.
-    if let Some(b) = m["peer"].as_i64() {
-        let b = b as CUdevice;
-        let mut loc_b = mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, b);
-        let mut fb = CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_NONE;
-        put("peer_get_access_before", unsafe {
-            cuMemPoolGetAccess(&mut fb, pool.0, &mut loc_b)
-        });
-        out.borrow_mut().insert("peer_access_before".into(), json!(fb.0));
-        let db = CUmemAccessDesc {
-            location: loc_b,
-            flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-        };
-        put("peer_set_access", unsafe { cuMemPoolSetAccess(pool.0, &db, 1) });
-        let mut fa = CUmemAccessDesc::default().flags;
-        put("peer_get_access_after", unsafe {
-            cuMemPoolGetAccess(&mut fa, pool.0, &mut loc_b)
-        });
-        out.borrow_mut().insert("peer_access_after".into(), json!(fa.0));
+    match m["peer"].as_i64() {
+        Some(b) => {
+            let loc_b = mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, b as CUdevice);
+            let get = || {
+                let mut f = CUmemAccess_flags(0xdead);
+                let mut loc = loc_b;
+                let r = unsafe { cuMemPoolGetAccess(&mut f, pool.0, &mut loc) };
+                json!({"code": r.0, "flags": f.0})
+            };
+            steps.step("peer_get_access_before", get)?;
+            steps.step("peer_set_access", || {
+                let db = CUmemAccessDesc {
+                    location: loc_b,
+                    flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                };
+                code(unsafe { cuMemPoolSetAccess(pool.0, &db, 1) })
+            })?;
+            steps.step("peer_get_access_after", get)?;
+        }
+        None => {
+            for k in ["peer_get_access_before", "peer_set_access", "peer_get_access_after"] {
+                steps.cannot(k, "no peer-capable device pair")?;
+            }
+        }
     }
-    put("destroy_imported", unsafe { cuMemPoolDestroy(pool.take()) });
-    Ok(json!(out.into_inner()))
+    steps.step("destroy_imported", || code(unsafe { cuMemPoolDestroy(pool.take()) }))?;
+    Ok(())
 }
 
-static RULES: Shared<Value> = Shared::new();
+/// The importer's answers by step; a step whose importer died or hung reads
+/// `{"lost": why, "blame": api}`.
+type Answers = BTreeMap<String, Value>;
+static RULES: Shared<Answers> = Shared::new();
 
-/// Run the `ipc-rules` child once (shared by the rule trials).
-fn rules_answers(env: &Env) -> R<&'static Value> {
+/// Run `ipc-rules` importers until every step has an answer (shared by the rule trials, which run
+/// in one lane). An importer that dies or hangs inside a step loses that step's answer (blamed on
+/// the API it was inside) and the next one skips it.
+fn rules_answers(env: &Env) -> R<&'static Answers> {
     RULES.get(|| {
         let a = Pool::ipc(env.dev)?;
         let b = Pool::ipc(env.dev)?;
-        let fd_b = export_pool_fd(b.0)?;
-        drop(fd_b);
+        drop(export_pool_fd(b.0)?);
         let s = Stream::new()?;
         let pa = alloc_from(a.0, 1 << 20, s.0)?;
         let pb = alloc_from(b.0, 1 << 20, s.0)?;
@@ -530,65 +629,104 @@ fn rules_answers(env: &Env) -> R<&'static Value> {
                     location: mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, b),
                     flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
                 };
-                ok("exporter grants the peer", unsafe { cuMemPoolSetAccess(a.0, &d, 1) })?;
+                ok("cuMemPoolSetAccess(exporter grants the peer)", unsafe {
+                    cuMemPoolSetAccess(a.0, &d, 1)
+                })?;
                 Some(b)
             }
             Err(_) => None,
         };
         let fd = export_pool_fd(a.0)?;
-        let msg = json!({"op": "rules", "data": [hex(&export_ptr(pa)?.reserved)],
-                         "foreign": hex(&export_ptr(pb)?.reserved), "peer": peer_dev});
-        let peer = Peer::spawn("ipc-rules", &[], crate::channel::RECV_TIMEOUT)?;
-        let answer = peer
-            .chan
-            .send(&msg, Some(fd.as_raw_fd()))
-            .and_then(|_| peer.chan.recv());
+        let data = json!([hex(&export_ptr(pa)?.reserved)]);
+        let foreign = json!(hex(&export_ptr(pb)?.reserved));
+        let mut answers = Answers::new();
+        for _attempt in 0..RULE_STEPS.len() {
+            let skip: Vec<&str> = RULE_STEPS
+                .iter()
+                .copied()
+                .filter(|k| answers.contains_key(*k))
+                .collect();
+            if skip.len() == RULE_STEPS.len() {
+                break;
+            }
+            let msg = json!({"op": "rules", "data": data, "foreign": foreign, "peer": peer_dev, "skip": skip});
+            let peer = Peer::spawn("ipc-rules", &[], child_wait())?;
+            peer.chan.send(&msg, Some(fd.as_raw_fd()))?;
+            let ended = loop {
+                match peer.chan.recv() {
+                    Ok((m, _)) if m["op"] == "answer" => {
+                        let key = m["key"].as_str().unwrap_or("").to_string();
+                        answers.insert(key, m["value"].clone());
+                    }
+                    Ok((m, _)) if m["op"] == "done" => break None,
+                    Ok((m, _)) => break Some(format!("unexpected message {m}")),
+                    Err(e) => break Some(e),
+                }
+            };
+            match ended {
+                None => {
+                    peer.finish()?;
+                    break;
+                }
+                Some(e) => {
+                    // The step in flight: the first one without an answer.
+                    let Some(key) = RULE_STEPS.iter().find(|k| !answers.contains_key(**k)) else {
+                        return Err(peer.fail(e));
+                    };
+                    let inside = peer.inside();
+                    let why = peer.fail(e);
+                    answers.insert(
+                        key.to_string(),
+                        json!({"lost": format!("the importer stopped at this step: {why}"),
+                               "blame": inside.map(|i| i.0)}),
+                    );
+                }
+            }
+        }
         drop(fd);
-        let answer = match answer {
-            Ok((v, _)) => v,
-            Err(e) => return Err(peer.fail(e)),
-        };
-        peer.finish()?;
         free_async(pa, s.0)?;
         free_async(pb, s.0)?;
         s.sync()?;
-        Ok(answer)
+        Ok(answers)
     })
 }
 
-/// (api, case, answer key, expected code) for the imported-pool rules.
+/// One answer of the importer, for a trial: its value, or why there is none (and whom to blame).
+fn rule_answer(env: &Env, key: &str) -> R<Value> {
+    let a = rules_answers(env)?;
+    let v = a
+        .get(key)
+        .ok_or_else(|| format!("the importer gave no answer for step {key}"))?;
+    if let Some(lost) = v["lost"].as_str() {
+        if let Some(api) = v["blame"].as_u64() {
+            crate::blame::set(api as u32);
+        }
+        return Err(lost.to_string());
+    }
+    if let Some(why) = v["not_run"].as_str() {
+        return Err(format!("the importer could not take step {key}: {why}"));
+    }
+    Ok(v.clone())
+}
+
+/// (api, case, step, expected code) for the imported-pool rules.
+#[rustfmt::skip]
 const RULES_TABLE: &[(u32, &str, &str, CUresult)] = &[
     (821, "imported_pool_alloc_refused", "alloc_from_imported", E_VALUE),
     // R580: an imported pool answers no attribute query (INVALID_VALUE), not even read-only ones.
-    (
-        828,
-        "imported_pool_get_release_threshold_refused",
-        "get_release_threshold",
-        E_VALUE,
-    ),
-    (
-        828,
-        "imported_pool_get_used_mem_refused",
-        "get_used_mem_current",
-        E_VALUE,
-    ),
-    (
-        832,
-        "imported_pool_set_release_threshold_refused",
-        "set_release_threshold",
-        E_VALUE,
-    ),
+    (828, "imported_pool_get_release_threshold_refused", "get_release_threshold", E_VALUE),
+    (828, "imported_pool_get_used_mem_refused", "get_used_mem_current", E_VALUE),
+    (832, "imported_pool_set_release_threshold_refused", "set_release_threshold", E_VALUE),
     (833, "imported_pool_trim_refused", "trim", E_VALUE),
     (820, "imported_pool_cannot_become_current", "set_current", E_VALUE),
     (827, "imported_pool_get_access", "get_access_own_device", SUCCESS),
-    (
-        831,
-        "imported_pool_set_access_own_device",
-        "set_access_own_device",
-        SUCCESS,
-    ),
+    (831, "imported_pool_set_access_own_device", "set_access_own_device", SUCCESS),
     (826, "imported_pool_export_refused", "export_imported", E_VALUE),
+    (829, "import_pool", "import", SUCCESS),
     (829, "import_same_fd_twice", "import_twice", SUCCESS),
+    (830, "null_pointer_out_invalid_value", "import_pointer_null_out", E_VALUE),
+    (830, "null_export_data_invalid_value", "import_pointer_null_data", E_VALUE),
+    (830, "null_pool_invalid_value", "import_pointer_null_pool", E_VALUE),
     (830, "import_pointer", "import_pointer", SUCCESS),
     (830, "import_same_pointer_twice", "import_pointer_twice", SUCCESS),
     (830, "garbage_export_data_refused", "import_pointer_garbage", E_VALUE),
@@ -597,18 +735,20 @@ const RULES_TABLE: &[(u32, &str, &str, CUresult)] = &[
     (824, "destroy_imported_pool", "destroy_imported", SUCCESS),
 ];
 
-/// (api, case, answer key, expected value; booleans as 0/1) for what an importer observes beyond
-/// return codes.
-/// The last column: the row needs a peer-capable device pair.
+/// (api, case, step, field, expected value; booleans as 0/1, needs a peer pair) for what an
+/// importer observes beyond return codes. A field is only read once the step's code is SUCCESS.
 #[rustfmt::skip]
-const RULE_VALUES: &[(u32, &str, &str, i64, bool)] = &[
-    (829, "import_same_fd_twice_gives_same_pool", "import_twice_same_handle", 1, false),
-    (830, "import_same_pointer_twice_gives_same_address", "import_pointer_twice_same_address", 1, false),
-    (827, "imported_pool_own_device_read_write", "get_access_own_device_flags", 3, false),
-    (827, "imported_pool_exporter_peer_grant_does_not_carry_over", "peer_access_before", 0, true),
-    (831, "imported_pool_importer_grants_peer_itself", "peer_set_access", 0, true),
-    (827, "imported_pool_peer_read_write_after_importer_grant", "peer_access_after", 3, true),
+const RULE_VALUES: &[(u32, &str, &str, &str, i64, bool)] = &[
+    (829, "import_same_fd_twice_gives_same_pool", "import_twice", "same", 1, false),
+    (830, "import_same_pointer_twice_gives_same_address", "import_pointer_twice", "same", 1, false),
+    (827, "imported_pool_own_device_read_write", "get_access_own_device", "flags", 3, false),
+    (827, "imported_pool_exporter_peer_grant_does_not_carry_over", "peer_get_access_before", "flags", 0, true),
+    (831, "imported_pool_importer_grants_peer_itself", "peer_set_access", "code", 0, true),
+    (827, "imported_pool_peer_read_write_after_importer_grant", "peer_get_access_after", "flags", 3, true),
 ];
+
+/// The lane of the rule trials: one importer run answers them all.
+const RULES_LANE: &str = "ipc-rules";
 
 const KIB: usize = 1 << 10;
 const MIB: usize = 1 << 20;
@@ -635,22 +775,24 @@ fn round_trips() -> Vec<(u32, &'static str, Spec)> {
     ]
 }
 
-const FAULT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the harness's own fault trials wait for a hung importer.
+const FAULT_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// (case, fault, what the failure message must mention).
+/// (case, fault, what the failure message must mention): the harness against importers that die
+/// or hang on purpose (CONFORMANCE_IPC_FAULT). These test the harness, not an API.
 const FAULTS: &[(&str, &str, &str)] = &[
     (
-        "fault_importer_dies_at_import_fails_trial",
+        "ipc_importer_dies_at_import_fails_trial",
         "die:import",
         "fault injected, aborting at step import",
     ),
     (
-        "fault_importer_dies_at_verify_fails_trial",
+        "ipc_importer_dies_at_verify_fails_trial",
         "die:verify",
         "fault injected, aborting at step verify",
     ),
     (
-        "fault_importer_hangs_at_write_fails_trial",
+        "ipc_importer_hangs_at_write_fails_trial",
         "hang:write",
         "fault injected, hanging at step write",
     ),
@@ -662,10 +804,11 @@ pub fn cases() -> Vec<Case> {
         v.push(
             Case::gpu(api, name, move |e| {
                 let summary = round_trip(e, &spec)?;
-                println!("note: {name}: {summary}");
+                note(summary);
                 Ok(())
             })
-            .needs(Cap::Ipc),
+            .needs(Cap::Ipc)
+            .slow(),
         );
     }
     v.push(
@@ -682,11 +825,12 @@ pub fn cases() -> Vec<Case> {
             Ok(())
         })
         .needs(Cap::Ipc)
-        .mode(Mode::Exclusive),
+        .alone()
+        .slow(),
     );
     for &(name, fault, mention) in FAULTS {
         v.push(
-            Case::gpu(829, name, move |e| {
+            Case::of(Group::Harness, name, &[Cap::Gpu, Cap::Ipc], move |e| {
                 warm_up_ipc_events()?;
                 let before = fd_table();
                 let t = Instant::now();
@@ -707,6 +851,7 @@ pub fn cases() -> Vec<Case> {
                     }
                     Err(m) => m,
                 };
+                crate::blame::reset();
                 ensure!(
                     msg.contains(mention),
                     "failure message does not carry the importer's stderr: {msg}"
@@ -717,41 +862,69 @@ pub fn cases() -> Vec<Case> {
                     "fds differ after the failed round trip: {}",
                     fd_diff(&before, &after)
                 );
-                println!("note: {name}: failed as it must in {secs:.1} s");
+                note(format!("failed as it must in {secs:.1} s"));
                 Ok(())
             })
-            .needs(Cap::Ipc)
-            .mode(Mode::Exclusive),
+            .alone(),
         );
     }
     for &(api, name, key, want) in RULES_TABLE {
         v.push(
             Case::gpu(api, name, move |e| {
-                let a = rules_answers(e)?;
-                let got = a[key]
+                let got = rule_answer(e, key)?["code"]
                     .as_u64()
-                    .ok_or_else(|| format!("importer gave no answer for {key}: {a}"))?;
-                expect(key, CUresult(got as u32), want)
+                    .ok_or_else(|| format!("the importer's answer for {key} has no code"))?;
+                // Named after the call, so that a wrong answer is blamed on it.
+                expect(
+                    &format!("{} ({key}, in the importer)", call_of(key)),
+                    CUresult(got as u32),
+                    want,
+                )
             })
-            .needs(Cap::Ipc),
+            .needs(Cap::Ipc)
+            .lane(RULES_LANE),
         );
     }
-    for &(api, name, key, want, needs_peer) in RULE_VALUES {
+    for &(api, name, key, field, want, needs_peer) in RULE_VALUES {
         let mut case = Case::gpu(api, name, move |e| {
-            let a = rules_answers(e)?;
-            let got = a[key].as_i64().or_else(|| a[key].as_bool().map(i64::from));
+            let a = rule_answer(e, key)?;
+            expect(
+                &format!("{} ({key}, in the importer)", call_of(key)),
+                CUresult(a["code"].as_u64().unwrap_or(u64::MAX) as u32),
+                SUCCESS,
+            )?;
+            let got = a[field].as_i64().or_else(|| a[field].as_bool().map(i64::from));
             ensure!(
                 got == Some(want),
-                "{key}: importer observed {}, expected {want}",
-                a[key]
+                "{key}: the importer observed {field} = {}, expected {want}",
+                a[field]
             );
             Ok(())
         })
-        .needs(Cap::Ipc);
+        .needs(Cap::Ipc)
+        .lane(RULES_LANE);
         if needs_peer {
             case = case.needs(Cap::Peer);
         }
         v.push(case);
     }
     v
+}
+
+/// The API a rule step calls (for blame).
+fn call_of(key: &str) -> &'static str {
+    match key {
+        "import" | "import_twice" => "cuMemPoolImportFromShareableHandle",
+        "alloc_from_imported" => "cuMemAllocFromPoolAsync",
+        "get_release_threshold" | "get_used_mem_current" => "cuMemPoolGetAttribute",
+        "set_release_threshold" => "cuMemPoolSetAttribute",
+        "trim" => "cuMemPoolTrimTo",
+        "set_current" => "cuDeviceSetMemPool",
+        "get_access_own_device" | "peer_get_access_before" | "peer_get_access_after" => "cuMemPoolGetAccess",
+        "set_access_own_device" | "peer_set_access" => "cuMemPoolSetAccess",
+        "export_imported" => "cuMemPoolExportToShareableHandle",
+        "free_imported_pointer" => "cuMemFreeAsync",
+        "destroy_imported" => "cuMemPoolDestroy",
+        _ => "cuMemPoolImportPointer",
+    }
 }

@@ -1,0 +1,332 @@
+//! Worker processes: this binary in the `worker` role runs trials one at a time for the
+//! coordinator, paying cuInit and context creation once. A worker that dies or stops answering
+//! costs the trial it was running, nothing more: the coordinator reads its breadcrumb (which API it
+//! was inside) and the last lines it wrote, and starts another.
+//!
+//! Protocol (JSON over the `channel` socket): coordinator → worker `{"op":"machine", ...}` once,
+//! then `{"op":"run","trial":T}` (answered by `{"op":"result", ...}`) any number of times, then
+//! `{"op":"finish"}` (answered by `{"op":"leaks","leaks":[...]}`, after which the worker exits).
+
+use crate::channel::{spawn_role, Channel, Got};
+use crate::crumb::Crumb;
+use crate::driver::R;
+use crate::harness::{execute, Answer, Case, Env, Raw};
+use crate::leaks::WorkerState;
+use crate::probe::{self, Machine};
+use serde_json::json;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub const ROLE: &str = "worker";
+/// How many of a dead or hung worker's last lines a failure message carries.
+const TAIL: usize = 20;
+
+/// The last lines a worker wrote (stdout and stderr), numbered so a trial can take only its own.
+#[derive(Default)]
+struct Log {
+    lines: VecDeque<String>,
+    count: u64,
+}
+impl Log {
+    fn push(&mut self, line: String) {
+        self.lines.push_back(line);
+        self.count += 1;
+        if self.lines.len() > 200 {
+            self.lines.pop_front();
+        }
+    }
+    /// Lines written since line number `mark`, at most TAIL of them.
+    fn since(&self, mark: u64) -> String {
+        let new = (self.count - mark).min(self.lines.len() as u64) as usize;
+        let skip = self.lines.len() - new.min(TAIL);
+        self.lines.iter().skip(skip).cloned().collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// The coordinator's handle on one worker process.
+pub struct Worker {
+    pub id: usize,
+    chan: Channel,
+    child: Child,
+    crumb: Crumb,
+    log: Arc<Mutex<Log>>,
+    readers: Vec<JoinHandle<()>>,
+    greeted: bool,
+}
+
+impl Worker {
+    /// Start a worker. It calls cuInit and retains device 0's context at once, while the
+    /// coordinator is still probing; it learns the machine from the first message.
+    pub fn spawn(id: usize) -> R<Worker> {
+        let crumb = Crumb::new()?;
+        let id_s = id.to_string();
+        let (chan, mut child) = spawn_role(
+            ROLE,
+            &[("CONFORMANCE_WORKER_ID", &id_s)],
+            Stdio::piped(),
+            Some(&crumb),
+            Duration::from_secs(60),
+        )?;
+        let log = Arc::new(Mutex::new(Log::default()));
+        let mut readers = Vec::new();
+        let out: Box<dyn std::io::Read + Send> = Box::new(child.stdout.take().unwrap());
+        let err: Box<dyn std::io::Read + Send> = Box::new(child.stderr.take().unwrap());
+        for (stream, tag) in [(out, "stdout: "), (err, "")] {
+            let log = log.clone();
+            readers.push(std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines() {
+                    match line {
+                        Ok(l) => log.lock().unwrap().push(format!("{tag}{l}")),
+                        Err(_) => break,
+                    }
+                }
+            }));
+        }
+        Ok(Worker {
+            id,
+            chan,
+            child,
+            crumb,
+            log,
+            readers,
+            greeted: false,
+        })
+    }
+
+    fn greet(&mut self, m: &Machine, devices: &[i32]) -> R {
+        if !self.greeted {
+            self.chan.send(
+                &json!({"op": "machine", "machine": m.to_json(), "devices": devices}),
+                None,
+            )?;
+            self.greeted = true;
+        }
+        Ok(())
+    }
+
+    /// Reap the process (bounded) and collect what it wrote.
+    fn reap(&mut self) -> Option<std::process::ExitStatus> {
+        use wait_timeout::ChildExt;
+        let status = match self.child.wait_timeout(Duration::from_secs(5)) {
+            Ok(Some(s)) => Some(s),
+            _ => {
+                let _ = self.child.kill();
+                self.child.wait().ok()
+            }
+        };
+        for r in self.readers.drain(..) {
+            let _ = r.join();
+        }
+        status
+    }
+
+    /// Reap the process and say how it ended (and by which signal).
+    fn ended(&mut self) -> (String, Option<i32>) {
+        use std::os::unix::process::ExitStatusExt;
+        match self.reap() {
+            Some(s) if s.signal().is_some() => {
+                let sig = s.signal().unwrap();
+                (format!("died by {}", crate::harness::signal_name(sig)), Some(sig))
+            }
+            Some(s) => (format!("exited with code {:?}", s.code()), None),
+            None => ("vanished".into(), None),
+        }
+    }
+
+    /// Run one trial; `Raw::Died`/`Raw::Hung` mean this worker is gone and must be replaced.
+    pub fn run(&mut self, trial: &str, m: &Machine, devices: &[i32], deadline: Duration) -> Raw {
+        let start = Instant::now();
+        let mark = self.log.lock().unwrap().count;
+        if let Err(e) = self.greet(m, devices).and_then(|_| self.chan.set_timeout(deadline)) {
+            return self.died_before(e, mark, start);
+        }
+        if let Err(e) = self.chan.send(&json!({"op": "run", "trial": trial}), None) {
+            return self.died_before(e, mark, start);
+        }
+        match self.chan.poll() {
+            Got::Msg(msg, _) if msg["op"] == "result" => match Answer::from_json(&msg) {
+                Ok(a) => Raw::Answer(a),
+                Err(e) => Raw::Broken(e),
+            },
+            Got::Msg(msg, _) => Raw::Broken(format!("worker {} answered {msg}", self.id)),
+            Got::Timeout => {
+                let inside = self.crumb.read();
+                let _ = self.child.kill();
+                let _ = self.ended();
+                Raw::Hung {
+                    secs: start.elapsed().as_secs_f64(),
+                    inside,
+                    log: self.log.lock().unwrap().since(mark),
+                }
+            }
+            Got::Closed | Got::Error(_) => self.died(mark, start),
+        }
+    }
+
+    fn died(&mut self, mark: u64, start: Instant) -> Raw {
+        let inside = self.crumb.read();
+        let (how, signal) = self.ended();
+        Raw::Died {
+            how,
+            signal,
+            inside,
+            log: self.log.lock().unwrap().since(mark),
+            secs: start.elapsed().as_secs_f64(),
+        }
+    }
+
+    fn died_before(&mut self, e: String, mark: u64, start: Instant) -> Raw {
+        match self.died(mark, start) {
+            Raw::Died {
+                how,
+                signal,
+                inside,
+                log,
+                secs,
+            } => Raw::Died {
+                how: format!("{how} (before the trial could be sent: {e})"),
+                signal,
+                inside,
+                log,
+                secs,
+            },
+            r => r,
+        }
+    }
+
+    /// Ask the worker for its end-of-run leak check, then reap it.
+    pub fn finish(mut self, m: &Machine, devices: &[i32], deadline: Duration) -> Result<Vec<String>, String> {
+        let id = self.id;
+        self.greet(m, devices)?;
+        self.chan.set_timeout(deadline)?;
+        self.chan.send(&json!({"op": "finish"}), None)?;
+        let answer = match self.chan.poll() {
+            Got::Msg(msg, _) if msg["op"] == "leaks" => Ok(msg["leaks"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|l| l.as_str().map(|s| format!("worker {id}: {s}")))
+                        .collect()
+                })
+                .unwrap_or_default()),
+            Got::Msg(msg, _) => Err(format!("worker {id}: unexpected answer to finish: {msg}")),
+            Got::Timeout => {
+                let inside = self.crumb.describe();
+                let _ = self.child.kill();
+                Err(format!(
+                    "worker {id}: its leak check gave no answer within {} s{inside}",
+                    deadline.as_secs()
+                ))
+            }
+            Got::Closed | Got::Error(_) => {
+                let inside = self.crumb.describe();
+                let (how, _) = self.ended();
+                Err(format!("worker {id} {how} during its leak check{inside}"))
+            }
+        };
+        if answer.is_ok() {
+            let status = self.reap();
+            if !status.is_some_and(|s| s.success()) {
+                return Err(format!(
+                    "worker {id} did not exit cleanly after its leak check ({status:?})"
+                ));
+            }
+        }
+        answer
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Child role `worker`: run trials for the coordinator until told to finish.
+pub fn main(cases: Vec<Case>) -> i32 {
+    let chan = match Channel::from_inherited() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("worker: {e}");
+            return 1;
+        }
+    };
+    // cuInit and device 0's context now, while the coordinator probes.
+    let init = unsafe { crate::cu::cuInit(0) };
+    let ctx0 = if init == crate::driver::SUCCESS {
+        probe::retain_context(0)
+    } else {
+        0
+    };
+    let mut state: Option<(Env, WorkerState)> = None;
+    loop {
+        let msg = match chan.poll() {
+            Got::Msg(m, _) => m,
+            // The coordinator is gone (or waits for something else): nothing left to do.
+            Got::Closed | Got::Error(_) => return 0,
+            Got::Timeout => continue,
+        };
+        match msg["op"].as_str() {
+            Some("machine") => {
+                let mut m = match Machine::from_json(&msg["machine"]) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        eprintln!("worker: {e}");
+                        return 1;
+                    }
+                };
+                m.ctx = ctx0;
+                let devices: Vec<i32> = msg["devices"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(|d| d.as_i64().map(|d| d as i32)).collect())
+                    .unwrap_or_default();
+                let env = Env { m, dev: 0 };
+                let st = WorkerState::start(&env, &devices);
+                state = Some((env, st));
+            }
+            Some("run") => {
+                let Some((env, st)) = state.as_mut() else {
+                    eprintln!("worker: asked to run a trial before being told the machine");
+                    return 1;
+                };
+                let trial = msg["trial"].as_str().unwrap_or("");
+                let answer = match cases.iter().find(|c| c.trial_name() == trial) {
+                    Some(c) => {
+                        let a = execute(c, env);
+                        st.after_trial(trial);
+                        a
+                    }
+                    None => Answer {
+                        outcome: crate::harness::Outcome::Failed,
+                        message: format!("the worker knows no case named {trial}"),
+                        blame: None,
+                        secs: 0.0,
+                        notes: vec![],
+                    },
+                };
+                let mut j = answer.to_json();
+                j["op"] = json!("result");
+                if chan.send(&j, None).is_err() {
+                    return 1;
+                }
+            }
+            Some("finish") => {
+                let leaks: Vec<String> = match state.as_ref() {
+                    Some((env, st)) => st.end_check(env),
+                    None => Vec::new(),
+                };
+                let _ = chan.send(&json!({"op": "leaks", "leaks": leaks}), None);
+                return 0;
+            }
+            _ => {
+                eprintln!("worker: unexpected message {msg}");
+                return 1;
+            }
+        }
+    }
+}
