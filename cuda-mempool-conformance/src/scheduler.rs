@@ -31,7 +31,7 @@ impl Prestarted {
     pub fn start(n: usize) -> Prestarted {
         let mut v = Vec::new();
         for id in 0..n {
-            match Worker::spawn(id) {
+            match Worker::spawn(id, true) {
                 Ok(w) => v.push(w),
                 Err(e) => {
                     eprintln!("conformance: could not start worker {id}: {e}");
@@ -58,8 +58,10 @@ struct Ctx {
 }
 
 impl Ctx {
-    fn new_worker(&self, pre: &Prestarted) -> Result<Worker, String> {
-        if let Some(w) = pre.take() {
+    /// A general worker comes from those started ahead when there is one; a lane's is its own,
+    /// with a context only if one of the lane's trials needs a device.
+    fn new_worker(&self, pre: Option<&Prestarted>, context: bool) -> Result<Worker, String> {
+        if let Some(w) = pre.and_then(Prestarted::take) {
             return Ok(w);
         }
         let id = {
@@ -67,7 +69,7 @@ impl Ctx {
             *n += 1;
             *n
         };
-        Worker::spawn(id)
+        Worker::spawn(id, context)
     }
 }
 
@@ -114,15 +116,18 @@ impl Scheduler {
                 general.clone(),
                 ctx.clone(),
                 slots_ref.clone(),
-                pre.clone(),
+                Some(pre.clone()),
+                true,
             ));
         }
         for (_, q) in lanes {
+            let context = q.iter().any(|c| c.needs.contains(&crate::probe::Cap::Gpu));
             dispatchers.push(spawn_dispatcher(
                 Arc::new(Mutex::new(q)),
                 ctx.clone(),
                 slots_ref.clone(),
-                pre.clone(),
+                None,
+                context,
             ));
         }
         let pre = pre.clone();
@@ -167,7 +172,8 @@ fn spawn_dispatcher(
     queue: Arc<Mutex<VecDeque<Arc<Case>>>>,
     ctx: Arc<Ctx>,
     slots: Arc<HashMap<String, Arc<Slot>>>,
-    pre: Arc<Prestarted>,
+    pre: Option<Arc<Prestarted>>,
+    context: bool,
 ) -> JoinHandle<Vec<String>> {
     std::thread::spawn(move || {
         let mut worker: Option<Worker> = None;
@@ -177,7 +183,7 @@ fn spawn_dispatcher(
             };
             let w = match worker.take() {
                 Some(w) => Ok(w),
-                None => ctx.new_worker(&pre),
+                None => ctx.new_worker(pre.as_deref(), context),
             };
             let raw = match w {
                 Err(e) => Raw::Broken(format!("no worker process could be started: {e}")),

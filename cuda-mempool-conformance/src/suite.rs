@@ -141,11 +141,8 @@ pub fn main() -> ExitCode {
             .iter()
             .filter(|c| !args.is_filtered_out(&Trial::test(c.trial_name(), || Ok(()))))
             .collect();
-        let general = named.iter().filter(|c| c.lane.is_none()).count().min(parallel);
-        let mut lanes: Vec<&str> = named.iter().filter_map(|c| c.lane).collect();
-        lanes.sort_unstable();
-        lanes.dedup();
-        Prestarted::start(general + lanes.len())
+        // Lanes start their own workers (some need no context).
+        Prestarted::start(named.iter().filter(|c| c.lane.is_none()).count().min(parallel))
     } else {
         Prestarted::start(0)
     });

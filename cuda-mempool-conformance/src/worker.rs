@@ -22,6 +22,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub const ROLE: &str = "worker";
+/// "0": the worker's trials need no device, so it creates no context (saves one context creation,
+/// which the driver does one at a time).
+const CONTEXT_ENV: &str = "CONFORMANCE_WORKER_CONTEXT";
 /// How many of a dead or hung worker's last lines a failure message carries.
 const TAIL: usize = 20;
 
@@ -59,14 +62,17 @@ pub struct Worker {
 }
 
 impl Worker {
-    /// Start a worker. It calls cuInit and retains device 0's context at once, while the
-    /// coordinator is still probing; it learns the machine from the first message.
-    pub fn spawn(id: usize) -> R<Worker> {
+    /// Start a worker. It calls cuInit and (with `context`) retains device 0's context at once,
+    /// while the coordinator is still probing; it learns the machine from the first message.
+    pub fn spawn(id: usize, context: bool) -> R<Worker> {
         let crumb = Crumb::new()?;
         let id_s = id.to_string();
         let (chan, mut child) = spawn_role(
             ROLE,
-            &[("CONFORMANCE_WORKER_ID", &id_s)],
+            &[
+                ("CONFORMANCE_WORKER_ID", &id_s),
+                (CONTEXT_ENV, if context { "1" } else { "0" }),
+            ],
             Stdio::piped(),
             Some(&crumb),
             Duration::from_secs(60),
@@ -258,7 +264,8 @@ pub fn main(cases: Vec<Case>) -> i32 {
     };
     // cuInit and device 0's context now, while the coordinator probes.
     let init = unsafe { crate::cu::cuInit(0) };
-    let ctx0 = if init == crate::driver::SUCCESS {
+    let want = std::env::var(CONTEXT_ENV).as_deref() != Ok("0");
+    let ctx0 = if init == crate::driver::SUCCESS && want {
         probe::retain_context(0)
     } else {
         0

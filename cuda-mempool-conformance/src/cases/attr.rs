@@ -251,7 +251,7 @@ const ATTR_CALLS: &[(u32, AttrCall, &str, &str, Option<Crash>)] = &[
         "cuMemPoolSetAttribute",
         "null_value_crashes_driver",
         Some(Crash {
-            signal: SIGSEGV,
+            signals: SIGSEGV,
             documented: E_VALUE,
             seen_on: "R580 (580.159.04)",
         }),

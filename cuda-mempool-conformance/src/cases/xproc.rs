@@ -24,10 +24,22 @@ const POSIX: CUmemAllocationHandleType = CUmemAllocationHandleType::CU_MEM_HANDL
 pub const FAULT_ENV: &str = "CONFORMANCE_IPC_FAULT";
 
 /// Position-dependent bytes, so a shifted or partial copy cannot pass.
+/// Every 8-byte word holds a mix of its index and the seed, so each byte depends on its position
+/// (a shifted or partial copy fails) while 256 MiB still takes milliseconds to make.
 fn pattern(seed: u8, n: usize) -> Vec<u8> {
-    (0..n)
-        .map(|i| ((i as u32).wrapping_mul(2654435761) >> 24) as u8 ^ seed)
-        .collect()
+    let word = |i: usize| {
+        ((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(seed).wrapping_mul(0x0101_0101_0101_0101))
+            .to_le_bytes()
+    };
+    let mut v = vec![0u8; n];
+    let mut chunks = v.chunks_exact_mut(8);
+    for (i, c) in (&mut chunks).enumerate() {
+        c.copy_from_slice(&word(i));
+    }
+    let tail = chunks.into_remainder();
+    let k = tail.len();
+    tail.copy_from_slice(&word(n / 8)[..k]);
+    v
 }
 
 fn check_pattern(what: &str, got: &[u8], seed: u8) -> R {
@@ -410,8 +422,18 @@ impl Steps<'_> {
         Ok(Some(v))
     }
     /// A step this importer cannot take, and why.
-    fn cannot(&self, key: &str, why: &str) -> R {
-        self.step(key, || json!({"not_run": why})).map(|_| ())
+    fn cannot(&self, key: &str, why: &str, blame: u32) -> R {
+        self.step(key, || json!({"not_run": why, "blame": blame})).map(|_| ())
+    }
+    /// A step later steps depend on: taken even when its answer is already known (a new
+    /// importer needs its result), answered only when it is not.
+    fn always(&self, key: &str, f: impl FnOnce() -> Value) -> R<Value> {
+        debug_assert!(RULE_STEPS.contains(&key), "unknown step {key}");
+        let v = f();
+        if !self.skip.iter().any(|k| k == key) {
+            self.chan.send(&json!({"op": "answer", "key": key, "value": v}), None)?;
+        }
+        Ok(v)
     }
 }
 
@@ -450,10 +472,10 @@ fn rules(env: &Env, chan: &crate::channel::Channel) -> R {
             .unwrap_or_default(),
     };
     let mut pool: CUmemoryPool = std::ptr::null_mut();
-    steps.step("import", || code(import_pool_fd(fd.as_raw_fd(), &mut pool)))?;
+    steps.always("import", || code(import_pool_fd(fd.as_raw_fd(), &mut pool)))?;
     if pool.is_null() {
         for k in &RULE_STEPS[1..] {
-            steps.cannot(k, "the pool import did not succeed")?;
+            steps.cannot(k, "the pool import did not succeed", 829)?;
         }
         return Ok(());
     }
@@ -539,10 +561,10 @@ fn rules(env: &Env, chan: &crate::channel::Channel) -> R {
         code(unsafe { cuMemPoolImportPointer(&mut q, std::ptr::null_mut(), &mut good) })
     })?;
     q = 0;
-    let imported = steps.step("import_pointer", || {
+    let imported = steps.always("import_pointer", || {
         code(unsafe { cuMemPoolImportPointer(&mut q, pool.0, &mut good) })
     })?;
-    let imported = imported.is_some_and(|v| v["code"] == 0) && q != 0;
+    let imported = imported["code"] == 0 && q != 0;
     if imported {
         steps.step("import_pointer_twice", || {
             let mut q2: CUdeviceptr = 0;
@@ -553,7 +575,7 @@ fn rules(env: &Env, chan: &crate::channel::Channel) -> R {
             json!({"code": r.0, "same": r == SUCCESS && q2 == q})
         })?;
     } else {
-        steps.cannot("import_pointer_twice", "the first pointer import did not succeed")?;
+        steps.cannot("import_pointer_twice", "the first pointer import did not succeed", 830)?;
     }
     steps.step("import_pointer_garbage", || {
         let mut garbage = CUmemPoolPtrExportData::default();
@@ -568,10 +590,15 @@ fn rules(env: &Env, chan: &crate::channel::Channel) -> R {
         let mut q4: CUdeviceptr = 0;
         code(unsafe { cuMemPoolImportPointer(&mut q4, pool.0, &mut foreign) })
     })?;
+    let mut freed = false;
     if imported {
-        steps.step("free_imported_pointer", || code(unsafe { cuMemFreeAsync(q, s.0) }))?;
+        steps.always("free_imported_pointer", || {
+            let r = unsafe { cuMemFreeAsync(q, s.0) };
+            freed = r == SUCCESS;
+            code(r)
+        })?;
     } else {
-        steps.cannot("free_imported_pointer", "no pointer was imported")?;
+        steps.cannot("free_imported_pointer", "no pointer was imported", 830)?;
     }
     s.sync()?;
     // Peer access: what the exporter granted does not come along; the importer grants its own.
@@ -596,11 +623,17 @@ fn rules(env: &Env, chan: &crate::channel::Channel) -> R {
         }
         None => {
             for k in ["peer_get_access_before", "peer_set_access", "peer_get_access_after"] {
-                steps.cannot(k, "no peer-capable device pair")?;
+                steps.cannot(k, "no peer-capable device pair", 0)?;
             }
         }
     }
-    steps.step("destroy_imported", || code(unsafe { cuMemPoolDestroy(pool.take()) }))?;
+    // Destroying an imported pool while a pointer imported from it is live is refused (R580), so
+    // the destroy step means something only once that pointer's free succeeded.
+    if freed || !imported {
+        steps.step("destroy_imported", || code(unsafe { cuMemPoolDestroy(pool.take()) }))?;
+    } else {
+        steps.cannot("destroy_imported", "the imported pointer's free did not succeed", 822)?;
+    }
     Ok(())
 }
 
@@ -704,6 +737,9 @@ fn rule_answer(env: &Env, key: &str) -> R<Value> {
         return Err(lost.to_string());
     }
     if let Some(why) = v["not_run"].as_str() {
+        if let Some(api) = v["blame"].as_u64().filter(|b| *b != 0) {
+            crate::blame::set(api as u32);
+        }
         return Err(format!("the importer could not take step {key}: {why}"));
     }
     Ok(v.clone())
