@@ -43,7 +43,8 @@ pub struct WorkerState {
 impl WorkerState {
     /// Hold the contexts of `devices` for the worker's life, warm up, and take the fd baseline.
     pub fn start(env: &Env, devices: &[i32]) -> WorkerState {
-        let gpu = env.m.has(Cap::Gpu).is_ok();
+        // A worker whose trials need no device holds no context (and warms up no device state).
+        let gpu = env.m.has(Cap::Gpu).is_ok() && env.m.ctx != 0;
         let mut contexts = Vec::new();
         if gpu {
             for &d in devices {

@@ -58,10 +58,11 @@ fn child(role: &str) -> ExitCode {
     ExitCode::from(code as u8)
 }
 
-/// Default test threads (and so worker processes): the driver creates contexts one at a time
-/// (measured on an H100, R580: 4 processes start in 0.6 s, 16 in 3.0 s), so more workers than this
-/// cost more start-up than they save.
-const DEFAULT_PARALLEL: usize = 6;
+/// Default test threads (and so general worker processes, besides one per lane): the driver
+/// creates contexts one at a time (H100, R580: 4 processes start in 0.6 s, 16 in 3.0 s), so more
+/// workers cost more start-up than they save. Full runs on the H100 took 6.0 s with 3 workers,
+/// 6.3 s with 4, 6.5 s with 6 and 7.0 s with 8 (docs/reliability.md).
+const DEFAULT_PARALLEL: usize = 4;
 
 fn default_parallel() -> usize {
     std::thread::available_parallelism()

@@ -9,6 +9,7 @@
 //!
 //! CONFORMANCE_SHIM_SO=path uses a prebuilt shim (e.g. on a GPU machine without a C compiler);
 //! otherwise the shim is compiled with $CC (default `cc`) into a temporary directory.
+//! CONFORMANCE_SHIM_KEEP=DIR keeps every faulted run's report under DIR.
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::PathBuf;
@@ -68,7 +69,12 @@ fn shim() -> Result<PathBuf, String> {
 fn run_suite(faults: &str) -> Result<(serde_json::Value, Duration), String> {
     let so = shim()?;
     let tag = faults.replace(',', "+");
-    let report = std::env::temp_dir().join(format!("cump-shim-report-{}-{tag}", std::process::id()));
+    // CONFORMANCE_SHIM_KEEP=DIR keeps each faulted run's report in DIR/<faults>/.
+    let keep = std::env::var_os("CONFORMANCE_SHIM_KEEP").map(PathBuf::from);
+    let report = match &keep {
+        Some(k) => k.join(&tag),
+        None => std::env::temp_dir().join(format!("cump-shim-report-{}-{tag}", std::process::id())),
+    };
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let start = Instant::now();
     let out = Command::new(exe)
@@ -96,7 +102,9 @@ fn run_suite(faults: &str) -> Result<(serde_json::Value, Duration), String> {
     }
     let text = std::fs::read_to_string(report.join("report.json"))
         .map_err(|e| format!("the suite under {faults} wrote no report ({e}); its stderr:\n{stderr}"))?;
-    let _ = std::fs::remove_dir_all(&report);
+    if keep.is_none() {
+        let _ = std::fs::remove_dir_all(&report);
+    }
     let j = serde_json::from_str(&text).map_err(|e| e.to_string())?;
     Ok((j, wall))
 }

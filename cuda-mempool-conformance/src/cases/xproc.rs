@@ -133,6 +133,12 @@ impl Spec {
 /// Exporter side of the round trip. Returns a one-line summary (bytes, time).
 pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
     let start = Instant::now();
+    // Importers first: their start-up (cuInit, a context) overlaps the exporter's work.
+    let envs: Vec<(&str, &str)> = spec.fault.map(|f| vec![(FAULT_ENV, f)]).unwrap_or_default();
+    let mut peers = Vec::new();
+    for _ in 0..spec.importers {
+        peers.push(Peer::spawn("ipc-import", &envs, spec.timeout)?);
+    }
     let s = Stream::new()?;
     let mut exported = Vec::new();
     for (pi, sizes) in spec.pools.iter().enumerate() {
@@ -168,11 +174,6 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
         let sizes: Vec<usize> = e.ptrs.iter().map(|x| x.1).collect();
         let seeds: Vec<u8> = e.ptrs.iter().map(|x| x.2).collect();
         meta.push(json!({"sizes": sizes, "seeds": seeds, "data": data}));
-    }
-    let envs: Vec<(&str, &str)> = spec.fault.map(|f| vec![(FAULT_ENV, f)]).unwrap_or_default();
-    let mut peers = Vec::new();
-    for _ in 0..spec.importers {
-        peers.push(Peer::spawn("ipc-import", &envs, spec.timeout)?);
     }
     let talk = |peers: &mut Vec<Peer>| -> R<Vec<Value>> {
         for p in peers.iter() {
