@@ -1,0 +1,39 @@
+#!/bin/bash
+# The suite's reliability evidence on a GPU machine, from binaries staged into .gpu/ by
+# ../shared/tools/gpu-stage (the GPU machines have no Rust): N consecutive default runs, the planted
+# leaks, a crash switched on in one trial, an in-process run, the shim faults, the bench smoke run.
+# Results go to $OUT/runs.tgz; the summary is printed.   Usage: .ci/gpu/evidence.sh N REQUIRE [ARGS]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+N=${1:-20}; REQ=${2:-gpu,ipc}; shift 2 || true
+OUT=${OUT:-/tmp/evidence}
+B=$root/.gpu/bin/conformance
+nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
+mkdir -p "$OUT/runs"
+for i in $(seq -w 1 "$N"); do
+  d=$OUT/runs/run$i; mkdir -p "$d"
+  CONFORMANCE_REQUIRE=$REQ CONFORMANCE_REPORT_DIR=$d "$B" "$@" > "$d/log" 2>&1; echo $? > "$d/rc"
+done
+python3 "$here/summarize.py" "$OUT"/runs/run* | tee "$OUT/runs/summary.md"
+grep -a -h "^FAILED\|^CHANGED" "$OUT"/runs/*/log | sort | uniq -c | head -20
+echo "== planted leaks"
+d=$OUT/runs/plant; mkdir -p "$d"
+CONFORMANCE_REQUIRE=$REQ CONFORMANCE_PLANT_LEAK=alloc,pool,fd CONFORMANCE_REPORT_DIR=$d "$B" "$@" > "$d/log" 2>&1; echo "rc=$?"
+grep -a -A8 "^---- suite::no_leaks" "$d/log" | head -10
+echo "== a crash switched on in one trial"
+d=$OUT/runs/crash; mkdir -p "$d"
+CONFORMANCE_REQUIRE=$REQ CONFORMANCE_CRASH_TRIAL=823_cuMemPoolCreate::new_pool_defaults CONFORMANCE_REPORT_DIR=$d "$B" "$@" > "$d/log" 2>&1; echo "rc=$?"
+grep -a "^test result\|^Total" "$d/log"; grep -a -A3 "^---- " "$d/log" | head -8
+echo "== in-process (CONFORMANCE_WORKERS=0)"
+d=$OUT/runs/inproc; mkdir -p "$d"
+CONFORMANCE_REQUIRE=$REQ CONFORMANCE_WORKERS=0 CONFORMANCE_REPORT_DIR=$d "$B" "$@" > "$d/log" 2>&1; echo "rc=$?"
+grep -a "^test result\|^Total" "$d/log"; grep -a -A4 "^---- " "$d/log" | head -20
+echo "== shim faults"
+s=$(date +%s)
+CONFORMANCE_SHIM_KEEP=$OUT/runs/shim CONFORMANCE_SHIM_SO=$root/.gpu/libmisbehave.so timeout 500 "$root/.gpu/bin/shim" > "$OUT/runs/shim.log" 2>&1
+echo "shim rc=$? $(( $(date +%s) - s )) s"
+grep -a -E "^shim |^test result|under " "$OUT/runs/shim.log"
+echo "== bench smoke"
+timeout 120 "$root/.gpu/bin/allocator" > "$OUT/runs/bench.log" 2>&1; echo "bench rc=$?"; tail -3 "$OUT/runs/bench.log"
+cd "$OUT" && tar czf runs.tgz runs && rm -rf runs
