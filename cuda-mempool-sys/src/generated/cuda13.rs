@@ -79,47 +79,47 @@ pub struct CUipcEventHandle_st {
     pub reserved: [::core::ffi::c_char; 64usize],
 }
 #[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUctx_flags_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUstream_flags_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUevent_flags_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUevent_wait_flags_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdevice_attribute_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUpointer_attribute_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdriverProcAddress_flags_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdriverProcAddressQueryResult_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
 #[must_use]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct cudaError_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdevice_P2PAttribute_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemAllocationHandleType_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemAccess_flags_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemLocationType_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemAllocationType_enum(pub ::core::ffi::c_uint);
 #[repr(C)]
 #[derive(Copy, Clone)]
@@ -140,7 +140,7 @@ pub struct CUmemAccessDesc_st {
     pub flags: CUmemAccess_flags,
 }
 #[repr(transparent)]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemPool_attribute_enum(pub ::core::ffi::c_uint);
 #[repr(C)]
 #[derive(Copy, Clone)]
@@ -1370,6 +1370,7 @@ pub use self::CUmemAccess_flags_enum as CUmemAccess_flags;
 pub use self::CUmemLocationType_enum as CUmemLocationType;
 pub use self::CUmemAllocationType_enum as CUmemAllocationType;
 pub use self::CUmemPool_attribute_enum as CUmemPool_attribute;
+#[cfg(not(feature = "dynamic-loading"))]
 extern "C" {
     #[must_use]
     pub fn cuGetErrorString(
@@ -1548,54 +1549,54 @@ extern "C" {
         hStream: CUstream,
     ) -> CUresult;
     #[must_use]
-    /// [822] Return an allocation to its pool, ordered in the stream. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 822: Return an allocation to its pool, ordered in the stream. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemFreeAsync(dptr: CUdeviceptr, hStream: CUstream) -> CUresult;
     #[must_use]
-    /// [820] Allocate from the current pool of the stream's device, ordered in the stream. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 820: Allocate from the current pool of the stream's device, ordered in the stream. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemAllocAsync(
         dptr: *mut CUdeviceptr,
         bytesize: usize,
         hStream: CUstream,
     ) -> CUresult;
     #[must_use]
-    /// [833] Release unused reserved memory of a pool down to a byte count. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 833: Release unused reserved memory of a pool down to a byte count. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolTrimTo(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult;
     #[must_use]
-    /// [832] Set a writable pool attribute (width depends on the attribute). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 832: Set a writable pool attribute (width depends on the attribute). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolSetAttribute(
         pool: CUmemoryPool,
         attr: CUmemPool_attribute,
         value: *mut ::core::ffi::c_void,
     ) -> CUresult;
     #[must_use]
-    /// [828] Read a pool attribute (width depends on the attribute). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 828: Read a pool attribute (width depends on the attribute). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolGetAttribute(
         pool: CUmemoryPool,
         attr: CUmemPool_attribute,
         value: *mut ::core::ffi::c_void,
     ) -> CUresult;
     #[must_use]
-    /// [831] Grant or revoke access of locations to a pool's memory. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 831: Grant or revoke access of locations to a pool's memory. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolSetAccess(
         pool: CUmemoryPool,
         map: *const CUmemAccessDesc,
         count: usize,
     ) -> CUresult;
     #[must_use]
-    /// [827] Read the access a location has to a pool's memory. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 827: Read the access a location has to a pool's memory. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolGetAccess(
         flags: *mut CUmemAccess_flags,
         memPool: CUmemoryPool,
         location: *mut CUmemLocation,
     ) -> CUresult;
     #[must_use]
-    /// [823] Create a memory pool with the given properties. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 823: Create a memory pool with the given properties. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolCreate(
         pool: *mut CUmemoryPool,
         poolProps: *const CUmemPoolProps,
     ) -> CUresult;
     #[must_use]
-    /// [824] Destroy a pool (its memory is released once its outstanding allocations are freed). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 824: Destroy a pool (its memory is released once its outstanding allocations are freed). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult;
     #[must_use]
     /// CUDA 13: the default pool of a location and allocation type (R580+; resolve with cuGetProcAddress to run on older drivers). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
@@ -1619,7 +1620,7 @@ extern "C" {
         pool: CUmemoryPool,
     ) -> CUresult;
     #[must_use]
-    /// [821] Allocate from the given pool, ordered in the stream. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 821: Allocate from the given pool, ordered in the stream. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemAllocFromPoolAsync(
         dptr: *mut CUdeviceptr,
         bytesize: usize,
@@ -1627,7 +1628,7 @@ extern "C" {
         hStream: CUstream,
     ) -> CUresult;
     #[must_use]
-    /// [826] Export an IPC-capable pool as an OS handle (POSIX fd, fabric, Win32). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 826: Export an IPC-capable pool as an OS handle (POSIX fd, fabric, Win32). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolExportToShareableHandle(
         handle_out: *mut ::core::ffi::c_void,
         pool: CUmemoryPool,
@@ -1635,7 +1636,7 @@ extern "C" {
         flags: ::core::ffi::c_ulonglong,
     ) -> CUresult;
     #[must_use]
-    /// [829] Open a pool exported by another process from its OS handle. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 829: Open a pool exported by another process from its OS handle. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolImportFromShareableHandle(
         pool_out: *mut CUmemoryPool,
         handle: *mut ::core::ffi::c_void,
@@ -1643,13 +1644,13 @@ extern "C" {
         flags: ::core::ffi::c_ulonglong,
     ) -> CUresult;
     #[must_use]
-    /// [825] Export one allocation of an IPC-capable pool as opaque export data. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 825: Export one allocation of an IPC-capable pool as opaque export data. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolExportPointer(
         shareData_out: *mut CUmemPoolPtrExportData,
         ptr: CUdeviceptr,
     ) -> CUresult;
     #[must_use]
-    /// [830] Map an allocation of an imported pool from its export data. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 830: Map an allocation of an imported pool from its export data. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolImportPointer(
         ptr_out: *mut CUdeviceptr,
         pool: CUmemoryPool,
@@ -1751,7 +1752,493 @@ extern "C" {
     /// `cuMemFreeAsync` with the per-thread default stream as stream 0. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemFreeAsync_ptsz(dptr: CUdeviceptr, hStream: CUstream) -> CUresult;
 }
+
+// Written by `cargo xtask regen` itself (xtask/src/table.rs), not by bindgen.
+
+pub use crate::EntryPoint;
+#[cfg(unix)]
+pub use crate::{Library, LoadError, LoadErrorKind};
+
+impl ::core::fmt::Debug for CUctx_flags_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            0 => "CU_CTX_SCHED_AUTO",
+            1 => "CU_CTX_SCHED_SPIN",
+            2 => "CU_CTX_SCHED_YIELD",
+            4 => "CU_CTX_SCHED_BLOCKING_SYNC",
+            7 => "CU_CTX_SCHED_MASK",
+            8 => "CU_CTX_MAP_HOST",
+            16 => "CU_CTX_LMEM_RESIZE_TO_MAX",
+            32 => "CU_CTX_COREDUMP_ENABLE",
+            64 => "CU_CTX_USER_COREDUMP_ENABLE",
+            128 => "CU_CTX_SYNC_MEMOPS",
+            255 => "CU_CTX_FLAGS_MASK",
+            other => return ::core::write!(f, "CUctx_flags({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUstream_flags_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            0 => "CU_STREAM_DEFAULT",
+            1 => "CU_STREAM_NON_BLOCKING",
+            other => return ::core::write!(f, "CUstream_flags({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUevent_flags_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            0 => "CU_EVENT_DEFAULT",
+            1 => "CU_EVENT_BLOCKING_SYNC",
+            2 => "CU_EVENT_DISABLE_TIMING",
+            4 => "CU_EVENT_INTERPROCESS",
+            other => return ::core::write!(f, "CUevent_flags({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUevent_wait_flags_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            0 => "CU_EVENT_WAIT_DEFAULT",
+            1 => "CU_EVENT_WAIT_EXTERNAL",
+            other => return ::core::write!(f, "CUevent_wait_flags({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUdevice_attribute_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            1 => "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK",
+            2 => "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X",
+            3 => "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y",
+            4 => "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z",
+            5 => "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X",
+            6 => "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y",
+            7 => "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z",
+            8 => "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK",
+            9 => "CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY",
+            10 => "CU_DEVICE_ATTRIBUTE_WARP_SIZE",
+            11 => "CU_DEVICE_ATTRIBUTE_MAX_PITCH",
+            12 => "CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK",
+            13 => "CU_DEVICE_ATTRIBUTE_CLOCK_RATE",
+            14 => "CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT",
+            15 => "CU_DEVICE_ATTRIBUTE_GPU_OVERLAP",
+            16 => "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT",
+            17 => "CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT",
+            18 => "CU_DEVICE_ATTRIBUTE_INTEGRATED",
+            19 => "CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY",
+            20 => "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE",
+            21 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH",
+            22 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH",
+            23 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT",
+            24 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH",
+            25 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT",
+            26 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH",
+            27 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH",
+            28 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT",
+            29 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS",
+            30 => "CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT",
+            31 => "CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS",
+            32 => "CU_DEVICE_ATTRIBUTE_ECC_ENABLED",
+            33 => "CU_DEVICE_ATTRIBUTE_PCI_BUS_ID",
+            34 => "CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID",
+            35 => "CU_DEVICE_ATTRIBUTE_TCC_DRIVER",
+            36 => "CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE",
+            37 => "CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH",
+            38 => "CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE",
+            39 => "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR",
+            40 => "CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT",
+            41 => "CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING",
+            42 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH",
+            43 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS",
+            44 => "CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER",
+            45 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH",
+            46 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT",
+            47 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE",
+            48 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE",
+            49 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE",
+            50 => "CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID",
+            51 => "CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT",
+            52 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH",
+            53 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH",
+            54 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS",
+            55 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH",
+            56 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH",
+            57 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT",
+            58 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH",
+            59 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT",
+            60 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH",
+            61 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH",
+            62 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS",
+            63 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH",
+            64 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT",
+            65 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS",
+            66 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH",
+            67 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH",
+            68 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS",
+            69 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH",
+            70 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH",
+            71 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT",
+            72 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH",
+            73 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH",
+            74 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT",
+            75 => "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR",
+            76 => "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR",
+            77 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH",
+            78 => "CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED",
+            79 => "CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED",
+            80 => "CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED",
+            81 => "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR",
+            82 => "CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR",
+            83 => "CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY",
+            84 => "CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD",
+            85 => "CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID",
+            86 => "CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED",
+            87 => "CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO",
+            88 => "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS",
+            89 => "CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS",
+            90 => "CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED",
+            91 => "CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM",
+            92 => "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1",
+            93 => "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1",
+            94 => "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1",
+            95 => "CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH",
+            96 => "CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH",
+            97 => "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
+            98 => "CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES",
+            99 => "CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED",
+            100 => "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES",
+            101 => "CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST",
+            102 => "CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED",
+            103 => "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED",
+            104 => "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED",
+            105 => "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED",
+            106 => "CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR",
+            107 => "CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED",
+            108 => "CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE",
+            109 => "CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE",
+            110 => "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED",
+            111 => "CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK",
+            112 => "CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED",
+            113 => "CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED",
+            114 => "CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED",
+            115 => "CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED",
+            116 => "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED",
+            117 => "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS",
+            118 => "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING",
+            119 => "CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES",
+            120 => "CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH",
+            121 => "CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED",
+            122 => "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS",
+            123 => "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR",
+            124 => "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED",
+            125 => "CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED",
+            126 => "CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT",
+            127 => "CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED",
+            128 => "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED",
+            129 => "CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS",
+            130 => "CU_DEVICE_ATTRIBUTE_NUMA_CONFIG",
+            131 => "CU_DEVICE_ATTRIBUTE_NUMA_ID",
+            132 => "CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED",
+            133 => "CU_DEVICE_ATTRIBUTE_MPS_ENABLED",
+            134 => "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID",
+            135 => "CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED",
+            136 => "CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK",
+            137 => "CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH",
+            138 => "CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED",
+            139 => "CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID",
+            140 => "CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID",
+            141 => "CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED",
+            142 => "CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED",
+            143 => "CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED",
+            144 => "CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED",
+            145 => "CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED",
+            146 => "CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED",
+            147 => "CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED",
+            148 => "CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED",
+            149 => "CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT",
+            150 => "CU_DEVICE_ATTRIBUTE_MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK",
+            151 => "CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED",
+            152 => "CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED",
+            153 => "CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED",
+            154 => "CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED",
+            155 => "CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED",
+            156 => "CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED",
+            157 => "CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT",
+            158 => "CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_SUPPORTED_HANDLE_TYPES",
+            159 => "CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED",
+            160 => "CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE",
+            161 => "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED",
+            162 => "CU_DEVICE_ATTRIBUTE_MAX",
+            other => return ::core::write!(f, "CUdevice_attribute({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUpointer_attribute_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            1 => "CU_POINTER_ATTRIBUTE_CONTEXT",
+            2 => "CU_POINTER_ATTRIBUTE_MEMORY_TYPE",
+            3 => "CU_POINTER_ATTRIBUTE_DEVICE_POINTER",
+            4 => "CU_POINTER_ATTRIBUTE_HOST_POINTER",
+            5 => "CU_POINTER_ATTRIBUTE_P2P_TOKENS",
+            6 => "CU_POINTER_ATTRIBUTE_SYNC_MEMOPS",
+            7 => "CU_POINTER_ATTRIBUTE_BUFFER_ID",
+            8 => "CU_POINTER_ATTRIBUTE_IS_MANAGED",
+            9 => "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL",
+            10 => "CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE",
+            11 => "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR",
+            12 => "CU_POINTER_ATTRIBUTE_RANGE_SIZE",
+            13 => "CU_POINTER_ATTRIBUTE_MAPPED",
+            14 => "CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES",
+            15 => "CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE",
+            16 => "CU_POINTER_ATTRIBUTE_ACCESS_FLAGS",
+            17 => "CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE",
+            18 => "CU_POINTER_ATTRIBUTE_MAPPING_SIZE",
+            19 => "CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR",
+            20 => "CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID",
+            21 => "CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE",
+            22 => "CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL",
+            other => return ::core::write!(f, "CUpointer_attribute({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUdriverProcAddress_flags_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            0 => "CU_GET_PROC_ADDRESS_DEFAULT",
+            1 => "CU_GET_PROC_ADDRESS_LEGACY_STREAM",
+            2 => "CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM",
+            other => return ::core::write!(f, "CUdriverProcAddress_flags({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUdriverProcAddressQueryResult_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            0 => "CU_GET_PROC_ADDRESS_SUCCESS",
+            1 => "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND",
+            2 => "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT",
+            other => return ::core::write!(f, "CUdriverProcAddressQueryResult({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for cudaError_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            0 => "CUDA_SUCCESS",
+            1 => "CUDA_ERROR_INVALID_VALUE",
+            2 => "CUDA_ERROR_OUT_OF_MEMORY",
+            3 => "CUDA_ERROR_NOT_INITIALIZED",
+            4 => "CUDA_ERROR_DEINITIALIZED",
+            5 => "CUDA_ERROR_PROFILER_DISABLED",
+            6 => "CUDA_ERROR_PROFILER_NOT_INITIALIZED",
+            7 => "CUDA_ERROR_PROFILER_ALREADY_STARTED",
+            8 => "CUDA_ERROR_PROFILER_ALREADY_STOPPED",
+            34 => "CUDA_ERROR_STUB_LIBRARY",
+            36 => "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER",
+            46 => "CUDA_ERROR_DEVICE_UNAVAILABLE",
+            47 => "CUDA_ERROR_MULTICAST_RESOURCE_FULL",
+            100 => "CUDA_ERROR_NO_DEVICE",
+            101 => "CUDA_ERROR_INVALID_DEVICE",
+            102 => "CUDA_ERROR_DEVICE_NOT_LICENSED",
+            200 => "CUDA_ERROR_INVALID_IMAGE",
+            201 => "CUDA_ERROR_INVALID_CONTEXT",
+            202 => "CUDA_ERROR_CONTEXT_ALREADY_CURRENT",
+            205 => "CUDA_ERROR_MAP_FAILED",
+            206 => "CUDA_ERROR_UNMAP_FAILED",
+            207 => "CUDA_ERROR_ARRAY_IS_MAPPED",
+            208 => "CUDA_ERROR_ALREADY_MAPPED",
+            209 => "CUDA_ERROR_NO_BINARY_FOR_GPU",
+            210 => "CUDA_ERROR_ALREADY_ACQUIRED",
+            211 => "CUDA_ERROR_NOT_MAPPED",
+            212 => "CUDA_ERROR_NOT_MAPPED_AS_ARRAY",
+            213 => "CUDA_ERROR_NOT_MAPPED_AS_POINTER",
+            214 => "CUDA_ERROR_ECC_UNCORRECTABLE",
+            215 => "CUDA_ERROR_UNSUPPORTED_LIMIT",
+            216 => "CUDA_ERROR_CONTEXT_ALREADY_IN_USE",
+            217 => "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+            218 => "CUDA_ERROR_INVALID_PTX",
+            219 => "CUDA_ERROR_INVALID_GRAPHICS_CONTEXT",
+            220 => "CUDA_ERROR_NVLINK_UNCORRECTABLE",
+            221 => "CUDA_ERROR_JIT_COMPILER_NOT_FOUND",
+            222 => "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+            223 => "CUDA_ERROR_JIT_COMPILATION_DISABLED",
+            224 => "CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY",
+            225 => "CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC",
+            226 => "CUDA_ERROR_CONTAINED",
+            227 => "CUDA_ERROR_INSUFFICIENT_LOADER_VERSION",
+            300 => "CUDA_ERROR_INVALID_SOURCE",
+            301 => "CUDA_ERROR_FILE_NOT_FOUND",
+            302 => "CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND",
+            303 => "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED",
+            304 => "CUDA_ERROR_OPERATING_SYSTEM",
+            400 => "CUDA_ERROR_INVALID_HANDLE",
+            401 => "CUDA_ERROR_ILLEGAL_STATE",
+            402 => "CUDA_ERROR_LOSSY_QUERY",
+            500 => "CUDA_ERROR_NOT_FOUND",
+            600 => "CUDA_ERROR_NOT_READY",
+            700 => "CUDA_ERROR_ILLEGAL_ADDRESS",
+            701 => "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+            702 => "CUDA_ERROR_LAUNCH_TIMEOUT",
+            703 => "CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING",
+            704 => "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+            705 => "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED",
+            708 => "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE",
+            709 => "CUDA_ERROR_CONTEXT_IS_DESTROYED",
+            710 => "CUDA_ERROR_ASSERT",
+            711 => "CUDA_ERROR_TOO_MANY_PEERS",
+            712 => "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+            713 => "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
+            714 => "CUDA_ERROR_HARDWARE_STACK_ERROR",
+            715 => "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+            716 => "CUDA_ERROR_MISALIGNED_ADDRESS",
+            717 => "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+            718 => "CUDA_ERROR_INVALID_PC",
+            719 => "CUDA_ERROR_LAUNCH_FAILED",
+            720 => "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+            721 => "CUDA_ERROR_TENSOR_MEMORY_LEAK",
+            800 => "CUDA_ERROR_NOT_PERMITTED",
+            801 => "CUDA_ERROR_NOT_SUPPORTED",
+            802 => "CUDA_ERROR_SYSTEM_NOT_READY",
+            803 => "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+            804 => "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+            805 => "CUDA_ERROR_MPS_CONNECTION_FAILED",
+            806 => "CUDA_ERROR_MPS_RPC_FAILURE",
+            807 => "CUDA_ERROR_MPS_SERVER_NOT_READY",
+            808 => "CUDA_ERROR_MPS_MAX_CLIENTS_REACHED",
+            809 => "CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED",
+            810 => "CUDA_ERROR_MPS_CLIENT_TERMINATED",
+            811 => "CUDA_ERROR_CDP_NOT_SUPPORTED",
+            812 => "CUDA_ERROR_CDP_VERSION_MISMATCH",
+            900 => "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+            901 => "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+            902 => "CUDA_ERROR_STREAM_CAPTURE_MERGE",
+            903 => "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED",
+            904 => "CUDA_ERROR_STREAM_CAPTURE_UNJOINED",
+            905 => "CUDA_ERROR_STREAM_CAPTURE_ISOLATION",
+            906 => "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT",
+            907 => "CUDA_ERROR_CAPTURED_EVENT",
+            908 => "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD",
+            909 => "CUDA_ERROR_TIMEOUT",
+            910 => "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE",
+            911 => "CUDA_ERROR_EXTERNAL_DEVICE",
+            912 => "CUDA_ERROR_INVALID_CLUSTER_SIZE",
+            913 => "CUDA_ERROR_FUNCTION_NOT_LOADED",
+            914 => "CUDA_ERROR_INVALID_RESOURCE_TYPE",
+            915 => "CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION",
+            916 => "CUDA_ERROR_KEY_ROTATION",
+            917 => "CUDA_ERROR_STREAM_DETACHED",
+            918 => "CUDA_ERROR_GRAPH_RECAPTURE_FAILURE",
+            919 => "CUDA_ERROR_FABRIC_NOT_READY",
+            999 => "CUDA_ERROR_UNKNOWN",
+            other => return ::core::write!(f, "CUresult({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUdevice_P2PAttribute_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            1 => "CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK",
+            2 => "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED",
+            3 => "CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED",
+            4 => "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED",
+            5 => "CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED",
+            other => return ::core::write!(f, "CUdevice_P2PAttribute({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUmemAllocationHandleType_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            0 => "CU_MEM_HANDLE_TYPE_NONE",
+            1 => "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR",
+            2 => "CU_MEM_HANDLE_TYPE_WIN32",
+            4 => "CU_MEM_HANDLE_TYPE_WIN32_KMT",
+            8 => "CU_MEM_HANDLE_TYPE_FABRIC",
+            2147483647 => "CU_MEM_HANDLE_TYPE_MAX",
+            other => return ::core::write!(f, "CUmemAllocationHandleType({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUmemAccess_flags_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            0 => "CU_MEM_ACCESS_FLAGS_PROT_NONE",
+            1 => "CU_MEM_ACCESS_FLAGS_PROT_READ",
+            3 => "CU_MEM_ACCESS_FLAGS_PROT_READWRITE",
+            2147483647 => "CU_MEM_ACCESS_FLAGS_PROT_MAX",
+            other => return ::core::write!(f, "CUmemAccess_flags({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUmemLocationType_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            0 => "CU_MEM_LOCATION_TYPE_INVALID",
+            1 => "CU_MEM_LOCATION_TYPE_DEVICE",
+            2 => "CU_MEM_LOCATION_TYPE_HOST",
+            3 => "CU_MEM_LOCATION_TYPE_HOST_NUMA",
+            4 => "CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT",
+            5 => "CU_MEM_LOCATION_TYPE_INVISIBLE",
+            6 => "CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN",
+            2147483647 => "CU_MEM_LOCATION_TYPE_MAX",
+            other => return ::core::write!(f, "CUmemLocationType({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUmemAllocationType_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            0 => "CU_MEM_ALLOCATION_TYPE_INVALID",
+            1 => "CU_MEM_ALLOCATION_TYPE_PINNED",
+            2 => "CU_MEM_ALLOCATION_TYPE_MANAGED",
+            2147483647 => "CU_MEM_ALLOCATION_TYPE_MAX",
+            other => return ::core::write!(f, "CUmemAllocationType({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUmemPool_attribute_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            1 => "CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES",
+            2 => "CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC",
+            3 => "CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES",
+            4 => "CU_MEMPOOL_ATTR_RELEASE_THRESHOLD",
+            5 => "CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT",
+            6 => "CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH",
+            7 => "CU_MEMPOOL_ATTR_USED_MEM_CURRENT",
+            8 => "CU_MEMPOOL_ATTR_USED_MEM_HIGH",
+            9 => "CU_MEMPOOL_ATTR_ALLOCATION_TYPE",
+            10 => "CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES",
+            11 => "CU_MEMPOOL_ATTR_LOCATION_ID",
+            12 => "CU_MEMPOOL_ATTR_LOCATION_TYPE",
+            13 => "CU_MEMPOOL_ATTR_MAX_POOL_SIZE",
+            14 => "CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED",
+            15 => "CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID",
+            other => return ::core::write!(f, "CUmemPool_attribute({})", other),
+        })
+    }
+}
+
+/// The legacy default stream, whatever the compilation's default-stream mode.
+pub const CU_STREAM_LEGACY: CUstream = 0x1 as CUstream;
+/// The per-thread default stream, whatever the compilation's default-stream mode.
+pub const CU_STREAM_PER_THREAD: CUstream = 0x2 as CUstream;
+/// The host (CPU) as a device ordinal, where an API accepts it.
+pub const CU_DEVICE_CPU: CUdevice = -1;
+/// An invalid device ordinal.
+pub const CU_DEVICE_INVALID: CUdevice = -2;
+/// A `CUmemLocation` of the given type and id (CUDA 13 keeps `id` in an anonymous union).
+pub const fn mem_location(type_: CUmemLocationType, id: ::core::ffi::c_int) -> CUmemLocation {
+    CUmemLocation {
+        type_,
+        __bindgen_anon_1: CUmemLocation_st__bindgen_ty_1 { id },
+    }
+}
 /// C API names as cuda.h's macros resolve them (no per-thread default stream).
+#[cfg(not(feature = "dynamic-loading"))]
 pub mod c_names {
     pub use super::cuCtxPopCurrent_v2 as cuCtxPopCurrent;
     pub use super::cuCtxPushCurrent_v2 as cuCtxPushCurrent;
@@ -1770,4 +2257,1295 @@ pub mod c_names {
     pub use super::cuMemsetD32_v2 as cuMemsetD32;
     pub use super::cuMemsetD8_v2 as cuMemsetD8;
     pub use super::cuStreamDestroy_v2 as cuStreamDestroy;
+}
+
+/// Every function of this module as an optional function pointer, filled at run time.
+///
+/// Fields carry the symbol names of the functions (`cuMemAlloc_v2`, `cuMemAllocAsync_ptsz`, …); a
+/// field is `None` when the driver library lacks that entry point. Each field has a call method of
+/// the same name and arguments that returns `CUDA_ERROR_NOT_FOUND` for a missing entry.
+/// [`ENTRIES`](Self::ENTRIES) describes every field (in field order) and [`missing`](Self::missing)
+/// lists the absent ones.
+///
+/// Fill it with [`load`](Self::load) (the driver's `cuGetProcAddress`, Unix),
+/// [`from_dlsym`](Self::from_dlsym) / [`from_default_namespace`](Self::from_default_namespace)
+/// (`dlsym`, Unix), `from_linked` (the linked symbols; not with the `dynamic-loading` feature), or
+/// your own resolver with [`from_fn`](Self::from_fn).
+///
+/// # Safety of the call methods
+/// Each call method is as unsafe as the C function it calls: the arguments must satisfy that
+/// function's contract in cuda.h.
+#[derive(Clone, Copy)]
+pub struct EntryPoints {
+    /// `cuGetErrorString` at the ABI of CUDA 6.0.
+    pub cuGetErrorString: ::core::option::Option<unsafe extern "C" fn(error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult>,
+    /// `cuGetErrorName` at the ABI of CUDA 6.0.
+    pub cuGetErrorName: ::core::option::Option<unsafe extern "C" fn(error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult>,
+    /// `cuInit` at the ABI of CUDA 2.0.
+    pub cuInit: ::core::option::Option<unsafe extern "C" fn(Flags: ::core::ffi::c_uint) -> CUresult>,
+    /// `cuDriverGetVersion` at the ABI of CUDA 2.2.
+    pub cuDriverGetVersion: ::core::option::Option<unsafe extern "C" fn(driverVersion: *mut ::core::ffi::c_int) -> CUresult>,
+    /// `cuDeviceGet` at the ABI of CUDA 2.0.
+    pub cuDeviceGet: ::core::option::Option<unsafe extern "C" fn(device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult>,
+    /// `cuDeviceGetCount` at the ABI of CUDA 2.0.
+    pub cuDeviceGetCount: ::core::option::Option<unsafe extern "C" fn(count: *mut ::core::ffi::c_int) -> CUresult>,
+    /// `cuDeviceGetName` at the ABI of CUDA 2.0.
+    pub cuDeviceGetName: ::core::option::Option<unsafe extern "C" fn(name: *mut ::core::ffi::c_char, len: ::core::ffi::c_int, dev: CUdevice) -> CUresult>,
+    /// `cuDeviceTotalMem` at the ABI of CUDA 3.2.
+    pub cuDeviceTotalMem_v2: ::core::option::Option<unsafe extern "C" fn(bytes: *mut usize, dev: CUdevice) -> CUresult>,
+    /// `cuDeviceGetAttribute` at the ABI of CUDA 2.0.
+    pub cuDeviceGetAttribute: ::core::option::Option<unsafe extern "C" fn(pi: *mut ::core::ffi::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult>,
+    /// `cuDeviceSetMemPool` at the ABI of CUDA 11.2.
+    pub cuDeviceSetMemPool: ::core::option::Option<unsafe extern "C" fn(dev: CUdevice, pool: CUmemoryPool) -> CUresult>,
+    /// `cuDeviceGetMemPool` at the ABI of CUDA 11.2.
+    pub cuDeviceGetMemPool: ::core::option::Option<unsafe extern "C" fn(pool: *mut CUmemoryPool, dev: CUdevice) -> CUresult>,
+    /// `cuDeviceGetDefaultMemPool` at the ABI of CUDA 11.2.
+    pub cuDeviceGetDefaultMemPool: ::core::option::Option<unsafe extern "C" fn(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult>,
+    /// `cuDevicePrimaryCtxRetain` at the ABI of CUDA 7.0.
+    pub cuDevicePrimaryCtxRetain: ::core::option::Option<unsafe extern "C" fn(pctx: *mut CUcontext, dev: CUdevice) -> CUresult>,
+    /// `cuDevicePrimaryCtxRelease` at the ABI of CUDA 11.0.
+    pub cuDevicePrimaryCtxRelease_v2: ::core::option::Option<unsafe extern "C" fn(dev: CUdevice) -> CUresult>,
+    /// `cuDevicePrimaryCtxGetState` at the ABI of CUDA 7.0.
+    pub cuDevicePrimaryCtxGetState: ::core::option::Option<unsafe extern "C" fn(dev: CUdevice, flags: *mut ::core::ffi::c_uint, active: *mut ::core::ffi::c_int) -> CUresult>,
+    /// `cuDevicePrimaryCtxReset` at the ABI of CUDA 11.0.
+    pub cuDevicePrimaryCtxReset_v2: ::core::option::Option<unsafe extern "C" fn(dev: CUdevice) -> CUresult>,
+    /// `cuCtxPushCurrent` at the ABI of CUDA 4.0.
+    pub cuCtxPushCurrent_v2: ::core::option::Option<unsafe extern "C" fn(ctx: CUcontext) -> CUresult>,
+    /// `cuCtxPopCurrent` at the ABI of CUDA 4.0.
+    pub cuCtxPopCurrent_v2: ::core::option::Option<unsafe extern "C" fn(pctx: *mut CUcontext) -> CUresult>,
+    /// `cuCtxSetCurrent` at the ABI of CUDA 4.0.
+    pub cuCtxSetCurrent: ::core::option::Option<unsafe extern "C" fn(ctx: CUcontext) -> CUresult>,
+    /// `cuCtxGetCurrent` at the ABI of CUDA 4.0.
+    pub cuCtxGetCurrent: ::core::option::Option<unsafe extern "C" fn(pctx: *mut CUcontext) -> CUresult>,
+    /// `cuCtxGetDevice` at the ABI of CUDA 2.0.
+    pub cuCtxGetDevice: ::core::option::Option<unsafe extern "C" fn(device: *mut CUdevice) -> CUresult>,
+    /// `cuCtxSynchronize` at the ABI of CUDA 2.0.
+    pub cuCtxSynchronize: ::core::option::Option<unsafe extern "C" fn() -> CUresult>,
+    /// `cuMemGetInfo` at the ABI of CUDA 3.2.
+    pub cuMemGetInfo_v2: ::core::option::Option<unsafe extern "C" fn(free: *mut usize, total: *mut usize) -> CUresult>,
+    /// `cuMemAlloc` at the ABI of CUDA 3.2.
+    pub cuMemAlloc_v2: ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult>,
+    /// `cuMemFree` at the ABI of CUDA 3.2.
+    pub cuMemFree_v2: ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr) -> CUresult>,
+    /// `cuIpcGetEventHandle` at the ABI of CUDA 4.1.
+    pub cuIpcGetEventHandle: ::core::option::Option<unsafe extern "C" fn(pHandle: *mut CUipcEventHandle, event: CUevent) -> CUresult>,
+    /// `cuIpcOpenEventHandle` at the ABI of CUDA 4.1.
+    pub cuIpcOpenEventHandle: ::core::option::Option<unsafe extern "C" fn(phEvent: *mut CUevent, handle: CUipcEventHandle) -> CUresult>,
+    /// `cuMemcpy` at the ABI of CUDA 4.0.
+    pub cuMemcpy: ::core::option::Option<unsafe extern "C" fn(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult>,
+    /// `cuMemcpyPeer` at the ABI of CUDA 4.0.
+    pub cuMemcpyPeer: ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize) -> CUresult>,
+    /// `cuMemcpyHtoD` at the ABI of CUDA 3.2.
+    pub cuMemcpyHtoD_v2: ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize) -> CUresult>,
+    /// `cuMemcpyDtoH` at the ABI of CUDA 3.2.
+    pub cuMemcpyDtoH_v2: ::core::option::Option<unsafe extern "C" fn(dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult>,
+    /// `cuMemcpyAsync` at the ABI of CUDA 4.0.
+    pub cuMemcpyAsync: ::core::option::Option<unsafe extern "C" fn(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult>,
+    /// `cuMemcpyPeerAsync` at the ABI of CUDA 4.0.
+    pub cuMemcpyPeerAsync: ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult>,
+    /// `cuMemcpyHtoDAsync` at the ABI of CUDA 3.2.
+    pub cuMemcpyHtoDAsync_v2: ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize, hStream: CUstream) -> CUresult>,
+    /// `cuMemcpyDtoHAsync` at the ABI of CUDA 3.2.
+    pub cuMemcpyDtoHAsync_v2: ::core::option::Option<unsafe extern "C" fn(dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult>,
+    /// `cuMemsetD8` at the ABI of CUDA 3.2.
+    pub cuMemsetD8_v2: ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize) -> CUresult>,
+    /// `cuMemsetD32` at the ABI of CUDA 3.2.
+    pub cuMemsetD32_v2: ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize) -> CUresult>,
+    /// `cuMemsetD8Async` at the ABI of CUDA 3.2.
+    pub cuMemsetD8Async: ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize, hStream: CUstream) -> CUresult>,
+    /// `cuMemsetD32Async` at the ABI of CUDA 3.2.
+    pub cuMemsetD32Async: ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize, hStream: CUstream) -> CUresult>,
+    /// `cuMemFreeAsync` at the ABI of CUDA 11.2.
+    pub cuMemFreeAsync: ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>,
+    /// `cuMemAllocAsync` at the ABI of CUDA 11.2.
+    pub cuMemAllocAsync: ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>,
+    /// `cuMemPoolTrimTo` at the ABI of CUDA 11.2.
+    pub cuMemPoolTrimTo: ::core::option::Option<unsafe extern "C" fn(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult>,
+    /// `cuMemPoolSetAttribute` at the ABI of CUDA 11.2.
+    pub cuMemPoolSetAttribute: ::core::option::Option<unsafe extern "C" fn(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult>,
+    /// `cuMemPoolGetAttribute` at the ABI of CUDA 11.2.
+    pub cuMemPoolGetAttribute: ::core::option::Option<unsafe extern "C" fn(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult>,
+    /// `cuMemPoolSetAccess` at the ABI of CUDA 11.2.
+    pub cuMemPoolSetAccess: ::core::option::Option<unsafe extern "C" fn(pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult>,
+    /// `cuMemPoolGetAccess` at the ABI of CUDA 11.2.
+    pub cuMemPoolGetAccess: ::core::option::Option<unsafe extern "C" fn(flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation) -> CUresult>,
+    /// `cuMemPoolCreate` at the ABI of CUDA 11.2.
+    pub cuMemPoolCreate: ::core::option::Option<unsafe extern "C" fn(pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult>,
+    /// `cuMemPoolDestroy` at the ABI of CUDA 11.2.
+    pub cuMemPoolDestroy: ::core::option::Option<unsafe extern "C" fn(pool: CUmemoryPool) -> CUresult>,
+    /// `cuMemGetDefaultMemPool` at the ABI of CUDA 13.0.
+    pub cuMemGetDefaultMemPool: ::core::option::Option<unsafe extern "C" fn(pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult>,
+    /// `cuMemGetMemPool` at the ABI of CUDA 13.0.
+    pub cuMemGetMemPool: ::core::option::Option<unsafe extern "C" fn(pool: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult>,
+    /// `cuMemSetMemPool` at the ABI of CUDA 13.0.
+    pub cuMemSetMemPool: ::core::option::Option<unsafe extern "C" fn(location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult>,
+    /// `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2.
+    pub cuMemAllocFromPoolAsync: ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>,
+    /// `cuMemPoolExportToShareableHandle` at the ABI of CUDA 11.2.
+    pub cuMemPoolExportToShareableHandle: ::core::option::Option<unsafe extern "C" fn(handle_out: *mut ::core::ffi::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult>,
+    /// `cuMemPoolImportFromShareableHandle` at the ABI of CUDA 11.2.
+    pub cuMemPoolImportFromShareableHandle: ::core::option::Option<unsafe extern "C" fn(pool_out: *mut CUmemoryPool, handle: *mut ::core::ffi::c_void, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult>,
+    /// `cuMemPoolExportPointer` at the ABI of CUDA 11.2.
+    pub cuMemPoolExportPointer: ::core::option::Option<unsafe extern "C" fn(shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult>,
+    /// `cuMemPoolImportPointer` at the ABI of CUDA 11.2.
+    pub cuMemPoolImportPointer: ::core::option::Option<unsafe extern "C" fn(ptr_out: *mut CUdeviceptr, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData) -> CUresult>,
+    /// `cuPointerGetAttribute` at the ABI of CUDA 4.0.
+    pub cuPointerGetAttribute: ::core::option::Option<unsafe extern "C" fn(data: *mut ::core::ffi::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult>,
+    /// `cuPointerGetAttributes` at the ABI of CUDA 7.0.
+    pub cuPointerGetAttributes: ::core::option::Option<unsafe extern "C" fn(numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult>,
+    /// `cuStreamCreate` at the ABI of CUDA 2.0.
+    pub cuStreamCreate: ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult>,
+    /// `cuStreamWaitEvent` at the ABI of CUDA 3.2.
+    pub cuStreamWaitEvent: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult>,
+    /// `cuStreamQuery` at the ABI of CUDA 2.0.
+    pub cuStreamQuery: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>,
+    /// `cuStreamSynchronize` at the ABI of CUDA 2.0.
+    pub cuStreamSynchronize: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>,
+    /// `cuStreamDestroy` at the ABI of CUDA 4.0.
+    pub cuStreamDestroy_v2: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>,
+    /// `cuEventCreate` at the ABI of CUDA 2.0.
+    pub cuEventCreate: ::core::option::Option<unsafe extern "C" fn(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult>,
+    /// `cuEventRecord` at the ABI of CUDA 2.0.
+    pub cuEventRecord: ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent, hStream: CUstream) -> CUresult>,
+    /// `cuEventQuery` at the ABI of CUDA 2.0.
+    pub cuEventQuery: ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>,
+    /// `cuEventSynchronize` at the ABI of CUDA 2.0.
+    pub cuEventSynchronize: ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>,
+    /// `cuEventDestroy` at the ABI of CUDA 4.0.
+    pub cuEventDestroy_v2: ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>,
+    /// `cuLaunchHostFunc` at the ABI of CUDA 10.0.
+    pub cuLaunchHostFunc: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult>,
+    /// `cuDeviceCanAccessPeer` at the ABI of CUDA 4.0.
+    pub cuDeviceCanAccessPeer: ::core::option::Option<unsafe extern "C" fn(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult>,
+    /// `cuCtxEnablePeerAccess` at the ABI of CUDA 4.0.
+    pub cuCtxEnablePeerAccess: ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult>,
+    /// `cuCtxDisablePeerAccess` at the ABI of CUDA 4.0.
+    pub cuCtxDisablePeerAccess: ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>,
+    /// `cuDeviceGetP2PAttribute` at the ABI of CUDA 8.0.
+    pub cuDeviceGetP2PAttribute: ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>,
+    /// `cuGetProcAddress` at the ABI of CUDA 12.0.
+    pub cuGetProcAddress_v2: ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult>,
+    /// `cuMemAllocAsync` at the ABI of CUDA 11.2, per-thread default stream.
+    pub cuMemAllocAsync_ptsz: ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>,
+    /// `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2, per-thread default stream.
+    pub cuMemAllocFromPoolAsync_ptsz: ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>,
+    /// `cuMemFreeAsync` at the ABI of CUDA 11.2, per-thread default stream.
+    pub cuMemFreeAsync_ptsz: ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>,
+}
+
+#[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
+impl EntryPoints {
+    /// How many entry points the table has.
+    pub const LEN: usize = 77;
+
+    /// Each field's symbol, the C name and CUDA version `cuGetProcAddress` is asked for, and the
+    /// per-thread-default-stream flag, in field order.
+    pub const ENTRIES: &'static [crate::EntryPoint; 77] = &[
+        crate::EntryPoint::new("cuGetErrorString", "cuGetErrorString\0", "cuGetErrorString", "cuGetErrorString\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuGetErrorName", "cuGetErrorName\0", "cuGetErrorName", "cuGetErrorName\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuInit", "cuInit\0", "cuInit", "cuInit\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDriverGetVersion", "cuDriverGetVersion\0", "cuDriverGetVersion", "cuDriverGetVersion\0", 2020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDeviceGet", "cuDeviceGet\0", "cuDeviceGet", "cuDeviceGet\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDeviceGetCount", "cuDeviceGetCount\0", "cuDeviceGetCount", "cuDeviceGetCount\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDeviceGetName", "cuDeviceGetName\0", "cuDeviceGetName", "cuDeviceGetName\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDeviceTotalMem_v2", "cuDeviceTotalMem_v2\0", "cuDeviceTotalMem", "cuDeviceTotalMem\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDeviceGetAttribute", "cuDeviceGetAttribute\0", "cuDeviceGetAttribute", "cuDeviceGetAttribute\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDeviceSetMemPool", "cuDeviceSetMemPool\0", "cuDeviceSetMemPool", "cuDeviceSetMemPool\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDeviceGetMemPool", "cuDeviceGetMemPool\0", "cuDeviceGetMemPool", "cuDeviceGetMemPool\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDeviceGetDefaultMemPool", "cuDeviceGetDefaultMemPool\0", "cuDeviceGetDefaultMemPool", "cuDeviceGetDefaultMemPool\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain\0", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain\0", 7000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease_v2\0", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease\0", 11000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState\0", "cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState\0", 7000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxReset_v2\0", "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset\0", 11000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuCtxPushCurrent_v2", "cuCtxPushCurrent_v2\0", "cuCtxPushCurrent", "cuCtxPushCurrent\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuCtxPopCurrent_v2", "cuCtxPopCurrent_v2\0", "cuCtxPopCurrent", "cuCtxPopCurrent\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuCtxSetCurrent", "cuCtxSetCurrent\0", "cuCtxSetCurrent", "cuCtxSetCurrent\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuCtxGetCurrent", "cuCtxGetCurrent\0", "cuCtxGetCurrent", "cuCtxGetCurrent\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuCtxGetDevice", "cuCtxGetDevice\0", "cuCtxGetDevice", "cuCtxGetDevice\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuCtxSynchronize", "cuCtxSynchronize\0", "cuCtxSynchronize", "cuCtxSynchronize\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemGetInfo_v2", "cuMemGetInfo_v2\0", "cuMemGetInfo", "cuMemGetInfo\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemAlloc_v2", "cuMemAlloc_v2\0", "cuMemAlloc", "cuMemAlloc\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemFree_v2", "cuMemFree_v2\0", "cuMemFree", "cuMemFree\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuIpcGetEventHandle", "cuIpcGetEventHandle\0", "cuIpcGetEventHandle", "cuIpcGetEventHandle\0", 4010, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuIpcOpenEventHandle", "cuIpcOpenEventHandle\0", "cuIpcOpenEventHandle", "cuIpcOpenEventHandle\0", 4010, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemcpy", "cuMemcpy\0", "cuMemcpy", "cuMemcpy\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemcpyPeer", "cuMemcpyPeer\0", "cuMemcpyPeer", "cuMemcpyPeer\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2\0", "cuMemcpyHtoD", "cuMemcpyHtoD\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2\0", "cuMemcpyDtoH", "cuMemcpyDtoH\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemcpyAsync", "cuMemcpyAsync\0", "cuMemcpyAsync", "cuMemcpyAsync\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemcpyPeerAsync", "cuMemcpyPeerAsync\0", "cuMemcpyPeerAsync", "cuMemcpyPeerAsync\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync_v2\0", "cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync_v2\0", "cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemsetD8_v2", "cuMemsetD8_v2\0", "cuMemsetD8", "cuMemsetD8\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemsetD32_v2", "cuMemsetD32_v2\0", "cuMemsetD32", "cuMemsetD32\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemsetD8Async", "cuMemsetD8Async\0", "cuMemsetD8Async", "cuMemsetD8Async\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemsetD32Async", "cuMemsetD32Async\0", "cuMemsetD32Async", "cuMemsetD32Async\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemFreeAsync", "cuMemFreeAsync\0", "cuMemFreeAsync", "cuMemFreeAsync\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemAllocAsync", "cuMemAllocAsync\0", "cuMemAllocAsync", "cuMemAllocAsync\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemPoolTrimTo", "cuMemPoolTrimTo\0", "cuMemPoolTrimTo", "cuMemPoolTrimTo\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemPoolSetAttribute", "cuMemPoolSetAttribute\0", "cuMemPoolSetAttribute", "cuMemPoolSetAttribute\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemPoolGetAttribute", "cuMemPoolGetAttribute\0", "cuMemPoolGetAttribute", "cuMemPoolGetAttribute\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemPoolSetAccess", "cuMemPoolSetAccess\0", "cuMemPoolSetAccess", "cuMemPoolSetAccess\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemPoolGetAccess", "cuMemPoolGetAccess\0", "cuMemPoolGetAccess", "cuMemPoolGetAccess\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemPoolCreate", "cuMemPoolCreate\0", "cuMemPoolCreate", "cuMemPoolCreate\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemPoolDestroy", "cuMemPoolDestroy\0", "cuMemPoolDestroy", "cuMemPoolDestroy\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemGetDefaultMemPool", "cuMemGetDefaultMemPool\0", "cuMemGetDefaultMemPool", "cuMemGetDefaultMemPool\0", 13000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemGetMemPool", "cuMemGetMemPool\0", "cuMemGetMemPool", "cuMemGetMemPool\0", 13000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemSetMemPool", "cuMemSetMemPool\0", "cuMemSetMemPool", "cuMemSetMemPool\0", 13000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync\0", "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemPoolExportToShareableHandle", "cuMemPoolExportToShareableHandle\0", "cuMemPoolExportToShareableHandle", "cuMemPoolExportToShareableHandle\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemPoolImportFromShareableHandle", "cuMemPoolImportFromShareableHandle\0", "cuMemPoolImportFromShareableHandle", "cuMemPoolImportFromShareableHandle\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemPoolExportPointer", "cuMemPoolExportPointer\0", "cuMemPoolExportPointer", "cuMemPoolExportPointer\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemPoolImportPointer", "cuMemPoolImportPointer\0", "cuMemPoolImportPointer", "cuMemPoolImportPointer\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuPointerGetAttribute", "cuPointerGetAttribute\0", "cuPointerGetAttribute", "cuPointerGetAttribute\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuPointerGetAttributes", "cuPointerGetAttributes\0", "cuPointerGetAttributes", "cuPointerGetAttributes\0", 7000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuStreamCreate", "cuStreamCreate\0", "cuStreamCreate", "cuStreamCreate\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuStreamWaitEvent", "cuStreamWaitEvent\0", "cuStreamWaitEvent", "cuStreamWaitEvent\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuStreamQuery", "cuStreamQuery\0", "cuStreamQuery", "cuStreamQuery\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuStreamSynchronize", "cuStreamSynchronize\0", "cuStreamSynchronize", "cuStreamSynchronize\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuStreamDestroy_v2", "cuStreamDestroy_v2\0", "cuStreamDestroy", "cuStreamDestroy\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuEventCreate", "cuEventCreate\0", "cuEventCreate", "cuEventCreate\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuEventRecord", "cuEventRecord\0", "cuEventRecord", "cuEventRecord\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuEventQuery", "cuEventQuery\0", "cuEventQuery", "cuEventQuery\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuEventSynchronize", "cuEventSynchronize\0", "cuEventSynchronize", "cuEventSynchronize\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuEventDestroy_v2", "cuEventDestroy_v2\0", "cuEventDestroy", "cuEventDestroy\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuLaunchHostFunc", "cuLaunchHostFunc\0", "cuLaunchHostFunc", "cuLaunchHostFunc\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDeviceCanAccessPeer", "cuDeviceCanAccessPeer\0", "cuDeviceCanAccessPeer", "cuDeviceCanAccessPeer\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuCtxEnablePeerAccess", "cuCtxEnablePeerAccess\0", "cuCtxEnablePeerAccess", "cuCtxEnablePeerAccess\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuCtxDisablePeerAccess", "cuCtxDisablePeerAccess\0", "cuCtxDisablePeerAccess", "cuCtxDisablePeerAccess\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDeviceGetP2PAttribute", "cuDeviceGetP2PAttribute\0", "cuDeviceGetP2PAttribute", "cuDeviceGetP2PAttribute\0", 8000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuGetProcAddress_v2", "cuGetProcAddress_v2\0", "cuGetProcAddress", "cuGetProcAddress\0", 12000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemAllocAsync_ptsz", "cuMemAllocAsync_ptsz\0", "cuMemAllocAsync", "cuMemAllocAsync\0", 11020, true, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemAllocFromPoolAsync_ptsz", "cuMemAllocFromPoolAsync_ptsz\0", "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync\0", 11020, true, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.0 as u64),
+        crate::EntryPoint::new("cuMemFreeAsync_ptsz", "cuMemFreeAsync_ptsz\0", "cuMemFreeAsync", "cuMemFreeAsync\0", 11020, true, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.0 as u64),
+    ];
+
+    /// A table with no entry point: every call returns `CUDA_ERROR_NOT_FOUND`.
+    pub const EMPTY: Self = Self {
+        cuGetErrorString: None,
+        cuGetErrorName: None,
+        cuInit: None,
+        cuDriverGetVersion: None,
+        cuDeviceGet: None,
+        cuDeviceGetCount: None,
+        cuDeviceGetName: None,
+        cuDeviceTotalMem_v2: None,
+        cuDeviceGetAttribute: None,
+        cuDeviceSetMemPool: None,
+        cuDeviceGetMemPool: None,
+        cuDeviceGetDefaultMemPool: None,
+        cuDevicePrimaryCtxRetain: None,
+        cuDevicePrimaryCtxRelease_v2: None,
+        cuDevicePrimaryCtxGetState: None,
+        cuDevicePrimaryCtxReset_v2: None,
+        cuCtxPushCurrent_v2: None,
+        cuCtxPopCurrent_v2: None,
+        cuCtxSetCurrent: None,
+        cuCtxGetCurrent: None,
+        cuCtxGetDevice: None,
+        cuCtxSynchronize: None,
+        cuMemGetInfo_v2: None,
+        cuMemAlloc_v2: None,
+        cuMemFree_v2: None,
+        cuIpcGetEventHandle: None,
+        cuIpcOpenEventHandle: None,
+        cuMemcpy: None,
+        cuMemcpyPeer: None,
+        cuMemcpyHtoD_v2: None,
+        cuMemcpyDtoH_v2: None,
+        cuMemcpyAsync: None,
+        cuMemcpyPeerAsync: None,
+        cuMemcpyHtoDAsync_v2: None,
+        cuMemcpyDtoHAsync_v2: None,
+        cuMemsetD8_v2: None,
+        cuMemsetD32_v2: None,
+        cuMemsetD8Async: None,
+        cuMemsetD32Async: None,
+        cuMemFreeAsync: None,
+        cuMemAllocAsync: None,
+        cuMemPoolTrimTo: None,
+        cuMemPoolSetAttribute: None,
+        cuMemPoolGetAttribute: None,
+        cuMemPoolSetAccess: None,
+        cuMemPoolGetAccess: None,
+        cuMemPoolCreate: None,
+        cuMemPoolDestroy: None,
+        cuMemGetDefaultMemPool: None,
+        cuMemGetMemPool: None,
+        cuMemSetMemPool: None,
+        cuMemAllocFromPoolAsync: None,
+        cuMemPoolExportToShareableHandle: None,
+        cuMemPoolImportFromShareableHandle: None,
+        cuMemPoolExportPointer: None,
+        cuMemPoolImportPointer: None,
+        cuPointerGetAttribute: None,
+        cuPointerGetAttributes: None,
+        cuStreamCreate: None,
+        cuStreamWaitEvent: None,
+        cuStreamQuery: None,
+        cuStreamSynchronize: None,
+        cuStreamDestroy_v2: None,
+        cuEventCreate: None,
+        cuEventRecord: None,
+        cuEventQuery: None,
+        cuEventSynchronize: None,
+        cuEventDestroy_v2: None,
+        cuLaunchHostFunc: None,
+        cuDeviceCanAccessPeer: None,
+        cuCtxEnablePeerAccess: None,
+        cuCtxDisablePeerAccess: None,
+        cuDeviceGetP2PAttribute: None,
+        cuGetProcAddress_v2: None,
+        cuMemAllocAsync_ptsz: None,
+        cuMemAllocFromPoolAsync_ptsz: None,
+        cuMemFreeAsync_ptsz: None,
+    };
+
+    /// Fills the table with what `resolve` returns for each entry, null meaning missing.
+    ///
+    /// # Safety
+    /// Every non-null pointer `resolve` returns must be a function with the signature of the field
+    /// it fills (the C function the entry describes, at that entry's CUDA version), valid for as
+    /// long as the table is used.
+    pub unsafe fn from_fn<F: FnMut(&'static crate::EntryPoint) -> *mut ::core::ffi::c_void>(mut resolve: F) -> Self {
+        Self {
+            cuGetErrorString: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult>>(resolve(&Self::ENTRIES[0])),
+            cuGetErrorName: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult>>(resolve(&Self::ENTRIES[1])),
+            cuInit: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[2])),
+            cuDriverGetVersion: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(driverVersion: *mut ::core::ffi::c_int) -> CUresult>>(resolve(&Self::ENTRIES[3])),
+            cuDeviceGet: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult>>(resolve(&Self::ENTRIES[4])),
+            cuDeviceGetCount: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(count: *mut ::core::ffi::c_int) -> CUresult>>(resolve(&Self::ENTRIES[5])),
+            cuDeviceGetName: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(name: *mut ::core::ffi::c_char, len: ::core::ffi::c_int, dev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[6])),
+            cuDeviceTotalMem_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(bytes: *mut usize, dev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[7])),
+            cuDeviceGetAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pi: *mut ::core::ffi::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[8])),
+            cuDeviceSetMemPool: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dev: CUdevice, pool: CUmemoryPool) -> CUresult>>(resolve(&Self::ENTRIES[9])),
+            cuDeviceGetMemPool: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pool: *mut CUmemoryPool, dev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[10])),
+            cuDeviceGetDefaultMemPool: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[11])),
+            cuDevicePrimaryCtxRetain: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pctx: *mut CUcontext, dev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[12])),
+            cuDevicePrimaryCtxRelease_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[13])),
+            cuDevicePrimaryCtxGetState: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dev: CUdevice, flags: *mut ::core::ffi::c_uint, active: *mut ::core::ffi::c_int) -> CUresult>>(resolve(&Self::ENTRIES[14])),
+            cuDevicePrimaryCtxReset_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[15])),
+            cuCtxPushCurrent_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(ctx: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[16])),
+            cuCtxPopCurrent_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pctx: *mut CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[17])),
+            cuCtxSetCurrent: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(ctx: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[18])),
+            cuCtxGetCurrent: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pctx: *mut CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[19])),
+            cuCtxGetDevice: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: *mut CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[20])),
+            cuCtxSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn() -> CUresult>>(resolve(&Self::ENTRIES[21])),
+            cuMemGetInfo_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(free: *mut usize, total: *mut usize) -> CUresult>>(resolve(&Self::ENTRIES[22])),
+            cuMemAlloc_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult>>(resolve(&Self::ENTRIES[23])),
+            cuMemFree_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[24])),
+            cuIpcGetEventHandle: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pHandle: *mut CUipcEventHandle, event: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[25])),
+            cuIpcOpenEventHandle: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phEvent: *mut CUevent, handle: CUipcEventHandle) -> CUresult>>(resolve(&Self::ENTRIES[26])),
+            cuMemcpy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult>>(resolve(&Self::ENTRIES[27])),
+            cuMemcpyPeer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize) -> CUresult>>(resolve(&Self::ENTRIES[28])),
+            cuMemcpyHtoD_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize) -> CUresult>>(resolve(&Self::ENTRIES[29])),
+            cuMemcpyDtoH_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult>>(resolve(&Self::ENTRIES[30])),
+            cuMemcpyAsync: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[31])),
+            cuMemcpyPeerAsync: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[32])),
+            cuMemcpyHtoDAsync_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[33])),
+            cuMemcpyDtoHAsync_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[34])),
+            cuMemsetD8_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize) -> CUresult>>(resolve(&Self::ENTRIES[35])),
+            cuMemsetD32_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize) -> CUresult>>(resolve(&Self::ENTRIES[36])),
+            cuMemsetD8Async: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[37])),
+            cuMemsetD32Async: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[38])),
+            cuMemFreeAsync: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[39])),
+            cuMemAllocAsync: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[40])),
+            cuMemPoolTrimTo: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult>>(resolve(&Self::ENTRIES[41])),
+            cuMemPoolSetAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[42])),
+            cuMemPoolGetAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[43])),
+            cuMemPoolSetAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult>>(resolve(&Self::ENTRIES[44])),
+            cuMemPoolGetAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation) -> CUresult>>(resolve(&Self::ENTRIES[45])),
+            cuMemPoolCreate: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult>>(resolve(&Self::ENTRIES[46])),
+            cuMemPoolDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pool: CUmemoryPool) -> CUresult>>(resolve(&Self::ENTRIES[47])),
+            cuMemGetDefaultMemPool: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult>>(resolve(&Self::ENTRIES[48])),
+            cuMemGetMemPool: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pool: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult>>(resolve(&Self::ENTRIES[49])),
+            cuMemSetMemPool: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult>>(resolve(&Self::ENTRIES[50])),
+            cuMemAllocFromPoolAsync: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[51])),
+            cuMemPoolExportToShareableHandle: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(handle_out: *mut ::core::ffi::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult>>(resolve(&Self::ENTRIES[52])),
+            cuMemPoolImportFromShareableHandle: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pool_out: *mut CUmemoryPool, handle: *mut ::core::ffi::c_void, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult>>(resolve(&Self::ENTRIES[53])),
+            cuMemPoolExportPointer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[54])),
+            cuMemPoolImportPointer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(ptr_out: *mut CUdeviceptr, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData) -> CUresult>>(resolve(&Self::ENTRIES[55])),
+            cuPointerGetAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(data: *mut ::core::ffi::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[56])),
+            cuPointerGetAttributes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[57])),
+            cuStreamCreate: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[58])),
+            cuStreamWaitEvent: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[59])),
+            cuStreamQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[60])),
+            cuStreamSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[61])),
+            cuStreamDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[62])),
+            cuEventCreate: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[63])),
+            cuEventRecord: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[64])),
+            cuEventQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[65])),
+            cuEventSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[66])),
+            cuEventDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[67])),
+            cuLaunchHostFunc: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[68])),
+            cuDeviceCanAccessPeer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[69])),
+            cuCtxEnablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[70])),
+            cuCtxDisablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[71])),
+            cuDeviceGetP2PAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[72])),
+            cuGetProcAddress_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult>>(resolve(&Self::ENTRIES[73])),
+            cuMemAllocAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[74])),
+            cuMemAllocFromPoolAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[75])),
+            cuMemFreeAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[76])),
+        }
+    }
+
+    /// The linked functions themselves. Referencing them all links them all: a program that calls
+    /// this does not link (or start) against a driver that lacks one of them.
+    #[cfg(not(feature = "dynamic-loading"))]
+    pub fn from_linked() -> Self {
+        Self {
+            cuGetErrorString: Some(cuGetErrorString),
+            cuGetErrorName: Some(cuGetErrorName),
+            cuInit: Some(cuInit),
+            cuDriverGetVersion: Some(cuDriverGetVersion),
+            cuDeviceGet: Some(cuDeviceGet),
+            cuDeviceGetCount: Some(cuDeviceGetCount),
+            cuDeviceGetName: Some(cuDeviceGetName),
+            cuDeviceTotalMem_v2: Some(cuDeviceTotalMem_v2),
+            cuDeviceGetAttribute: Some(cuDeviceGetAttribute),
+            cuDeviceSetMemPool: Some(cuDeviceSetMemPool),
+            cuDeviceGetMemPool: Some(cuDeviceGetMemPool),
+            cuDeviceGetDefaultMemPool: Some(cuDeviceGetDefaultMemPool),
+            cuDevicePrimaryCtxRetain: Some(cuDevicePrimaryCtxRetain),
+            cuDevicePrimaryCtxRelease_v2: Some(cuDevicePrimaryCtxRelease_v2),
+            cuDevicePrimaryCtxGetState: Some(cuDevicePrimaryCtxGetState),
+            cuDevicePrimaryCtxReset_v2: Some(cuDevicePrimaryCtxReset_v2),
+            cuCtxPushCurrent_v2: Some(cuCtxPushCurrent_v2),
+            cuCtxPopCurrent_v2: Some(cuCtxPopCurrent_v2),
+            cuCtxSetCurrent: Some(cuCtxSetCurrent),
+            cuCtxGetCurrent: Some(cuCtxGetCurrent),
+            cuCtxGetDevice: Some(cuCtxGetDevice),
+            cuCtxSynchronize: Some(cuCtxSynchronize),
+            cuMemGetInfo_v2: Some(cuMemGetInfo_v2),
+            cuMemAlloc_v2: Some(cuMemAlloc_v2),
+            cuMemFree_v2: Some(cuMemFree_v2),
+            cuIpcGetEventHandle: Some(cuIpcGetEventHandle),
+            cuIpcOpenEventHandle: Some(cuIpcOpenEventHandle),
+            cuMemcpy: Some(cuMemcpy),
+            cuMemcpyPeer: Some(cuMemcpyPeer),
+            cuMemcpyHtoD_v2: Some(cuMemcpyHtoD_v2),
+            cuMemcpyDtoH_v2: Some(cuMemcpyDtoH_v2),
+            cuMemcpyAsync: Some(cuMemcpyAsync),
+            cuMemcpyPeerAsync: Some(cuMemcpyPeerAsync),
+            cuMemcpyHtoDAsync_v2: Some(cuMemcpyHtoDAsync_v2),
+            cuMemcpyDtoHAsync_v2: Some(cuMemcpyDtoHAsync_v2),
+            cuMemsetD8_v2: Some(cuMemsetD8_v2),
+            cuMemsetD32_v2: Some(cuMemsetD32_v2),
+            cuMemsetD8Async: Some(cuMemsetD8Async),
+            cuMemsetD32Async: Some(cuMemsetD32Async),
+            cuMemFreeAsync: Some(cuMemFreeAsync),
+            cuMemAllocAsync: Some(cuMemAllocAsync),
+            cuMemPoolTrimTo: Some(cuMemPoolTrimTo),
+            cuMemPoolSetAttribute: Some(cuMemPoolSetAttribute),
+            cuMemPoolGetAttribute: Some(cuMemPoolGetAttribute),
+            cuMemPoolSetAccess: Some(cuMemPoolSetAccess),
+            cuMemPoolGetAccess: Some(cuMemPoolGetAccess),
+            cuMemPoolCreate: Some(cuMemPoolCreate),
+            cuMemPoolDestroy: Some(cuMemPoolDestroy),
+            cuMemGetDefaultMemPool: Some(cuMemGetDefaultMemPool),
+            cuMemGetMemPool: Some(cuMemGetMemPool),
+            cuMemSetMemPool: Some(cuMemSetMemPool),
+            cuMemAllocFromPoolAsync: Some(cuMemAllocFromPoolAsync),
+            cuMemPoolExportToShareableHandle: Some(cuMemPoolExportToShareableHandle),
+            cuMemPoolImportFromShareableHandle: Some(cuMemPoolImportFromShareableHandle),
+            cuMemPoolExportPointer: Some(cuMemPoolExportPointer),
+            cuMemPoolImportPointer: Some(cuMemPoolImportPointer),
+            cuPointerGetAttribute: Some(cuPointerGetAttribute),
+            cuPointerGetAttributes: Some(cuPointerGetAttributes),
+            cuStreamCreate: Some(cuStreamCreate),
+            cuStreamWaitEvent: Some(cuStreamWaitEvent),
+            cuStreamQuery: Some(cuStreamQuery),
+            cuStreamSynchronize: Some(cuStreamSynchronize),
+            cuStreamDestroy_v2: Some(cuStreamDestroy_v2),
+            cuEventCreate: Some(cuEventCreate),
+            cuEventRecord: Some(cuEventRecord),
+            cuEventQuery: Some(cuEventQuery),
+            cuEventSynchronize: Some(cuEventSynchronize),
+            cuEventDestroy_v2: Some(cuEventDestroy_v2),
+            cuLaunchHostFunc: Some(cuLaunchHostFunc),
+            cuDeviceCanAccessPeer: Some(cuDeviceCanAccessPeer),
+            cuCtxEnablePeerAccess: Some(cuCtxEnablePeerAccess),
+            cuCtxDisablePeerAccess: Some(cuCtxDisablePeerAccess),
+            cuDeviceGetP2PAttribute: Some(cuDeviceGetP2PAttribute),
+            cuGetProcAddress_v2: Some(cuGetProcAddress_v2),
+            cuMemAllocAsync_ptsz: Some(cuMemAllocAsync_ptsz),
+            cuMemAllocFromPoolAsync_ptsz: Some(cuMemAllocFromPoolAsync_ptsz),
+            cuMemFreeAsync_ptsz: Some(cuMemFreeAsync_ptsz),
+        }
+    }
+
+    /// The driver library (`libcuda.so.1`, or the file named by `CUDA_MEMPOOL_SYS_LIBCUDA`),
+    /// opened and resolved through its `cuGetProcAddress` ([`from_proc_address`](Self::from_proc_address)).
+    /// The library is never closed.
+    #[cfg(unix)]
+    pub fn load() -> ::core::result::Result<Self, crate::LoadError> {
+        Self::from_proc_address(&crate::Library::open_default()?)
+    }
+
+    /// [`load`](Self::load) from the library at `path` (a file name is searched like `dlopen` does).
+    ///
+    /// # Safety
+    /// Opening a library runs its initialisers, and its entry points are trusted to have cuda.h's
+    /// signatures: `path` must be a CUDA driver library (or a faithful stand-in).
+    #[cfg(unix)]
+    pub unsafe fn from_library(path: &str) -> ::core::result::Result<Self, crate::LoadError> {
+        Self::from_proc_address(&crate::Library::open(path)?)
+    }
+
+    /// Each entry from the library's `cuGetProcAddress_v2` (`cuGetProcAddress` before CUDA 12.0),
+    /// asked for the entry's C name at its CUDA version, with the per-thread-default-stream flag
+    /// for `_ptsz` entries. Fails only when the library has neither function (drivers before 11.3).
+    #[cfg(unix)]
+    pub fn from_proc_address(library: &crate::Library) -> ::core::result::Result<Self, crate::LoadError> {
+        let resolver = library.proc_address()?;
+        // SAFETY: the driver returns the entry point of the requested name and ABI version, which
+        // is the signature of the field (checked against cudaTypedefs.h by the ABI probe).
+        Ok(unsafe { Self::from_fn(|e| resolver.resolve(e)) })
+    }
+
+    /// Each entry from `dlsym(library, symbol)`: the symbol the library exports under the field's
+    /// name, whatever CUDA version it reports.
+    #[cfg(unix)]
+    pub fn from_dlsym(library: &crate::Library) -> Self {
+        // SAFETY: a driver library exports each symbol with cuda.h's signature for that symbol.
+        unsafe { Self::from_fn(|e| library.symbol(e.symbol_cstr())) }
+    }
+
+    /// Each entry from `dlsym(RTLD_DEFAULT, symbol)`: what the dynamic linker binds for a linked
+    /// program (`LD_PRELOAD` libraries first). Entries of a library opened by [`load`](Self::load)
+    /// are not there (it is opened `RTLD_LOCAL`).
+    #[cfg(unix)]
+    pub fn from_default_namespace() -> Self {
+        // SAFETY: as for `from_dlsym`; the process's libraries export cuda.h's symbols.
+        unsafe { Self::from_fn(|e| crate::loader::default_namespace_symbol(e.symbol_cstr())) }
+    }
+
+    /// The address of each entry (null where missing), in field order.
+    pub fn addresses(&self) -> [*const ::core::ffi::c_void; 77] {
+        [
+            match self.cuGetErrorString { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuGetErrorName { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuInit { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDriverGetVersion { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDeviceGet { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDeviceGetCount { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDeviceGetName { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDeviceTotalMem_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDeviceGetAttribute { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDeviceSetMemPool { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDeviceGetMemPool { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDeviceGetDefaultMemPool { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDevicePrimaryCtxRetain { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDevicePrimaryCtxRelease_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDevicePrimaryCtxGetState { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDevicePrimaryCtxReset_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuCtxPushCurrent_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuCtxPopCurrent_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuCtxSetCurrent { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuCtxGetCurrent { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuCtxGetDevice { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuCtxSynchronize { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemGetInfo_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemAlloc_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemFree_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuIpcGetEventHandle { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuIpcOpenEventHandle { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemcpy { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemcpyPeer { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemcpyHtoD_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemcpyDtoH_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemcpyAsync { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemcpyPeerAsync { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemcpyHtoDAsync_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemcpyDtoHAsync_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemsetD8_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemsetD32_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemsetD8Async { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemsetD32Async { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemFreeAsync { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemAllocAsync { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemPoolTrimTo { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemPoolSetAttribute { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemPoolGetAttribute { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemPoolSetAccess { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemPoolGetAccess { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemPoolCreate { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemPoolDestroy { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemGetDefaultMemPool { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemGetMemPool { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemSetMemPool { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemAllocFromPoolAsync { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemPoolExportToShareableHandle { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemPoolImportFromShareableHandle { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemPoolExportPointer { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemPoolImportPointer { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuPointerGetAttribute { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuPointerGetAttributes { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuStreamCreate { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuStreamWaitEvent { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuStreamQuery { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuStreamSynchronize { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuStreamDestroy_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuEventCreate { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuEventRecord { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuEventQuery { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuEventSynchronize { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuEventDestroy_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuLaunchHostFunc { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDeviceCanAccessPeer { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuCtxEnablePeerAccess { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuCtxDisablePeerAccess { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDeviceGetP2PAttribute { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuGetProcAddress_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemAllocAsync_ptsz { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemAllocFromPoolAsync_ptsz { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuMemFreeAsync_ptsz { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+        ]
+    }
+
+    /// The entries the table lacks.
+    pub fn missing(&self) -> impl Iterator<Item = &'static crate::EntryPoint> {
+        Self::ENTRIES
+            .iter()
+            .zip(self.addresses())
+            .filter(|(_, p)| p.is_null())
+            .map(|(e, _)| e)
+    }
+
+    /// The symbol names of the entries the table lacks.
+    pub fn missing_symbols(&self) -> impl Iterator<Item = &'static str> {
+        self.missing().map(|e| e.symbol)
+    }
+
+    /// Calls `cuGetErrorString` at the ABI of CUDA 6.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGetErrorString`.
+    #[inline]
+    pub unsafe fn cuGetErrorString(&self, error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
+        match self.cuGetErrorString {
+            Some(__f) => __f(error, pStr),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGetErrorName` at the ABI of CUDA 6.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGetErrorName`.
+    #[inline]
+    pub unsafe fn cuGetErrorName(&self, error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
+        match self.cuGetErrorName {
+            Some(__f) => __f(error, pStr),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuInit` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuInit`.
+    #[inline]
+    pub unsafe fn cuInit(&self, Flags: ::core::ffi::c_uint) -> CUresult {
+        match self.cuInit {
+            Some(__f) => __f(Flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDriverGetVersion` at the ABI of CUDA 2.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDriverGetVersion`.
+    #[inline]
+    pub unsafe fn cuDriverGetVersion(&self, driverVersion: *mut ::core::ffi::c_int) -> CUresult {
+        match self.cuDriverGetVersion {
+            Some(__f) => __f(driverVersion),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGet` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGet`.
+    #[inline]
+    pub unsafe fn cuDeviceGet(&self, device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult {
+        match self.cuDeviceGet {
+            Some(__f) => __f(device, ordinal),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGetCount` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetCount`.
+    #[inline]
+    pub unsafe fn cuDeviceGetCount(&self, count: *mut ::core::ffi::c_int) -> CUresult {
+        match self.cuDeviceGetCount {
+            Some(__f) => __f(count),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGetName` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetName`.
+    #[inline]
+    pub unsafe fn cuDeviceGetName(&self, name: *mut ::core::ffi::c_char, len: ::core::ffi::c_int, dev: CUdevice) -> CUresult {
+        match self.cuDeviceGetName {
+            Some(__f) => __f(name, len, dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceTotalMem` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceTotalMem_v2`.
+    #[inline]
+    pub unsafe fn cuDeviceTotalMem_v2(&self, bytes: *mut usize, dev: CUdevice) -> CUresult {
+        match self.cuDeviceTotalMem_v2 {
+            Some(__f) => __f(bytes, dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGetAttribute` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetAttribute`.
+    #[inline]
+    pub unsafe fn cuDeviceGetAttribute(&self, pi: *mut ::core::ffi::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult {
+        match self.cuDeviceGetAttribute {
+            Some(__f) => __f(pi, attrib, dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceSetMemPool` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceSetMemPool`.
+    #[inline]
+    pub unsafe fn cuDeviceSetMemPool(&self, dev: CUdevice, pool: CUmemoryPool) -> CUresult {
+        match self.cuDeviceSetMemPool {
+            Some(__f) => __f(dev, pool),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGetMemPool` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetMemPool`.
+    #[inline]
+    pub unsafe fn cuDeviceGetMemPool(&self, pool: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
+        match self.cuDeviceGetMemPool {
+            Some(__f) => __f(pool, dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGetDefaultMemPool` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetDefaultMemPool`.
+    #[inline]
+    pub unsafe fn cuDeviceGetDefaultMemPool(&self, pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
+        match self.cuDeviceGetDefaultMemPool {
+            Some(__f) => __f(pool_out, dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDevicePrimaryCtxRetain` at the ABI of CUDA 7.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxRetain`.
+    #[inline]
+    pub unsafe fn cuDevicePrimaryCtxRetain(&self, pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
+        match self.cuDevicePrimaryCtxRetain {
+            Some(__f) => __f(pctx, dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDevicePrimaryCtxRelease` at the ABI of CUDA 11.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxRelease_v2`.
+    #[inline]
+    pub unsafe fn cuDevicePrimaryCtxRelease_v2(&self, dev: CUdevice) -> CUresult {
+        match self.cuDevicePrimaryCtxRelease_v2 {
+            Some(__f) => __f(dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDevicePrimaryCtxGetState` at the ABI of CUDA 7.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxGetState`.
+    #[inline]
+    pub unsafe fn cuDevicePrimaryCtxGetState(&self, dev: CUdevice, flags: *mut ::core::ffi::c_uint, active: *mut ::core::ffi::c_int) -> CUresult {
+        match self.cuDevicePrimaryCtxGetState {
+            Some(__f) => __f(dev, flags, active),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDevicePrimaryCtxReset` at the ABI of CUDA 11.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxReset_v2`.
+    #[inline]
+    pub unsafe fn cuDevicePrimaryCtxReset_v2(&self, dev: CUdevice) -> CUresult {
+        match self.cuDevicePrimaryCtxReset_v2 {
+            Some(__f) => __f(dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxPushCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxPushCurrent_v2`.
+    #[inline]
+    pub unsafe fn cuCtxPushCurrent_v2(&self, ctx: CUcontext) -> CUresult {
+        match self.cuCtxPushCurrent_v2 {
+            Some(__f) => __f(ctx),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxPopCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxPopCurrent_v2`.
+    #[inline]
+    pub unsafe fn cuCtxPopCurrent_v2(&self, pctx: *mut CUcontext) -> CUresult {
+        match self.cuCtxPopCurrent_v2 {
+            Some(__f) => __f(pctx),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxSetCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxSetCurrent`.
+    #[inline]
+    pub unsafe fn cuCtxSetCurrent(&self, ctx: CUcontext) -> CUresult {
+        match self.cuCtxSetCurrent {
+            Some(__f) => __f(ctx),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxGetCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxGetCurrent`.
+    #[inline]
+    pub unsafe fn cuCtxGetCurrent(&self, pctx: *mut CUcontext) -> CUresult {
+        match self.cuCtxGetCurrent {
+            Some(__f) => __f(pctx),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxGetDevice` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxGetDevice`.
+    #[inline]
+    pub unsafe fn cuCtxGetDevice(&self, device: *mut CUdevice) -> CUresult {
+        match self.cuCtxGetDevice {
+            Some(__f) => __f(device),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxSynchronize` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxSynchronize`.
+    #[inline]
+    pub unsafe fn cuCtxSynchronize(&self, ) -> CUresult {
+        match self.cuCtxSynchronize {
+            Some(__f) => __f(),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemGetInfo` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemGetInfo_v2`.
+    #[inline]
+    pub unsafe fn cuMemGetInfo_v2(&self, free: *mut usize, total: *mut usize) -> CUresult {
+        match self.cuMemGetInfo_v2 {
+            Some(__f) => __f(free, total),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemAlloc` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAlloc_v2`.
+    #[inline]
+    pub unsafe fn cuMemAlloc_v2(&self, dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
+        match self.cuMemAlloc_v2 {
+            Some(__f) => __f(dptr, bytesize),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemFree` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemFree_v2`.
+    #[inline]
+    pub unsafe fn cuMemFree_v2(&self, dptr: CUdeviceptr) -> CUresult {
+        match self.cuMemFree_v2 {
+            Some(__f) => __f(dptr),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuIpcGetEventHandle` at the ABI of CUDA 4.1; `CUDA_ERROR_NOT_FOUND` when the table has no `cuIpcGetEventHandle`.
+    #[inline]
+    pub unsafe fn cuIpcGetEventHandle(&self, pHandle: *mut CUipcEventHandle, event: CUevent) -> CUresult {
+        match self.cuIpcGetEventHandle {
+            Some(__f) => __f(pHandle, event),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuIpcOpenEventHandle` at the ABI of CUDA 4.1; `CUDA_ERROR_NOT_FOUND` when the table has no `cuIpcOpenEventHandle`.
+    #[inline]
+    pub unsafe fn cuIpcOpenEventHandle(&self, phEvent: *mut CUevent, handle: CUipcEventHandle) -> CUresult {
+        match self.cuIpcOpenEventHandle {
+            Some(__f) => __f(phEvent, handle),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpy` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpy`.
+    #[inline]
+    pub unsafe fn cuMemcpy(&self, dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult {
+        match self.cuMemcpy {
+            Some(__f) => __f(dst, src, ByteCount),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpyPeer` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyPeer`.
+    #[inline]
+    pub unsafe fn cuMemcpyPeer(&self, dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize) -> CUresult {
+        match self.cuMemcpyPeer {
+            Some(__f) => __f(dstDevice, dstContext, srcDevice, srcContext, ByteCount),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpyHtoD` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyHtoD_v2`.
+    #[inline]
+    pub unsafe fn cuMemcpyHtoD_v2(&self, dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize) -> CUresult {
+        match self.cuMemcpyHtoD_v2 {
+            Some(__f) => __f(dstDevice, srcHost, ByteCount),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpyDtoH` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyDtoH_v2`.
+    #[inline]
+    pub unsafe fn cuMemcpyDtoH_v2(&self, dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
+        match self.cuMemcpyDtoH_v2 {
+            Some(__f) => __f(dstHost, srcDevice, ByteCount),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpyAsync` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyAsync`.
+    #[inline]
+    pub unsafe fn cuMemcpyAsync(&self, dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
+        match self.cuMemcpyAsync {
+            Some(__f) => __f(dst, src, ByteCount, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpyPeerAsync` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyPeerAsync`.
+    #[inline]
+    pub unsafe fn cuMemcpyPeerAsync(&self, dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
+        match self.cuMemcpyPeerAsync {
+            Some(__f) => __f(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpyHtoDAsync` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyHtoDAsync_v2`.
+    #[inline]
+    pub unsafe fn cuMemcpyHtoDAsync_v2(&self, dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
+        match self.cuMemcpyHtoDAsync_v2 {
+            Some(__f) => __f(dstDevice, srcHost, ByteCount, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpyDtoHAsync` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyDtoHAsync_v2`.
+    #[inline]
+    pub unsafe fn cuMemcpyDtoHAsync_v2(&self, dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
+        match self.cuMemcpyDtoHAsync_v2 {
+            Some(__f) => __f(dstHost, srcDevice, ByteCount, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemsetD8` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD8_v2`.
+    #[inline]
+    pub unsafe fn cuMemsetD8_v2(&self, dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize) -> CUresult {
+        match self.cuMemsetD8_v2 {
+            Some(__f) => __f(dstDevice, uc, N),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemsetD32` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD32_v2`.
+    #[inline]
+    pub unsafe fn cuMemsetD32_v2(&self, dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize) -> CUresult {
+        match self.cuMemsetD32_v2 {
+            Some(__f) => __f(dstDevice, ui, N),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemsetD8Async` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD8Async`.
+    #[inline]
+    pub unsafe fn cuMemsetD8Async(&self, dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize, hStream: CUstream) -> CUresult {
+        match self.cuMemsetD8Async {
+            Some(__f) => __f(dstDevice, uc, N, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemsetD32Async` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD32Async`.
+    #[inline]
+    pub unsafe fn cuMemsetD32Async(&self, dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize, hStream: CUstream) -> CUresult {
+        match self.cuMemsetD32Async {
+            Some(__f) => __f(dstDevice, ui, N, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemFreeAsync`.
+    #[inline]
+    pub unsafe fn cuMemFreeAsync(&self, dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
+        match self.cuMemFreeAsync {
+            Some(__f) => __f(dptr, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocAsync`.
+    #[inline]
+    pub unsafe fn cuMemAllocAsync(&self, dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
+        match self.cuMemAllocAsync {
+            Some(__f) => __f(dptr, bytesize, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolTrimTo` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolTrimTo`.
+    #[inline]
+    pub unsafe fn cuMemPoolTrimTo(&self, pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult {
+        match self.cuMemPoolTrimTo {
+            Some(__f) => __f(pool, minBytesToKeep),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolSetAttribute` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolSetAttribute`.
+    #[inline]
+    pub unsafe fn cuMemPoolSetAttribute(&self, pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
+        match self.cuMemPoolSetAttribute {
+            Some(__f) => __f(pool, attr, value),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolGetAttribute` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolGetAttribute`.
+    #[inline]
+    pub unsafe fn cuMemPoolGetAttribute(&self, pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
+        match self.cuMemPoolGetAttribute {
+            Some(__f) => __f(pool, attr, value),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolSetAccess` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolSetAccess`.
+    #[inline]
+    pub unsafe fn cuMemPoolSetAccess(&self, pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
+        match self.cuMemPoolSetAccess {
+            Some(__f) => __f(pool, map, count),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolGetAccess` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolGetAccess`.
+    #[inline]
+    pub unsafe fn cuMemPoolGetAccess(&self, flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation) -> CUresult {
+        match self.cuMemPoolGetAccess {
+            Some(__f) => __f(flags, memPool, location),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolCreate` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolCreate`.
+    #[inline]
+    pub unsafe fn cuMemPoolCreate(&self, pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult {
+        match self.cuMemPoolCreate {
+            Some(__f) => __f(pool, poolProps),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolDestroy` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolDestroy`.
+    #[inline]
+    pub unsafe fn cuMemPoolDestroy(&self, pool: CUmemoryPool) -> CUresult {
+        match self.cuMemPoolDestroy {
+            Some(__f) => __f(pool),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemGetDefaultMemPool` at the ABI of CUDA 13.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemGetDefaultMemPool`.
+    #[inline]
+    pub unsafe fn cuMemGetDefaultMemPool(&self, pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
+        match self.cuMemGetDefaultMemPool {
+            Some(__f) => __f(pool_out, location, type_),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemGetMemPool` at the ABI of CUDA 13.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemGetMemPool`.
+    #[inline]
+    pub unsafe fn cuMemGetMemPool(&self, pool: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
+        match self.cuMemGetMemPool {
+            Some(__f) => __f(pool, location, type_),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemSetMemPool` at the ABI of CUDA 13.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemSetMemPool`.
+    #[inline]
+    pub unsafe fn cuMemSetMemPool(&self, location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult {
+        match self.cuMemSetMemPool {
+            Some(__f) => __f(location, type_, pool),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocFromPoolAsync`.
+    #[inline]
+    pub unsafe fn cuMemAllocFromPoolAsync(&self, dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
+        match self.cuMemAllocFromPoolAsync {
+            Some(__f) => __f(dptr, bytesize, pool, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolExportToShareableHandle` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolExportToShareableHandle`.
+    #[inline]
+    pub unsafe fn cuMemPoolExportToShareableHandle(&self, handle_out: *mut ::core::ffi::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
+        match self.cuMemPoolExportToShareableHandle {
+            Some(__f) => __f(handle_out, pool, handleType, flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolImportFromShareableHandle` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolImportFromShareableHandle`.
+    #[inline]
+    pub unsafe fn cuMemPoolImportFromShareableHandle(&self, pool_out: *mut CUmemoryPool, handle: *mut ::core::ffi::c_void, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
+        match self.cuMemPoolImportFromShareableHandle {
+            Some(__f) => __f(pool_out, handle, handleType, flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolExportPointer` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolExportPointer`.
+    #[inline]
+    pub unsafe fn cuMemPoolExportPointer(&self, shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
+        match self.cuMemPoolExportPointer {
+            Some(__f) => __f(shareData_out, ptr),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolImportPointer` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolImportPointer`.
+    #[inline]
+    pub unsafe fn cuMemPoolImportPointer(&self, ptr_out: *mut CUdeviceptr, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData) -> CUresult {
+        match self.cuMemPoolImportPointer {
+            Some(__f) => __f(ptr_out, pool, shareData),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuPointerGetAttribute` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuPointerGetAttribute`.
+    #[inline]
+    pub unsafe fn cuPointerGetAttribute(&self, data: *mut ::core::ffi::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult {
+        match self.cuPointerGetAttribute {
+            Some(__f) => __f(data, attribute, ptr),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuPointerGetAttributes` at the ABI of CUDA 7.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuPointerGetAttributes`.
+    #[inline]
+    pub unsafe fn cuPointerGetAttributes(&self, numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult {
+        match self.cuPointerGetAttributes {
+            Some(__f) => __f(numAttributes, attributes, data, ptr),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamCreate` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamCreate`.
+    #[inline]
+    pub unsafe fn cuStreamCreate(&self, phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult {
+        match self.cuStreamCreate {
+            Some(__f) => __f(phStream, Flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamWaitEvent` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamWaitEvent`.
+    #[inline]
+    pub unsafe fn cuStreamWaitEvent(&self, hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
+        match self.cuStreamWaitEvent {
+            Some(__f) => __f(hStream, hEvent, Flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamQuery` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamQuery`.
+    #[inline]
+    pub unsafe fn cuStreamQuery(&self, hStream: CUstream) -> CUresult {
+        match self.cuStreamQuery {
+            Some(__f) => __f(hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamSynchronize` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamSynchronize`.
+    #[inline]
+    pub unsafe fn cuStreamSynchronize(&self, hStream: CUstream) -> CUresult {
+        match self.cuStreamSynchronize {
+            Some(__f) => __f(hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamDestroy` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamDestroy_v2`.
+    #[inline]
+    pub unsafe fn cuStreamDestroy_v2(&self, hStream: CUstream) -> CUresult {
+        match self.cuStreamDestroy_v2 {
+            Some(__f) => __f(hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuEventCreate` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventCreate`.
+    #[inline]
+    pub unsafe fn cuEventCreate(&self, phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
+        match self.cuEventCreate {
+            Some(__f) => __f(phEvent, Flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuEventRecord` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventRecord`.
+    #[inline]
+    pub unsafe fn cuEventRecord(&self, hEvent: CUevent, hStream: CUstream) -> CUresult {
+        match self.cuEventRecord {
+            Some(__f) => __f(hEvent, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuEventQuery` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventQuery`.
+    #[inline]
+    pub unsafe fn cuEventQuery(&self, hEvent: CUevent) -> CUresult {
+        match self.cuEventQuery {
+            Some(__f) => __f(hEvent),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuEventSynchronize` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventSynchronize`.
+    #[inline]
+    pub unsafe fn cuEventSynchronize(&self, hEvent: CUevent) -> CUresult {
+        match self.cuEventSynchronize {
+            Some(__f) => __f(hEvent),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuEventDestroy` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventDestroy_v2`.
+    #[inline]
+    pub unsafe fn cuEventDestroy_v2(&self, hEvent: CUevent) -> CUresult {
+        match self.cuEventDestroy_v2 {
+            Some(__f) => __f(hEvent),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuLaunchHostFunc` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuLaunchHostFunc`.
+    #[inline]
+    pub unsafe fn cuLaunchHostFunc(&self, hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult {
+        match self.cuLaunchHostFunc {
+            Some(__f) => __f(hStream, fn_, userData),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceCanAccessPeer` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceCanAccessPeer`.
+    #[inline]
+    pub unsafe fn cuDeviceCanAccessPeer(&self, canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult {
+        match self.cuDeviceCanAccessPeer {
+            Some(__f) => __f(canAccessPeer, dev, peerDev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxEnablePeerAccess` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxEnablePeerAccess`.
+    #[inline]
+    pub unsafe fn cuCtxEnablePeerAccess(&self, peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult {
+        match self.cuCtxEnablePeerAccess {
+            Some(__f) => __f(peerContext, Flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxDisablePeerAccess` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxDisablePeerAccess`.
+    #[inline]
+    pub unsafe fn cuCtxDisablePeerAccess(&self, peerContext: CUcontext) -> CUresult {
+        match self.cuCtxDisablePeerAccess {
+            Some(__f) => __f(peerContext),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGetP2PAttribute` at the ABI of CUDA 8.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetP2PAttribute`.
+    #[inline]
+    pub unsafe fn cuDeviceGetP2PAttribute(&self, value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
+        match self.cuDeviceGetP2PAttribute {
+            Some(__f) => __f(value, attrib, srcDevice, dstDevice),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGetProcAddress` at the ABI of CUDA 12.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGetProcAddress_v2`.
+    #[inline]
+    pub unsafe fn cuGetProcAddress_v2(&self, symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult {
+        match self.cuGetProcAddress_v2 {
+            Some(__f) => __f(symbol, pfn, cudaVersion, flags, symbolStatus),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2, per-thread default stream; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocAsync_ptsz`.
+    #[inline]
+    pub unsafe fn cuMemAllocAsync_ptsz(&self, dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
+        match self.cuMemAllocAsync_ptsz {
+            Some(__f) => __f(dptr, bytesize, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2, per-thread default stream; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocFromPoolAsync_ptsz`.
+    #[inline]
+    pub unsafe fn cuMemAllocFromPoolAsync_ptsz(&self, dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
+        match self.cuMemAllocFromPoolAsync_ptsz {
+            Some(__f) => __f(dptr, bytesize, pool, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2, per-thread default stream; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemFreeAsync_ptsz`.
+    #[inline]
+    pub unsafe fn cuMemFreeAsync_ptsz(&self, dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
+        match self.cuMemFreeAsync_ptsz {
+            Some(__f) => __f(dptr, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+
+}
+
+impl ::core::default::Default for EntryPoints {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
+impl ::core::fmt::Debug for EntryPoints {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.debug_map()
+            .entries(Self::ENTRIES.iter().map(|e| e.symbol).zip(self.addresses()))
+            .finish()
+    }
 }
