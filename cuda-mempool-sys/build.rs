@@ -4,12 +4,13 @@
 //! Rules, tried in order; the first that finds a real (non-stub) library wins:
 //!   1. CUDA_MEMPOOL_SYS_LIB_DIR: a directory holding libcuda.so (or cuda.lib); authoritative
 //!   2. CUDA_PATH, CUDA_HOME, CUDA_ROOT, CUDA_TOOLKIT_ROOT_DIR: the toolkit's library directories
-//!      (natively lib64/, lib/, lib/x64/ and targets/*/lib/; cross-compiling, only the
-//!      targets/<target>/lib/ directory of the target's architecture)
+//!      (natively lib64/, lib/, lib/x64/ and targets/<arch>/lib/; cross-compiling, only the
+//!      targets/<arch>/lib/ directory of the target's architecture)
 //!   3. pkg-config: cuda-MAJOR.MINOR for each enabled major (newest first), then cuda
 //!   4. the usual driver directories for the target's architecture (native builds only)
-//!   5. stub libraries (any `stubs` directory found above, then the toolkit's usual stubs/), strictly
-//!      last and always with a warning: they link, but a program run with them finds no GPU
+//!   5. stub libraries (a `stubs` directory found by any rule above, then the toolkit's usual
+//!      stubs/), strictly last and always with a warning: they link, but a program run with them
+//!      finds no GPU
 //!
 //! Every variable is also read with the target as prefix, first (openssl-sys's convention):
 //! `X86_64_UNKNOWN_LINUX_GNU_CUDA_MEMPOOL_SYS_LIB_DIR` before `CUDA_MEMPOOL_SYS_LIB_DIR`.
@@ -22,6 +23,9 @@
 //! nothing is linked), DEP_CUDA_MEMPOOL_SYS_STUB (1 for a stub library),
 //! DEP_CUDA_MEMPOOL_SYS_CUDA_MAJORS (the enabled majors, e.g. `12,13`), and
 //! DEP_CUDA_MEMPOOL_SYS_DYNAMIC_LOADING (1 with that feature).
+//!
+//! The decision itself (`decide`) reads nothing but its arguments and the file system, so
+//! tests/build_rules.rs runs it on made-up directories.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -29,22 +33,56 @@ use std::path::{Path, PathBuf};
 const OWN_DIR_VAR: &str = "CUDA_MEMPOOL_SYS_LIB_DIR";
 const TOOLKIT_VARS: &[&str] = &["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR"];
 
-struct Target {
-    triple: String,
-    cross: bool,
-    os: String,
-    arch: String,
+/// What is being built for, and where to look natively.
+pub struct Target {
+    pub triple: String,
+    pub cross: bool,
+    pub os: String,
+    pub arch: String,
+    /// Rule 4 (native builds only).
+    pub usual_dirs: Vec<PathBuf>,
+    /// The toolkit's usual stubs/ directories (rule 5, native builds only).
+    pub usual_stub_dirs: Vec<PathBuf>,
 }
 
 impl Target {
     fn from_env() -> Target {
         let triple = env::var("TARGET").unwrap_or_default();
         let host = env::var("HOST").unwrap_or_default();
+        let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+        let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+        let linux = os == "linux";
+        let multiarch = match arch.as_str() {
+            "x86_64" => Some("/usr/lib/x86_64-linux-gnu"),
+            "aarch64" => Some("/usr/lib/aarch64-linux-gnu"),
+            "powerpc64" => Some("/usr/lib/powerpc64le-linux-gnu"),
+            _ => None,
+        };
+        let usual_dirs = multiarch
+            .into_iter()
+            .chain([
+                "/usr/lib64",
+                "/usr/lib",
+                "/usr/lib/wsl/lib",
+                "/usr/local/cuda/lib64",
+                "/usr/local/cuda/lib",
+                "/opt/cuda/lib64",
+            ])
+            .filter(|_| linux)
+            .map(PathBuf::from)
+            .collect();
+        let usual_stub_dirs = ["/usr/local/cuda/lib64/stubs", "/opt/cuda/lib64/stubs"]
+            .iter()
+            .filter(|_| linux)
+            .map(PathBuf::from)
+            .collect();
         Target {
             cross: triple != host,
-            os: env::var("CARGO_CFG_TARGET_OS").unwrap_or_default(),
-            arch: env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default(),
             triple,
+            os,
+            arch,
+            usual_dirs,
+            usual_stub_dirs,
         }
     }
     fn windows(&self) -> bool {
@@ -66,42 +104,13 @@ impl Target {
             _ => &[],
         }
     }
-    /// Where distributions put libcuda.so for this architecture (only used for native builds).
-    fn usual_dirs(&self) -> Vec<PathBuf> {
-        if self.os != "linux" {
-            return Vec::new();
-        }
-        let multiarch = match self.arch.as_str() {
-            "x86_64" => Some("/usr/lib/x86_64-linux-gnu"),
-            "aarch64" => Some("/usr/lib/aarch64-linux-gnu"),
-            "powerpc64" => Some("/usr/lib/powerpc64le-linux-gnu"),
-            _ => None,
-        };
-        multiarch
-            .into_iter()
-            .chain([
-                "/usr/lib64",
-                "/usr/lib",
-                "/usr/lib/wsl/lib",
-                "/usr/local/cuda/lib64",
-                "/usr/local/cuda/lib",
-                "/opt/cuda/lib64",
-            ])
-            .map(PathBuf::from)
-            .collect()
-    }
 }
 
-/// `<TARGET>_NAME` (target upper-cased, `-` as `_`), then `NAME`; empty counts as unset.
-fn env_var(t: &Target, name: &str) -> Option<(String, String)> {
-    let prefixed = format!("{}_{name}", t.triple.to_uppercase().replace(['-', '.'], "_"));
-    for var in [prefixed, name.to_string()] {
-        println!("cargo:rerun-if-env-changed={var}");
-        if let Some(v) = env::var(&var).ok().filter(|v| !v.is_empty()) {
-            return Some((var, v));
-        }
-    }
-    None
+/// What to do.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Decision {
+    NoLink { why: String },
+    Link { dir: PathBuf, rule: String, stub: bool },
 }
 
 fn is_stub_dir(dir: &Path) -> bool {
@@ -111,7 +120,7 @@ fn is_stub_dir(dir: &Path) -> bool {
 struct Search<'a> {
     t: &'a Target,
     tried: Vec<String>,
-    /// Stub directories met on the way, with the rule that found them; used only if nothing else is.
+    /// Stub directories met on the way, with the rule that met them; used only if nothing else is.
     stubs: Vec<(PathBuf, String)>,
 }
 
@@ -130,6 +139,160 @@ impl Search<'_> {
     }
 }
 
+/// The rules. `var(name)`: the variable, target-prefixed first, as (the name found, value).
+/// `pkg_config(name)`: the library directories of that pkg-config package, if it exists.
+/// `majors`: the enabled majors, newest first. Err: the message to fail the build with.
+pub fn decide(
+    t: &Target,
+    majors: &[u32],
+    dynamic: bool,
+    var: &dyn Fn(&str) -> Option<(String, String)>,
+    pkg_config: &dyn Fn(&str) -> Option<Vec<PathBuf>>,
+) -> Result<Decision, String> {
+    let no_link = |why: String| Ok(Decision::NoLink { why });
+    if dynamic {
+        return no_link("feature dynamic-loading".into());
+    }
+    if var("DOCS_RS").is_some() {
+        return no_link("DOCS_RS (docs.rs build)".into());
+    }
+    if let Some((name, v)) = var("CUDA_MEMPOOL_SYS_NO_LINK") {
+        if v != "0" {
+            return no_link(format!("{name}={v}"));
+        }
+    }
+    let link = |dir: &Path, rule: String, stub: bool| {
+        Ok(Decision::Link {
+            dir: dir.to_path_buf(),
+            rule,
+            stub,
+        })
+    };
+
+    // 1. Our own variable: authoritative (a stub there is linked, with the warning).
+    if let Some((name, dir)) = var(OWN_DIR_VAR) {
+        let dir = PathBuf::from(dir);
+        if dir.join(t.lib_file()).is_file() {
+            return link(&dir, format!("1: {name}"), is_stub_dir(&dir));
+        }
+        let so1 = !t.windows() && dir.join("libcuda.so.1").is_file();
+        return Err(format!(
+            "{name}={} holds no {}.{}\nSet it to the directory that holds the driver library, or unset it to search the usual places.",
+            dir.display(),
+            t.lib_file(),
+            if so1 { " It has libcuda.so.1 but not the link-time name libcuda.so: add a symlink libcuda.so -> libcuda.so.1." } else { "" }
+        ));
+    }
+
+    let mut s = Search {
+        t,
+        tried: Vec::new(),
+        stubs: Vec::new(),
+    };
+
+    // 2. Toolkit roots from the environment.
+    for toolkit_var in TOOLKIT_VARS {
+        let (name, root) = match var(toolkit_var) {
+            Some(found) => found,
+            None => continue,
+        };
+        let root = PathBuf::from(root);
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        if !t.cross {
+            dirs.extend([root.join("lib64"), root.join("lib"), root.join("lib/x64")]);
+        }
+        dirs.extend(
+            t.toolkit_target_dirs()
+                .iter()
+                .map(|d| root.join("targets").join(d).join("lib")),
+        );
+        let rule = format!("2: {name}");
+        for d in dirs {
+            if let Some(found) = s.probe(&d, &rule) {
+                return link(&found, rule, false);
+            }
+            s.probe(&d.join("stubs"), &rule);
+        }
+    }
+
+    // 3. pkg-config (the pkg-config crate itself refuses to answer for a cross build unless it is
+    //    configured for one: PKG_CONFIG_ALLOW_CROSS, PKG_CONFIG_SYSROOT_DIR, ...).
+    let mut names: Vec<String> = Vec::new();
+    for m in majors {
+        names.extend((0..=9).rev().map(|minor| format!("cuda-{m}.{minor}")));
+    }
+    names.push("cuda".into());
+    for name in &names {
+        for d in pkg_config(name).unwrap_or_default() {
+            let rule = format!("3: pkg-config {name}");
+            if let Some(found) = s.probe(&d, &rule) {
+                return link(&found, rule, false);
+            }
+        }
+    }
+    s.tried.push(format!("pkg-config {}", names.join(", ")));
+
+    // 4. The usual places, for native builds only.
+    let mut so1_only = Vec::new();
+    if t.cross {
+        s.tried
+            .push(format!("no system directories: cross-compiling for {}", t.triple));
+    } else {
+        for d in t.usual_dirs.iter().filter(|d| d.is_dir()) {
+            let rule = format!("4: {}", d.display());
+            if let Some(found) = s.probe(d, &rule) {
+                return link(&found, rule, false);
+            }
+            if d.join("libcuda.so.1").is_file() {
+                so1_only.push(d.display().to_string());
+            }
+        }
+    }
+
+    // 5. Stubs, strictly last.
+    if !t.cross {
+        for d in &t.usual_stub_dirs {
+            s.probe(d, "toolkit stubs/");
+        }
+    }
+    if let Some((dir, rule)) = s.stubs.first() {
+        return link(dir, format!("5: stub library, found by {rule}"), true);
+    }
+
+    let hint = if so1_only.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\nFound libcuda.so.1 but not libcuda.so in {}: install the development symlink (Debian: libcuda1 \
+             provides both) or point {OWN_DIR_VAR} at a directory with libcuda.so -> libcuda.so.1.",
+            so1_only.join(", ")
+        )
+    };
+    Err(format!(
+        "cannot find the CUDA driver library ({}) for {}.\nTried:\n  - {}\n{hint}\n\
+         Fix one of:\n  - set {OWN_DIR_VAR}=<dir containing {}>\n  - set CUDA_PATH to a CUDA toolkit\n  \
+         - Debian: enable the non-free component and `apt-get install libcuda1` (works without a GPU)\n  \
+         - enable the `dynamic-loading` feature, which links nothing and loads libcuda.so.1 at run time\n  \
+         - set CUDA_MEMPOOL_SYS_NO_LINK=1 if your crate links libcuda itself",
+        t.lib_file(),
+        t.triple,
+        s.tried.join("\n  - "),
+        t.lib_file()
+    ))
+}
+
+/// `<TARGET>_NAME` (target upper-cased, `-` and `.` as `_`), then `NAME`; empty counts as unset.
+fn env_var(triple: &str, name: &str) -> Option<(String, String)> {
+    let prefixed = format!("{}_{name}", triple.to_uppercase().replace(['-', '.'], "_"));
+    for var in [prefixed, name.to_string()] {
+        println!("cargo:rerun-if-env-changed={var}");
+        if let Some(v) = env::var(&var).ok().filter(|v| !v.is_empty()) {
+            return Some((var, v));
+        }
+    }
+    None
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let t = Target::from_env();
@@ -146,152 +309,37 @@ fn main() {
     let dynamic = env::var_os("CARGO_FEATURE_DYNAMIC_LOADING").is_some();
     println!("cargo:dynamic_loading={}", u8::from(dynamic));
 
-    if dynamic {
-        return no_link("feature dynamic-loading");
-    }
-    if env_var(&t, "DOCS_RS").is_some() {
-        return no_link("DOCS_RS (docs.rs build)");
-    }
-    if let Some((var, v)) = env_var(&t, "CUDA_MEMPOOL_SYS_NO_LINK") {
-        if v != "0" {
-            return no_link(&format!("{var}={v}"));
-        }
-    }
-
-    // 1. Our own variable: authoritative (a stub there is linked, with the warning).
-    if let Some((var, dir)) = env_var(&t, OWN_DIR_VAR) {
-        let dir = PathBuf::from(dir);
-        if dir.join(t.lib_file()).is_file() {
-            return link(&dir, &format!("1: {var}"), is_stub_dir(&dir));
-        }
-        let so1 = !t.windows() && dir.join("libcuda.so.1").is_file();
-        panic!(
-            "\n\ncuda-mempool-sys: {var}={} holds no {}.{}\nSet it to the directory that holds the driver library, or unset it to search the usual places.\n\n",
-            dir.display(),
-            t.lib_file(),
-            if so1 { " It has libcuda.so.1 but not the link-time name libcuda.so: add a symlink libcuda.so -> libcuda.so.1." } else { "" }
-        );
-    }
-
-    let mut s = Search {
-        t: &t,
-        tried: Vec::new(),
-        stubs: Vec::new(),
-    };
-
-    // 2. Toolkit roots from the environment.
-    for name in TOOLKIT_VARS {
-        let (var, root) = match env_var(&t, name) {
-            Some(found) => found,
-            None => continue,
-        };
-        let root = PathBuf::from(root);
-        let mut dirs: Vec<PathBuf> = Vec::new();
-        if !t.cross {
-            dirs.extend([root.join("lib64"), root.join("lib"), root.join("lib/x64")]);
-        }
-        dirs.extend(
-            t.toolkit_target_dirs()
-                .iter()
-                .map(|d| root.join("targets").join(d).join("lib")),
-        );
-        for d in dirs {
-            if let Some(found) = s.probe(&d, &format!("2: {var}")) {
-                return link(&found, &format!("2: {var}"), false);
-            }
-            s.probe(&d.join("stubs"), &format!("5: stubs of {var}"));
-        }
-    }
-
-    // 3. pkg-config (the pkg-config crate itself refuses to answer for a cross build unless it is
-    //    configured for one: PKG_CONFIG_ALLOW_CROSS, PKG_CONFIG_SYSROOT_DIR, ...).
-    let mut names: Vec<String> = Vec::new();
-    for m in &majors {
-        names.extend((0..=9).rev().map(|minor| format!("cuda-{m}.{minor}")));
-    }
-    names.push("cuda".into());
-    for name in &names {
-        if let Ok(lib) = pkg_config::Config::new()
+    let triple = t.triple.clone();
+    let var = move |name: &str| env_var(&triple, name);
+    let pkg_config = |name: &str| {
+        pkg_config::Config::new()
             .cargo_metadata(false)
             .env_metadata(true)
             .probe(name)
-        {
-            for d in &lib.link_paths {
-                let rule = format!("3: pkg-config {name}");
-                if let Some(found) = s.probe(d, &rule) {
-                    return link(&found, &rule, false);
-                }
-            }
-        }
-    }
-    s.tried.push(format!("pkg-config {}", names.join(", ")));
-
-    // 4. The usual places, for native builds only.
-    let mut so1_only = Vec::new();
-    if t.cross {
-        s.tried
-            .push(format!("no system directories: cross-compiling for {}", t.triple));
-    } else {
-        for d in t.usual_dirs().iter().filter(|d| d.is_dir()) {
-            if let Some(found) = s.probe(d, "4: usual directory") {
-                return link(&found, &format!("4: {}", d.display()), false);
-            }
-            if d.join("libcuda.so.1").is_file() {
-                so1_only.push(d.display().to_string());
-            }
-        }
-    }
-
-    // 5. Stubs, strictly last.
-    if !t.cross && !t.windows() {
-        for d in ["/usr/local/cuda/lib64/stubs", "/opt/cuda/lib64/stubs"] {
-            s.probe(Path::new(d), "5: toolkit stubs/");
-        }
-    }
-    if let Some((dir, rule)) = s.stubs.first().cloned() {
-        return link(&dir, &rule, true);
-    }
-
-    let hint = if so1_only.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "\nFound libcuda.so.1 but not libcuda.so in {}: install the development symlink (Debian: libcuda1 \
-             provides both) or point {OWN_DIR_VAR} at a directory with libcuda.so -> libcuda.so.1.",
-            so1_only.join(", ")
-        )
+            .ok()
+            .map(|lib| lib.link_paths)
     };
-    panic!(
-        "\n\ncuda-mempool-sys: cannot find the CUDA driver library ({}) for {}.\nTried:\n  - {}\n{hint}\n\
-         Fix one of:\n  - set {OWN_DIR_VAR}=<dir containing {}>\n  - set CUDA_PATH to a CUDA toolkit\n  \
-         - Debian: enable the non-free component and `apt-get install libcuda1` (works without a GPU)\n  \
-         - enable the `dynamic-loading` feature, which links nothing and loads libcuda.so.1 at run time\n  \
-         - set CUDA_MEMPOOL_SYS_NO_LINK=1 if your crate links libcuda itself\n\n",
-        t.lib_file(),
-        t.triple,
-        s.tried.join("\n  - "),
-        t.lib_file()
-    );
-}
-
-fn no_link(why: &str) {
-    println!("cuda-mempool-sys: not linking libcuda ({why})");
-    println!("cargo:rule=none: {why}");
-}
-
-fn link(dir: &Path, rule: &str, stub: bool) {
-    println!("cuda-mempool-sys: linking libcuda from {} (rule {rule})", dir.display());
-    if stub {
-        println!(
-            "cargo:warning=cuda-mempool-sys: linking against the stub library in {} (rule {rule}): programs link, \
-             but need the real driver (libcuda.so.1) at run time; set {OWN_DIR_VAR} to the driver's directory to \
-             link the real one",
-            dir.display()
-        );
+    match decide(&t, &majors, dynamic, &var, &pkg_config) {
+        Ok(Decision::NoLink { why }) => {
+            println!("cuda-mempool-sys: not linking libcuda ({why})");
+            println!("cargo:rule=none: {why}");
+        }
+        Ok(Decision::Link { dir, rule, stub }) => {
+            println!("cuda-mempool-sys: linking libcuda from {} (rule {rule})", dir.display());
+            if stub {
+                println!(
+                    "cargo:warning=cuda-mempool-sys: linking against the stub library in {} (rule {rule}): programs \
+                     link, but need the real driver (libcuda.so.1) at run time; set {OWN_DIR_VAR} to the driver's \
+                     directory to link the real one",
+                    dir.display()
+                );
+            }
+            println!("cargo:rustc-link-search=native={}", dir.display());
+            println!("cargo:rustc-link-lib=dylib=cuda");
+            println!("cargo:rule={rule}");
+            println!("cargo:lib_dir={}", dir.display());
+            println!("cargo:stub={}", u8::from(stub));
+        }
+        Err(msg) => panic!("\n\ncuda-mempool-sys: {msg}\n\n"),
     }
-    println!("cargo:rustc-link-search=native={}", dir.display());
-    println!("cargo:rustc-link-lib=dylib=cuda");
-    println!("cargo:rule={rule}");
-    println!("cargo:lib_dir={}", dir.display());
-    println!("cargo:stub={}", u8::from(stub));
 }
