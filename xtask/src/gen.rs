@@ -431,7 +431,12 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     out.push_str(&tbl.rust);
 
     let bg = bindgen_version(root)?;
-    let header = rs_header(&bg, pin, h, &format!("raw bindings for CUDA {major}"));
+    let header = rs_header(
+        &bg,
+        pin,
+        h,
+        &format!("raw bindings, helpers and the EntryPoints table for CUDA {major}"),
+    );
     let rs = format!("{header}\n{out}");
     let (abi_c, abi_rs) = abi_probe(&bindings, h, &bg, pin, major, &tbl)?;
     Ok(Generated {
