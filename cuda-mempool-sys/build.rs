@@ -1,19 +1,31 @@
 //! Finds and links the CUDA driver library (libcuda.so / cuda.lib). Nothing else: the bindings are
 //! pre-generated, so no libclang or bindgen is needed to build this crate.
 //!
-//! Search order (the first hit wins):
-//!   1. CUDA_MEMPOOL_SYS_LIB_DIR: a directory holding libcuda.so (or cuda.lib); nothing else is tried
-//!   2. CUDA_PATH, CUDA_HOME, CUDA_ROOT, CUDA_TOOLKIT_ROOT_DIR: lib64/, lib/, lib/x64/, targets/*/lib/
-//!   3. pkg-config: cuda-MAJOR.MINOR for the selected major, then cuda
-//!   4. the usual driver and toolkit directories
-//!   5. the toolkit's stubs/ directories, last: they link, but a program run with them finds no GPU
+//! Rules, tried in order; the first that finds a real (non-stub) library wins:
+//!   1. CUDA_MEMPOOL_SYS_LIB_DIR: a directory holding libcuda.so (or cuda.lib); authoritative
+//!   2. CUDA_PATH, CUDA_HOME, CUDA_ROOT, CUDA_TOOLKIT_ROOT_DIR: the toolkit's library directories
+//!      (natively lib64/, lib/, lib/x64/ and targets/<arch>/lib/; cross-compiling, only the
+//!      targets/<arch>/lib/ directory of the target's architecture)
+//!   3. pkg-config: cuda-MAJOR.MINOR for each enabled major (newest first), then cuda
+//!   4. the usual driver directories for the target's architecture (native builds only)
+//!   5. stub libraries (a `stubs` directory found by any rule above, then the toolkit's usual
+//!      stubs/), strictly last and always with a warning: they link, but a program run with them
+//!      finds no GPU
 //!
-//! CUDA_MEMPOOL_SYS_NO_LINK=1 skips linking (for crates that load libcuda themselves); docs.rs
-//! builds (DOCS_RS) skip it too.
+//! Every variable is also read with the target as prefix, first (openssl-sys's convention):
+//! `X86_64_UNKNOWN_LINUX_GNU_CUDA_MEMPOOL_SYS_LIB_DIR` before `CUDA_MEMPOOL_SYS_LIB_DIR`.
 //!
-//! Published to dependents (links = "cuda_mempool_sys"): DEP_CUDA_MEMPOOL_SYS_LIB_DIR (where libcuda
-//! was found, absent when not linked), DEP_CUDA_MEMPOOL_SYS_CUDA_MAJOR (the selected bindings),
-//! DEP_CUDA_MEMPOOL_SYS_STUB (1 when linked against a stub library).
+//! Nothing is linked with the `dynamic-loading` feature, with CUDA_MEMPOOL_SYS_NO_LINK=1 (for crates
+//! that link libcuda themselves), or on docs.rs (DOCS_RS).
+//!
+//! The rule that matched is printed (`cargo build -vv` shows it) and published to dependents
+//! (links = "cuda_mempool_sys"): DEP_CUDA_MEMPOOL_SYS_RULE, DEP_CUDA_MEMPOOL_SYS_LIB_DIR (absent when
+//! nothing is linked), DEP_CUDA_MEMPOOL_SYS_STUB (1 for a stub library),
+//! DEP_CUDA_MEMPOOL_SYS_CUDA_MAJORS (the enabled majors, e.g. `12,13`), and
+//! DEP_CUDA_MEMPOOL_SYS_DYNAMIC_LOADING (1 with that feature).
+//!
+//! The decision itself (`decide`) reads nothing but its arguments and the file system, so
+//! tests/build_rules.rs runs it on made-up directories.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -21,144 +33,231 @@ use std::path::{Path, PathBuf};
 const OWN_DIR_VAR: &str = "CUDA_MEMPOOL_SYS_LIB_DIR";
 const TOOLKIT_VARS: &[&str] = &["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR"];
 
-fn env_var(name: &str) -> Option<String> {
-    println!("cargo:rerun-if-env-changed={name}");
-    env::var(name).ok().filter(|v| !v.is_empty())
+/// What is being built for, and where to look natively.
+pub struct Target {
+    pub triple: String,
+    pub cross: bool,
+    pub os: String,
+    pub arch: String,
+    /// Rule 4 (native builds only).
+    pub usual_dirs: Vec<PathBuf>,
+    /// The toolkit's usual stubs/ directories (rule 5, native builds only).
+    pub usual_stub_dirs: Vec<PathBuf>,
 }
 
-fn lib_file_names(windows: bool) -> &'static [&'static str] {
-    if windows {
-        &["cuda.lib"]
-    } else {
-        &["libcuda.so"]
+impl Target {
+    fn from_env() -> Target {
+        let triple = env::var("TARGET").unwrap_or_default();
+        let host = env::var("HOST").unwrap_or_default();
+        let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+        let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+        let linux = os == "linux";
+        let multiarch = match arch.as_str() {
+            "x86_64" => Some("/usr/lib/x86_64-linux-gnu"),
+            "aarch64" => Some("/usr/lib/aarch64-linux-gnu"),
+            "powerpc64" => Some("/usr/lib/powerpc64le-linux-gnu"),
+            _ => None,
+        };
+        let usual_dirs = multiarch
+            .into_iter()
+            .chain([
+                "/usr/lib64",
+                "/usr/lib",
+                "/usr/lib/wsl/lib",
+                "/usr/local/cuda/lib64",
+                "/usr/local/cuda/lib",
+                "/opt/cuda/lib64",
+            ])
+            .filter(|_| linux)
+            .map(PathBuf::from)
+            .collect();
+        let usual_stub_dirs = ["/usr/local/cuda/lib64/stubs", "/opt/cuda/lib64/stubs"]
+            .iter()
+            .filter(|_| linux)
+            .map(PathBuf::from)
+            .collect();
+        Target {
+            cross: triple != host,
+            triple,
+            os,
+            arch,
+            usual_dirs,
+            usual_stub_dirs,
+        }
+    }
+    fn windows(&self) -> bool {
+        self.os == "windows"
+    }
+    fn lib_file(&self) -> &'static str {
+        if self.windows() {
+            "cuda.lib"
+        } else {
+            "libcuda.so"
+        }
+    }
+    /// The toolkit's `targets/<dir>` names for this architecture.
+    fn toolkit_target_dirs(&self) -> &'static [&'static str] {
+        match (self.os.as_str(), self.arch.as_str()) {
+            ("linux", "x86_64") => &["x86_64-linux"],
+            ("linux", "aarch64") => &["sbsa-linux", "aarch64-linux"],
+            ("linux", "powerpc64") => &["ppc64le-linux"],
+            _ => &[],
+        }
     }
 }
 
-fn has_lib(dir: &Path, windows: bool) -> bool {
-    lib_file_names(windows).iter().any(|f| dir.join(f).is_file())
+/// What to do.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Decision {
+    NoLink { why: String },
+    Link { dir: PathBuf, rule: String, stub: bool },
 }
 
-fn toolkit_lib_dirs(root: &Path) -> Vec<PathBuf> {
-    let mut dirs = vec![root.join("lib64"), root.join("lib"), root.join("lib/x64")];
-    if let Ok(rd) = std::fs::read_dir(root.join("targets")) {
-        let mut t: Vec<PathBuf> = rd.flatten().map(|e| e.path().join("lib")).collect();
-        t.sort();
-        dirs.extend(t);
+fn is_stub_dir(dir: &Path) -> bool {
+    dir.components().any(|c| c.as_os_str() == "stubs")
+}
+
+struct Search<'a> {
+    t: &'a Target,
+    tried: Vec<String>,
+    /// Stub directories met on the way, with the rule that met them; used only if nothing else is.
+    stubs: Vec<(PathBuf, String)>,
+}
+
+impl Search<'_> {
+    /// A real library in `dir`: Some(dir). A stub is remembered for rule 5.
+    fn probe(&mut self, dir: &Path, rule: &str) -> Option<PathBuf> {
+        if !dir.join(self.t.lib_file()).is_file() {
+            self.tried.push(format!("{} ({rule})", dir.display()));
+            return None;
+        }
+        if is_stub_dir(dir) {
+            self.stubs.push((dir.to_path_buf(), rule.to_string()));
+            return None;
+        }
+        Some(dir.to_path_buf())
     }
-    dirs
 }
 
-fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
-    let major = if env::var_os("CARGO_FEATURE_CUDA_13").is_some() {
-        13
-    } else if env::var_os("CARGO_FEATURE_CUDA_12").is_some() {
-        12
-    } else {
-        11
+/// The rules. `var(name)`: the variable, target-prefixed first, as (the name found, value).
+/// `pkg_config(name)`: the library directories of that pkg-config package, if it exists.
+/// `majors`: the enabled majors, newest first. Err: the message to fail the build with.
+pub fn decide(
+    t: &Target,
+    majors: &[u32],
+    dynamic: bool,
+    var: &dyn Fn(&str) -> Option<(String, String)>,
+    pkg_config: &dyn Fn(&str) -> Option<Vec<PathBuf>>,
+) -> Result<Decision, String> {
+    let no_link = |why: String| Ok(Decision::NoLink { why });
+    if dynamic {
+        return no_link("feature dynamic-loading".into());
+    }
+    if var("DOCS_RS").is_some() {
+        return no_link("DOCS_RS (docs.rs build)".into());
+    }
+    if let Some((name, v)) = var("CUDA_MEMPOOL_SYS_NO_LINK") {
+        if v != "0" {
+            return no_link(format!("{name}={v}"));
+        }
+    }
+    let link = |dir: &Path, rule: String, stub: bool| {
+        Ok(Decision::Link {
+            dir: dir.to_path_buf(),
+            rule,
+            stub,
+        })
     };
-    println!("cargo:cuda_major={major}");
 
-    if env_var("DOCS_RS").is_some() || env_var("CUDA_MEMPOOL_SYS_NO_LINK").map_or(false, |v| v != "0") {
-        return;
-    }
-    let windows = env::var("CARGO_CFG_TARGET_OS").map_or(false, |os| os == "windows");
-    let mut tried: Vec<String> = Vec::new();
-
-    // 1. Our own variable: authoritative.
-    if let Some(dir) = env_var(OWN_DIR_VAR) {
+    // 1. Our own variable: authoritative (a stub there is linked, with the warning).
+    if let Some((name, dir)) = var(OWN_DIR_VAR) {
         let dir = PathBuf::from(dir);
-        if has_lib(&dir, windows) {
-            return link(&dir, false);
+        if dir.join(t.lib_file()).is_file() {
+            return link(&dir, format!("1: {name}"), is_stub_dir(&dir));
         }
-        let so1 = dir.join("libcuda.so.1").is_file();
-        panic!(
-            "\n\ncuda-mempool-sys: {OWN_DIR_VAR}={} holds no {}.{}\nSet it to the directory that holds the driver library, or unset it to search the usual places.\n\n",
+        let so1 = !t.windows() && dir.join("libcuda.so.1").is_file();
+        return Err(format!(
+            "{name}={} holds no {}.{}\nSet it to the directory that holds the driver library, or unset it to search the usual places.",
             dir.display(),
-            lib_file_names(windows).join(" / "),
+            t.lib_file(),
             if so1 { " It has libcuda.so.1 but not the link-time name libcuda.so: add a symlink libcuda.so -> libcuda.so.1." } else { "" }
-        );
+        ));
     }
 
-    // 2. Toolkit roots from the environment (stubs are kept for last).
-    let mut stub_dirs: Vec<PathBuf> = Vec::new();
-    for var in TOOLKIT_VARS {
-        if let Some(root) = env_var(var) {
-            let root = PathBuf::from(root);
-            for d in toolkit_lib_dirs(&root) {
-                if has_lib(&d, windows) {
-                    return link(&d, false);
-                }
-                tried.push(format!("{} (from {var})", d.display()));
-                stub_dirs.push(d.join("stubs"));
+    let mut s = Search {
+        t,
+        tried: Vec::new(),
+        stubs: Vec::new(),
+    };
+
+    // 2. Toolkit roots from the environment.
+    for toolkit_var in TOOLKIT_VARS {
+        let (name, root) = match var(toolkit_var) {
+            Some(found) => found,
+            None => continue,
+        };
+        let root = PathBuf::from(root);
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        if !t.cross {
+            dirs.extend([root.join("lib64"), root.join("lib"), root.join("lib/x64")]);
+        }
+        dirs.extend(
+            t.toolkit_target_dirs()
+                .iter()
+                .map(|d| root.join("targets").join(d).join("lib")),
+        );
+        let rule = format!("2: {name}");
+        for d in dirs {
+            if let Some(found) = s.probe(&d, &rule) {
+                return link(&found, rule, false);
             }
+            s.probe(&d.join("stubs"), &rule);
         }
     }
 
-    // 3. pkg-config.
-    println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
-    let mut names: Vec<String> = (0..=9).rev().map(|minor| format!("cuda-{major}.{minor}")).collect();
+    // 3. pkg-config (the pkg-config crate itself refuses to answer for a cross build unless it is
+    //    configured for one: PKG_CONFIG_ALLOW_CROSS, PKG_CONFIG_SYSROOT_DIR, ...).
+    let mut names: Vec<String> = Vec::new();
+    for m in majors {
+        names.extend((0..=9).rev().map(|minor| format!("cuda-{m}.{minor}")));
+    }
     names.push("cuda".into());
     for name in &names {
-        if let Ok(lib) = pkg_config::Config::new().cargo_metadata(false).probe(name) {
-            for d in &lib.link_paths {
-                if has_lib(d, windows) {
-                    return link(d, d.ends_with("stubs"));
-                }
+        for d in pkg_config(name).unwrap_or_default() {
+            let rule = format!("3: pkg-config {name}");
+            if let Some(found) = s.probe(&d, &rule) {
+                return link(&found, rule, false);
             }
         }
     }
-    tried.push(format!("pkg-config {} / cuda", names[..names.len() - 1].join(", ")));
+    s.tried.push(format!("pkg-config {}", names.join(", ")));
 
-    // 4. The usual places.
-    let mut usual: Vec<PathBuf> = if windows {
-        vec![]
+    // 4. The usual places, for native builds only.
+    let mut so1_only = Vec::new();
+    if t.cross {
+        s.tried
+            .push(format!("no system directories: cross-compiling for {}", t.triple));
     } else {
-        [
-            "/usr/lib/x86_64-linux-gnu",
-            "/usr/lib/aarch64-linux-gnu",
-            "/usr/lib64",
-            "/usr/lib",
-            "/usr/lib/wsl/lib",
-            "/usr/local/cuda/lib64",
-            "/usr/local/cuda/lib",
-            "/opt/cuda/lib64",
-        ]
-        .iter()
-        .map(PathBuf::from)
-        .collect()
-    };
-    usual.retain(|d| d.is_dir());
-    for d in &usual {
-        if has_lib(d, windows) {
-            return link(d, false);
+        for d in t.usual_dirs.iter().filter(|d| d.is_dir()) {
+            let rule = format!("4: {}", d.display());
+            if let Some(found) = s.probe(d, &rule) {
+                return link(&found, rule, false);
+            }
+            if d.join("libcuda.so.1").is_file() {
+                so1_only.push(d.display().to_string());
+            }
         }
-        tried.push(d.display().to_string());
     }
-    let so1_only: Vec<String> = usual
-        .iter()
-        .filter(|d| d.join("libcuda.so.1").is_file())
-        .map(|d| d.display().to_string())
-        .collect();
 
-    // 5. Stubs, last.
-    if !windows {
-        stub_dirs.extend(
-            ["/usr/local/cuda/lib64/stubs", "/opt/cuda/lib64/stubs"]
-                .iter()
-                .map(PathBuf::from),
-        );
-    }
-    for d in &stub_dirs {
-        if has_lib(d, windows) {
-            println!(
-                "cargo:warning=cuda-mempool-sys: linking against the stub {}: programs will link but need the real driver to run",
-                d.display()
-            );
-            return link(d, true);
+    // 5. Stubs, strictly last.
+    if !t.cross {
+        for d in &t.usual_stub_dirs {
+            s.probe(d, "toolkit stubs/");
         }
     }
-    tried.push("toolkit stubs/ directories".into());
+    if let Some((dir, rule)) = s.stubs.first() {
+        return link(dir, format!("5: stub library, found by {rule}"), true);
+    }
 
     let hint = if so1_only.is_empty() {
         String::new()
@@ -169,20 +268,78 @@ fn main() {
             so1_only.join(", ")
         )
     };
-    panic!(
-        "\n\ncuda-mempool-sys: cannot find the CUDA driver library ({}).\nTried:\n  - {}\n{hint}\n\
+    Err(format!(
+        "cannot find the CUDA driver library ({}) for {}.\nTried:\n  - {}\n{hint}\n\
          Fix one of:\n  - set {OWN_DIR_VAR}=<dir containing {}>\n  - set CUDA_PATH to a CUDA toolkit\n  \
          - Debian: enable the non-free component and `apt-get install libcuda1` (works without a GPU)\n  \
-         - set CUDA_MEMPOOL_SYS_NO_LINK=1 if your crate loads libcuda itself\n\n",
-        lib_file_names(windows).join(" / "),
-        tried.join("\n  - "),
-        lib_file_names(windows).join(" / ")
-    );
+         - enable the `dynamic-loading` feature, which links nothing and loads libcuda.so.1 at run time\n  \
+         - set CUDA_MEMPOOL_SYS_NO_LINK=1 if your crate links libcuda itself",
+        t.lib_file(),
+        t.triple,
+        s.tried.join("\n  - "),
+        t.lib_file()
+    ))
 }
 
-fn link(dir: &Path, stub: bool) {
-    println!("cargo:rustc-link-search=native={}", dir.display());
-    println!("cargo:rustc-link-lib=dylib=cuda");
-    println!("cargo:lib_dir={}", dir.display());
-    println!("cargo:stub={}", u8::from(stub));
+/// `<TARGET>_NAME` (target upper-cased, `-` and `.` as `_`), then `NAME`; empty counts as unset.
+fn env_var(triple: &str, name: &str) -> Option<(String, String)> {
+    let prefixed = format!("{}_{name}", triple.to_uppercase().replace(['-', '.'], "_"));
+    for var in [prefixed, name.to_string()] {
+        println!("cargo:rerun-if-env-changed={var}");
+        if let Some(v) = env::var(&var).ok().filter(|v| !v.is_empty()) {
+            return Some((var, v));
+        }
+    }
+    None
+}
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    let t = Target::from_env();
+    let majors: Vec<u32> = [13, 12, 11]
+        .into_iter()
+        .filter(|m| env::var_os(format!("CARGO_FEATURE_CUDA_{m}")).is_some())
+        .collect();
+    let mut listed = majors.clone();
+    listed.sort_unstable();
+    println!(
+        "cargo:cuda_majors={}",
+        listed.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+    );
+    let dynamic = env::var_os("CARGO_FEATURE_DYNAMIC_LOADING").is_some();
+    println!("cargo:dynamic_loading={}", u8::from(dynamic));
+
+    let triple = t.triple.clone();
+    let var = move |name: &str| env_var(&triple, name);
+    let pkg_config = |name: &str| {
+        pkg_config::Config::new()
+            .cargo_metadata(false)
+            .env_metadata(true)
+            .probe(name)
+            .ok()
+            .map(|lib| lib.link_paths)
+    };
+    match decide(&t, &majors, dynamic, &var, &pkg_config) {
+        Ok(Decision::NoLink { why }) => {
+            println!("cuda-mempool-sys: not linking libcuda ({why})");
+            println!("cargo:rule=none: {why}");
+        }
+        Ok(Decision::Link { dir, rule, stub }) => {
+            println!("cuda-mempool-sys: linking libcuda from {} (rule {rule})", dir.display());
+            if stub {
+                println!(
+                    "cargo:warning=cuda-mempool-sys: linking against the stub library in {} (rule {rule}): programs \
+                     link, but need the real driver (libcuda.so.1) at run time; set {OWN_DIR_VAR} to the driver's \
+                     directory to link the real one",
+                    dir.display()
+                );
+            }
+            println!("cargo:rustc-link-search=native={}", dir.display());
+            println!("cargo:rustc-link-lib=dylib=cuda");
+            println!("cargo:rule={rule}");
+            println!("cargo:lib_dir={}", dir.display());
+            println!("cargo:stub={}", u8::from(stub));
+        }
+        Err(msg) => panic!("\n\ncuda-mempool-sys: {msg}\n\n"),
+    }
 }

@@ -8,11 +8,11 @@
 //! suite still holds at the end of a run). Everything else is the generated binding itself.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
-pub use cuda_mempool_sys::*;
+pub use cuda_mempool_sys::cuda13::*;
 
 /// The bindings themselves, unshadowed.
 mod raw {
-    pub use cuda_mempool_sys::*;
+    pub use cuda_mempool_sys::cuda13::*;
 }
 
 use crate::crumb::enter;

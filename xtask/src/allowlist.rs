@@ -100,8 +100,9 @@ pub const PTSZ: &[&str] = &[
     "cuMemFreeAsync_ptsz",
 ];
 
-/// CUDA 13 pool selectors by location: declared for 13 only. Drivers before R580 lack them, so
-/// code that must also run there resolves them with cuGetProcAddress through the PFN types below.
+/// CUDA 13 pool selectors by location: declared for 13 only. Drivers before R580 lack them, so code
+/// that must also run there calls them through the entry-point table (`EntryPoints::load()`), or
+/// resolves them with cuGetProcAddress through the PFN types below.
 pub const CUDA13_SELECTORS: &[&str] = &["cuMemGetDefaultMemPool", "cuMemGetMemPool", "cuMemSetMemPool"];
 pub const CUDA13_SELECTOR_PFNS: &[&str] = &[
     "PFN_cuMemGetDefaultMemPool_v13000",
@@ -133,29 +134,52 @@ pub const VARS: &[&str] = &[
     "CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS",
 ];
 
-/// Pointer- or cast-valued macros bindgen cannot translate; cuda-mempool-sys defines them by hand in
-/// src/lib.rs and the ABI probe checks each value against cuda.h. (C expression, Rust expression.)
-pub const HAND_CONSTS: &[(&str, &str, &str)] = &[
-    (
-        "CU_STREAM_LEGACY",
-        "(unsigned long long)(uintptr_t)CU_STREAM_LEGACY",
-        "cuda_mempool_sys::CU_STREAM_LEGACY as usize",
-    ),
-    (
-        "CU_STREAM_PER_THREAD",
-        "(unsigned long long)(uintptr_t)CU_STREAM_PER_THREAD",
-        "cuda_mempool_sys::CU_STREAM_PER_THREAD as usize",
-    ),
-    (
-        "CU_DEVICE_CPU",
-        "(long long)CU_DEVICE_CPU",
-        "cuda_mempool_sys::CU_DEVICE_CPU",
-    ),
-    (
-        "CU_DEVICE_INVALID",
-        "(long long)CU_DEVICE_INVALID",
-        "cuda_mempool_sys::CU_DEVICE_INVALID",
-    ),
+/// Pointer- or cast-valued macros bindgen cannot translate. The generator writes each one into every
+/// major's module, and the ABI probe checks each value against cuda.h.
+pub struct HandConst {
+    pub name: &'static str,
+    /// Type and value as written in the generated module.
+    pub rust_ty: &'static str,
+    pub rust_value: &'static str,
+    pub doc: &'static str,
+    /// The probe's C expression and the Rust expression it is compared with (`B` is the module).
+    pub c_expr: &'static str,
+    pub probe_expr: &'static str,
+}
+
+pub const HAND_CONSTS: &[HandConst] = &[
+    HandConst {
+        name: "CU_STREAM_LEGACY",
+        rust_ty: "CUstream",
+        rust_value: "0x1 as CUstream",
+        doc: "The legacy default stream, whatever the compilation's default-stream mode.",
+        c_expr: "(unsigned long long)(uintptr_t)CU_STREAM_LEGACY",
+        probe_expr: "B::CU_STREAM_LEGACY as usize",
+    },
+    HandConst {
+        name: "CU_STREAM_PER_THREAD",
+        rust_ty: "CUstream",
+        rust_value: "0x2 as CUstream",
+        doc: "The per-thread default stream, whatever the compilation's default-stream mode.",
+        c_expr: "(unsigned long long)(uintptr_t)CU_STREAM_PER_THREAD",
+        probe_expr: "B::CU_STREAM_PER_THREAD as usize",
+    },
+    HandConst {
+        name: "CU_DEVICE_CPU",
+        rust_ty: "CUdevice",
+        rust_value: "-1",
+        doc: "The host (CPU) as a device ordinal, where an API accepts it.",
+        c_expr: "(long long)CU_DEVICE_CPU",
+        probe_expr: "B::CU_DEVICE_CPU",
+    },
+    HandConst {
+        name: "CU_DEVICE_INVALID",
+        rust_ty: "CUdevice",
+        rust_value: "-2",
+        doc: "An invalid device ordinal.",
+        c_expr: "(long long)CU_DEVICE_INVALID",
+        probe_expr: "B::CU_DEVICE_INVALID",
+    },
 ];
 
 pub fn check_sorted() -> Result<(), String> {
@@ -177,3 +201,19 @@ pub fn check_sorted() -> Result<(), String> {
     sorted("TYPES", TYPES)?;
     sorted("VARS", VARS)
 }
+
+/// The loader's own declarations of cuGetProcAddress (cuda-mempool-sys/src/loader.rs), which serve
+/// every major: (typedef in cudaTypedefs.h, the Rust signature as C spells it, first major whose
+/// cudaTypedefs.h has the typedef). The ABI probe asserts that the C compiler finds them compatible.
+pub const LOADER_PFNS: &[(&str, &str, u32)] = &[
+    (
+        "PFN_cuGetProcAddress_v11030",
+        "unsigned int (*)(char const *, void * *, int, uint64_t)",
+        11,
+    ),
+    (
+        "PFN_cuGetProcAddress_v12000",
+        "unsigned int (*)(char const *, void * *, int, uint64_t, unsigned int *)",
+        12,
+    ),
+];

@@ -3,6 +3,7 @@
 use crate::allowlist::{self, Func};
 use crate::headers::Headers;
 use crate::pins::{self, Pin};
+use crate::table;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -51,7 +52,7 @@ fn own_doc(name: &str) -> Option<String> {
         _ => return None,
     };
     Some(match idx {
-        Some(i) => format!("[{i}] {text} [NVIDIA docs]({DOCS_GROUP})"),
+        Some(i) => format!("API {i}: {text} [NVIDIA docs]({DOCS_GROUP})"),
         None => format!("{text} [NVIDIA docs]({DOCS_GROUP})"),
     })
 }
@@ -60,16 +61,14 @@ fn c_compiler() -> String {
     std::env::var("CC").unwrap_or_else(|_| "cc".into())
 }
 
-/// What each C API name resolves to after cuda.h's macros, in this major (no per-thread default
-/// stream): e.g. cuMemAlloc -> cuMemAlloc_v2. Asks the C preprocessor itself.
-fn resolve_names(root: &Path, include: &Path, names: &[&str]) -> Result<BTreeMap<String, String>, String> {
-    let mut src = String::from("#include \"wrapper.h\"\n");
-    for n in names {
-        writeln!(src, "XTASK_RESOLVE {n} XTASK_END").unwrap();
-    }
+/// Runs the C preprocessor over `#include "wrapper.h"` followed by `body`, with `defines`.
+pub fn preprocess(root: &Path, include: &Path, defines: &[&str], body: &str) -> Result<String, String> {
+    let src = format!("#include \"wrapper.h\"\n{body}");
     let cc = c_compiler();
     let mut child = Command::new(&cc)
-        .args(["-E", "-P", "-x", "c", "-"])
+        .args(["-E", "-P", "-x", "c"])
+        .args(defines.iter().map(|d| format!("-D{d}")))
+        .arg("-")
         .arg(format!("-I{}", root.display()))
         .arg(format!("-I{}", include.display()))
         .stdin(std::process::Stdio::piped())
@@ -89,7 +88,22 @@ fn resolve_names(root: &Path, include: &Path, names: &[&str]) -> Result<BTreeMap
     if !out.status.success() {
         return Err(format!("`{cc} -E` over wrapper.h failed ({})", out.status));
     }
-    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// What each macro name expands to after cuda.h / cudaTypedefs.h (with `defines`), as the C
+/// preprocessor sees it; and the preprocessed text itself.
+fn expand(
+    root: &Path,
+    include: &Path,
+    defines: &[&str],
+    names: &[String],
+) -> Result<(BTreeMap<String, String>, String), String> {
+    let mut body = String::new();
+    for n in names {
+        writeln!(body, "XTASK_RESOLVE {n} XTASK_END").unwrap();
+    }
+    let text = preprocess(root, include, defines, &body)?;
     let resolved: Vec<String> = text
         .lines()
         .filter_map(|l| l.trim().strip_prefix("XTASK_RESOLVE "))
@@ -98,7 +112,128 @@ fn resolve_names(root: &Path, include: &Path, names: &[&str]) -> Result<BTreeMap
     if resolved.len() != names.len() {
         return Err("preprocessor output lost some XTASK_RESOLVE lines".into());
     }
-    Ok(names.iter().map(|n| n.to_string()).zip(resolved).collect())
+    Ok((names.iter().cloned().zip(resolved).collect(), text))
+}
+
+/// What each C API name resolves to after cuda.h's macros, in this major (no per-thread default
+/// stream): e.g. cuMemAlloc -> cuMemAlloc_v2. Asks the C preprocessor itself.
+fn resolve_names(root: &Path, include: &Path, names: &[&str]) -> Result<BTreeMap<String, String>, String> {
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    Ok(expand(root, include, &[], &names)?.0)
+}
+
+/// The ABI version of every function: cudaTypedefs.h's `PFN_*` typedefs (and, where the header
+/// still has them, its `#define PFN_x PFN_x_vN` macros), both as the C preprocessor sees them.
+fn abi_versions(
+    root: &Path,
+    include: &Path,
+    resolved: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, table::Abi>, String> {
+    // (C name, per-thread) for every symbol.
+    let mut wanted: Vec<(String, bool)> = Vec::new();
+    let mut by_symbol: Vec<(String, (String, bool))> = Vec::new();
+    for (c, sym) in resolved {
+        let key = match sym.strip_suffix("_ptsz") {
+            Some(base) if allowlist::PTSZ.contains(&sym.as_str()) => (base.to_string(), true),
+            _ => (c.clone(), false),
+        };
+        wanted.push(key.clone());
+        by_symbol.push((sym.clone(), key));
+    }
+    let mut macros = BTreeMap::new();
+    let mut typedefs = std::collections::BTreeSet::new();
+    for (defines, ptsz) in [(&[][..], false), (&["CUDA_API_PER_THREAD_DEFAULT_STREAM"][..], true)] {
+        let names: Vec<String> = wanted
+            .iter()
+            .filter(|w| w.1 == ptsz)
+            .map(|w| format!("PFN_{}", w.0))
+            .collect();
+        let (map, text) = expand(root, include, defines, &names)?;
+        for (m, to) in map {
+            if m != to {
+                macros.insert((m["PFN_".len()..].to_string(), ptsz), to);
+            }
+        }
+        if !ptsz {
+            typedefs.extend(
+                text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .filter(|t| t.starts_with("PFN_"))
+                    .map(str::to_string),
+            );
+        }
+    }
+    // Ask the C compiler which candidate typedefs match the declaration of each bound symbol.
+    let mut prog = String::from("#include <stdio.h>\nint main(void) {\n");
+    let mut asked = Vec::new();
+    for (sym, (c, ptsz)) in &by_symbol {
+        for t in table::candidates(c, *ptsz, &typedefs) {
+            writeln!(
+                prog,
+                "    printf(\"%d\\n\", __builtin_types_compatible_p({t}, __typeof__(&{sym})));"
+            )
+            .unwrap();
+            asked.push(((c.clone(), *ptsz), t.clone()));
+        }
+    }
+    prog.push_str("    return 0;\n}\n");
+    let answers = compile_and_run(root, include, &prog)?;
+    let answers: Vec<&str> = answers.lines().collect();
+    if answers.len() != asked.len() {
+        return Err("the typedef compatibility probe printed the wrong number of lines".into());
+    }
+    let mut compatible: BTreeMap<(String, bool), Vec<(String, bool)>> =
+        wanted.iter().map(|w| (w.clone(), Vec::new())).collect();
+    for ((key, t), a) in asked.into_iter().zip(answers) {
+        compatible.get_mut(&key).unwrap().push((t, a.trim() == "1"));
+    }
+    let abis = table::abi_versions(&compatible, &macros)?;
+    Ok(by_symbol
+        .into_iter()
+        .map(|(sym, key)| {
+            let a = &abis[&key];
+            (
+                sym,
+                table::Abi {
+                    c_name: a.c_name.clone(),
+                    version: a.version,
+                    pfn: a.pfn.clone(),
+                    per_thread: a.per_thread,
+                },
+            )
+        })
+        .collect())
+}
+
+/// Compiles `#include "wrapper.h"` + `src` against `include` and returns what the program prints.
+fn compile_and_run(root: &Path, include: &Path, src: &str) -> Result<String, String> {
+    let cc = c_compiler();
+    let dir = root.join("target/xtask");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let c = dir.join(format!("probe-{}.c", std::process::id()));
+    let exe = dir.join(format!("probe-{}", std::process::id()));
+    std::fs::write(&c, format!("#include \"wrapper.h\"\n{src}")).map_err(|e| e.to_string())?;
+    let out = Command::new(&cc)
+        .args(["-std=gnu11", "-o"])
+        .arg(&exe)
+        .arg(&c)
+        .arg(format!("-I{}", root.display()))
+        .arg(format!("-I{}", include.display()))
+        .output()
+        .map_err(|e| format!("cannot run the C compiler `{cc}` ({e}); install gcc or set CC"))?;
+    let _ = std::fs::remove_file(&c);
+    if !out.status.success() {
+        return Err(format!(
+            "compiling the typedef probe failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let run = Command::new(&exe).output();
+    let _ = std::fs::remove_file(&exe);
+    let run = run.map_err(|e| format!("cannot run the typedef probe: {e}"))?;
+    if !run.status.success() {
+        return Err(format!("the typedef probe failed ({})", run.status));
+    }
+    Ok(String::from_utf8_lossy(&run.stdout).into_owned())
 }
 
 fn bindgen_version(root: &Path) -> Result<String, String> {
@@ -196,9 +331,30 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     if !missing.is_empty() {
         return Err(format!("CUDA {major}: cuda.h declares no {}", missing.join(", ")));
     }
+    let abis = abi_versions(root, &h.include, &resolved)?;
+    let file = syn::parse_file(&bindings).map_err(|e| format!("cannot parse bindgen output for CUDA {major}: {e}"))?;
+    let enums = table::enum_newtypes(&file);
+    let enum_names: std::collections::BTreeSet<&str> = enums.iter().map(|(n, _)| n.as_str()).collect();
+    // `pub use self::cudaError_enum as CUresult;`: the name a user knows each enum by.
+    let mut aliases = BTreeMap::new();
+    for l in bindings.lines() {
+        if let Some((from, to)) = l
+            .strip_prefix("pub use self::")
+            .and_then(|r| r.strip_suffix(';'))
+            .and_then(|r| r.split_once(" as "))
+        {
+            aliases.entry(from.to_string()).or_insert_with(|| to.to_string());
+        }
+    }
+    let funcs = table::extern_fns(&file);
+    let header_text = std::fs::read_to_string(h.include.join("cuda.h")).unwrap_or_default()
+        + &std::fs::read_to_string(h.include.join("cudaTypedefs.h")).unwrap_or_default();
+    let tbl = table::table(major, &funcs, &abis, &header_text)?;
 
-    // Own docs above the allocator functions; NVIDIA's comments are not carried over.
-    let mut out = String::new();
+    // Own docs above the allocator functions; NVIDIA's comments are not carried over. Enum newtypes
+    // lose bindgen's derived Debug (they get one that prints names, below), and the extern block
+    // disappears under the `dynamic-loading` feature.
+    let mut lines: Vec<String> = Vec::new();
     for line in bindings.lines() {
         if let Some(rest) = line.trim_start().strip_prefix("pub fn ") {
             let name = rest.split('(').next().unwrap_or("");
@@ -209,34 +365,80 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
                 .unwrap_or(name);
             let indent = &line[..line.len() - line.trim_start().len()];
             if let Some(doc) = own_doc(c_name) {
-                writeln!(out, "{indent}/// {doc}").unwrap();
+                lines.push(format!("{indent}/// {doc}"));
             }
             if c_name != name {
-                writeln!(
-                    out,
+                lines.push(format!(
                     "{indent}/// cuda.h names this `{c_name}` (a macro for this symbol)."
-                )
-                .unwrap();
+                ));
             }
         }
-        out.push_str(line);
-        out.push('\n');
+        if line == "extern \"C\" {" {
+            lines.push("#[cfg(not(feature = \"dynamic-loading\"))]".into());
+        }
+        if let Some(name) = line.strip_prefix("pub struct ").and_then(|r| r.split('(').next()) {
+            if enum_names.contains(name) {
+                let derive = lines
+                    .iter_mut()
+                    .rev()
+                    .take(4)
+                    .find(|l| l.starts_with("#[derive(Debug, "))
+                    .ok_or_else(|| format!("CUDA {major}: no derive(Debug) above enum {name}"))?;
+                *derive = derive.replacen("#[derive(Debug, ", "#[derive(", 1);
+            }
+        }
+        lines.push(line.to_string());
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+
+    out.push_str("\n// Written by `cargo xtask regen` itself (xtask/src/table.rs), not by bindgen.\n\n");
+    out.push_str("pub use crate::EntryPoint;\n#[cfg(unix)]\npub use crate::{Library, LoadError, LoadErrorKind};\n\n");
+    out.push_str(&table::enum_debug(&enums, &aliases));
+    out.push('\n');
+    for k in allowlist::HAND_CONSTS {
+        writeln!(
+            out,
+            "/// {}\npub const {}: {} = {};",
+            k.doc, k.name, k.rust_ty, k.rust_value
+        )
+        .unwrap();
+    }
+    // CUDA 13 moved `id` into an anonymous union.
+    let union_id = file.items.iter().any(|i| {
+        matches!(i, syn::Item::Struct(st) if st.ident == "CUmemLocation_st"
+            && st.fields.iter().any(|f| f.ident.as_ref().is_some_and(|n| n == "__bindgen_anon_1")))
+    });
+    out.push_str("/// A `CUmemLocation` of the given type and id (CUDA 13 keeps `id` in an anonymous union).\n");
+    out.push_str("pub const fn mem_location(type_: CUmemLocationType, id: ::core::ffi::c_int) -> CUmemLocation {\n");
+    if union_id {
+        out.push_str("    CUmemLocation {\n        type_,\n        __bindgen_anon_1: CUmemLocation_st__bindgen_ty_1 { id },\n    }\n}\n");
+    } else {
+        out.push_str("    CUmemLocation { type_, id }\n}\n");
     }
     // C names that cuda.h maps to a versioned symbol, as aliases a C programmer would recognise.
     let aliases: Vec<_> = resolved.iter().filter(|(c, s)| c != s).collect();
     if !aliases.is_empty() {
         out.push_str("/// C API names as cuda.h's macros resolve them (no per-thread default stream).\n");
+        out.push_str("#[cfg(not(feature = \"dynamic-loading\"))]\n");
         out.push_str("pub mod c_names {\n");
         for (c, s) in aliases {
             writeln!(out, "    pub use super::{s} as {c};").unwrap();
         }
         out.push_str("}\n");
     }
+    out.push('\n');
+    out.push_str(&tbl.rust);
 
     let bg = bindgen_version(root)?;
-    let header = rs_header(&bg, pin, h, &format!("raw bindings for CUDA {major}"));
+    let header = rs_header(
+        &bg,
+        pin,
+        h,
+        &format!("raw bindings, helpers and the EntryPoints table for CUDA {major}"),
+    );
     let rs = format!("{header}\n{out}");
-    let (abi_c, abi_rs) = abi_probe(&rs, h, &bg, pin, major)?;
+    let (abi_c, abi_rs) = abi_probe(&bindings, h, &bg, pin, major, &tbl)?;
     Ok(Generated {
         files: vec![
             (pins::bindings_path(major), rs),
@@ -261,7 +463,14 @@ fn c_field(rust: &str) -> &str {
 /// The ctest idea: from the very items bindgen produced, a C program (compiled against the same
 /// cuda.h) and a Rust function that each list size, alignment and field offsets of every struct and
 /// union, and the value of every constant. The test in cuda-mempool-sys/tests/abi.rs compares them.
-fn abi_probe(rs: &str, h: &Headers, bg: &str, pin: &Pin, major: u32) -> Result<(String, String), String> {
+fn abi_probe(
+    rs: &str,
+    h: &Headers,
+    bg: &str,
+    pin: &Pin,
+    major: u32,
+    tbl: &table::Table,
+) -> Result<(String, String), String> {
     let file = syn::parse_file(rs).map_err(|e| format!("cannot parse bindgen output for CUDA {major}: {e}"))?;
     let header_text = std::fs::read_to_string(h.include.join("cuda.h")).unwrap_or_default()
         + &std::fs::read_to_string(h.include.join("cudaTypedefs.h")).unwrap_or_default();
@@ -344,8 +553,15 @@ fn abi_probe(rs: &str, h: &Headers, bg: &str, pin: &Pin, major: u32) -> Result<(
             _ => {}
         }
     }
-    for (name, c_expr, r_expr) in allowlist::HAND_CONSTS {
-        add(format!("hand {name}"), c_expr.to_string(), r_expr.to_string());
+    for k in allowlist::HAND_CONSTS {
+        add(
+            format!("hand {}", k.name),
+            k.c_expr.to_string(),
+            k.probe_expr.to_string(),
+        );
+    }
+    for (key, c_expr, r_expr) in &tbl.probe {
+        add(key.clone(), c_expr.clone(), r_expr.clone());
     }
     let mut c_out = format!(
         "/* @generated by `cargo xtask regen`: ABI probe for CUDA {major}. Do not edit by hand.\n \
@@ -361,6 +577,8 @@ fn abi_probe(rs: &str, h: &Headers, bg: &str, pin: &Pin, major: u32) -> Result<(
         )
         .unwrap();
     }
+    c_out.push_str("\n/* Every table entry: its Rust signature (as C) and cuda.h's declaration agree with the typedef of its ABI version. */\n");
+    c_out.push_str(&tbl.c_asserts);
     writeln!(c_out, "\nint main(void) {{\n{c}    return 0;\n}}").unwrap();
     let r_out = format!(
         "{}// {entries} entries; the C half is cuda{major}.c beside this file.\n\

@@ -5,13 +5,17 @@
 //!       cuda-mempool-sys/tests/abi/ for every pinned CUDA major. `--check` writes nothing and fails
 //!       if a committed file differs from what would be generated.
 //!   cargo xtask ci
-//!       Everything CI checks: formatting, clippy (warnings denied), `regen --check`, the ABI check
-//!       and all tests. `.ci/run` installs the system packages and then runs this.
+//!       Everything CI checks: formatting, clippy (warnings denied), rustdoc (warnings denied),
+//!       `regen --check`, the ABI check with every major, all tests (linked and `dynamic-loading`),
+//!       the feature-union workspace (a cuda-12 and a cuda-13 dependent in one build), the packaged
+//!       crate's tests from the unpacked .crate, and the MSRV build (installed with rustup).
+//!       `.ci/run` installs the system packages and then runs this.
 
 mod allowlist;
 mod gen;
 mod headers;
 mod pins;
+mod table;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -147,13 +151,23 @@ fn summary(rel: &str, old: &str, new: &str) -> String {
 }
 
 fn run(root: &Path, what: &str, args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
-    println!("xtask ci: cargo {}", args.join(" "));
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    run_in(root, what, &cargo(), args, envs)
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// Runs `program args` in `dir`; fails with `what` when it does.
+fn run_in(dir: &Path, what: &str, program: &str, args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
+    let shown = if program == cargo() { "cargo" } else { program };
+    println!("xtask ci: {shown} {}", args.join(" "));
+    let status = Command::new(program)
         .args(args)
         .envs(envs.iter().copied())
-        .current_dir(root)
+        .current_dir(dir)
         .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
     if status.success() {
         Ok(())
     } else {
@@ -189,9 +203,28 @@ fn preflight() -> Result<(), String> {
     ))
 }
 
+/// The test workspace that proves the major features additive (and builds with the MSRV).
+const FEATURE_UNION: &str = "cuda-mempool-sys/tests/feature-union";
+
 fn ci(root: &Path) -> Result<(), String> {
     preflight()?;
+    let require = [
+        ("CUDA_MEMPOOL_REQUIRE_ABI", "1"),
+        ("CUDA_MEMPOOL_SYS_REQUIRE_LIBCUDA", "1"),
+    ];
     run(root, "formatting", &["fmt", "--all", "--check"], &[])?;
+    run(
+        root,
+        "formatting (feature-union workspace)",
+        &[
+            "fmt",
+            "--all",
+            "--check",
+            "--manifest-path",
+            &format!("{FEATURE_UNION}/Cargo.toml"),
+        ],
+        &[],
+    )?;
     run(
         root,
         "clippy",
@@ -208,44 +241,198 @@ fn ci(root: &Path) -> Result<(), String> {
     )?;
     run(
         root,
-        "clippy (all CUDA majors)",
+        "clippy (every feature of cuda-mempool-sys)",
         &[
             "clippy",
             "-p",
             "cuda-mempool-sys",
             "--all-targets",
-            "--features",
-            "cuda-11,cuda-12,cuda-13",
+            "--all-features",
+            "--locked",
             "--",
             "-D",
             "warnings",
         ],
         &[],
     )?;
-    for feature in ["cuda-11", "cuda-13"] {
+    for features in ["cuda-11", "cuda-13", "cuda-12,dynamic-loading", "cuda-13,std"] {
         run(
             root,
-            feature,
+            features,
             &[
                 "check",
                 "-p",
                 "cuda-mempool-sys",
+                "--locked",
                 "--no-default-features",
                 "--features",
-                feature,
+                features,
             ],
             &[],
         )?;
     }
+    for features in [
+        &["--features", "cuda-11,cuda-12,cuda-13,std"][..],
+        &["--all-features"][..],
+    ] {
+        let mut args = vec!["doc", "-p", "cuda-mempool-sys", "--no-deps", "--locked"];
+        args.extend(features);
+        run(
+            root,
+            "rustdoc (warnings denied)",
+            &args,
+            &[("RUSTDOCFLAGS", "-D warnings")],
+        )?;
+    }
     println!("xtask ci: regen --check");
     regen(root, true, None)?;
-    // The ABI test must run here: the headers are present (regen --check fetched them).
+    // The ABI test must run here: the headers are present (regen --check fetched them). Every major
+    // linked, then every major through the tables only (dynamic-loading).
+    for features in [&["--features", "cuda-11,cuda-12,cuda-13"][..], &["--all-features"][..]] {
+        let mut args = vec!["test", "-p", "cuda-mempool-sys", "--locked"];
+        args.extend(features);
+        run(root, "cuda-mempool-sys tests", &args, &require)?;
+    }
+    run(root, "tests", &["test", "--workspace", "--locked"], &require)?;
+    feature_union(root)?;
+    package(root)?;
+    msrv(root)?;
+    println!("xtask ci: all checks passed");
+    Ok(())
+}
+
+/// Two dependents, one on the crate root (CUDA 12) and one on `cuda13`, in one build; and one
+/// program with `dynamic-loading`. Both run: against CI's R535 driver (CUDA 12.2) they print the
+/// CUDA 13 selectors as missing.
+fn feature_union(root: &Path) -> Result<(), String> {
+    let dir = root.join(FEATURE_UNION);
+    let target = root.join("target/feature-union");
+    let target = target.to_str().ok_or("non-UTF-8 target path")?;
+    for bin in ["app", "loads"] {
+        run_in(
+            &dir,
+            "feature-union workspace",
+            &cargo(),
+            &["run", "--locked", "--target-dir", target, "-p", bin],
+            &[],
+        )?;
+    }
+    Ok(())
+}
+
+/// `cargo package`, unpacked under target/package-check/, and the crate's own tests and doctests
+/// run there, by the lockfile in the .crate: what a user of the published crate builds.
+fn package(root: &Path) -> Result<(), String> {
     run(
         root,
-        "tests",
-        &["test", "--workspace", "--locked"],
-        &[("CUDA_MEMPOOL_REQUIRE_ABI", "1")],
+        "cargo package",
+        &[
+            "package",
+            "-p",
+            "cuda-mempool-sys",
+            "--locked",
+            "--no-verify",
+            "--allow-dirty",
+        ],
+        &[],
     )?;
-    println!("xtask ci: all checks passed");
+    let manifest = std::fs::read_to_string(root.join("cuda-mempool-sys/Cargo.toml")).map_err(|e| e.to_string())?;
+    let version = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \""))
+        .map(|v| v.trim_end_matches('"'))
+        .ok_or("cuda-mempool-sys/Cargo.toml: no version")?;
+    let name = format!("cuda-mempool-sys-{version}");
+    let check = root.join("target/package-check");
+    let unpacked = check.join(&name);
+    let _ = std::fs::remove_dir_all(&unpacked);
+    std::fs::create_dir_all(&check).map_err(|e| e.to_string())?;
+    let crate_file = root.join(format!("target/package/{name}.crate"));
+    run_in(
+        &check,
+        "unpacking the .crate",
+        "tar",
+        &["-xzf", crate_file.to_str().ok_or("non-UTF-8 path")?],
+        &[],
+    )?;
+    let target = check.join("target");
+    let target = target.to_str().ok_or("non-UTF-8 target path")?;
+    let envs = [("CARGO_TARGET_DIR", target), ("CUDA_MEMPOOL_SYS_REQUIRE_LIBCUDA", "1")];
+    for features in [&[][..], &["--all-features"][..]] {
+        let mut args = vec!["test", "--locked"];
+        args.extend(features);
+        run_in(&unpacked, "the packaged crate's tests", &cargo(), &args, &envs)?;
+    }
+    Ok(())
+}
+
+/// The declared `rust-version` builds (and runs) the feature-union programs: cuda-11/12/13, linked
+/// and `dynamic-loading`. The toolchain is installed with rustup if missing; Cargo of that age
+/// cannot read today's index, so it builds offline from sources vendored by today's Cargo.
+fn msrv(root: &Path) -> Result<(), String> {
+    let manifest = std::fs::read_to_string(root.join("cuda-mempool-sys/Cargo.toml")).map_err(|e| e.to_string())?;
+    let msrv = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = \""))
+        .map(|v| v.trim_end_matches('"').to_string())
+        .ok_or("cuda-mempool-sys/Cargo.toml: no rust-version")?;
+    if msrv != format!("1.{}", pins::RUST_TARGET_MINOR) {
+        return Err(format!(
+            "rust-version {msrv} differs from the generator's rust target 1.{} (xtask/src/pins.rs)",
+            pins::RUST_TARGET_MINOR
+        ));
+    }
+    run_in(
+        root,
+        "installing the MSRV toolchain",
+        "rustup",
+        &[
+            "toolchain",
+            "install",
+            &msrv,
+            "--profile",
+            "minimal",
+            "--no-self-update",
+        ],
+        &[],
+    )?;
+    let dir = root.join(FEATURE_UNION);
+    let vendor = root.join("target/feature-union/vendor");
+    let vendor = vendor.to_str().ok_or("non-UTF-8 path")?;
+    run_in(
+        &dir,
+        "cargo vendor",
+        &cargo(),
+        &["vendor", "--locked", "--quiet", vendor],
+        &[],
+    )?;
+    let target = root.join("target/feature-union-msrv");
+    let target = target.to_str().ok_or("non-UTF-8 path")?;
+    let replace = "source.crates-io.replace-with=\"vendored-sources\"".to_string();
+    let directory = format!("source.vendored-sources.directory=\"{vendor}\"");
+    for bin in ["app", "loads"] {
+        run_in(
+            &dir,
+            &format!("MSRV {msrv} build"),
+            "rustup",
+            &[
+                "run",
+                &msrv,
+                "cargo",
+                "run",
+                "--offline",
+                "--locked",
+                "--config",
+                &replace,
+                "--config",
+                &directory,
+                "--target-dir",
+                target,
+                "-p",
+                bin,
+            ],
+            &[],
+        )?;
+    }
     Ok(())
 }

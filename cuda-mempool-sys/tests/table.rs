@@ -1,0 +1,275 @@
+//! The entry-point tables and enum `Debug`, against the installed driver library.
+//!
+//! Without a GPU a real libcuda still answers: `cuGetProcAddress` and `cuDriverGetVersion` work,
+//! `cuInit` returns CUDA_ERROR_NO_DEVICE. Without libcuda.so.1 at all, the trials that need it say
+//! so and pass, unless CUDA_MEMPOOL_SYS_REQUIRE_LIBCUDA=1 (CI), which makes that a failure.
+
+#![allow(non_snake_case)]
+
+/// The same checks for every enabled major.
+macro_rules! per_major {
+    ($feature:literal, $m:ident) => {
+        #[cfg(feature = $feature)]
+        mod $m {
+            use cuda_mempool_sys::$m::*;
+            use std::collections::BTreeSet;
+
+            #[test]
+            fn enum_debug_prints_names() {
+                assert_eq!(
+                    format!("{:?}", CUresult::CUDA_ERROR_NO_DEVICE),
+                    "CUDA_ERROR_NO_DEVICE"
+                );
+                assert_eq!(format!("{:?}", CUresult::CUDA_SUCCESS), "CUDA_SUCCESS");
+                assert_eq!(format!("{:?}", CUresult(123_456)), "CUresult(123456)");
+                assert_eq!(
+                    format!("{:?}", CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED),
+                    "CU_MEM_ALLOCATION_TYPE_PINNED"
+                );
+            }
+
+            #[test]
+            fn helpers_are_in_the_module() {
+                let loc = mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, 3);
+                assert_eq!(loc.type_, CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE);
+                assert_eq!(CU_STREAM_LEGACY as usize, 1);
+                assert_eq!(CU_STREAM_PER_THREAD as usize, 2);
+                assert_eq!(CU_DEVICE_CPU, -1);
+            }
+
+            #[test]
+            fn entries_describe_the_fields() {
+                let e = EntryPoints::ENTRIES;
+                assert_eq!(e.len(), EntryPoints::LEN);
+                assert_eq!(EntryPoints::EMPTY.addresses().len(), EntryPoints::LEN);
+                let symbols: BTreeSet<&str> = e.iter().map(|e| e.symbol).collect();
+                assert_eq!(symbols.len(), e.len(), "symbols are unique");
+                let get = |s: &str| e.iter().find(|e| e.symbol == s).unwrap();
+                let alloc = get("cuMemAllocAsync");
+                assert_eq!(
+                    (alloc.c_name, alloc.cuda_version, alloc.per_thread),
+                    ("cuMemAllocAsync", 11020, false)
+                );
+                let ptsz = get("cuMemAllocAsync_ptsz");
+                assert_eq!(
+                    (ptsz.c_name, ptsz.cuda_version, ptsz.per_thread),
+                    ("cuMemAllocAsync", 11020, true)
+                );
+                assert_eq!(
+                    ptsz.flags,
+                    CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.0 as u64
+                );
+                assert_eq!(
+                    alloc.flags,
+                    CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64
+                );
+                let ma = e.iter().find(|e| e.c_name == "cuMemAlloc").unwrap();
+                assert_eq!((ma.symbol, ma.cuda_version), ("cuMemAlloc_v2", 3020));
+                assert_eq!(ma.symbol_cstr().to_str().unwrap(), "cuMemAlloc_v2");
+                assert_eq!(ma.c_name_cstr().to_str().unwrap(), "cuMemAlloc");
+                // A plain (unversioned) symbol keeps its original ABI even where a newer one exists.
+                assert_eq!(get("cuCtxGetDevice").cuda_version, 2000);
+            }
+
+            #[test]
+            fn empty_table_answers_not_found() {
+                let t = EntryPoints::default();
+                assert_eq!(t.missing().count(), EntryPoints::LEN);
+                assert!(t.missing_symbols().any(|s| s == "cuInit"));
+                // SAFETY: a missing entry calls nothing.
+                assert_eq!(unsafe { t.cuInit(0) }, CUresult::CUDA_ERROR_NOT_FOUND);
+                let mut v = 0;
+                assert_eq!(
+                    unsafe { t.cuDriverGetVersion(&mut v) },
+                    CUresult::CUDA_ERROR_NOT_FOUND
+                );
+            }
+
+            /// Loaded through cuGetProcAddress: an entry is there exactly when the driver is at
+            /// least as new as the entry's ABI version.
+            #[cfg(unix)]
+            #[test]
+            fn load_resolves_by_driver_version() {
+                let Some(t) = crate::loaded(EntryPoints::load()) else {
+                    return;
+                };
+                let mut version = 0;
+                // SAFETY: valid out-pointer.
+                assert_eq!(
+                    unsafe { t.cuDriverGetVersion(&mut version) },
+                    CUresult::CUDA_SUCCESS
+                );
+                let missing: Vec<&str> = t.missing_symbols().collect();
+                println!(
+                    "driver {version}: {} of {} entries missing: {missing:?}",
+                    missing.len(),
+                    EntryPoints::LEN
+                );
+                for (e, p) in EntryPoints::ENTRIES.iter().zip(t.addresses()) {
+                    assert_eq!(
+                        !p.is_null(),
+                        e.cuda_version <= version,
+                        "{} (ABI of {}) on a driver of {version}",
+                        e.symbol,
+                        e.cuda_version
+                    );
+                }
+                // SAFETY: cuInit takes flags 0. No GPU: NO_DEVICE; never NOT_FOUND.
+                let r = unsafe { t.cuInit(0) };
+                println!("cuInit through the table: {r:?}");
+                assert_ne!(r, CUresult::CUDA_ERROR_NOT_FOUND);
+            }
+
+            /// dlsym by symbol finds the same set of entry points as cuGetProcAddress.
+            #[cfg(unix)]
+            #[test]
+            fn dlsym_agrees_with_proc_address() {
+                let Some(lib) = crate::loaded(cuda_mempool_sys::Library::open_default()) else {
+                    return;
+                };
+                let by_proc = EntryPoints::from_proc_address(&lib).unwrap();
+                let by_sym = EntryPoints::from_dlsym(&lib);
+                let a: Vec<&str> = by_proc.missing_symbols().collect();
+                let b: Vec<&str> = by_sym.missing_symbols().collect();
+                assert_eq!(a, b, "missing through cuGetProcAddress vs dlsym");
+            }
+
+            /// The library's `cuGetProcAddress_v2` / `cuGetProcAddress` is itself a table entry.
+            #[cfg(unix)]
+            #[test]
+            fn proc_address_through_the_table() {
+                let Some(t) = crate::loaded(EntryPoints::load()) else {
+                    return;
+                };
+                let e = EntryPoints::ENTRIES
+                    .iter()
+                    .find(|e| e.c_name == "cuGetProcAddress")
+                    .unwrap();
+                assert!(!t.missing().any(|m| m == e), "{} missing", e.symbol);
+            }
+        }
+    };
+}
+per_major!("cuda-11", cuda11);
+per_major!("cuda-12", cuda12);
+per_major!("cuda-13", cuda13);
+
+/// Structs that derive Debug print their enum fields by name too.
+#[cfg(feature = "cuda-12")]
+#[test]
+fn struct_debug_prints_enum_names() {
+    use cuda_mempool_sys::cuda12::*;
+    let props = CUmemPoolProps {
+        allocType: CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+        location: mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, 0),
+        ..Default::default()
+    };
+    let text = format!("{props:?}");
+    assert!(text.contains("allocType: CU_MEM_ALLOCATION_TYPE_PINNED"), "{text}");
+    assert!(text.contains("type_: CU_MEM_LOCATION_TYPE_DEVICE"), "{text}");
+}
+
+/// `Ok(x)`: `Some(x)`. No driver library on this machine: `None` (the trial passes, saying so),
+/// unless CUDA_MEMPOOL_SYS_REQUIRE_LIBCUDA=1.
+#[cfg(unix)]
+fn loaded<T>(r: Result<T, cuda_mempool_sys::LoadError>) -> Option<T> {
+    match r {
+        Ok(t) => Some(t),
+        Err(e) if std::env::var("CUDA_MEMPOOL_SYS_REQUIRE_LIBCUDA").as_deref() != Ok("1") => {
+            println!("no driver library here, nothing to check: {e}");
+            None
+        }
+        Err(e) => panic!("CUDA_MEMPOOL_SYS_REQUIRE_LIBCUDA=1: {e}"),
+    }
+}
+
+/// The CUDA 13 selectors through the table: `None` on a driver older than 13.0 (CI's R535 is
+/// CUDA 12.2), and a call returns CUDA_ERROR_NOT_FOUND instead of failing to link or start.
+#[cfg(all(unix, feature = "cuda-13"))]
+#[test]
+fn cuda13_selectors_follow_the_driver() {
+    use cuda_mempool_sys::cuda13::*;
+    let Some(t) = loaded(EntryPoints::load()) else { return };
+    let mut version = 0;
+    // SAFETY: valid out-pointer.
+    assert_eq!(unsafe { t.cuDriverGetVersion(&mut version) }, CUresult::CUDA_SUCCESS);
+    let selectors = ["cuMemGetDefaultMemPool", "cuMemGetMemPool", "cuMemSetMemPool"];
+    let missing: Vec<&str> = t.missing_symbols().collect();
+    println!("driver {version}; missing: {missing:?}");
+    if version < 13000 {
+        assert!(t.cuMemGetDefaultMemPool.is_none());
+        assert!(t.cuMemGetMemPool.is_none());
+        assert!(t.cuMemSetMemPool.is_none());
+        for s in selectors {
+            assert!(missing.contains(&s), "{s} is not listed as missing");
+        }
+        let mut pool = std::ptr::null_mut();
+        let mut loc = mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, 0);
+        // SAFETY: a missing entry calls nothing.
+        let r = unsafe { t.cuMemGetMemPool(&mut pool, &mut loc, CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED) };
+        assert_eq!(r, CUresult::CUDA_ERROR_NOT_FOUND);
+    } else {
+        assert!(t.cuMemGetDefaultMemPool.is_some() && t.cuMemGetMemPool.is_some() && t.cuMemSetMemPool.is_some());
+    }
+}
+
+/// Errors name the library and dlerror's reason.
+#[cfg(all(unix, feature = "cuda-12"))]
+#[test]
+fn load_errors_name_library_and_reason() {
+    use cuda_mempool_sys::{cuda12::EntryPoints, LoadErrorKind};
+    // SAFETY: the file does not exist, so nothing is loaded.
+    let e = unsafe { EntryPoints::from_library("/nonexistent/libcuda.so.1") }.unwrap_err();
+    assert_eq!(e.kind(), LoadErrorKind::Open);
+    assert_eq!(e.library(), "/nonexistent/libcuda.so.1");
+    assert!(e.reason().contains("No such file"), "{e}");
+    assert!(e.to_string().contains("/nonexistent/libcuda.so.1"), "{e}");
+    println!("{e}");
+
+    // A library that is there but is no driver: it has no cuGetProcAddress.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: the C library is already loaded in this process.
+        let e = unsafe { EntryPoints::from_library("libc.so.6") }.unwrap_err();
+        assert_eq!(e.kind(), LoadErrorKind::NoProcAddress);
+        assert_eq!(e.library(), "libc.so.6");
+        assert!(e.reason().contains("cuGetProcAddress"), "{e}");
+        println!("{e}");
+        // dlsym finds nothing either, and every call answers NOT_FOUND.
+        // SAFETY: as above.
+        let lib = unsafe { cuda_mempool_sys::Library::open("libc.so.6") }.unwrap();
+        let t = EntryPoints::from_dlsym(&lib);
+        assert_eq!(t.missing().count(), EntryPoints::LEN);
+    }
+}
+
+/// Linked: every entry is the linked function, which is what the dynamic linker binds
+/// (`dlsym(RTLD_DEFAULT, …)`).
+#[cfg(all(unix, feature = "cuda-12", not(feature = "dynamic-loading")))]
+#[test]
+fn from_linked_is_what_the_dynamic_linker_binds() {
+    use cuda_mempool_sys::cuda12::EntryPoints;
+    let linked = EntryPoints::from_linked();
+    assert_eq!(linked.missing().count(), 0);
+    let ns = EntryPoints::from_default_namespace();
+    assert_eq!(
+        ns.missing().count(),
+        0,
+        "missing: {:?}",
+        ns.missing_symbols().collect::<Vec<_>>()
+    );
+    for ((e, a), b) in EntryPoints::ENTRIES.iter().zip(linked.addresses()).zip(ns.addresses()) {
+        assert_eq!(a, b, "{}", e.symbol);
+    }
+}
+
+/// Dynamic loading: nothing is linked, so the default namespace has no driver symbol, and a
+/// library opened by `load()` (RTLD_LOCAL) does not add any.
+#[cfg(all(unix, feature = "cuda-12", feature = "dynamic-loading"))]
+#[test]
+fn nothing_linked_under_dynamic_loading() {
+    use cuda_mempool_sys::cuda12::EntryPoints;
+    let _ = EntryPoints::load();
+    let ns = EntryPoints::from_default_namespace();
+    assert_eq!(ns.missing().count(), EntryPoints::LEN);
+}
