@@ -313,10 +313,9 @@ fn peer_fail(p: Peer, e: String) -> String {
 
 /// Child role bench-ipc: import the pool and every pointer, timing each import.
 fn ipc_child() -> i32 {
-    let env = Env {
-        m: probe::probe(),
-        dev: 0,
-    };
+    let mut m = probe::probe();
+    m.ctx = probe::retain_context(0);
+    let env = Env { m, dev: 0 };
     env.bind();
     let run = || -> R<Value> {
         let chan = Channel::from_inherited()?;
@@ -371,6 +370,8 @@ fn main() -> std::process::ExitCode {
         println!("allocator bench: skipped, {why}; it needs a CUDA device with memory pools");
         return std::process::ExitCode::SUCCESS;
     }
+    let mut m = m;
+    m.ctx = probe::retain_context(0);
     let env = Env { m, dev: 0 };
     env.bind();
     println!(

@@ -203,6 +203,8 @@ pub struct Record {
     pub notes: Vec<String>,
     /// The trial needs a device, and the process running it answered (did not die or hang).
     pub device_answer: bool,
+    /// When the trial started and ended, in seconds since the run started (0 when not run).
+    pub span: (f64, f64),
 }
 impl Record {
     /// The API this record counts against in the report: a failure's blame, else its own API.
@@ -214,6 +216,13 @@ impl Record {
     }
 }
 pub static RECORDS: Mutex<Vec<Record>> = Mutex::new(Vec::new());
+/// When the run started (the coordinator sets it first thing), for the trials' spans.
+pub static RUN_START: OnceLock<Instant> = OnceLock::new();
+
+/// Seconds since the run started.
+pub fn since_start() -> f64 {
+    RUN_START.get_or_init(Instant::now).elapsed().as_secs_f64()
+}
 /// How many scheduled trials have completed (in-process mode's `suite::no_leaks` waits on it).
 pub static COMPLETED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
@@ -369,6 +378,7 @@ pub fn judge(case: &Case, raw: Raw) -> Record {
         secs,
         notes,
         device_answer: answered,
+        span: (0.0, 0.0),
     };
     let own = case.group.api();
     match (case.crash, raw) {
@@ -725,7 +735,9 @@ impl Runner {
         match self {
             Runner::Workers(s) => s.wait(&case.trial_name()),
             Runner::InProcess { env, timeout } => {
+                let begin = since_start();
                 let raw = if case.crash.is_some() {
+                    let _shared = ALONE.read().unwrap_or_else(|p| p.into_inner());
                     run_isolated(case, crash_timeout(*timeout))
                 } else {
                     let lane = case.lane.map(lane_lock);
@@ -738,7 +750,9 @@ impl Runner {
                     }
                     Raw::Answer(execute(case, env))
                 };
-                judge(case, raw)
+                let mut r = judge(case, raw);
+                r.span = (begin, since_start());
+                r
             }
         }
     }
@@ -800,6 +814,7 @@ pub fn trials(
                         secs: 0.0,
                         notes: vec![],
                         device_answer: false,
+                        span: (0.0, 0.0),
                     },
                     None => {
                         let r = runner.run(&case);
@@ -828,6 +843,7 @@ pub fn trials(
                             secs: 0.0,
                             notes: vec![],
                             device_answer: false,
+                            span: (0.0, 0.0),
                         });
                     }
                     t

@@ -229,6 +229,7 @@ pub fn json(
         "trials": recs.iter().map(|r| serde_json::json!({
             "trial": r.trial, "api": r.group.api(), "group": r.group.label(), "outcome": r.outcome.as_str(),
             "message": r.message, "blame": r.blame, "secs": r.secs, "notes": r.notes,
+            "span": [r.span.0, r.span.1],
         })).collect::<Vec<_>>(),
     })
 }

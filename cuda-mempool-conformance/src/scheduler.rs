@@ -6,22 +6,30 @@
 //! trial, waits up to the deadline, judges what came back (`harness::judge`), and replaces the
 //! worker if it died or hung. When its queue is empty it asks its worker for the leak check and
 //! reaps it; `finish` collects those checks for `suite::no_leaks`.
+//!
+//! A trial that has run much longer than any trial should (a quarter of the deadline, 2 to 10 s)
+//! no longer counts against the parallelism: another general worker starts beside it. A library
+//! that hangs in one API then costs about one deadline of wall time, not one per hanging trial.
 
-use crate::harness::{crash_timeout, judge, Case, Env, Raw, Record};
+use crate::harness::{crash_timeout, judge, since_start, Case, Env, Raw, Record};
 use crate::worker::Worker;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 struct Slot {
     result: Mutex<Option<Record>>,
     ready: Condvar,
 }
 
+type Queue = Arc<Mutex<VecDeque<Arc<Case>>>>;
+type Handles = Arc<Mutex<Vec<JoinHandle<Vec<String>>>>>;
+
 pub struct Scheduler {
-    slots: HashMap<String, Arc<Slot>>,
-    dispatchers: Mutex<Vec<JoinHandle<Vec<String>>>>,
+    slots: Arc<HashMap<String, Arc<Slot>>>,
+    dispatchers: Handles,
+    monitor: Mutex<Option<JoinHandle<()>>>,
     pre: Arc<Prestarted>,
 }
 
@@ -50,19 +58,26 @@ impl Prestarted {
     }
 }
 
+/// What every dispatcher shares.
 struct Ctx {
     env: Arc<Env>,
     devices: Vec<i32>,
     deadline: Duration,
+    slots: Arc<HashMap<String, Arc<Slot>>>,
+    pre: Arc<Prestarted>,
     next_id: Mutex<usize>,
+    /// For each general dispatcher, since when its current trial has been running.
+    busy: Mutex<Vec<Option<Instant>>>,
 }
 
 impl Ctx {
     /// A general worker comes from those started ahead when there is one; a lane's is its own,
     /// with a context only if one of the lane's trials needs a device.
-    fn new_worker(&self, pre: Option<&Prestarted>, context: bool) -> Result<Worker, String> {
-        if let Some(w) = pre.and_then(Prestarted::take) {
-            return Ok(w);
+    fn new_worker(&self, general: bool, context: bool) -> Result<Worker, String> {
+        if general {
+            if let Some(w) = self.pre.take() {
+                return Ok(w);
+            }
         }
         let id = {
             let mut n = self.next_id.lock().unwrap();
@@ -71,6 +86,11 @@ impl Ctx {
         };
         Worker::spawn(id, context)
     }
+}
+
+/// How long a trial runs before it stops counting against the parallelism.
+fn stuck_after(deadline: Duration) -> Duration {
+    (deadline / 4).clamp(Duration::from_secs(2), Duration::from_secs(10))
 }
 
 impl Scheduler {
@@ -101,39 +121,35 @@ impl Scheduler {
         }
         // Longest first (a stable sort keeps the suite's order among equals).
         general.sort_by_key(|c| !c.slow);
+        let slots = Arc::new(slots);
         let ctx = Arc::new(Ctx {
             env,
             devices,
             deadline,
+            slots: slots.clone(),
+            pre: pre.clone(),
             next_id: Mutex::new(1000),
+            busy: Mutex::new(Vec::new()),
         });
-        let slots_ref = Arc::new(slots.clone());
-        let mut dispatchers = Vec::new();
-        let general = Arc::new(Mutex::new(VecDeque::from(general)));
-        let n_general = parallel.max(1).min(general.lock().unwrap().len());
-        for _ in 0..n_general {
-            dispatchers.push(spawn_dispatcher(
-                general.clone(),
-                ctx.clone(),
-                slots_ref.clone(),
-                Some(pre.clone()),
-                true,
-            ));
+        let handles: Handles = Arc::new(Mutex::new(Vec::new()));
+        let general: Queue = Arc::new(Mutex::new(VecDeque::from(general)));
+        let parallel = parallel.max(1);
+        for _ in 0..parallel.min(general.lock().unwrap().len()) {
+            add_general(&general, &ctx, &handles);
         }
         for (_, q) in lanes {
             let context = q.iter().any(|c| c.needs.contains(&crate::probe::Cap::Gpu));
-            dispatchers.push(spawn_dispatcher(
-                Arc::new(Mutex::new(q)),
-                ctx.clone(),
-                slots_ref.clone(),
-                None,
-                context,
-            ));
+            let h = spawn_dispatcher(Arc::new(Mutex::new(q)), ctx.clone(), None, context);
+            handles.lock().unwrap().push(h);
         }
-        let pre = pre.clone();
+        let monitor = {
+            let (general, ctx, handles) = (general.clone(), ctx.clone(), handles.clone());
+            std::thread::spawn(move || monitor(general, ctx, handles, parallel))
+        };
         Scheduler {
             slots,
-            dispatchers: Mutex::new(dispatchers),
+            dispatchers: handles,
+            monitor: Mutex::new(Some(monitor)),
             pre,
         }
     }
@@ -154,6 +170,9 @@ impl Scheduler {
 
     /// Wait for every dispatcher to finish and reap its worker; the leak checks' findings.
     pub fn finish(&self) -> Vec<String> {
+        if let Some(m) = self.monitor.lock().unwrap().take() {
+            let _ = m.join();
+        }
         let handles: Vec<_> = std::mem::take(&mut *self.dispatchers.lock().unwrap());
         // Workers started ahead of the probe that no trial needed (their trials were ignored).
         self.pre.discard();
@@ -168,22 +187,50 @@ impl Scheduler {
     }
 }
 
-fn spawn_dispatcher(
-    queue: Arc<Mutex<VecDeque<Arc<Case>>>>,
-    ctx: Arc<Ctx>,
-    slots: Arc<HashMap<String, Arc<Slot>>>,
-    pre: Option<Arc<Prestarted>>,
-    context: bool,
-) -> JoinHandle<Vec<String>> {
+fn add_general(queue: &Queue, ctx: &Arc<Ctx>, handles: &Handles) {
+    let slot = {
+        let mut busy = ctx.busy.lock().unwrap();
+        busy.push(None);
+        busy.len() - 1
+    };
+    let h = spawn_dispatcher(queue.clone(), ctx.clone(), Some(slot), true);
+    handles.lock().unwrap().push(h);
+}
+
+/// Keep `parallel` general trials making progress while the queue lasts: a trial running past
+/// `stuck_after` gets a worker started beside it.
+fn monitor(queue: Queue, ctx: Arc<Ctx>, handles: Handles, parallel: usize) {
+    let stuck = stuck_after(ctx.deadline);
+    while !queue.lock().unwrap().is_empty() {
+        std::thread::sleep(Duration::from_millis(100));
+        let moving = ctx
+            .busy
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|b| b.is_none_or(|t| t.elapsed() < stuck))
+            .count();
+        if moving < parallel && !queue.lock().unwrap().is_empty() {
+            add_general(&queue, &ctx, &handles);
+        }
+    }
+}
+
+fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, context: bool) -> JoinHandle<Vec<String>> {
     std::thread::spawn(move || {
         let mut worker: Option<Worker> = None;
+        let set_busy = |v: Option<Instant>| {
+            if let Some(i) = busy_slot {
+                ctx.busy.lock().unwrap()[i] = v;
+            }
+        };
         loop {
-            let Some(case) = queue.lock().unwrap().pop_front() else {
-                break;
-            };
+            let Some(case) = queue.lock().unwrap().pop_front() else { break };
+            set_busy(Some(Instant::now()));
+            let begin = since_start();
             let w = match worker.take() {
                 Some(w) => Ok(w),
-                None => ctx.new_worker(pre.as_deref(), context),
+                None => ctx.new_worker(busy_slot.is_some(), context),
             };
             let raw = match w {
                 Err(e) => Raw::Broken(format!("no worker process could be started: {e}")),
@@ -200,11 +247,15 @@ fn spawn_dispatcher(
                     raw
                 }
             };
-            let rec = judge(&case, raw);
-            let slot = &slots[&rec.trial];
+            let mut rec = judge(&case, raw);
+            rec.span = (begin, since_start());
+            set_busy(None);
+            let slot = &ctx.slots[&rec.trial];
             *slot.result.lock().unwrap() = Some(rec);
             slot.ready.notify_all();
         }
+        // A dispatcher whose queue ran dry counts as moving: it holds no worker any more.
+        set_busy(None);
         match worker {
             Some(w) => match w.finish(&ctx.env.m, &ctx.devices, ctx.deadline) {
                 Ok(l) => l,

@@ -130,7 +130,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let start = Instant::now();
+    let start = *harness::RUN_START.get_or_init(Instant::now);
     let cases: Vec<Arc<Case>> = all_cases().into_iter().map(Arc::new).collect();
     let parallel = args.test_threads.unwrap_or_else(default_parallel);
     args.test_threads = Some(parallel);
@@ -278,6 +278,7 @@ fn no_leaks_trial(
             secs: start.elapsed().as_secs_f64(),
             notes: vec![],
             device_answer: false,
+            span: (0.0, 0.0),
         };
         let r = match findings {
             None => rec(
