@@ -337,6 +337,7 @@ pub fn table(
     let mut empty = String::new();
     let mut addrs = String::new();
     let mut calls = String::new();
+    let mut globals = String::new();
     let mut c_asserts = String::new();
     let mut probe = Vec::new();
     for (i, f) in funcs.iter().enumerate() {
@@ -405,6 +406,16 @@ pub fn table(
             "    /// Calls {what}; `CUDA_ERROR_NOT_FOUND` when the table has no `{sym}`.\n    \
              #[inline]\n    pub unsafe fn {sym}(&self, {}) -> CUresult {{\n        \
              match self.{sym} {{\n            Some(__f) => __f({}),\n            \
+             None => CUresult::CUDA_ERROR_NOT_FOUND,\n        }}\n    }}",
+            params_rs.join(", "),
+            args.join(", ")
+        )
+        .unwrap();
+        writeln!(
+            globals,
+            "    /// Calls {what} through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `{sym}`.\n    \
+             #[inline]\n    pub unsafe fn {sym}({}) -> CUresult {{\n        \
+             match table() {{\n            Some(__t) => __t.{sym}({}),\n            \
              None => CUresult::CUDA_ERROR_NOT_FOUND,\n        }}\n    }}",
             params_rs.join(", "),
             args.join(", ")
@@ -584,6 +595,33 @@ impl ::core::fmt::Debug for EntryPoints {{
             .entries(Self::ENTRIES.iter().map(|e| e.symbol).zip(self.addresses()))
             .finish()
     }}
+}}
+
+/// The module's functions as free functions that call through one table installed for the whole
+/// process: code written against the C names keeps its shape under `dynamic-loading`.
+///
+/// [`install`](global::install) a table once (before any call); each function then calls that
+/// table's entry and returns `CUDA_ERROR_NOT_FOUND` where the table has none, or when no table is
+/// installed yet.
+pub mod global {{
+    use super::*;
+    use ::core::sync::atomic::{{AtomicPtr, Ordering}};
+
+    static TABLE: AtomicPtr<EntryPoints> = AtomicPtr::new(::core::ptr::null_mut());
+
+    /// Make `table` the one every function of this module calls through, from now on.
+    pub fn install(table: &'static EntryPoints) {{
+        TABLE.store(table as *const EntryPoints as *mut EntryPoints, Ordering::Release);
+    }}
+
+    /// The installed table, if any.
+    #[inline]
+    pub fn table() -> ::core::option::Option<&'static EntryPoints> {{
+        // SAFETY: only `install` stores here, and only pointers to tables that live forever.
+        unsafe {{ TABLE.load(Ordering::Acquire).as_ref() }}
+    }}
+
+{globals}
 }}
 "#
     );

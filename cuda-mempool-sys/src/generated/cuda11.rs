@@ -3043,3 +3043,622 @@ impl ::core::fmt::Debug for EntryPoints {
             .finish()
     }
 }
+
+/// The module's functions as free functions that call through one table installed for the whole
+/// process: code written against the C names keeps its shape under `dynamic-loading`.
+///
+/// [`install`](global::install) a table once (before any call); each function then calls that
+/// table's entry and returns `CUDA_ERROR_NOT_FOUND` where the table has none, or when no table is
+/// installed yet.
+pub mod global {
+    use super::*;
+    use ::core::sync::atomic::{AtomicPtr, Ordering};
+
+    static TABLE: AtomicPtr<EntryPoints> = AtomicPtr::new(::core::ptr::null_mut());
+
+    /// Make `table` the one every function of this module calls through, from now on.
+    pub fn install(table: &'static EntryPoints) {
+        TABLE.store(table as *const EntryPoints as *mut EntryPoints, Ordering::Release);
+    }
+
+    /// The installed table, if any.
+    #[inline]
+    pub fn table() -> ::core::option::Option<&'static EntryPoints> {
+        // SAFETY: only `install` stores here, and only pointers to tables that live forever.
+        unsafe { TABLE.load(Ordering::Acquire).as_ref() }
+    }
+
+    /// Calls `cuGetErrorString` at the ABI of CUDA 6.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGetErrorString`.
+    #[inline]
+    pub unsafe fn cuGetErrorString(error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuGetErrorString(error, pStr),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGetErrorName` at the ABI of CUDA 6.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGetErrorName`.
+    #[inline]
+    pub unsafe fn cuGetErrorName(error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuGetErrorName(error, pStr),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuInit` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuInit`.
+    #[inline]
+    pub unsafe fn cuInit(Flags: ::core::ffi::c_uint) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuInit(Flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDriverGetVersion` at the ABI of CUDA 2.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDriverGetVersion`.
+    #[inline]
+    pub unsafe fn cuDriverGetVersion(driverVersion: *mut ::core::ffi::c_int) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDriverGetVersion(driverVersion),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGet` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGet`.
+    #[inline]
+    pub unsafe fn cuDeviceGet(device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDeviceGet(device, ordinal),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGetCount` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGetCount`.
+    #[inline]
+    pub unsafe fn cuDeviceGetCount(count: *mut ::core::ffi::c_int) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDeviceGetCount(count),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGetName` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGetName`.
+    #[inline]
+    pub unsafe fn cuDeviceGetName(name: *mut ::core::ffi::c_char, len: ::core::ffi::c_int, dev: CUdevice) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDeviceGetName(name, len, dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceTotalMem` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceTotalMem_v2`.
+    #[inline]
+    pub unsafe fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDeviceTotalMem_v2(bytes, dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGetAttribute` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGetAttribute`.
+    #[inline]
+    pub unsafe fn cuDeviceGetAttribute(pi: *mut ::core::ffi::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDeviceGetAttribute(pi, attrib, dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceSetMemPool` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceSetMemPool`.
+    #[inline]
+    pub unsafe fn cuDeviceSetMemPool(dev: CUdevice, pool: CUmemoryPool) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDeviceSetMemPool(dev, pool),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGetMemPool` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGetMemPool`.
+    #[inline]
+    pub unsafe fn cuDeviceGetMemPool(pool: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDeviceGetMemPool(pool, dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGetDefaultMemPool` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGetDefaultMemPool`.
+    #[inline]
+    pub unsafe fn cuDeviceGetDefaultMemPool(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDeviceGetDefaultMemPool(pool_out, dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDevicePrimaryCtxRetain` at the ABI of CUDA 7.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDevicePrimaryCtxRetain`.
+    #[inline]
+    pub unsafe fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDevicePrimaryCtxRetain(pctx, dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDevicePrimaryCtxRelease` at the ABI of CUDA 11.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDevicePrimaryCtxRelease_v2`.
+    #[inline]
+    pub unsafe fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDevicePrimaryCtxRelease_v2(dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDevicePrimaryCtxGetState` at the ABI of CUDA 7.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDevicePrimaryCtxGetState`.
+    #[inline]
+    pub unsafe fn cuDevicePrimaryCtxGetState(dev: CUdevice, flags: *mut ::core::ffi::c_uint, active: *mut ::core::ffi::c_int) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDevicePrimaryCtxGetState(dev, flags, active),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDevicePrimaryCtxReset` at the ABI of CUDA 11.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDevicePrimaryCtxReset_v2`.
+    #[inline]
+    pub unsafe fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDevicePrimaryCtxReset_v2(dev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxPushCurrent` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxPushCurrent_v2`.
+    #[inline]
+    pub unsafe fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuCtxPushCurrent_v2(ctx),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxPopCurrent` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxPopCurrent_v2`.
+    #[inline]
+    pub unsafe fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuCtxPopCurrent_v2(pctx),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxSetCurrent` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxSetCurrent`.
+    #[inline]
+    pub unsafe fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuCtxSetCurrent(ctx),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxGetCurrent` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxGetCurrent`.
+    #[inline]
+    pub unsafe fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuCtxGetCurrent(pctx),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxGetDevice` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxGetDevice`.
+    #[inline]
+    pub unsafe fn cuCtxGetDevice(device: *mut CUdevice) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuCtxGetDevice(device),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxSynchronize` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxSynchronize`.
+    #[inline]
+    pub unsafe fn cuCtxSynchronize() -> CUresult {
+        match table() {
+            Some(__t) => __t.cuCtxSynchronize(),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemGetInfo` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemGetInfo_v2`.
+    #[inline]
+    pub unsafe fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemGetInfo_v2(free, total),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemAlloc` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemAlloc_v2`.
+    #[inline]
+    pub unsafe fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemAlloc_v2(dptr, bytesize),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemFree` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemFree_v2`.
+    #[inline]
+    pub unsafe fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemFree_v2(dptr),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuIpcGetEventHandle` at the ABI of CUDA 4.1 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuIpcGetEventHandle`.
+    #[inline]
+    pub unsafe fn cuIpcGetEventHandle(pHandle: *mut CUipcEventHandle, event: CUevent) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuIpcGetEventHandle(pHandle, event),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuIpcOpenEventHandle` at the ABI of CUDA 4.1 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuIpcOpenEventHandle`.
+    #[inline]
+    pub unsafe fn cuIpcOpenEventHandle(phEvent: *mut CUevent, handle: CUipcEventHandle) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuIpcOpenEventHandle(phEvent, handle),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpy` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpy`.
+    #[inline]
+    pub unsafe fn cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemcpy(dst, src, ByteCount),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpyPeer` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpyPeer`.
+    #[inline]
+    pub unsafe fn cuMemcpyPeer(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpyHtoD` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpyHtoD_v2`.
+    #[inline]
+    pub unsafe fn cuMemcpyHtoD_v2(dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpyDtoH` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpyDtoH_v2`.
+    #[inline]
+    pub unsafe fn cuMemcpyDtoH_v2(dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpyAsync` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpyAsync`.
+    #[inline]
+    pub unsafe fn cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemcpyAsync(dst, src, ByteCount, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpyPeerAsync` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpyPeerAsync`.
+    #[inline]
+    pub unsafe fn cuMemcpyPeerAsync(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpyHtoDAsync` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpyHtoDAsync_v2`.
+    #[inline]
+    pub unsafe fn cuMemcpyHtoDAsync_v2(dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemcpyDtoHAsync` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpyDtoHAsync_v2`.
+    #[inline]
+    pub unsafe fn cuMemcpyDtoHAsync_v2(dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemsetD8` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemsetD8_v2`.
+    #[inline]
+    pub unsafe fn cuMemsetD8_v2(dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemsetD8_v2(dstDevice, uc, N),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemsetD32` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemsetD32_v2`.
+    #[inline]
+    pub unsafe fn cuMemsetD32_v2(dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemsetD32_v2(dstDevice, ui, N),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemsetD8Async` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemsetD8Async`.
+    #[inline]
+    pub unsafe fn cuMemsetD8Async(dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize, hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemsetD8Async(dstDevice, uc, N, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemsetD32Async` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemsetD32Async`.
+    #[inline]
+    pub unsafe fn cuMemsetD32Async(dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize, hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemsetD32Async(dstDevice, ui, N, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemFreeAsync`.
+    #[inline]
+    pub unsafe fn cuMemFreeAsync(dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemFreeAsync(dptr, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemAllocAsync`.
+    #[inline]
+    pub unsafe fn cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemAllocAsync(dptr, bytesize, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolTrimTo` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolTrimTo`.
+    #[inline]
+    pub unsafe fn cuMemPoolTrimTo(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemPoolTrimTo(pool, minBytesToKeep),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolSetAttribute` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolSetAttribute`.
+    #[inline]
+    pub unsafe fn cuMemPoolSetAttribute(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemPoolSetAttribute(pool, attr, value),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolGetAttribute` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolGetAttribute`.
+    #[inline]
+    pub unsafe fn cuMemPoolGetAttribute(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemPoolGetAttribute(pool, attr, value),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolSetAccess` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolSetAccess`.
+    #[inline]
+    pub unsafe fn cuMemPoolSetAccess(pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemPoolSetAccess(pool, map, count),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolGetAccess` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolGetAccess`.
+    #[inline]
+    pub unsafe fn cuMemPoolGetAccess(flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemPoolGetAccess(flags, memPool, location),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolCreate` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolCreate`.
+    #[inline]
+    pub unsafe fn cuMemPoolCreate(pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemPoolCreate(pool, poolProps),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolDestroy` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolDestroy`.
+    #[inline]
+    pub unsafe fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemPoolDestroy(pool),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemAllocFromPoolAsync`.
+    #[inline]
+    pub unsafe fn cuMemAllocFromPoolAsync(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolExportToShareableHandle` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolExportToShareableHandle`.
+    #[inline]
+    pub unsafe fn cuMemPoolExportToShareableHandle(handle_out: *mut ::core::ffi::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolImportFromShareableHandle` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolImportFromShareableHandle`.
+    #[inline]
+    pub unsafe fn cuMemPoolImportFromShareableHandle(pool_out: *mut CUmemoryPool, handle: *mut ::core::ffi::c_void, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemPoolImportFromShareableHandle(pool_out, handle, handleType, flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolExportPointer` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolExportPointer`.
+    #[inline]
+    pub unsafe fn cuMemPoolExportPointer(shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemPoolExportPointer(shareData_out, ptr),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemPoolImportPointer` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolImportPointer`.
+    #[inline]
+    pub unsafe fn cuMemPoolImportPointer(ptr_out: *mut CUdeviceptr, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemPoolImportPointer(ptr_out, pool, shareData),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuPointerGetAttribute` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuPointerGetAttribute`.
+    #[inline]
+    pub unsafe fn cuPointerGetAttribute(data: *mut ::core::ffi::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuPointerGetAttribute(data, attribute, ptr),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuPointerGetAttributes` at the ABI of CUDA 7.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuPointerGetAttributes`.
+    #[inline]
+    pub unsafe fn cuPointerGetAttributes(numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuPointerGetAttributes(numAttributes, attributes, data, ptr),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamCreate` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamCreate`.
+    #[inline]
+    pub unsafe fn cuStreamCreate(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuStreamCreate(phStream, Flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamWaitEvent` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamWaitEvent`.
+    #[inline]
+    pub unsafe fn cuStreamWaitEvent(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuStreamWaitEvent(hStream, hEvent, Flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamQuery` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamQuery`.
+    #[inline]
+    pub unsafe fn cuStreamQuery(hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuStreamQuery(hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamSynchronize` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamSynchronize`.
+    #[inline]
+    pub unsafe fn cuStreamSynchronize(hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuStreamSynchronize(hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamDestroy` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamDestroy_v2`.
+    #[inline]
+    pub unsafe fn cuStreamDestroy_v2(hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuStreamDestroy_v2(hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuEventCreate` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuEventCreate`.
+    #[inline]
+    pub unsafe fn cuEventCreate(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuEventCreate(phEvent, Flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuEventRecord` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuEventRecord`.
+    #[inline]
+    pub unsafe fn cuEventRecord(hEvent: CUevent, hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuEventRecord(hEvent, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuEventQuery` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuEventQuery`.
+    #[inline]
+    pub unsafe fn cuEventQuery(hEvent: CUevent) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuEventQuery(hEvent),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuEventSynchronize` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuEventSynchronize`.
+    #[inline]
+    pub unsafe fn cuEventSynchronize(hEvent: CUevent) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuEventSynchronize(hEvent),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuEventDestroy` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuEventDestroy_v2`.
+    #[inline]
+    pub unsafe fn cuEventDestroy_v2(hEvent: CUevent) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuEventDestroy_v2(hEvent),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuLaunchHostFunc` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuLaunchHostFunc`.
+    #[inline]
+    pub unsafe fn cuLaunchHostFunc(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuLaunchHostFunc(hStream, fn_, userData),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceCanAccessPeer` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceCanAccessPeer`.
+    #[inline]
+    pub unsafe fn cuDeviceCanAccessPeer(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDeviceCanAccessPeer(canAccessPeer, dev, peerDev),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxEnablePeerAccess` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxEnablePeerAccess`.
+    #[inline]
+    pub unsafe fn cuCtxEnablePeerAccess(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuCtxEnablePeerAccess(peerContext, Flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCtxDisablePeerAccess` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxDisablePeerAccess`.
+    #[inline]
+    pub unsafe fn cuCtxDisablePeerAccess(peerContext: CUcontext) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuCtxDisablePeerAccess(peerContext),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGetP2PAttribute` at the ABI of CUDA 8.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGetP2PAttribute`.
+    #[inline]
+    pub unsafe fn cuDeviceGetP2PAttribute(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDeviceGetP2PAttribute(value, attrib, srcDevice, dstDevice),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGetProcAddress` at the ABI of CUDA 11.3 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGetProcAddress`.
+    #[inline]
+    pub unsafe fn cuGetProcAddress(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuGetProcAddress(symbol, pfn, cudaVersion, flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2, per-thread default stream through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemAllocAsync_ptsz`.
+    #[inline]
+    pub unsafe fn cuMemAllocAsync_ptsz(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemAllocAsync_ptsz(dptr, bytesize, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2, per-thread default stream through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemAllocFromPoolAsync_ptsz`.
+    #[inline]
+    pub unsafe fn cuMemAllocFromPoolAsync_ptsz(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemAllocFromPoolAsync_ptsz(dptr, bytesize, pool, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2, per-thread default stream through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemFreeAsync_ptsz`.
+    #[inline]
+    pub unsafe fn cuMemFreeAsync_ptsz(dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuMemFreeAsync_ptsz(dptr, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+
+}
