@@ -3,8 +3,9 @@
 //! with tiny counts. Without a GPU it says so and exits 0.
 //!
 //! Groups:
-//!   1 ffi      the same cuMemAllocAsync + cuMemFreeAsync loop in C (benches/ffi_loop.c) and in
-//!              Rust, alternated in one process; Rust/C time ratio per round.
+//!   1 ffi      the same cuMemAllocAsync + cuMemFreeAsync loop in C (benches/ffi_loop.c, through the
+//!              table's function pointers) and in Rust (through the sys crate's entry-point table),
+//!              alternated in one process; Rust/C time ratio per round.
 //!   2 pairs    allocate + free + synchronise, per pair: cuMemAllocAsync (default pool),
 //!              cuMemAllocFromPoolAsync (own pool), cuMemAlloc/cuMemFree; 256 B to 256 MiB;
 //!              release threshold 0 and UINT64_MAX.
@@ -13,12 +14,13 @@
 //!   4 ipc      cuMemPoolExportPointer in this process, cuMemPoolImportPointer in a child.
 //!
 //! Output: a table (median, min, max, iterations) and `bench.json` in BENCH_REPORT_DIR (default
-//! target/bench-report/).
+//! target/bench-report/). BENCH_GROUPS=ffi,pairs runs only the groups named.
 //!
 //! Timing is hand-rolled (std::time::Instant) rather than criterion: the FFI group must alternate
 //! two loops in one process and report their ratio, and every case needs its own synchronisation.
 
 use conformance::channel::{hex, unhex, Channel, Peer, RECV_TIMEOUT};
+use conformance::cu::untracked;
 use conformance::cu::*;
 use conformance::driver::*;
 use conformance::harness::{Env, CHILD_ENV};
@@ -28,7 +30,13 @@ use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 extern "C" {
-    fn cump_c_alloc_free_loop(stream: CUstream, size: usize, iters: std::ffi::c_ulong) -> i32;
+    fn cump_c_alloc_free_loop(
+        alloc: unsafe extern "C" fn(*mut CUdeviceptr, usize, CUstream) -> CUresult,
+        release: unsafe extern "C" fn(CUdeviceptr, CUstream) -> CUresult,
+        stream: CUstream,
+        size: usize,
+        iters: std::ffi::c_ulong,
+    ) -> i32;
 }
 
 /// Counts for a full run and for the smoke run under `cargo test`.
@@ -89,16 +97,25 @@ fn us(t: Instant) -> f64 {
 /// Group 1: Rust/C ratio of the same loop, alternating which goes first each round.
 fn ffi(sc: Scale) -> R<Vec<Row>> {
     let s = Stream::new()?;
+    // The Rust half calls through the entry-point table as the sys crate offers it (the `global`
+    // functions), without the suite's tracking; the C half through the table's own pointers.
+    let t = untracked::table().ok_or("no entry-point table installed")?;
+    let (alloc, release) = (
+        t.cuMemAllocAsync.ok_or("the table has no cuMemAllocAsync")?,
+        t.cuMemFreeAsync.ok_or("the table has no cuMemFreeAsync")?,
+    );
     let rust_loop = |n: usize| -> R {
         for _ in 0..n {
             let mut p: CUdeviceptr = 0;
-            ok("cuMemAllocAsync", unsafe { cuMemAllocAsync(&mut p, 4096, s.0) })?;
-            ok("cuMemFreeAsync", unsafe { cuMemFreeAsync(p, s.0) })?;
+            ok("cuMemAllocAsync", unsafe {
+                untracked::cuMemAllocAsync(&mut p, 4096, s.0)
+            })?;
+            ok("cuMemFreeAsync", unsafe { untracked::cuMemFreeAsync(p, s.0) })?;
         }
         Ok(())
     };
     let c_loop = |n: usize| -> R {
-        let r = unsafe { cump_c_alloc_free_loop(s.0, 4096, n as std::ffi::c_ulong) };
+        let r = unsafe { cump_c_alloc_free_loop(alloc, release, s.0, 4096, n as std::ffi::c_ulong) };
         ok("C loop", CUresult(r as u32))
     };
     // Warm up both (pool growth, first-call costs).
@@ -389,6 +406,19 @@ fn main() -> std::process::ExitCode {
         groups.push(("ipc", Box::new(|| ipc(&env, sc))));
     } else {
         println!("ipc group skipped: device 0 cannot export POSIX fd pools");
+    }
+    // BENCH_GROUPS=ffi,pairs runs only those groups.
+    if let Ok(only) = std::env::var("BENCH_GROUPS") {
+        let only: Vec<&str> = only.split(',').map(str::trim).collect();
+        let known: Vec<&str> = groups.iter().map(|g| g.0).collect();
+        if let Some(bad) = only.iter().find(|g| !known.contains(g)) {
+            eprintln!(
+                "allocator bench: BENCH_GROUPS names {bad:?}; known groups: {}",
+                known.join(", ")
+            );
+            return std::process::ExitCode::from(2);
+        }
+        groups.retain(|g| only.contains(&g.0));
     }
     let mut failed = false;
     for (name, g) in &groups {

@@ -2,6 +2,12 @@
  * the way interposition libraries are shipped. tests/shim.rs runs the conformance suite under it,
  * one fault at a time, and checks that the report marks exactly the sabotaged API.
  *
+ * Like real interposers it hooks every path a program takes to the driver: the symbols themselves
+ * (programs linked against libcuda), dlsym (programs that load the driver), and cuGetProcAddress
+ * (the CUDA runtime, and so most applications). Built with -DPROC_ADDRESS_ONLY it hooks only
+ * cuGetProcAddress (its other functions are hidden, and its dlsym hands out nothing but its
+ * cuGetProcAddress), so only a program that resolves entry points through cuGetProcAddress sees it.
+ *
  * Faults, chosen with CONFORMANCE_SHIM_FAULTS=name[,name...] (default: the first three):
  *   wrong-codes-824  cuMemPoolDestroy: success for a NULL pool and for the default pool, which it
  *                    then does not destroy (wrong codes)
@@ -13,7 +19,9 @@
  *                    come from cuMemAllocAsync/cuMemAllocFromPoolAsync through this library
  *   hang-833         cuMemPoolTrimTo: never returns
  *   abort-826        cuMemPoolExportToShareableHandle: aborts the process
- * Everything else goes to the real driver (dlsym RTLD_NEXT). */
+ *   missing-833      cuMemPoolTrimTo does not exist: dlsym answers NULL, cuGetProcAddress
+ *                    CUDA_ERROR_NOT_FOUND (a library that lacks an entry point)
+ * Everything else goes to the real driver. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -22,12 +30,24 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifdef PROC_ADDRESS_ONLY
+#define HOOK __attribute__((visibility("hidden")))
+#else
+#define HOOK __attribute__((visibility("default")))
+#endif
+#define EXPORT __attribute__((visibility("default")))
+
 typedef int CUresult;
 typedef int CUdevice;
 typedef unsigned long long CUdeviceptr;
+typedef unsigned long long cuuint64_t;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef struct CUstream_st *CUstream;
 typedef unsigned int CUmemAccess_flags;
+
+#define CUDA_ERROR_NOT_FOUND 500
+#define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM 2ull
+#define CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND 1
 
 static int fault(const char *name) {
   const char *f = getenv("CONFORMANCE_SHIM_FAULTS");
@@ -38,10 +58,30 @@ static int fault(const char *name) {
   return 0;
 }
 
+/* The C library's own dlsym, under this library's hook. */
+static void *(*real_dlsym)(void *, const char *);
+/* The driver's definition of `name`: the next one in the global namespace (a program linked against
+ * libcuda), else the driver library's own (a program that loaded it RTLD_LOCAL: the runtime). */
+static void *next(const char *name) {
+  if (!real_dlsym) {
+    *(void **)&real_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (!real_dlsym) *(void **)&real_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    if (!real_dlsym) return NULL;
+  }
+  void *f = real_dlsym(RTLD_NEXT, name);
+  if (f) return f;
+  static void *driver;
+  if (!driver) {
+    const char *path = getenv("CUDA_MEMPOOL_SYS_LIBCUDA");
+    driver = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  }
+  return driver ? real_dlsym(driver, name) : NULL;
+}
+
 /* `real`: the next definition of this function (the driver's), looked up once. */
 #define REAL(name, ret, args) \
   static ret(*real) args; \
-  if (!real) *(void **)&real = dlsym(RTLD_NEXT, name); \
+  if (!real) *(void **)&real = next(name); \
   if (!real) return 999
 
 /* Pointers allocated through this library (bad-result-822): a small open-addressing set. */
@@ -65,7 +105,7 @@ static int forget(CUdeviceptr p) {
   return found;
 }
 
-CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream stream) {
+HOOK CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream stream) {
   REAL("cuMemAllocAsync", CUresult, (CUdeviceptr *, size_t, CUstream));
   if (fault("null-out-820")) *(volatile CUdeviceptr *)dptr = 0;
   CUresult r = real(dptr, bytesize, stream);
@@ -73,20 +113,20 @@ CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream stream) {
   return r;
 }
 
-CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream) {
+HOOK CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream) {
   REAL("cuMemAllocFromPoolAsync", CUresult, (CUdeviceptr *, size_t, CUmemoryPool, CUstream));
   CUresult r = real(dptr, bytesize, pool, stream);
   if (r == 0 && dptr && fault("bad-result-822")) remember(*dptr);
   return r;
 }
 
-CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
+HOOK CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
   REAL("cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream));
   if (fault("bad-result-822") && !forget(dptr)) return -1;
   return real(dptr, stream);
 }
 
-CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep) {
+HOOK CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep) {
   REAL("cuMemPoolTrimTo", CUresult, (CUmemoryPool, size_t));
   if (fault("hang-833"))
     for (;;) pause();
@@ -94,10 +134,10 @@ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep) {
   return real(pool, min_bytes_to_keep);
 }
 
-CUresult cuMemPoolDestroy(CUmemoryPool pool) {
+HOOK CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   REAL("cuMemPoolDestroy", CUresult, (CUmemoryPool));
   static CUresult (*get_default)(CUmemoryPool *, CUdevice);
-  if (!get_default) get_default = (CUresult(*)(CUmemoryPool *, CUdevice))dlsym(RTLD_NEXT, "cuDeviceGetDefaultMemPool");
+  if (!get_default) *(void **)&get_default = next("cuDeviceGetDefaultMemPool");
   if (fault("wrong-codes-824")) {
     if (pool == NULL) return 0;
     CUmemoryPool d = NULL;
@@ -106,15 +146,75 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   return real(pool);
 }
 
-CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool pool, void *location) {
+HOOK CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool pool, void *location) {
   REAL("cuMemPoolGetAccess", CUresult, (CUmemAccess_flags *, CUmemoryPool, void *));
   CUresult r = real(flags, pool, location);
   if (r == 0 && flags && fault("garbage-827")) *flags = 0x7f7f;
   return r;
 }
 
-CUresult cuMemPoolExportToShareableHandle(void *handle, CUmemoryPool pool, int type, unsigned long long flags) {
+HOOK CUresult cuMemPoolExportToShareableHandle(void *handle, CUmemoryPool pool, int type, unsigned long long flags) {
   REAL("cuMemPoolExportToShareableHandle", CUresult, (void *, CUmemoryPool, int, unsigned long long));
   if (fault("abort-826")) abort();
   return real(handle, pool, type, flags);
+}
+
+/* The functions above by name (their C names are their symbols). */
+static const struct {
+  const char *name;
+  void *fn;
+} hooks[] = {
+    {"cuMemAllocAsync", (void *)cuMemAllocAsync},
+    {"cuMemAllocFromPoolAsync", (void *)cuMemAllocFromPoolAsync},
+    {"cuMemFreeAsync", (void *)cuMemFreeAsync},
+    {"cuMemPoolTrimTo", (void *)cuMemPoolTrimTo},
+    {"cuMemPoolDestroy", (void *)cuMemPoolDestroy},
+    {"cuMemPoolGetAccess", (void *)cuMemPoolGetAccess},
+    {"cuMemPoolExportToShareableHandle", (void *)cuMemPoolExportToShareableHandle},
+};
+static void *hook(const char *name) {
+  for (size_t i = 0; name && i < sizeof hooks / sizeof *hooks; i++)
+    if (!strcmp(name, hooks[i].name)) return hooks[i].fn;
+  return NULL;
+}
+static int missing(const char *name) { return name && fault("missing-833") && !strcmp(name, "cuMemPoolTrimTo"); }
+
+/* cuGetProcAddress: the driver's answer, with this library's functions in place of its own
+ * (except the per-thread-default-stream variants, which stay the driver's). */
+EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags, int *status) {
+  REAL("cuGetProcAddress_v2", CUresult, (const char *, void **, int, cuuint64_t, int *));
+  if (missing(symbol)) {
+    if (pfn) *pfn = NULL;
+    if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  CUresult r = real(symbol, pfn, version, flags, status);
+  void *mine = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? NULL : hook(symbol);
+  if (r == 0 && pfn && *pfn && mine) *pfn = mine;
+  return r;
+}
+
+EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags) {
+  REAL("cuGetProcAddress", CUresult, (const char *, void **, int, cuuint64_t));
+  if (missing(symbol)) {
+    if (pfn) *pfn = NULL;
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  CUresult r = real(symbol, pfn, version, flags);
+  void *mine = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? NULL : hook(symbol);
+  if (r == 0 && pfn && *pfn && mine) *pfn = mine;
+  return r;
+}
+
+/* dlsym: this library's functions for their names, whatever the handle. */
+EXPORT void *dlsym(void *handle, const char *name) {
+  if (!real_dlsym) next("dlsym");
+  if (missing(name)) return NULL;
+  if (!strcmp(name, "cuGetProcAddress_v2")) return (void *)cuGetProcAddress_v2;
+  if (!strcmp(name, "cuGetProcAddress")) return (void *)cuGetProcAddress;
+#ifndef PROC_ADDRESS_ONLY
+  void *mine = hook(name);
+  if (mine) return mine;
+#endif
+  return real_dlsym ? real_dlsym(handle, name) : NULL;
 }

@@ -2,17 +2,158 @@
 //! from here, never from `cuda_mempool_sys` directly, so that one place decides how the suite reaches
 //! the driver.
 //!
-//! The 14 APIs (and `cuMemAlloc`/`cuMemFree`) are shadowed by tracked versions with the same names
-//! and arguments: each leaves a breadcrumb while it runs (`crumb.rs`: which API a dead or hung
-//! process was inside) and records what it created or released on success (`ledger.rs`: what the
-//! suite still holds at the end of a run). Everything else is the generated binding itself.
+//! **Through the entry-point table.** The suite links no driver symbol (cuda-mempool-sys with
+//! `dynamic-loading`): it fills one `EntryPoints` table at start-up, the way chosen by
+//! `CONFORMANCE_ENTRY`, and every call goes through it (the sys crate's `global` functions). So
+//! the suite starts on any library, whatever it lacks (a missing entry answers
+//! CUDA_ERROR_NOT_FOUND), and it reaches the driver by the path an interposer must hook:
+//! - `proc-address` (default): `dlopen("libcuda.so.1")`, then `cuGetProcAddress_v2` for every
+//!   entry, as the CUDA runtime (and so most applications) does;
+//! - `dlsym`: `dlsym` of each symbol on that library handle;
+//! - `link`: the library opened `RTLD_GLOBAL` and each symbol looked up in the default namespace:
+//!   what the dynamic linker binds for a program linked against libcuda (LD_PRELOAD first).
+//!
+//! `CUDA_MEMPOOL_SYS_LIBCUDA=path` (the sys crate's) opens another library in every mode.
+//!
+//! **Tracked calls.** The 14 APIs (and `cuMemAlloc`/`cuMemFree`) are shadowed by versions with the
+//! same names and arguments: each leaves a breadcrumb while it runs (`crumb.rs`: which API a dead or
+//! hung process was inside) and records what it created or released on success (`ledger.rs`: what
+//! the suite still holds at the end of a run).
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
+pub use cuda_mempool_sys::cuda13::global::*;
 pub use cuda_mempool_sys::cuda13::*;
+pub use cuda_mempool_sys::{Library, LoadError};
 
-/// The bindings themselves, unshadowed.
-mod raw {
-    pub use cuda_mempool_sys::cuda13::*;
+/// The table's functions themselves, without the tracking (for benchmarks of the binding).
+pub mod untracked {
+    pub use cuda_mempool_sys::cuda13::global::*;
+}
+use untracked as raw;
+
+/// How the table is filled (CONFORMANCE_ENTRY).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entry {
+    ProcAddress,
+    Dlsym,
+    Link,
+}
+pub const ENTRY_ENV: &str = "CONFORMANCE_ENTRY";
+const ENTRIES: &[(Entry, &str)] = &[
+    (Entry::ProcAddress, "proc-address"),
+    (Entry::Dlsym, "dlsym"),
+    (Entry::Link, "link"),
+];
+
+impl Entry {
+    pub fn name(self) -> &'static str {
+        ENTRIES.iter().find(|e| e.0 == self).unwrap().1
+    }
+    /// CONFORMANCE_ENTRY, checked.
+    pub fn from_env() -> Result<Entry, String> {
+        match std::env::var(ENTRY_ENV) {
+            Err(_) => Ok(Entry::ProcAddress),
+            Ok(v) => ENTRIES.iter().find(|e| e.1 == v.trim()).map(|e| e.0).ok_or_else(|| {
+                format!(
+                    "{ENTRY_ENV}={v:?}: expected one of {} (how the suite resolves the driver's entry points; \
+                     default proc-address)",
+                    ENTRIES.iter().map(|e| e.1).collect::<Vec<_>>().join(", ")
+                )
+            }),
+        }
+    }
+}
+
+/// How this process reached the driver.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub entry: Entry,
+    /// The library asked for (`libcuda.so.1`, or the override).
+    pub library: String,
+    /// Why the library could not be opened (or had no cuGetProcAddress), if so.
+    pub error: Option<String>,
+    /// Symbols the table lacks.
+    pub missing: Vec<&'static str>,
+}
+
+impl Loaded {
+    /// "proc-address (cuGetProcAddress_v2 of libcuda.so.1)", say.
+    pub fn describe(&self) -> String {
+        let how = match self.entry {
+            Entry::ProcAddress => format!("cuGetProcAddress of {}", self.library),
+            Entry::Dlsym => format!("dlsym on the handle of {}", self.library),
+            Entry::Link => format!("the default namespace, {} opened RTLD_GLOBAL", self.library),
+        };
+        format!("{} ({how})", self.entry.name())
+    }
+    /// The table has `symbol`.
+    pub fn has(&self, symbol: &str) -> bool {
+        self.error.is_none() && !self.missing.contains(&symbol)
+    }
+}
+
+static LOADED: std::sync::OnceLock<Loaded> = std::sync::OnceLock::new();
+
+/// Fill and install the table (once per process, before the first call), the way CONFORMANCE_ENTRY
+/// says; an unusable value of it falls back to the default here (the coordinator has refused it
+/// with a clear error before starting anything).
+pub fn load() -> &'static Loaded {
+    LOADED.get_or_init(|| {
+        let entry = Entry::from_env().unwrap_or(Entry::ProcAddress);
+        let library = std::env::var(Library::ENV)
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| Library::DEFAULT.to_string());
+        let filled = match entry {
+            Entry::ProcAddress => Library::open_default()
+                .and_then(|l| EntryPoints::from_proc_address(&l))
+                .map_err(|e| e.to_string()),
+            Entry::Dlsym => Library::open_default()
+                .map(|l| EntryPoints::from_dlsym(&l))
+                .map_err(|e| e.to_string()),
+            Entry::Link => open_global(&library).map(|_| EntryPoints::from_default_namespace()),
+        };
+        let (table, error) = match filled {
+            Ok(t) => (t, None),
+            Err(e) => (EntryPoints::EMPTY, Some(e)),
+        };
+        let missing = if error.is_none() {
+            table.missing_symbols().collect()
+        } else {
+            Vec::new()
+        };
+        install(Box::leak(Box::new(table)));
+        Loaded {
+            entry,
+            library,
+            error,
+            missing,
+        }
+    })
+}
+
+/// `dlopen(library, RTLD_NOW | RTLD_GLOBAL)`: its symbols join the default namespace, behind the
+/// executable's and LD_PRELOAD's.
+fn open_global(library: &str) -> Result<(), String> {
+    extern "C" {
+        fn dlopen(filename: *const std::ffi::c_char, flag: std::ffi::c_int) -> *mut std::ffi::c_void;
+        fn dlerror() -> *mut std::ffi::c_char;
+    }
+    const RTLD_NOW: std::ffi::c_int = 2;
+    const RTLD_GLOBAL: std::ffi::c_int = 0x100;
+    let name = std::ffi::CString::new(library).map_err(|e| format!("{library:?}: {e}"))?;
+    // SAFETY: a NUL-terminated name; the handle is kept open for the life of the process.
+    let h = unsafe { dlopen(name.as_ptr(), RTLD_NOW | RTLD_GLOBAL) };
+    if h.is_null() {
+        let e = unsafe { dlerror() };
+        let why = if e.is_null() {
+            "unknown error".to_string()
+        } else {
+            unsafe { std::ffi::CStr::from_ptr(e) }.to_string_lossy().into_owned()
+        };
+        return Err(format!("cannot open {library}: {why}"));
+    }
+    Ok(())
 }
 
 use crate::crumb::enter;

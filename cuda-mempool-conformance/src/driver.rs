@@ -306,48 +306,6 @@ impl Drop for Gate {
     }
 }
 
-/// Resolve a driver entry point at run time (it may be newer than the oldest supported driver).
-pub fn proc_address(symbol: &CStr, cuda_version: i32) -> Option<*mut c_void> {
-    let mut f = std::ptr::null_mut();
-    let mut status = CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
-    let r = unsafe {
-        cuGetProcAddress_v2(
-            symbol.as_ptr(),
-            &mut f,
-            cuda_version,
-            CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT.0 as u64,
-            &mut status,
-        )
-    };
-    (r == SUCCESS && status == CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS && !f.is_null()).then_some(f)
-}
-
-/// The CUDA 13 pool selectors, when the driver has them.
-#[derive(Clone, Copy)]
-pub struct Selectors {
-    pub get_default: unsafe extern "C" fn(*mut CUmemoryPool, *mut CUmemLocation, CUmemAllocationType) -> CUresult,
-    pub get: unsafe extern "C" fn(*mut CUmemoryPool, *mut CUmemLocation, CUmemAllocationType) -> CUresult,
-    pub set: unsafe extern "C" fn(*mut CUmemLocation, CUmemAllocationType, CUmemoryPool) -> CUresult,
-}
-impl Selectors {
-    pub fn resolve() -> Option<Selectors> {
-        let gd = proc_address(c"cuMemGetDefaultMemPool", 13000)?;
-        let g = proc_address(c"cuMemGetMemPool", 13000)?;
-        let s = proc_address(c"cuMemSetMemPool", 13000)?;
-        // SAFETY: the PFN_*_v13000 types generated from cudaTypedefs.h are these signatures.
-        unsafe {
-            let gd: PFN_cuMemGetDefaultMemPool_v13000 = std::mem::transmute(gd);
-            let g: PFN_cuMemGetMemPool_v13000 = std::mem::transmute(g);
-            let s: PFN_cuMemSetMemPool_v13000 = std::mem::transmute(s);
-            Some(Selectors {
-                get_default: gd?,
-                get: g?,
-                set: s?,
-            })
-        }
-    }
-}
-
 /// Free device memory now (cuMemGetInfo).
 pub fn mem_free() -> R<usize> {
     let (mut free, mut total) = (0usize, 0usize);

@@ -64,9 +64,13 @@ pub struct Machine {
     pub devices: Vec<Device>,
     /// peer[i][j]: device i can access device j.
     pub peer: Vec<Vec<bool>>,
-    /// Which of the 14 APIs the driver exports (cuGetProcAddress), by index.
+    /// Which of the 14 APIs the entry-point table has, by index.
     pub exported: Vec<(u32, bool)>,
     pub selectors: bool,
+    /// How the suite reaches the driver (CONFORMANCE_ENTRY), in words.
+    pub entry: String,
+    /// Table entries the library lacks (symbol names).
+    pub missing: Vec<String>,
     /// /dev/nvidia-caps-imex-channels exists (fabric handles can be exported through it).
     pub imex_channels: bool,
     /// Why the probe could not answer (it ran in a child that died or hung), if it could not.
@@ -164,14 +168,9 @@ impl Machine {
             if self.imex_channels { "present" } else { "absent" }
         )
         .unwrap();
-        let missing: Vec<String> = self
-            .exported
-            .iter()
-            .filter(|e| !e.1)
-            .map(|e| format!("{} {}", e.0, crate::api_name(e.0)))
-            .collect();
-        if !missing.is_empty() {
-            writeln!(s, "entry points not found: {}", missing.join(", ")).unwrap();
+        writeln!(s, "entry points: {}", self.entry).unwrap();
+        if !self.missing.is_empty() {
+            writeln!(s, "entry points the library lacks: {}", self.missing.join(", ")).unwrap();
         }
         s
     }
@@ -190,6 +189,8 @@ impl Machine {
             "peer": self.peer,
             "exported": self.exported.iter().map(|e| serde_json::json!([e.0, e.1])).collect::<Vec<_>>(),
             "cuda13_selectors": self.selectors,
+            "entry": self.entry,
+            "missing": self.missing,
             "imex_channels": self.imex_channels,
             "probe_error": self.probe_error,
         })
@@ -204,6 +205,11 @@ impl Machine {
             libcuda: j["libcuda"].as_str().unwrap_or("unknown").to_string(),
             init: int(&j["cuInit"], "cuInit")? as i32,
             selectors: flag(&j["cuda13_selectors"]),
+            entry: j["entry"].as_str().unwrap_or("").to_string(),
+            missing: j["missing"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+                .unwrap_or_default(),
             imex_channels: flag(&j["imex_channels"]),
             probe_error: j["probe_error"].as_str().map(String::from),
             ..Machine::default()
@@ -278,17 +284,31 @@ fn libcuda_path() -> String {
 
 /// Probe the machine (calls cuInit). Contexts are each process's own business (`retain_context`).
 pub fn probe() -> Machine {
-    let mut m = Machine::default();
+    let loaded = crate::cu::load();
+    let mut m = Machine {
+        entry: loaded.describe(),
+        missing: loaded.missing.iter().map(|s| s.to_string()).collect(),
+        ..Machine::default()
+    };
+    if let Some(e) = &loaded.error {
+        m.probe_error = Some(format!(
+            "the driver library could not be loaded: {e}. Install the NVIDIA driver (Debian: libcuda1 \
+             from non-free), or point {} at a libcuda",
+            crate::cu::Library::ENV
+        ));
+    }
+    for (idx, api) in crate::APIS {
+        m.exported.push((*idx, loaded.has(api)));
+    }
+    m.selectors = ["cuMemGetDefaultMemPool", "cuMemGetMemPool", "cuMemSetMemPool"]
+        .iter()
+        .all(|s| loaded.has(s));
+    m.imex_channels = std::path::Path::new("/dev/nvidia-caps-imex-channels").exists();
     unsafe {
         let _ = cuDriverGetVersion(&mut m.driver_version);
         m.init = cuInit(0).0 as i32;
         m.libcuda = libcuda_path();
-        for (idx, api) in crate::APIS {
-            let sym = std::ffi::CString::new(*api).unwrap();
-            m.exported.push((*idx, proc_address(&sym, 11020).is_some()));
-        }
         if m.init != 0 {
-            m.imex_channels = std::path::Path::new("/dev/nvidia-caps-imex-channels").exists();
             return m;
         }
         let mut n = 0;
@@ -328,9 +348,7 @@ pub fn probe() -> Machine {
                 .collect();
             m.peer.push(row);
         }
-        m.selectors = Selectors::resolve().is_some();
     }
-    m.imex_channels = std::path::Path::new("/dev/nvidia-caps-imex-channels").exists();
     m
 }
 

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 pub struct Row {
     pub group: Group,
     pub name: String,
-    pub supported: &'static str,
+    pub supported: String,
     pub passed: usize,
     pub failed: usize,
     pub ignored: usize,
@@ -56,10 +56,23 @@ fn row(m: &Machine, group: Group, name: String, records: &[Record]) -> Row {
         .filter(|r| r.outcome != Outcome::Ignored && r.device_answer)
         .count();
     let supported = match group {
-        Group::Api(idx) if !m.exported.iter().any(|(i, e)| *i == idx && *e) => "✗",
-        Group::Api(_) if device_ran > 0 => "✓",
-        Group::Api(_) => "—",
-        _ => "",
+        Group::Api(idx) if !m.exported.iter().any(|(i, e)| *i == idx && *e) => {
+            let name = crate::api_name(idx);
+            let lacking: Vec<&str> = m
+                .missing
+                .iter()
+                .filter(|s| s.as_str() == name || s.strip_suffix("_ptsz") == Some(name))
+                .map(String::as_str)
+                .collect();
+            if lacking.is_empty() {
+                "✗ (no driver library)".to_string()
+            } else {
+                format!("✗ ({} missing)", lacking.join(", "))
+            }
+        }
+        Group::Api(_) if device_ran > 0 => "✓".to_string(),
+        Group::Api(_) => "—".to_string(),
+        _ => String::new(),
     };
     Row {
         group,

@@ -225,7 +225,9 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
             }
         };
         loop {
-            let Some(case) = queue.lock().unwrap().pop_front() else { break };
+            let Some(case) = queue.lock().unwrap().pop_front() else {
+                break;
+            };
             set_busy(Some(Instant::now()));
             let begin = since_start();
             let w = match worker.take() {

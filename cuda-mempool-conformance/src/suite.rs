@@ -95,6 +95,7 @@ struct Settings {
 }
 fn settings() -> Result<Settings, String> {
     leaks::plants()?;
+    crate::cu::Entry::from_env()?;
     Ok(Settings {
         required: harness::required_caps()?,
         timeout: harness::trial_timeout()?,
@@ -119,6 +120,7 @@ fn devices_used(m: &Machine) -> Vec<i32> {
 pub const NO_LEAKS: &str = "suite::no_leaks";
 
 pub fn main() -> ExitCode {
+    crate::cu::load();
     if let Ok(role) = std::env::var(CHILD_ENV) {
         return child(&role);
     }

@@ -33,42 +33,81 @@ const FAULTS: &[(&str, u32, bool)] = &[
     ("abort-826", 826, false),
 ];
 
-fn shim() -> Result<PathBuf, String> {
-    static SO: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    SO.get_or_init(|| {
-        if let Some(p) = std::env::var_os("CONFORMANCE_SHIM_SO") {
-            return Ok(PathBuf::from(p));
-        }
-        let dir = std::env::temp_dir().join(format!("cump-shim-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        let src = dir.join("misbehave.c");
-        std::fs::write(&src, SHIM_SOURCE).map_err(|e| e.to_string())?;
-        let so = dir.join("libmisbehave.so");
-        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-        let out = Command::new(&cc)
-            .args(["-shared", "-fPIC", "-O2", "-Wall", "-o"])
-            .arg(&so)
-            .arg(&src)
-            .args(["-ldl", "-lpthread"])
-            .output()
-            .map_err(|e| {
-                format!("cannot run the C compiler `{cc}` ({e}): install gcc, set CC, or set CONFORMANCE_SHIM_SO")
-            })?;
-        if !out.status.success() {
-            return Err(format!(
-                "compiling the shim failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        Ok(so)
-    })
-    .clone()
+/// The shim built as it ships (every path hooked), or as the variant that hooks only
+/// cuGetProcAddress (`-DPROC_ADDRESS_ONLY`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Variant {
+    EveryPath,
+    ProcAddressOnly,
 }
 
+fn shim(v: Variant) -> Result<PathBuf, String> {
+    static SO: [OnceLock<Result<PathBuf, String>>; 2] = [OnceLock::new(), OnceLock::new()];
+    let (idx, env, define, file) = match v {
+        Variant::EveryPath => (0, "CONFORMANCE_SHIM_SO", None, "libmisbehave.so"),
+        Variant::ProcAddressOnly => (
+            1,
+            "CONFORMANCE_SHIM_SO_PROC_ONLY",
+            Some("-DPROC_ADDRESS_ONLY"),
+            "libmisbehave-proc-only.so",
+        ),
+    };
+    SO[idx]
+        .get_or_init(|| {
+            if let Some(p) = std::env::var_os(env) {
+                return Ok(PathBuf::from(p));
+            }
+            let dir = std::env::temp_dir().join(format!("cump-shim-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+            let src = dir.join("misbehave.c");
+            std::fs::write(&src, SHIM_SOURCE).map_err(|e| e.to_string())?;
+            let so = dir.join(file);
+            let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+            let out = Command::new(&cc)
+                .args(["-shared", "-fPIC", "-O2", "-Wall"])
+                .args(define)
+                .arg("-o")
+                .arg(&so)
+                .arg(&src)
+                .args(["-ldl", "-lpthread"])
+                .output()
+                .map_err(|e| format!("cannot run the C compiler `{cc}` ({e}): install gcc, set CC, or set {env}"))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "compiling the shim failed:\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            Ok(so)
+        })
+        .clone()
+}
+
+/// How a faulted run is made: which shim, and how the suite reaches the driver.
+#[derive(Clone, Copy)]
+struct How {
+    variant: Variant,
+    /// CONFORMANCE_ENTRY.
+    entry: &'static str,
+}
+const SHIPPED: How = How {
+    variant: Variant::EveryPath,
+    entry: "proc-address",
+};
+
 /// Run the suite under the shim with `faults`; its report and wall time.
-fn run_suite(faults: &str) -> Result<(serde_json::Value, Duration), String> {
-    let so = shim()?;
-    let tag = faults.replace(',', "+");
+fn run_suite(faults: &str, how: How) -> Result<(serde_json::Value, Duration), String> {
+    let so = shim(how.variant)?;
+    let tag = format!(
+        "{}-{}{}",
+        faults.replace(',', "+"),
+        how.entry,
+        if how.variant == Variant::ProcAddressOnly {
+            "-proc-only-shim"
+        } else {
+            ""
+        }
+    );
     // CONFORMANCE_SHIM_KEEP=DIR keeps each faulted run's report in DIR/<faults>/.
     let keep = std::env::var_os("CONFORMANCE_SHIM_KEEP").map(PathBuf::from);
     let report = match &keep {
@@ -83,6 +122,7 @@ fn run_suite(faults: &str) -> Result<(serde_json::Value, Duration), String> {
         .env("CONFORMANCE_SHIM_FAULTS", faults)
         .env("CONFORMANCE_REPORT_DIR", &report)
         .env("CONFORMANCE_TRIAL_TIMEOUT", DEADLINE.as_secs().to_string())
+        .env("CONFORMANCE_ENTRY", how.entry)
         // The suite's own settings must not leak in from the environment this test runs in.
         .env_remove("CONFORMANCE_REQUIRE")
         .env_remove("CONFORMANCE_PLANT_LEAK")
@@ -117,11 +157,20 @@ fn has_gpu(j: &serde_json::Value) -> bool {
             .is_some_and(|d| d.first().is_some_and(|d| d["memory_pools"] == true))
 }
 
-fn check(faults: &str, sabotaged: &[(u32, bool)]) -> Result<(), Failed> {
+fn check(faults: &str, sabotaged: &[(u32, bool)], how: How) -> Result<(), Failed> {
     // One faulted suite at a time: they share the GPU, and the wall-time bound must hold.
     static ONE: Mutex<()> = Mutex::new(());
     let _one = ONE.lock().unwrap_or_else(|p| p.into_inner());
-    let (j, wall) = run_suite(faults)?;
+    let (j, wall) = run_suite(faults, how)?;
+    let faults = format!(
+        "{faults} ({} shim, CONFORMANCE_ENTRY={})",
+        match how.variant {
+            Variant::EveryPath => "every-path",
+            Variant::ProcAddressOnly => "proc-address-only",
+        },
+        how.entry
+    );
+    let faults = faults.as_str();
     let gpu = has_gpu(&j);
     let mut expected: Vec<u64> = sabotaged
         .iter()
@@ -177,6 +226,22 @@ fn check(faults: &str, sabotaged: &[(u32, bool)]) -> Result<(), Failed> {
     Ok(())
 }
 
+/// A library that lacks cuMemPoolTrimTo: the run completes, 833 is marked, and Supported says why.
+fn check_missing() -> Result<(), Failed> {
+    check("missing-833", &[(833, false)], SHIPPED)?;
+    let (j, _) = run_suite("missing-833", SHIPPED)?;
+    let row = j["apis"]
+        .as_array()
+        .and_then(|a| a.iter().find(|a| a["index"] == 833))
+        .ok_or("no row for 833")?;
+    let supported = row["supported"].as_str().unwrap_or("");
+    if !supported.starts_with('✗') || !supported.contains("cuMemPoolTrimTo") {
+        return Err(format!("833 Supported reads {supported:?}; expected ✗ naming cuMemPoolTrimTo").into());
+    }
+    println!("shim missing-833: Supported for 833 reads {supported:?}");
+    Ok(())
+}
+
 fn main() -> ExitCode {
     if std::env::var_os(RUN_SUITE).is_some() {
         return conformance::suite::main();
@@ -184,14 +249,52 @@ fn main() -> ExitCode {
     let args = Arguments::from_args();
     let mut trials: Vec<Trial> = FAULTS
         .iter()
-        .map(|&(name, api, device)| Trial::test(format!("shim::{name}"), move || check(name, &[(api, device)])))
+        .map(|&(name, api, device)| {
+            Trial::test(format!("shim::{name}"), move || check(name, &[(api, device)], SHIPPED))
+        })
         .collect();
     // The three classic faults together (the shim's default).
     trials.push(Trial::test("shim::three_apis_at_once", || {
         check(
             "wrong-codes-824,garbage-827,noop-833",
             &[(824, false), (827, true), (833, false)],
+            SHIPPED,
         )
     }));
+    trials.push(Trial::test("shim::missing_entry_point_833", check_missing));
+    // The shim as shipped hooks every path: each of the suite's ways to the driver sees it.
+    for entry in ["dlsym", "link"] {
+        trials.push(Trial::test(
+            format!("shim::every_path_shim_seen_by_{entry}_mode"),
+            move || {
+                check(
+                    "noop-833",
+                    &[(833, false)],
+                    How {
+                        variant: Variant::EveryPath,
+                        entry,
+                    },
+                )
+            },
+        ));
+    }
+    // A shim that hooks only cuGetProcAddress: seen by the proc-address mode, not by the others.
+    for (entry, seen) in [("proc-address", true), ("dlsym", false), ("link", false)] {
+        let name = format!(
+            "shim::proc_address_only_shim_{}_by_{entry}_mode",
+            if seen { "seen" } else { "not_seen" }
+        );
+        trials.push(Trial::test(name, move || {
+            let sabotaged: &[(u32, bool)] = if seen { &[(833, false)] } else { &[] };
+            check(
+                "noop-833",
+                sabotaged,
+                How {
+                    variant: Variant::ProcAddressOnly,
+                    entry,
+                },
+            )
+        }));
+    }
     libtest_mimic::run(&args, trials).exit_code()
 }

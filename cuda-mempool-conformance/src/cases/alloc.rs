@@ -131,21 +131,20 @@ pub fn cases() -> Vec<Case> {
         })
         .serial(),
         Case::gpu(820, "cuda13_selectors_agree_with_device_selectors", |e| {
-            let sel = Selectors::resolve().ok_or("selectors vanished")?;
             let pinned = CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
             let mut loc = mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, e.dev);
             let mut d = std::ptr::null_mut();
             ok("cuMemGetDefaultMemPool", unsafe {
-                (sel.get_default)(&mut d, &mut loc, pinned)
+                cuMemGetDefaultMemPool(&mut d, &mut loc, pinned)
             })?;
             ensure!(
                 d == default_pool(e.dev)?,
                 "cuMemGetDefaultMemPool disagrees with cuDeviceGetDefaultMemPool"
             );
             let pool = Pool::on_device(e.dev)?;
-            ok("cuMemSetMemPool", unsafe { (sel.set)(&mut loc, pinned, pool.0) })?;
+            ok("cuMemSetMemPool", unsafe { cuMemSetMemPool(&mut loc, pinned, pool.0) })?;
             let mut cur = std::ptr::null_mut();
-            let r = unsafe { (sel.get)(&mut cur, &mut loc, pinned) };
+            let r = unsafe { cuMemGetMemPool(&mut cur, &mut loc, pinned) };
             let dev_cur = current_pool(e.dev);
             let s = Stream::new()?;
             let drawn = round_trip(
@@ -155,7 +154,7 @@ pub fn cases() -> Vec<Case> {
                 pool.0,
             );
             ok("cuMemSetMemPool(default) restoring", unsafe {
-                (sel.set)(&mut loc, pinned, d)
+                cuMemSetMemPool(&mut loc, pinned, d)
             })?;
             ok("cuMemGetMemPool", r)?;
             ensure!(

@@ -1,0 +1,153 @@
+//! How the suite reaches the driver (CONFORMANCE_ENTRY): it links no driver symbol, so it starts
+//! on any library; it gives the same results whichever way it fills its entry-point table; and a
+//! missing driver library is a clear error, not a loader failure.
+//!
+//! CONFORMANCE_ENTRY_KEEP=DIR keeps each run's report under DIR/<mode>/.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+
+const RUN_SUITE: &str = "CONFORMANCE_ENTRY_RUN_SUITE";
+const MODES: &[&str] = &["proc-address", "dlsym", "link"];
+
+/// This binary runs the suite (as a child, below), so its symbols are the suite's.
+fn links_no_driver_symbol() -> Result<(), Failed> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let nm = match Command::new("nm").args(["-D", "--undefined-only"]).arg(&exe).output() {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+        Ok(o) => return Err(format!("nm failed: {}", String::from_utf8_lossy(&o.stderr)).into()),
+        Err(e) => return Err(format!("cannot run nm ({e}): install binutils").into()),
+    };
+    let driver: Vec<&str> = nm
+        .lines()
+        .filter_map(|l| l.split_whitespace().last())
+        .filter(|s| s.starts_with("cu") && s.chars().nth(2).is_some_and(|c| c.is_ascii_uppercase()))
+        .collect();
+    if !driver.is_empty() {
+        return Err(format!("the suite binary links driver symbols: {}", driver.join(", ")).into());
+    }
+    let needed = Command::new("readelf")
+        .arg("-d")
+        .arg(&exe)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .map_err(|e| format!("cannot run readelf ({e}): install binutils"))?;
+    if needed.lines().any(|l| l.contains("(NEEDED)") && l.contains("libcuda")) {
+        return Err("the suite binary names libcuda as a needed library".into());
+    }
+    println!("entry: no cu* symbol is undefined in the suite binary and libcuda is not NEEDED");
+    Ok(())
+}
+
+/// Run the suite with `envs`; its report.
+fn run_suite(tag: &str, envs: &[(&str, &str)]) -> Result<serde_json::Value, String> {
+    let keep = std::env::var_os("CONFORMANCE_ENTRY_KEEP").map(PathBuf::from);
+    let report = match &keep {
+        Some(k) => k.join(tag),
+        None => std::env::temp_dir().join(format!("cump-entry-{}-{tag}", std::process::id())),
+    };
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = Command::new(exe)
+        .env(RUN_SUITE, "1")
+        .env("CONFORMANCE_REPORT_DIR", &report)
+        .envs(envs.iter().copied())
+        .env_remove("NEXTEST")
+        .env_remove("NEXTEST_RUN_ID")
+        .env_remove("CONFORMANCE_WORKERS")
+        .env_remove("CONFORMANCE_PLANT_LEAK")
+        .env_remove("CONFORMANCE_CRASH_TRIAL")
+        .output()
+        .map_err(|e| format!("cannot run the suite: {e}"))?;
+    let text = std::fs::read_to_string(report.join("report.json")).map_err(|e| {
+        format!(
+            "the suite ({tag}) wrote no report ({e}); its stderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })?;
+    if keep.is_none() {
+        let _ = std::fs::remove_dir_all(&report);
+    }
+    serde_json::from_str(&text).map_err(|e| e.to_string())
+}
+
+fn outcomes(j: &serde_json::Value) -> BTreeMap<String, String> {
+    j["trials"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .map(|t| {
+                    (
+                        t["trial"].as_str().unwrap_or("").to_string(),
+                        t["outcome"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn same_results_in_every_mode() -> Result<(), Failed> {
+    let mut first: Option<(&str, BTreeMap<String, String>)> = None;
+    for &mode in MODES {
+        let j = run_suite(mode, &[("CONFORMANCE_ENTRY", mode)])?;
+        let entry = j["machine"]["entry"].as_str().unwrap_or("");
+        if !entry.starts_with(mode) {
+            return Err(format!("the {mode} run's report names its entry path {entry:?}").into());
+        }
+        let o = outcomes(&j);
+        let t = &j["totals"];
+        println!(
+            "entry {mode}: {} passed, {} failed, {} ignored ({entry})",
+            t["passed"], t["failed"], t["ignored"]
+        );
+        match &first {
+            None => first = Some((mode, o)),
+            Some((m0, o0)) => {
+                if *o0 != o {
+                    let diff: Vec<String> = o0
+                        .iter()
+                        .filter(|(k, v)| o.get(*k) != Some(*v))
+                        .map(|(k, v)| format!("{k}: {v} under {m0}, {:?} under {mode}", o.get(k)))
+                        .chain(
+                            o.keys()
+                                .filter(|k| !o0.contains_key(*k))
+                                .map(|k| format!("{k}: only under {mode}")),
+                        )
+                        .collect();
+                    return Err(format!("{m0} and {mode} differ:\n{}", diff.join("\n")).into());
+                }
+            }
+        }
+    }
+    println!("entry: the three modes gave identical outcomes for every trial");
+    Ok(())
+}
+
+fn missing_library_is_a_clear_error() -> Result<(), Failed> {
+    let bogus = "/nonexistent/libcuda.so.1";
+    let j = run_suite("no-library", &[("CUDA_MEMPOOL_SYS_LIBCUDA", bogus)])?;
+    let why = j["machine"]["probe_error"].as_str().unwrap_or("");
+    if !why.contains(bogus) || !why.contains("could not be loaded") {
+        return Err(format!("with no driver library, the report says {why:?}").into());
+    }
+    println!("entry: without a driver library the report says: {why}");
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    if std::env::var_os(RUN_SUITE).is_some() {
+        return conformance::suite::main();
+    }
+    let args = Arguments::from_args();
+    let trials = vec![
+        Trial::test("entry::suite_links_no_driver_symbol", links_no_driver_symbol),
+        Trial::test("entry::same_results_in_every_mode", same_results_in_every_mode),
+        Trial::test(
+            "entry::missing_library_is_a_clear_error",
+            missing_library_is_a_clear_error,
+        ),
+    ];
+    libtest_mimic::run(&args, trials).exit_code()
+}
