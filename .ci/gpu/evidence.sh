@@ -31,9 +31,26 @@ CONFORMANCE_REQUIRE=$REQ CONFORMANCE_WORKERS=0 CONFORMANCE_REPORT_DIR=$d "$B" "$
 grep -a "^test result\|^Total" "$d/log"; grep -a -A4 "^---- " "$d/log" | head -20
 echo "== shim faults"
 s=$(date +%s)
-CONFORMANCE_SHIM_KEEP=$OUT/runs/shim CONFORMANCE_SHIM_SO=$root/.gpu/libmisbehave.so timeout 500 "$root/.gpu/bin/shim" > "$OUT/runs/shim.log" 2>&1
+CONFORMANCE_SHIM_KEEP=$OUT/runs/shim CONFORMANCE_SHIM_SO=$root/.gpu/libmisbehave.so \
+  CONFORMANCE_SHIM_SO_PROC_ONLY=$root/.gpu/libmisbehave-proc-only.so timeout 500 "$root/.gpu/bin/shim" > "$OUT/runs/shim.log" 2>&1
 echo "shim rc=$? $(( $(date +%s) - s )) s"
 grep -a -E "^shim |^test result|under " "$OUT/runs/shim.log"
+echo "== entry modes"
+CONFORMANCE_ENTRY_KEEP=$OUT/runs/entry CONFORMANCE_REQUIRE=$REQ timeout 300 "$root/.gpu/bin/entry" > "$OUT/runs/entry.log" 2>&1; echo "entry rc=$?"
+grep -a -E "^entry|^test result" "$OUT/runs/entry.log"
+echo "== sys table test on this driver"
+timeout 120 "$root/.gpu/bin/table" > "$OUT/runs/table.log" 2>&1; echo "table rc=$?"; grep -a "test result" "$OUT/runs/table.log"
+if [[ -x $root/.gpu/pool_roundtrip_dynamic ]]; then
+  echo "== example built with dynamic-loading"
+  ldd "$root/.gpu/pool_roundtrip_dynamic" | tee "$OUT/runs/example-ldd.txt"
+  echo "libcuda in ldd output: $(grep -c libcuda "$OUT/runs/example-ldd.txt")"
+  timeout 60 "$root/.gpu/pool_roundtrip_dynamic" 2>&1 | tee "$OUT/runs/example.log"; echo "example rc=${PIPESTATUS[0]}"
+fi
+if [[ -x $root/.gpu/bin/allocator-bench ]]; then
+  echo "== FFI bench (full counts)"
+  BENCH_GROUPS=ffi BENCH_REPORT_DIR=$OUT/runs/bench-ffi timeout 300 "$root/.gpu/bin/allocator-bench" --bench > "$OUT/runs/bench-ffi.log" 2>&1; echo "bench rc=$?"
+  grep -a "^|" "$OUT/runs/bench-ffi.log"
+fi
 echo "== bench smoke"
 timeout 120 "$root/.gpu/bin/allocator" > "$OUT/runs/bench.log" 2>&1; echo "bench rc=$?"; tail -3 "$OUT/runs/bench.log"
 cd "$OUT" && tar czf runs.tgz runs && rm -rf runs
