@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 const RUN_SUITE: &str = "CONFORMANCE_SHIM_RUN_SUITE";
 const SHIM_SOURCE: &str = include_str!("../shim/misbehave.c");
 /// The trial deadline the faulted runs get (a hang costs at most about this much).
-const DEADLINE: Duration = Duration::from_secs(20);
+const DEADLINE: Duration = Duration::from_secs(10);
 
 /// (fault, the API it sabotages, it only shows on a device).
 const FAULTS: &[(&str, u32, bool)] = &[
