@@ -330,9 +330,7 @@ fn peer_fail(p: Peer, e: String) -> String {
 
 /// Child role bench-ipc: import the pool and every pointer, timing each import.
 fn ipc_child() -> i32 {
-    let mut m = probe::probe();
-    m.ctx = probe::retain_context(0);
-    let env = Env { m, dev: 0 };
+    let env = Env::on(std::sync::Arc::new(probe::probe()), 0);
     env.bind();
     let run = || -> R<Value> {
         let chan = Channel::from_inherited()?;
@@ -387,9 +385,7 @@ fn main() -> std::process::ExitCode {
         println!("allocator bench: skipped, {why}; it needs a CUDA device with memory pools");
         return std::process::ExitCode::SUCCESS;
     }
-    let mut m = m;
-    m.ctx = probe::retain_context(0);
-    let env = Env { m, dev: 0 };
+    let env = Env::on(std::sync::Arc::new(m), 0);
     env.bind();
     println!(
         "allocator bench ({}):\n{}",

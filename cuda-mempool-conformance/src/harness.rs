@@ -11,17 +11,65 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
 
-/// What a case gets: the probed machine and device 0 (its primary context is current).
+/// What a case gets: the probed machine, its device (whose primary context is current), and for
+/// pair and multi-device cases the other devices.
+#[derive(Clone)]
 pub struct Env {
-    pub m: Machine,
+    pub m: Arc<Machine>,
     pub dev: CUdevice,
+    /// A pair case's other device.
+    pub peer: Option<CUdevice>,
+    /// A multi-device case's devices (all reach each other); `dev` is the first.
+    pub multi: Vec<CUdevice>,
+    /// `dev`'s primary context, retained by this process (0 if none).
+    pub ctx: usize,
 }
 impl Env {
-    /// Make device 0's primary context current on this thread.
-    pub fn bind(&self) {
-        if self.m.ctx != 0 {
-            let _ = unsafe { cuCtxSetCurrent(self.m.ctx as CUcontext) };
+    /// A process's environment on device `dev` (retaining its context when there is a device).
+    pub fn on(m: Arc<Machine>, dev: CUdevice) -> Env {
+        let ctx = if m.init == 0 && !m.devices.is_empty() {
+            crate::probe::retain_context(dev)
+        } else {
+            0
+        };
+        Env {
+            m,
+            dev,
+            peer: None,
+            multi: Vec::new(),
+            ctx,
         }
+    }
+    /// The environment for one case: its device(s), their contexts retained on first use.
+    pub fn for_case(&self, c: &Case) -> Env {
+        let ctx = if c.dev == self.dev || self.ctx == 0 {
+            self.ctx
+        } else {
+            crate::probe::retain_context(c.dev)
+        };
+        if self.ctx != 0 {
+            for d in c.peer.iter().chain(&c.multi) {
+                crate::probe::retain_context(*d);
+            }
+        }
+        Env {
+            m: self.m.clone(),
+            dev: c.dev,
+            peer: c.peer,
+            multi: c.multi.clone(),
+            ctx,
+        }
+    }
+    /// Make this device's primary context current on this thread.
+    pub fn bind(&self) {
+        if self.ctx != 0 {
+            let _ = unsafe { cuCtxSetCurrent(self.ctx as CUcontext) };
+        }
+    }
+    /// The pair case's other device.
+    pub fn peer(&self) -> R<CUdevice> {
+        self.peer
+            .ok_or_else(|| format!("no device shares peer access with device {}", self.dev))
     }
 }
 
@@ -70,10 +118,31 @@ fn signal_names(s: &[i32]) -> String {
     s.iter().map(|&x| signal_name(x)).collect::<Vec<_>>().join(" or ")
 }
 
+/// How a case spreads over the devices a run uses (`devices.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Per {
+    /// Once per run (no device, or the machine as a whole).
+    Once,
+    /// Once per selected device.
+    Device,
+    /// Once per ordered peer-capable pair (owner, peer).
+    Pair,
+    /// Once, over the devices that all reach each other (three or more).
+    Multi,
+}
+
+#[derive(Clone)]
 pub struct Case {
     pub group: Group,
     pub name: String,
     pub needs: Vec<Cap>,
+    pub per: Per,
+    /// The device it runs on (the pool owner for pairs), once spread over the devices.
+    pub dev: CUdevice,
+    pub peer: Option<CUdevice>,
+    pub multi: Vec<CUdevice>,
+    /// What the trial name ends with once spread (`::dev2`, `::dev0_dev1`), when devices are named.
+    pub suffix: String,
     /// Cases of one lane run one after another in a worker of their own: `serial` (they change
     /// the current pool or default-pool attributes), or a lane whose cases share one expensive
     /// answer (a child process's observations).
@@ -101,6 +170,15 @@ impl Case {
             group: Group::Api(api),
             name: name.into(),
             needs: needs.to_vec(),
+            per: if needs.contains(&Cap::Gpu) {
+                Per::Device
+            } else {
+                Per::Once
+            },
+            dev: 0,
+            peer: None,
+            multi: Vec::new(),
+            suffix: String::new(),
             lane: None,
             crash: None,
             slow: false,
@@ -111,7 +189,7 @@ impl Case {
     pub fn gpu(api: u32, name: impl Into<String>, body: impl Fn(&Env) -> R + Send + Sync + 'static) -> Case {
         Self::new(api, name, &[Cap::Gpu], body)
     }
-    /// A case of another group (harness, suite).
+    /// A case of another group (harness, suite): once per run, on device 0.
     pub fn of(
         group: Group,
         name: impl Into<String>,
@@ -120,8 +198,19 @@ impl Case {
     ) -> Case {
         Case {
             group,
+            per: Per::Once,
             ..Self::new(0, name, needs, body)
         }
+    }
+    /// Runs on every ordered peer-capable pair (needs `peer`).
+    pub fn pair(mut self) -> Case {
+        self.per = Per::Pair;
+        self.needs(Cap::Peer)
+    }
+    /// Runs once over three or more devices that all reach each other (needs `multi-peer`).
+    pub fn multi(mut self) -> Case {
+        self.per = Per::Multi;
+        self.needs(Cap::MultiPeer)
     }
     pub fn needs(mut self, cap: Cap) -> Case {
         self.needs.push(cap);
@@ -155,13 +244,67 @@ impl Case {
     /// `820_cuMemAllocAsync::case`, `…::serial::case`, `harness::case`, `suite::case`.
     pub fn trial_name(&self) -> String {
         match (self.group, self.lane) {
-            (Group::Api(_), Some(SERIAL)) => format!("{}::serial::{}", self.group.label(), self.name),
-            _ => format!("{}::{}", self.group.label(), self.name),
+            (Group::Api(_), Some(SERIAL)) => format!("{}::serial::{}{}", self.group.label(), self.name, self.suffix),
+            _ => format!("{}::{}{}", self.group.label(), self.name, self.suffix),
         }
     }
     /// Why this case cannot run on `m`, if it cannot.
     pub fn missing(&self, m: &Machine) -> Option<(Cap, String)> {
-        self.needs.iter().find_map(|c| m.has(*c).err().map(|why| (*c, why)))
+        self.needs.iter().find_map(|c| {
+            let r = match c {
+                // A spread pair case has its pair by construction; an unspread one has none.
+                Cap::Peer if self.per == Per::Pair => match self.peer {
+                    Some(_) => m.has_on(Cap::Gpu, self.dev),
+                    None => Err("no two devices this run uses share peer access".to_string()),
+                },
+                _ => m.has_on(*c, self.dev),
+            };
+            r.err().map(|why| (*c, why))
+        })
+    }
+    /// This case spread over a run's devices.
+    pub fn spread(&self, sel: &crate::devices::Selection) -> Vec<Case> {
+        let one = |dev: CUdevice, peer: Option<CUdevice>, multi: Vec<CUdevice>, suffix: String| Case {
+            dev,
+            peer,
+            multi,
+            suffix,
+            ..self.clone()
+        };
+        let first = sel.devices.first().copied().unwrap_or(0);
+        match self.per {
+            Per::Once => vec![self.clone()],
+            Per::Device if sel.devices.is_empty() => vec![self.clone()],
+            Per::Device => sel
+                .devices
+                .iter()
+                .map(|&d| {
+                    let suffix = if sel.explicit {
+                        format!("::dev{d}")
+                    } else {
+                        String::new()
+                    };
+                    one(d, None, vec![], suffix)
+                })
+                .collect(),
+            Per::Pair if sel.pairs.is_empty() => vec![one(first, None, vec![], String::new())],
+            Per::Pair => sel
+                .pairs
+                .iter()
+                .map(|&(a, b)| {
+                    let suffix = if sel.explicit {
+                        format!("::dev{a}_dev{b}")
+                    } else {
+                        String::new()
+                    };
+                    one(a, Some(b), vec![], suffix)
+                })
+                .collect(),
+            Per::Multi => {
+                let dev = sel.multi.first().copied().unwrap_or(first);
+                vec![one(dev, None, sel.multi.clone(), String::new())]
+            }
+        }
     }
 }
 
@@ -203,6 +346,10 @@ pub struct Record {
     pub notes: Vec<String>,
     /// The trial needs a device, and the process running it answered (did not die or hang).
     pub device_answer: bool,
+    /// The device a single-device trial ran on (the owner, for pair and multi-device trials).
+    pub dev: Option<CUdevice>,
+    /// How the case spreads over devices.
+    pub per: Per,
     /// When the trial started and ended, in seconds since the run started (0 when not run).
     pub span: (f64, f64),
 }
@@ -273,6 +420,7 @@ fn crash_in_process(env: &Env) -> ! {
 
 /// Run a case's body here, now: capability check, blame and notes reset, panics caught.
 pub fn execute(case: &Case, env: &Env) -> Answer {
+    let env = &env.for_case(case);
     let name = case.trial_name();
     crate::blame::reset();
     let _ = crate::driver::take_notes();
@@ -379,6 +527,8 @@ pub fn judge(case: &Case, raw: Raw) -> Record {
         notes,
         device_answer: answered,
         span: (0.0, 0.0),
+        dev: Some(case.dev),
+        per: case.per,
     };
     let own = case.group.api();
     match (case.crash, raw) {
@@ -815,6 +965,8 @@ pub fn trials(
                         notes: vec![],
                         device_answer: false,
                         span: (0.0, 0.0),
+                        dev: Some(case.dev),
+                        per: case.per,
                     },
                     None => {
                         let r = runner.run(&case);
@@ -844,6 +996,8 @@ pub fn trials(
                             notes: vec![],
                             device_answer: false,
                             span: (0.0, 0.0),
+                            dev: Some(c.dev),
+                            per: c.per,
                         });
                     }
                     t

@@ -35,35 +35,39 @@ pub struct WorkerState {
     fds: BTreeMap<i32, String>,
     /// fd → (target, the trial after which it first appeared).
     seen: BTreeMap<i32, (String, String)>,
-    /// Devices whose contexts this worker holds: (ordinal, context).
-    contexts: Vec<(CUdevice, usize)>,
     warm_error: Option<String>,
 }
 
 impl WorkerState {
-    /// Hold the contexts of `devices` for the worker's life, warm up, and take the fd baseline.
-    pub fn start(env: &Env, devices: &[i32]) -> WorkerState {
+    /// Warm up and take the fd baseline (the worker holds its device's context already).
+    pub fn start(env: &Env) -> WorkerState {
         // A worker whose trials need no device holds no context (and warms up no device state).
-        let gpu = env.m.has(Cap::Gpu).is_ok() && env.m.ctx != 0;
-        let mut contexts = Vec::new();
-        if gpu {
-            for &d in devices {
-                let ctx = if d == env.dev {
-                    env.m.ctx
-                } else {
-                    crate::probe::retain_context(d)
-                };
-                if ctx != 0 {
-                    contexts.push((d, ctx));
-                }
-            }
-        }
+        let gpu = env.m.has(Cap::Gpu).is_ok() && env.ctx != 0;
         let warm_error = warm_up(env, gpu).err();
         WorkerState {
             fds: fd_table(),
             seen: BTreeMap::new(),
-            contexts,
             warm_error,
+        }
+    }
+
+    /// Before a trial: retain the contexts of the devices it uses, which the worker then keeps;
+    /// the fds the driver opens for them join the baseline (they are the worker's, not the trial's).
+    pub fn prepare(&mut self, c: &crate::harness::Case, env: &Env) {
+        if env.ctx == 0 {
+            return;
+        }
+        let before = fd_table();
+        for d in std::iter::once(&c.dev).chain(c.peer.iter()).chain(c.multi.iter()) {
+            crate::probe::retain_context(*d);
+        }
+        let after = fd_table();
+        if after != before {
+            for (fd, t) in after {
+                if before.get(&fd) != Some(&t) {
+                    self.fds.insert(fd, t);
+                }
+            }
         }
     }
 
@@ -86,7 +90,7 @@ impl WorkerState {
                 "the warm-up failed ({e}), so the fd baseline may be incomplete"
             ));
         }
-        for &(dev, ctx) in &self.contexts {
+        for (dev, ctx) in crate::probe::held_contexts() {
             let _ = unsafe { cuCtxSetCurrent(ctx as CUcontext) };
             leaks.extend(pool_state(dev));
         }

@@ -13,6 +13,7 @@ pub mod cases;
 pub mod channel;
 pub mod crumb;
 pub mod cu;
+pub mod devices;
 pub mod driver;
 pub mod harness;
 pub mod leaks;

@@ -24,6 +24,8 @@ pub enum Cap {
     Fabric,
     /// Fabric handles and an IMEX channel to export them through (/dev/nvidia-caps-imex-channels).
     Imex,
+    /// Three or more devices of the selection that all reach each other (multi-device cases).
+    MultiPeer,
 }
 pub const ALL_CAPS: &[(Cap, &str)] = &[
     (Cap::Gpu, "gpu"),
@@ -34,6 +36,7 @@ pub const ALL_CAPS: &[(Cap, &str)] = &[
     (Cap::Cuda13, "cuda13"),
     (Cap::Fabric, "fabric"),
     (Cap::Imex, "imex"),
+    (Cap::MultiPeer, "multi-peer"),
 ];
 impl Cap {
     pub fn name(self) -> &'static str {
@@ -75,13 +78,30 @@ pub struct Machine {
     pub imex_channels: bool,
     /// Why the probe could not answer (it ran in a child that died or hung), if it could not.
     pub probe_error: Option<String>,
-    /// Primary context of device 0, retained for the process (0 until a process retains it).
-    pub ctx: usize,
+    /// Per ordered pair (a, b), a ≠ b: cuDeviceGetP2PAttribute's performance rank and native
+    /// atomic support.
+    pub p2p: Vec<P2p>,
+    /// The devices this run uses (CONFORMANCE_DEVICES), decided by the coordinator after the probe.
+    pub selection: crate::devices::Selection,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct P2p {
+    pub a: i32,
+    pub b: i32,
+    pub rank: i32,
+    pub atomic: bool,
 }
 
 impl Machine {
+    /// Whether the machine has `cap` as device 0 sees it.
     pub fn has(&self, cap: Cap) -> Result<(), String> {
-        let d0 = self.devices.first();
+        self.has_on(cap, 0)
+    }
+
+    /// Whether the machine has `cap` for a case on device `dev`.
+    pub fn has_on(&self, cap: Cap, dev: i32) -> Result<(), String> {
+        let d = self.devices.get(dev.max(0) as usize);
         if let Some(e) = &self.probe_error {
             return Err(format!("the probe failed: {e}"));
         }
@@ -90,21 +110,29 @@ impl Machine {
                 "no CUDA device (cuInit returned {})",
                 code_name(CUresult(self.init as u32))
             ),
-            Cap::Gpu if !d0.is_some_and(|d| d.pools) => "device 0 does not support memory pools".into(),
+            Cap::Gpu if !d.is_some_and(|d| d.pools) => format!("device {dev} does not support memory pools"),
             Cap::Gpu => return Ok(()),
             _ if self.init != 0 => "no CUDA device".into(),
-            Cap::Ipc if d0.is_some_and(|d| d.handle_types & 1 != 0) => return Ok(()),
-            Cap::Ipc => "device 0 cannot export pools as POSIX file descriptors".into(),
-            Cap::Peer if self.peer.len() >= 2 && self.peer[0][1] && self.peer[1][0] => return Ok(()),
-            Cap::Peer => format!("no peer-capable device pair ({} device(s))", self.devices.len()),
-            Cap::HostPool if d0.is_some_and(|d| d.host_pools) => return Ok(()),
-            Cap::HostPool => "device 0 reports no support for host-located pools".into(),
-            Cap::HostNuma if d0.is_some_and(|d| d.host_numa_pools) => return Ok(()),
-            Cap::HostNuma => "device 0 reports no support for host-NUMA pools".into(),
+            Cap::Ipc if d.is_some_and(|d| d.handle_types & 1 != 0) => return Ok(()),
+            Cap::Ipc => format!("device {dev} cannot export pools as POSIX file descriptors"),
+            Cap::Peer if self.selection.peer_of(dev).is_some() => return Ok(()),
+            Cap::Peer => format!(
+                "no device shares peer access with device {dev} among those this run uses ({} device(s) here)",
+                self.devices.len()
+            ),
+            Cap::MultiPeer if self.selection.multi.len() >= 3 => return Ok(()),
+            Cap::MultiPeer => format!(
+                "needs three devices that all reach each other; the largest such group this run uses is {:?}",
+                self.selection.multi
+            ),
+            Cap::HostPool if d.is_some_and(|d| d.host_pools) => return Ok(()),
+            Cap::HostPool => format!("device {dev} reports no support for host-located pools"),
+            Cap::HostNuma if d.is_some_and(|d| d.host_numa_pools) => return Ok(()),
+            Cap::HostNuma => format!("device {dev} reports no support for host-NUMA pools"),
             Cap::Cuda13 if self.selectors => return Ok(()),
             Cap::Cuda13 => format!("driver {} has no CUDA 13 pool selectors", self.driver_version),
-            Cap::Fabric | Cap::Imex if !d0.is_some_and(|d| d.fabric) => {
-                "device 0 reports no fabric handle support".into()
+            Cap::Fabric | Cap::Imex if !d.is_some_and(|d| d.fabric) => {
+                format!("device {dev} reports no fabric handle support")
             }
             Cap::Fabric => return Ok(()),
             Cap::Imex if self.imex_channels => return Ok(()),
@@ -160,6 +188,37 @@ impl Machine {
                 })
                 .collect();
             writeln!(s, "peer matrix (row can access column): {}", rows.join(" / ")).unwrap();
+            for p in &self.p2p {
+                writeln!(
+                    s,
+                    "  {} -> {}: performance rank {}, native atomics {}",
+                    p.a,
+                    p.b,
+                    p.rank,
+                    if p.atomic { "yes" } else { "no" }
+                )
+                .unwrap();
+            }
+        }
+        if self.init == 0 {
+            let sel = &self.selection;
+            writeln!(
+                s,
+                "devices used ({}): single-device trials on {:?}, pair trials on {:?}, multi-device group {:?}",
+                if sel.explicit {
+                    format!(
+                        "{}={}",
+                        crate::devices::ENV,
+                        std::env::var(crate::devices::ENV).unwrap_or_default()
+                    )
+                } else {
+                    "default".to_string()
+                },
+                sel.devices,
+                sel.pairs,
+                sel.multi
+            )
+            .unwrap();
         }
         writeln!(
             s,
@@ -188,6 +247,9 @@ impl Machine {
             })).collect::<Vec<_>>(),
             "peer": self.peer,
             "exported": self.exported.iter().map(|e| serde_json::json!([e.0, e.1])).collect::<Vec<_>>(),
+            "p2p": self.p2p.iter().map(|p| serde_json::json!({"a": p.a, "b": p.b,
+                "performance_rank": p.rank, "native_atomics": p.atomic})).collect::<Vec<_>>(),
+            "selection": self.selection.to_json(),
             "cuda13_selectors": self.selectors,
             "entry": self.entry,
             "missing": self.missing,
@@ -212,6 +274,20 @@ impl Machine {
                 .unwrap_or_default(),
             imex_channels: flag(&j["imex_channels"]),
             probe_error: j["probe_error"].as_str().map(String::from),
+            selection: crate::devices::Selection::from_json(&j["selection"]),
+            p2p: j["p2p"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|p| P2p {
+                            a: p["a"].as_i64().unwrap_or(0) as i32,
+                            b: p["b"].as_i64().unwrap_or(0) as i32,
+                            rank: p["performance_rank"].as_i64().unwrap_or(-1) as i32,
+                            atomic: p["native_atomics"].as_bool().unwrap_or(false),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
             ..Machine::default()
         };
         for d in j["devices"].as_array().ok_or_else(|| bad("devices"))? {
@@ -348,14 +424,48 @@ pub fn probe() -> Machine {
                 .collect();
             m.peer.push(row);
         }
+        for a in 0..n {
+            for b in (0..n).filter(|&b| b != a) {
+                let (mut rank, mut atomic) = (-1, 0);
+                use CUdevice_P2PAttribute as P;
+                let _ = cuDeviceGetP2PAttribute(&mut rank, P::CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, a, b);
+                let _ = cuDeviceGetP2PAttribute(&mut atomic, P::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, a, b);
+                m.p2p.push(P2p {
+                    a,
+                    b,
+                    rank,
+                    atomic: atomic != 0,
+                });
+            }
+        }
     }
+    // What a process without the coordinator's choice uses: the default.
+    m.selection = crate::devices::select(&crate::devices::Request::Default, &m, false).unwrap_or_default();
     m
 }
 
-/// Retain device `dev`'s primary context for the rest of the process; its handle (0 if none).
+static HELD: std::sync::Mutex<std::collections::BTreeMap<CUdevice, usize>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+/// The primary contexts this process holds: (device, context).
+pub fn held_contexts() -> Vec<(CUdevice, usize)> {
+    HELD.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .map(|(d, c)| (*d, *c))
+        .collect()
+}
+
+/// Device `dev`'s primary context, retained for the rest of the process on first use; its handle
+/// (0 if it cannot be had).
 pub fn retain_context(dev: CUdevice) -> usize {
+    let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(&c) = held.get(&dev) {
+        return c;
+    }
     let mut ctx = std::ptr::null_mut();
     if unsafe { cuDevicePrimaryCtxRetain(&mut ctx, dev) } == SUCCESS {
+        held.insert(dev, ctx as usize);
         ctx as usize
     } else {
         0

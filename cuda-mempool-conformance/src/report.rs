@@ -8,7 +8,7 @@
 //! - **Test Passed**: ✗ any trial failed with this API held responsible (a failure counts against
 //!   the API whose answer was wrong: see `blame.rs`); — no trial that needs a device ran; ✓ else.
 
-use crate::harness::{Group, Outcome, Record};
+use crate::harness::{Group, Outcome, Per, Record};
 use crate::probe::Machine;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -119,27 +119,7 @@ pub fn report_dir() -> PathBuf {
     }
 }
 
-fn totals(rows: &[Row]) -> (usize, usize, usize, usize) {
-    rows.iter().fold((0, 0, 0, 0), |a, r| {
-        (a.0 + r.passed, a.1 + r.failed, a.2 + r.ignored, a.3 + r.changed)
-    })
-}
-
-fn sorted(records: &[Record], o: Outcome) -> Vec<&Record> {
-    let mut v: Vec<&Record> = records.iter().filter(|r| r.outcome == o).collect();
-    v.sort_by(|a, b| a.trial.cmp(&b.trial));
-    v
-}
-
-pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_s: f64, workers: usize) -> String {
-    let mut s = String::new();
-    writeln!(s, "# CUDA stream-ordered allocator conformance\n").unwrap();
-    writeln!(
-        s,
-        "Date: {date}. Wall time: {wall_s:.1} s ({workers} worker processes).\n"
-    )
-    .unwrap();
-    writeln!(s, "```\n{}```\n", m.summary()).unwrap();
+fn table(s: &mut String, rows: &[Row]) {
     writeln!(
         s,
         "| Index | API | Supported | Test Passed | passed | failed | ignored | changed | time (s) |"
@@ -162,8 +142,66 @@ pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_
         )
         .unwrap();
     }
+}
+
+/// With devices named (CONFORMANCE_DEVICES), one row set per device for its single-device trials,
+/// and one each for the pair and the multi-device trials.
+pub fn sets(m: &Machine, records: &[Record]) -> Vec<(String, Vec<Row>)> {
+    if !m.selection.explicit {
+        return Vec::new();
+    }
+    let api_rows = |f: &dyn Fn(&Record) -> bool| -> Vec<Row> {
+        let rs: Vec<Record> = records.iter().filter(|r| f(r)).cloned().collect();
+        crate::APIS
+            .iter()
+            .map(|(idx, api)| row(m, Group::Api(*idx), api.to_string(), &rs))
+            .filter(|r| r.passed + r.failed + r.ignored + r.changed > 0)
+            .collect()
+    };
+    let mut v = Vec::new();
+    for &d in &m.selection.devices {
+        let name = m.devices.get(d as usize).map_or(String::new(), |x| x.name.clone());
+        v.push((
+            format!("Device {d} ({name}): single-device trials"),
+            api_rows(&|r| r.per == Per::Device && r.dev == Some(d)),
+        ));
+    }
+    v.push((
+        "Pair trials (every ordered pair)".into(),
+        api_rows(&|r| r.per == Per::Pair),
+    ));
+    v.push(("Multi-device trials".into(), api_rows(&|r| r.per == Per::Multi)));
+    v
+}
+
+fn totals(rows: &[Row]) -> (usize, usize, usize, usize) {
+    rows.iter().fold((0, 0, 0, 0), |a, r| {
+        (a.0 + r.passed, a.1 + r.failed, a.2 + r.ignored, a.3 + r.changed)
+    })
+}
+
+fn sorted(records: &[Record], o: Outcome) -> Vec<&Record> {
+    let mut v: Vec<&Record> = records.iter().filter(|r| r.outcome == o).collect();
+    v.sort_by(|a, b| a.trial.cmp(&b.trial));
+    v
+}
+
+pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_s: f64, workers: usize) -> String {
+    let mut s = String::new();
+    writeln!(s, "# CUDA stream-ordered allocator conformance\n").unwrap();
+    writeln!(
+        s,
+        "Date: {date}. Wall time: {wall_s:.1} s ({workers} worker processes).\n"
+    )
+    .unwrap();
+    writeln!(s, "```\n{}```\n", m.summary()).unwrap();
+    table(&mut s, rows);
     let (p, f, i, c) = totals(rows);
     writeln!(s, "\nTotal: {p} passed, {f} failed, {i} ignored, {c} changed.").unwrap();
+    for (title, rows) in sets(m, records) {
+        writeln!(s, "\n### {title}\n").unwrap();
+        table(&mut s, &rows);
+    }
     let failed = sorted(records, Outcome::Failed);
     if !failed.is_empty() {
         writeln!(s, "\n## Failed\n").unwrap();
@@ -239,10 +277,14 @@ pub fn json(
             "group": r.group.label(), "test_passed": r.verdict(),
             "passed": r.passed, "failed": r.failed, "ignored": r.ignored, "secs": r.secs,
         })).collect::<Vec<_>>(),
+        "sets": sets(m, records).iter().map(|(title, rows)| serde_json::json!({"title": title,
+            "apis": rows.iter().map(|r| serde_json::json!({"index": r.group.api(), "api": r.name,
+                "test_passed": r.verdict(), "passed": r.passed, "failed": r.failed, "ignored": r.ignored,
+                "changed": r.changed})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
         "trials": recs.iter().map(|r| serde_json::json!({
             "trial": r.trial, "api": r.group.api(), "group": r.group.label(), "outcome": r.outcome.as_str(),
             "message": r.message, "blame": r.blame, "secs": r.secs, "notes": r.notes,
-            "span": [r.span.0, r.span.1],
+            "span": [r.span.0, r.span.1], "device": r.dev,
         })).collect::<Vec<_>>(),
     })
 }

@@ -61,7 +61,6 @@ impl Prestarted {
 /// What every dispatcher shares.
 struct Ctx {
     env: Arc<Env>,
-    devices: Vec<i32>,
     deadline: Duration,
     slots: Arc<HashMap<String, Arc<Slot>>>,
     pre: Arc<Prestarted>,
@@ -97,7 +96,6 @@ impl Scheduler {
     /// Start running `jobs` (the cases libtest-mimic will run), `parallel` general workers at once.
     pub fn start(
         env: Arc<Env>,
-        devices: Vec<i32>,
         jobs: Vec<Arc<Case>>,
         parallel: usize,
         deadline: Duration,
@@ -124,7 +122,6 @@ impl Scheduler {
         let slots = Arc::new(slots);
         let ctx = Arc::new(Ctx {
             env,
-            devices,
             deadline,
             slots: slots.clone(),
             pre: pre.clone(),
@@ -242,7 +239,7 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
                     } else {
                         ctx.deadline
                     };
-                    let raw = w.run(&case.trial_name(), &ctx.env.m, &ctx.devices, deadline);
+                    let raw = w.run(&case.trial_name(), &ctx.env.m, deadline);
                     if matches!(raw, Raw::Answer(_) | Raw::Broken(_)) {
                         worker = Some(w);
                     }
@@ -259,7 +256,7 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
         // A dispatcher whose queue ran dry counts as moving: it holds no worker any more.
         set_busy(None);
         match worker {
-            Some(w) => match w.finish(&ctx.env.m, &ctx.devices, ctx.deadline) {
+            Some(w) => match w.finish(&ctx.env.m, ctx.deadline) {
                 Ok(l) => l,
                 Err(e) => vec![e],
             },

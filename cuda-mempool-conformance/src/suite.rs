@@ -25,11 +25,17 @@ fn all_cases() -> Vec<Case> {
 }
 
 fn in_process_env(m: Machine) -> Env {
-    let mut m = m;
-    if m.init == 0 {
-        m.ctx = probe::retain_context(0);
-    }
-    Env { m, dev: 0 }
+    Env::on(Arc::new(m), 0)
+}
+
+/// A child's view of the run: the machine probed again, the devices chosen as the coordinator
+/// chose them (same CONFORMANCE_DEVICES), and the cases spread over them.
+fn child_machine() -> (Machine, Vec<Case>) {
+    let mut m = probe::probe();
+    let req = crate::devices::request().unwrap_or(crate::devices::Request::Default);
+    m.selection = crate::devices::select(&req, &m, false).unwrap_or_default();
+    let cases = all_cases().iter().flat_map(|c| c.spread(&m.selection)).collect();
+    (m, cases)
 }
 
 fn child(role: &str) -> ExitCode {
@@ -40,7 +46,7 @@ fn child(role: &str) -> ExitCode {
         "nodevice" => cases::uninit::child_main(true),
         crate::worker::ROLE => crate::worker::main(all_cases()),
         "ipc-import" | "ipc-rules" => {
-            let env = in_process_env(probe::probe());
+            let env = Env::on(Arc::new(probe::probe()), cases::xproc::importer_device());
             if role == "ipc-import" {
                 cases::xproc::import_main(&env)
             } else {
@@ -48,7 +54,10 @@ fn child(role: &str) -> ExitCode {
             }
         }
         _ => match role.strip_prefix("case:") {
-            Some(trial) => harness::child_case(&in_process_env(probe::probe()), &all_cases(), trial),
+            Some(trial) => {
+                let (m, cases) = child_machine();
+                harness::child_case(&in_process_env(m), &cases, trial)
+            }
             None => {
                 eprintln!("{CHILD_ENV}={role:?}: unknown child role");
                 2
@@ -89,6 +98,7 @@ fn in_process_mode() -> Result<bool, String> {
 
 /// Environment variables, checked before anything runs.
 struct Settings {
+    devices: crate::devices::Request,
     required: Vec<Cap>,
     timeout: Duration,
     in_process: bool,
@@ -97,24 +107,11 @@ fn settings() -> Result<Settings, String> {
     leaks::plants()?;
     crate::cu::Entry::from_env()?;
     Ok(Settings {
+        devices: crate::devices::request()?,
         required: harness::required_caps()?,
         timeout: harness::trial_timeout()?,
         in_process: in_process_mode()?,
     })
-}
-
-/// The devices a worker holds contexts of: device 0, and its peer when the pair trials can run.
-fn devices_used(m: &Machine) -> Vec<i32> {
-    let mut v = Vec::new();
-    if m.init == 0 && !m.devices.is_empty() {
-        v.push(0);
-        if m.has(Cap::Peer).is_ok() {
-            if let Some(j) = (1..m.peer.len()).find(|&j| m.peer[0][j] && m.peer[j][0]) {
-                v.push(j as i32);
-            }
-        }
-    }
-    v
 }
 
 pub const NO_LEAKS: &str = "suite::no_leaks";
@@ -133,14 +130,14 @@ pub fn main() -> ExitCode {
         }
     };
     let start = *harness::RUN_START.get_or_init(Instant::now);
-    let cases: Vec<Arc<Case>> = all_cases().into_iter().map(Arc::new).collect();
+    let templates: Vec<Case> = all_cases();
     let parallel = args.test_threads.unwrap_or_else(default_parallel);
     args.test_threads = Some(parallel);
     let workers = !s.in_process && !args.list;
 
     // Start the workers first: their cuInit and context creation overlap the probe.
     let pre = Arc::new(if workers {
-        let named: Vec<&Arc<Case>> = cases
+        let named: Vec<&Case> = templates
             .iter()
             .filter(|c| !args.is_filtered_out(&Trial::test(c.trial_name(), || Ok(()))))
             .collect();
@@ -149,20 +146,40 @@ pub fn main() -> ExitCode {
     } else {
         Prestarted::start(0)
     });
-    let m = if s.in_process || args.list {
+    let mut m = if s.in_process || args.list {
         probe::probe()
     } else {
         probe::probe_in_child(Duration::from_secs(30).min(s.timeout))
     };
+    // Which devices the cases spread over: a request this machine cannot meet is an error before
+    // any trial runs.
+    match crate::devices::select(&s.devices, &m, s.required.contains(&Cap::Peer)) {
+        Ok(sel) => m.selection = sel,
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            pre.discard();
+            return ExitCode::from(2);
+        }
+    }
     if !args.list {
         println!("conformance: machine\n{}", m.summary());
     }
+    let cases: Vec<Arc<Case>> = templates
+        .iter()
+        .flat_map(|c| c.spread(&m.selection))
+        .map(Arc::new)
+        .collect();
     let coordinator = leaks::Coordinator::baseline();
-    let devices = devices_used(&m);
     let env = Arc::new(if s.in_process {
         in_process_env(m.clone())
     } else {
-        Env { m: m.clone(), dev: 0 }
+        Env {
+            m: Arc::new(m.clone()),
+            dev: 0,
+            peer: None,
+            multi: vec![],
+            ctx: 0,
+        }
     });
     let jobs: Vec<Arc<Case>> = cases
         .iter()
@@ -175,7 +192,6 @@ pub fn main() -> ExitCode {
     let scheduler = workers.then(|| {
         Arc::new(Scheduler::start(
             env.clone(),
-            devices.clone(),
             jobs.clone(),
             parallel,
             s.timeout,
@@ -184,7 +200,7 @@ pub fn main() -> ExitCode {
     });
     // In this process (nextest, CONFORMANCE_WORKERS=0): this process is the one worker.
     let own_state = (s.in_process && std::env::var_os("NEXTEST").is_none() && !args.list)
-        .then(|| Mutex::new(WorkerState::start(&env, &devices)));
+        .then(|| Mutex::new(WorkerState::start(&env)));
     let runner = Arc::new(match &scheduler {
         Some(s) => Runner::Workers(s.clone()),
         None => Runner::InProcess {
@@ -281,6 +297,8 @@ fn no_leaks_trial(
             notes: vec![],
             device_answer: false,
             span: (0.0, 0.0),
+            dev: None,
+            per: harness::Per::Once,
         };
         let r = match findings {
             None => rec(

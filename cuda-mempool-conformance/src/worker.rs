@@ -103,12 +103,10 @@ impl Worker {
         })
     }
 
-    fn greet(&mut self, m: &Machine, devices: &[i32]) -> R {
+    fn greet(&mut self, m: &Machine) -> R {
         if !self.greeted {
-            self.chan.send(
-                &json!({"op": "machine", "machine": m.to_json(), "devices": devices}),
-                None,
-            )?;
+            self.chan
+                .send(&json!({"op": "machine", "machine": m.to_json()}), None)?;
             self.greeted = true;
         }
         Ok(())
@@ -144,10 +142,10 @@ impl Worker {
     }
 
     /// Run one trial; `Raw::Died`/`Raw::Hung` mean this worker is gone and must be replaced.
-    pub fn run(&mut self, trial: &str, m: &Machine, devices: &[i32], deadline: Duration) -> Raw {
+    pub fn run(&mut self, trial: &str, m: &Machine, deadline: Duration) -> Raw {
         let start = Instant::now();
         let mark = self.log.lock().unwrap().count;
-        if let Err(e) = self.greet(m, devices).and_then(|_| self.chan.set_timeout(deadline)) {
+        if let Err(e) = self.greet(m).and_then(|_| self.chan.set_timeout(deadline)) {
             return self.died_before(e, mark, start);
         }
         if let Err(e) = self.chan.send(&json!({"op": "run", "trial": trial}), None) {
@@ -205,9 +203,9 @@ impl Worker {
     }
 
     /// Ask the worker for its end-of-run leak check, then reap it.
-    pub fn finish(mut self, m: &Machine, devices: &[i32], deadline: Duration) -> Result<Vec<String>, String> {
+    pub fn finish(mut self, m: &Machine, deadline: Duration) -> Result<Vec<String>, String> {
         let id = self.id;
-        self.greet(m, devices)?;
+        self.greet(m)?;
         self.chan.set_timeout(deadline)?;
         self.chan.send(&json!({"op": "finish"}), None)?;
         let answer = match self.chan.poll() {
@@ -254,7 +252,8 @@ impl Drop for Worker {
 }
 
 /// Child role `worker`: run trials for the coordinator until told to finish.
-pub fn main(cases: Vec<Case>) -> i32 {
+pub fn main(templates: Vec<Case>) -> i32 {
+    let mut cases = templates;
     let chan = match Channel::from_inherited() {
         Ok(c) => c,
         Err(e) => {
@@ -280,20 +279,29 @@ pub fn main(cases: Vec<Case>) -> i32 {
         };
         match msg["op"].as_str() {
             Some("machine") => {
-                let mut m = match Machine::from_json(&msg["machine"]) {
+                let m = match Machine::from_json(&msg["machine"]) {
                     Ok(m) => m,
                     Err(e) => {
                         eprintln!("worker: {e}");
                         return 1;
                     }
                 };
-                m.ctx = ctx0;
-                let devices: Vec<i32> = msg["devices"]
-                    .as_array()
-                    .map(|a| a.iter().filter_map(|d| d.as_i64().map(|d| d as i32)).collect())
-                    .unwrap_or_default();
-                let env = Env { m, dev: 0 };
-                let st = WorkerState::start(&env, &devices);
+                let sel = m.selection.clone();
+                let m = std::sync::Arc::new(m);
+                let env = if ctx0 != 0 {
+                    Env::on(m, 0)
+                } else {
+                    Env {
+                        m,
+                        dev: 0,
+                        peer: None,
+                        multi: vec![],
+                        ctx: 0,
+                    }
+                };
+                // The coordinator's cases, spread over the devices it chose.
+                cases = cases.iter().flat_map(|c| c.spread(&sel)).collect();
+                let st = WorkerState::start(&env);
                 state = Some((env, st));
             }
             Some("run") => {
@@ -304,6 +312,7 @@ pub fn main(cases: Vec<Case>) -> i32 {
                 let trial = msg["trial"].as_str().unwrap_or("");
                 let answer = match cases.iter().find(|c| c.trial_name() == trial) {
                     Some(c) => {
+                        st.prepare(c, env);
                         let a = execute(c, env);
                         st.after_trial(trial);
                         a

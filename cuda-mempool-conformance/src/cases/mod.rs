@@ -4,6 +4,7 @@ pub mod access;
 pub mod alloc;
 pub mod attr;
 pub mod ipc;
+pub mod multi;
 pub mod peer;
 pub mod pool;
 pub mod uninit;
@@ -50,6 +51,7 @@ pub fn all() -> Vec<Case> {
     v.extend(attr::cases());
     v.extend(xproc::cases());
     v.extend(peer::cases());
+    v.extend(multi::cases());
     for c in &mut v {
         if MEMORY_SENSITIVE.contains(&c.name.as_str()) {
             c.alone = true;

@@ -1,6 +1,7 @@
-//! Peer access on two devices (827, 831, and cross-device use of 820–822). The pair is taken from
-//! the probe's peer matrix: device 0 and the first device it and which can access each other. Pool
-//! memory lives on device A (0); device B works through its own primary context and streams.
+//! Peer access on two devices (827, 831, and cross-device use of 820–822). Each case runs on a pair
+//! of devices that can access each other (`devices.rs`: by default device 0 and the first such
+//! device; with CONFORMANCE_DEVICES, every ordered pair). Pool memory lives on device A (the case's
+//! device); device B (its peer) works through its own primary context and streams.
 
 use crate::cu::CUmemAccess_flags_enum as F;
 use crate::cu::CUmemLocationType_enum as LT;
@@ -8,15 +9,6 @@ use crate::cu::*;
 use crate::driver::*;
 use crate::ensure;
 use crate::harness::{Case, Env};
-use crate::probe::Cap;
-
-/// Device B: the first device that device 0 and which can access each other.
-pub fn peer_of_0(e: &Env) -> R<CUdevice> {
-    (1..e.m.peer.len())
-        .find(|&j| e.m.peer[0][j] && e.m.peer[j][0])
-        .map(|j| j as CUdevice)
-        .ok_or_else(|| "no device shares peer access with device 0".into())
-}
 
 /// Device `dev`'s primary context made current on this thread until drop (push/pop).
 pub struct OnDevice(CUdevice);
@@ -44,7 +36,7 @@ impl Drop for OnDevice {
     }
 }
 
-fn access(pool: CUmemoryPool, dev: CUdevice) -> R<F> {
+pub(crate) fn access(pool: CUmemoryPool, dev: CUdevice) -> R<F> {
     let mut f = F(0xdead);
     let mut loc = mem_location(LT::CU_MEM_LOCATION_TYPE_DEVICE, dev);
     ok("cuMemPoolGetAccess", unsafe {
@@ -55,7 +47,7 @@ fn access(pool: CUmemoryPool, dev: CUdevice) -> R<F> {
 
 /// cuMemPoolGetAccess must report `want` for `dev`, where the data path has already shown what
 /// the access is: a wrong report is GetAccess's fault (827), whichever trial finds it.
-fn access_is(pool: CUmemoryPool, dev: CUdevice, want: F, when: &str) -> R {
+pub(crate) fn access_is(pool: CUmemoryPool, dev: CUdevice, want: F, when: &str) -> R {
     let f = access(pool, dev)?;
     if f != want {
         crate::blame::set(827);
@@ -69,7 +61,7 @@ fn access_is(pool: CUmemoryPool, dev: CUdevice, want: F, when: &str) -> R {
 
 /// The data path must agree with what was granted: device `dev` fills `n` bytes at `p` (a refusal
 /// where access was granted, or success where it was not, is SetAccess's fault: 831).
-fn peer_fill_is(dev: CUdevice, p: CUdeviceptr, n: usize, granted: bool, when: &str) -> R {
+pub(crate) fn peer_fill_is(dev: CUdevice, p: CUdeviceptr, n: usize, granted: bool, when: &str) -> R {
     let r = fill_from(dev, p, 0x77, n)?;
     let want = if granted {
         SUCCESS
@@ -87,7 +79,7 @@ fn peer_fill_is(dev: CUdevice, p: CUdeviceptr, n: usize, granted: bool, when: &s
     Ok(())
 }
 
-fn set_access(pool: CUmemoryPool, dev: CUdevice, flags: F) -> CUresult {
+pub(crate) fn set_access(pool: CUmemoryPool, dev: CUdevice, flags: F) -> CUresult {
     let d = CUmemAccessDesc {
         location: mem_location(LT::CU_MEM_LOCATION_TYPE_DEVICE, dev),
         flags,
@@ -97,7 +89,7 @@ fn set_access(pool: CUmemoryPool, dev: CUdevice, flags: F) -> CUresult {
 
 /// Device B fills `n` bytes at `p` with `v` on its own stream; the driver's code for the fill, or
 /// for the synchronisation when the fill itself was accepted.
-fn fill_from(dev: CUdevice, p: CUdeviceptr, v: u8, n: usize) -> R<CUresult> {
+pub(crate) fn fill_from(dev: CUdevice, p: CUdeviceptr, v: u8, n: usize) -> R<CUresult> {
     let _b = OnDevice::enter(dev)?;
     let s = Stream::new()?;
     let r = unsafe { cuMemsetD8Async(p, v, n, s.0) };
@@ -108,7 +100,7 @@ fn fill_from(dev: CUdevice, p: CUdeviceptr, v: u8, n: usize) -> R<CUresult> {
 }
 
 /// Device B copies `n` bytes at `p` to the host on its own stream.
-fn read_from(dev: CUdevice, p: CUdeviceptr, n: usize) -> R<Vec<u8>> {
+pub(crate) fn read_from(dev: CUdevice, p: CUdeviceptr, n: usize) -> R<Vec<u8>> {
     let _b = OnDevice::enter(dev)?;
     let s = Stream::new()?;
     let mut host = vec![0u8; n];
@@ -119,7 +111,7 @@ fn read_from(dev: CUdevice, p: CUdeviceptr, n: usize) -> R<Vec<u8>> {
     Ok(host)
 }
 
-fn read_here(p: CUdeviceptr, n: usize) -> R<Vec<u8>> {
+pub(crate) fn read_here(p: CUdeviceptr, n: usize) -> R<Vec<u8>> {
     let mut host = vec![0u8; n];
     ok("cuMemcpyDtoH", unsafe {
         cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), p, n)
@@ -127,12 +119,11 @@ fn read_here(p: CUdeviceptr, n: usize) -> R<Vec<u8>> {
     Ok(host)
 }
 
-const N: usize = 1 << 20;
+pub(crate) const N: usize = 1 << 20;
 
 pub fn cases() -> Vec<Case> {
-    let peer = |api: u32, name: &str, body: fn(&Env, CUdevice) -> R| {
-        Case::gpu(api, name, move |e| body(e, peer_of_0(e)?)).needs(Cap::Peer)
-    };
+    let peer =
+        |api: u32, name: &str, body: fn(&Env, CUdevice) -> R| Case::gpu(api, name, move |e| body(e, e.peer()?)).pair();
     vec![
         peer(827, "peer_has_no_access_by_default", |e, b| {
             let p = Pool::on_device(e.dev)?;
@@ -272,7 +263,7 @@ pub fn cases() -> Vec<Case> {
             let s = Stream::new()?;
             let a = alloc_from(p.0, N, s.0)?;
             s.sync()?;
-            let ctx_a = e.m.ctx as CUcontext;
+            let ctx_a = e.ctx as CUcontext;
             let enabled = {
                 let _b = OnDevice::enter(b)?;
                 unsafe { cuCtxEnablePeerAccess(ctx_a, 0) }
@@ -345,6 +336,42 @@ pub fn cases() -> Vec<Case> {
             );
             Ok(())
         }),
+        // The default pool of device A, granted to device B: B reads and writes A's default-pool
+        // memory, and loses access again when revoked (so the default pool is left as it was).
+        peer(831, "default_pool_granted_to_peer", |e, b| {
+            let d = default_pool(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(d, N, s.0)?;
+            ok("cuMemsetD8Async", unsafe { cuMemsetD8Async(a, 0x21, N, s.0) })?;
+            s.sync()?;
+            let r = (|| {
+                peer_fill_is(b, a, N, false, "before the grant")?;
+                ok(
+                    "cuMemPoolSetAccess(default pool, peer, read-write)",
+                    set_access(d, b, F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE),
+                )?;
+                let seen = read_from(b, a, N)?;
+                ensure!(
+                    seen.iter().all(|&x| x == 0x21),
+                    "device {b} read wrong bytes of device {}'s default pool",
+                    e.dev
+                );
+                peer_fill_is(b, a, N, true, "after the grant")?;
+                let back = read_here(a, N)?;
+                ensure!(
+                    back.iter().all(|&x| x == 0x77),
+                    "device {} does not see device {b}'s writes",
+                    e.dev
+                );
+                Ok(())
+            })();
+            let revoked = set_access(d, b, F::CU_MEM_ACCESS_FLAGS_PROT_NONE);
+            free_async(a, s.0)?;
+            s.sync()?;
+            r?;
+            ok("cuMemPoolSetAccess(default pool, peer, none) restoring", revoked)
+        })
+        .serial(),
         peer(820, "alloc_async_on_peer_stream_uses_peer_current_pool", |e, b| {
             let _ = e;
             let _b = OnDevice::enter(b)?;

@@ -117,6 +117,28 @@ pub struct Spec {
     pub fault: Option<&'static str>,
     /// Bound on each wait for an importer.
     pub timeout: Duration,
+    /// The device the importers work on, in their own numbering (default: the exporter's).
+    pub importer_device: Option<CUdevice>,
+    /// The importers grant their device access to the imported pools (needed when it is not the
+    /// pools' device).
+    pub importer_grants: bool,
+    /// CUDA_VISIBLE_DEVICES for the importers (another order of the devices).
+    pub visible: Option<String>,
+    /// The device ordinal the importers must see the imported memory on, in their numbering.
+    pub expect_ordinal: Option<i32>,
+}
+
+/// CONFORMANCE_IMPORTER_DEVICE=N: the device an importer child works on (default 0).
+const IMPORTER_DEVICE_ENV: &str = "CONFORMANCE_IMPORTER_DEVICE";
+/// CONFORMANCE_IMPORTER_GRANT=1: the importer grants its device access to each imported pool.
+const IMPORTER_GRANT_ENV: &str = "CONFORMANCE_IMPORTER_GRANT";
+
+/// The device this importer child works on.
+pub fn importer_device() -> CUdevice {
+    std::env::var(IMPORTER_DEVICE_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
 
 impl Spec {
@@ -126,6 +148,10 @@ impl Spec {
             importers,
             fault: None,
             timeout: child_wait(),
+            importer_device: None,
+            importer_grants: false,
+            visible: None,
+            expect_ordinal: None,
         }
     }
 }
@@ -135,7 +161,15 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
     let start = Instant::now();
     // Importers first: their start-up (cuInit, a context) overlaps the exporter's work. The first
     // wait for each also covers that start-up, so it gets the ordinary bound.
-    let envs: Vec<(&str, &str)> = spec.fault.map(|f| vec![(FAULT_ENV, f)]).unwrap_or_default();
+    let dev = spec.importer_device.unwrap_or(env.dev).to_string();
+    let mut envs: Vec<(&str, &str)> = vec![(IMPORTER_DEVICE_ENV, &dev)];
+    envs.extend(spec.fault.map(|f| (FAULT_ENV, f)));
+    if spec.importer_grants {
+        envs.push((IMPORTER_GRANT_ENV, "1"));
+    }
+    if let Some(v) = &spec.visible {
+        envs.push(("CUDA_VISIBLE_DEVICES", v));
+    }
     let mut peers = Vec::new();
     for _ in 0..spec.importers {
         peers.push(Peer::spawn("ipc-import", &envs, child_wait().max(spec.timeout))?);
@@ -190,7 +224,17 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
             )?;
         }
         for p in peers.iter() {
-            expect_op(&p.chan.recv()?.0, "verified")?;
+            let (m, _) = p.chan.recv()?;
+            expect_op(&m, "verified")?;
+            if let Some(want) = spec.expect_ordinal {
+                let got = m["ordinal"].as_i64();
+                ensure!(
+                    got == Some(i64::from(want)),
+                    "the importer (CUDA_VISIBLE_DEVICES={:?}) sees the imported memory on device {got:?}, \
+                     expected {want}: the pool's physical device",
+                    spec.visible
+                );
+            }
             // From here on every wait is bounded by the spec (short in the fault trials); the
             // first one also covered the importer's start-up.
             p.chan.set_timeout(spec.timeout)?;
@@ -316,6 +360,15 @@ fn importer(env: &Env, chan: &crate::channel::Channel) -> R {
                 let r = import_pool_fd(fd.as_raw_fd(), &mut p);
                 drop(fd);
                 ok("cuMemPoolImportFromShareableHandle", r)?;
+                if std::env::var(IMPORTER_GRANT_ENV).as_deref() == Ok("1") {
+                    let d = CUmemAccessDesc {
+                        location: mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, env.dev),
+                        flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                    };
+                    ok("cuMemPoolSetAccess(importer grants its own device)", unsafe {
+                        cuMemPoolSetAccess(p, &d, 1)
+                    })?;
+                }
                 pools.push(Pool(p));
             }
             Some("go") => break m,
@@ -354,7 +407,18 @@ fn importer(env: &Env, chan: &crate::channel::Channel) -> R {
         s.sync()?;
         check_pattern("importer reading the exporter's pattern", &host, seed)?;
     }
-    chan.send(&json!({"op": "verified"}), None)?;
+    // The device the imported memory lives on, as this process numbers devices.
+    let mut ordinal: i32 = -1;
+    if let Some(&(p, _, _)) = bufs.first() {
+        ok("cuPointerGetAttribute(DEVICE_ORDINAL)", unsafe {
+            cuPointerGetAttribute(
+                (&mut ordinal as *mut i32).cast(),
+                CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                p,
+            )
+        })?;
+    }
+    chan.send(&json!({"op": "verified", "ordinal": ordinal}), None)?;
     let (m, _) = chan.recv()?;
     if m["op"] == "write" {
         fault_at("write");
@@ -655,13 +719,21 @@ fn rules(env: &Env, chan: &crate::channel::Channel) -> R {
 /// The importer's answers by step; a step whose importer died or hung reads
 /// `{"lost": why, "blame": api}`.
 type Answers = BTreeMap<String, Value>;
-static RULES: Shared<Answers> = Shared::new();
+
+/// The importer's answers for the exporter's device `dev` (one run of importers per device).
+fn rules_for(dev: CUdevice) -> &'static Shared<Answers> {
+    static BY_DEVICE: std::sync::Mutex<BTreeMap<CUdevice, &'static Shared<Answers>>> =
+        std::sync::Mutex::new(BTreeMap::new());
+    let mut by = BY_DEVICE.lock().unwrap_or_else(|p| p.into_inner());
+    let shared: &'static Shared<Answers> = by.entry(dev).or_insert_with(|| Box::leak(Box::new(Shared::new())));
+    shared
+}
 
 /// Run `ipc-rules` importers until every step has an answer (shared by the rule trials, which run
 /// in one lane). An importer that dies or hangs inside a step loses that step's answer (blamed on
 /// the API it was inside) and the next one skips it.
 fn rules_answers(env: &Env) -> R<&'static Answers> {
-    RULES.get(|| {
+    rules_for(env.dev).get(|| {
         let a = Pool::ipc(env.dev)?;
         let b = Pool::ipc(env.dev)?;
         drop(export_pool_fd(b.0)?);
@@ -672,7 +744,7 @@ fn rules_answers(env: &Env) -> R<&'static Answers> {
         // With a peer-capable pair, the exporter grants the peer device access before exporting.
         let peer_dev = match env.m.has(Cap::Peer) {
             Ok(()) => {
-                let b = super::peer::peer_of_0(env)?;
+                let b = env.m.selection.peer_of(env.dev).ok_or("no peer device")?;
                 let d = CUmemAccessDesc {
                     location: mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, b),
                     flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
@@ -698,7 +770,8 @@ fn rules_answers(env: &Env) -> R<&'static Answers> {
                 break;
             }
             let msg = json!({"op": "rules", "data": data, "foreign": foreign, "peer": peer_dev, "skip": skip});
-            let peer = Peer::spawn("ipc-rules", &[], child_wait())?;
+            let dev = env.dev.to_string();
+            let peer = Peer::spawn("ipc-rules", &[(IMPORTER_DEVICE_ENV, &dev)], child_wait())?;
             peer.chan.send(&msg, Some(fd.as_raw_fd()))?;
             let ended = loop {
                 match peer.chan.recv() {
@@ -862,6 +935,59 @@ pub fn cases() -> Vec<Case> {
             .slow(),
         );
     }
+    // Across devices: the importer works on the peer device and grants it access itself; data
+    // goes both ways, and the importer sees the memory on the pool's device.
+    v.push(
+        Case::gpu(829, "round_trip_importer_on_peer_device", |e| {
+            let spec = Spec {
+                importer_device: Some(e.peer()?),
+                importer_grants: true,
+                expect_ordinal: Some(e.dev),
+                ..Spec::new(vec![vec![MIB, 3 * MIB + 5]], 1)
+            };
+            note(round_trip(e, &spec)?);
+            Ok(())
+        })
+        .needs(Cap::Ipc)
+        .pair()
+        .slow(),
+    );
+    // An importer that numbers the devices the other way round (CUDA_VISIBLE_DEVICES reversed)
+    // works on the pool's physical device under its own number: the pool is resolved by the
+    // physical device, and the importer sees the memory on that device's new ordinal.
+    v.push(
+        Case::gpu(829, "importer_with_devices_reordered", |e| {
+            let n = e.m.devices.len();
+            if n < 2 {
+                return ignore("reordering the devices needs two of them");
+            }
+            let ours: Vec<String> = match std::env::var("CUDA_VISIBLE_DEVICES") {
+                Ok(v) if !v.trim().is_empty() => v.split(',').map(|s| s.trim().to_string()).collect(),
+                _ => (0..n).map(|i| i.to_string()).collect(),
+            };
+            ensure!(
+                ours.len() == n,
+                "CUDA_VISIBLE_DEVICES lists {} devices, the driver shows {n}",
+                ours.len()
+            );
+            let reversed: Vec<String> = ours.iter().rev().cloned().collect();
+            let theirs = (n - 1) as i32 - e.dev;
+            let spec = Spec {
+                importer_device: Some(theirs),
+                visible: Some(reversed.join(",")),
+                expect_ordinal: Some(theirs),
+                ..Spec::new(vec![vec![MIB]], 1)
+            };
+            note(format!(
+                "importer's CUDA_VISIBLE_DEVICES={}: {}",
+                reversed.join(","),
+                round_trip(e, &spec)?
+            ));
+            Ok(())
+        })
+        .needs(Cap::Ipc)
+        .slow(),
+    );
     v.push(
         Case::gpu(826, "exporter_leaks_no_fd", |e| {
             warm_up_ipc_events()?;

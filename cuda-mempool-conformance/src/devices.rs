@@ -1,0 +1,240 @@
+//! Which devices the suite uses (`CONFORMANCE_DEVICES`), and how its cases spread over them.
+//!
+//! - default: single-device cases on device 0, pair cases on the first pair that device 0 shares
+//!   peer access with, multi-device cases on every device that can reach device 0 and each other;
+//! - `all`: every device; `LIST` (`0,2,3`): those devices. Single-device cases then run once per
+//!   device (names end in `::devN`), pair cases on every ordered peer-capable pair (`::devA_devB`),
+//!   multi-device cases on the largest set of the devices that all reach each other.
+
+use crate::probe::Machine;
+
+pub const ENV: &str = "CONFORMANCE_DEVICES";
+
+/// What CONFORMANCE_DEVICES asks for (its syntax, checked before the probe).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    Default,
+    All,
+    List(Vec<i32>),
+}
+
+/// CONFORMANCE_DEVICES, parsed.
+pub fn request() -> Result<Request, String> {
+    let Ok(v) = std::env::var(ENV) else {
+        return Ok(Request::Default);
+    };
+    let v = v.trim();
+    if v.is_empty() {
+        return Ok(Request::Default);
+    }
+    if v == "all" {
+        return Ok(Request::All);
+    }
+    let mut list = Vec::new();
+    for item in v.split(',').map(str::trim) {
+        let d: i32 = item.parse().ok().filter(|d| *d >= 0).ok_or_else(|| {
+            format!("{ENV}={v:?}: {item:?} is not a device index; expected `all` or indexes such as 0,2,3")
+        })?;
+        if list.contains(&d) {
+            return Err(format!("{ENV}={v:?}: device {d} is listed twice"));
+        }
+        list.push(d);
+    }
+    Ok(Request::List(list))
+}
+
+/// The devices, pairs and multi-device group a run uses.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// The user named the devices (`all` or a list): names carry the devices.
+    pub explicit: bool,
+    pub devices: Vec<i32>,
+    /// Ordered pairs (owner, peer) that can access each other.
+    pub pairs: Vec<(i32, i32)>,
+    /// Devices that all reach each other (multi-device cases need three).
+    pub multi: Vec<i32>,
+}
+
+fn mutual(m: &Machine, a: i32, b: i32) -> bool {
+    let (a, b) = (a as usize, b as usize);
+    a != b
+        && m.peer.get(a).and_then(|r| r.get(b)).copied().unwrap_or(false)
+        && m.peer.get(b).and_then(|r| r.get(a)).copied().unwrap_or(false)
+}
+
+/// The largest group found greedily, in index order, of `from` that all reach each other.
+fn clique(m: &Machine, from: &[i32]) -> Vec<i32> {
+    let mut best: Vec<i32> = from.iter().take(1).copied().collect();
+    for &start in from {
+        let mut g = vec![start];
+        for &d in from {
+            if d != start && g.iter().all(|&x| mutual(m, x, d)) {
+                g.push(d);
+            }
+        }
+        if g.len() > best.len() {
+            best = g;
+        }
+    }
+    best.sort_unstable();
+    best
+}
+
+/// Resolve a request against the machine; errors name what is wrong and what to do.
+pub fn select(req: &Request, m: &Machine, peer_required: bool) -> Result<Selection, String> {
+    let n = m.devices.len() as i32;
+    let all: Vec<i32> = (0..n).collect();
+    let s = match req {
+        Request::Default => {
+            let devices: Vec<i32> = all.iter().take(1).copied().collect();
+            let pairs: Vec<(i32, i32)> = (1..n).find(|&j| mutual(m, 0, j)).map(|j| (0, j)).into_iter().collect();
+            let with_0: Vec<i32> = all.iter().copied().filter(|&d| d == 0 || mutual(m, 0, d)).collect();
+            Selection {
+                explicit: false,
+                devices,
+                pairs,
+                multi: clique(m, &with_0),
+            }
+        }
+        Request::All | Request::List(_) => {
+            let devices = match req {
+                Request::List(l) => {
+                    if let Some(bad) = l.iter().find(|&&d| d >= n) {
+                        return Err(if n == 0 {
+                            format!("{ENV}: there is no device {bad}: this machine shows no CUDA device")
+                        } else {
+                            format!(
+                                "{ENV}: there is no device {bad}: this machine has {n} device(s) (0 to {})",
+                                n - 1
+                            )
+                        });
+                    }
+                    l.clone()
+                }
+                _ => all.clone(),
+            };
+            let pairs: Vec<(i32, i32)> = devices
+                .iter()
+                .flat_map(|&a| devices.iter().map(move |&b| (a, b)))
+                .filter(|&(a, b)| mutual(m, a, b))
+                .collect();
+            if pairs.is_empty() && peer_required && devices.len() > 1 {
+                return Err(format!(
+                    "{ENV}: no two of devices {devices:?} can access each other, and CONFORMANCE_REQUIRE \
+                     includes `peer`; list devices that share peer access, or drop `peer`"
+                ));
+            }
+            if pairs.is_empty() && peer_required && devices.len() == 1 {
+                return Err(format!(
+                    "{ENV}: one device ({}) cannot make a pair, and CONFORMANCE_REQUIRE includes `peer`; \
+                     list two or more devices, or drop `peer`",
+                    devices[0]
+                ));
+            }
+            Selection {
+                explicit: true,
+                multi: clique(m, &devices),
+                devices,
+                pairs,
+            }
+        }
+    };
+    Ok(s)
+}
+
+impl Selection {
+    /// Every device a process of this run may hold a context of.
+    pub fn used(&self) -> Vec<i32> {
+        let mut v: Vec<i32> = self.devices.clone();
+        v.extend(self.pairs.iter().flat_map(|&(a, b)| [a, b]));
+        if self.multi.len() >= 3 {
+            v.extend(&self.multi);
+        }
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+    /// The first device that `dev` shares peer access with, in this selection.
+    pub fn peer_of(&self, dev: i32) -> Option<i32> {
+        self.pairs.iter().find(|p| p.0 == dev).map(|p| p.1)
+    }
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"explicit": self.explicit, "devices": self.devices,
+            "pairs": self.pairs.iter().map(|p| [p.0, p.1]).collect::<Vec<_>>(), "multi": self.multi})
+    }
+    pub fn from_json(j: &serde_json::Value) -> Selection {
+        let ints = |v: &serde_json::Value| -> Vec<i32> {
+            v.as_array()
+                .map(|a| a.iter().filter_map(|x| x.as_i64().map(|x| x as i32)).collect())
+                .unwrap_or_default()
+        };
+        Selection {
+            explicit: j["explicit"].as_bool().unwrap_or(false),
+            devices: ints(&j["devices"]),
+            pairs: j["pairs"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|p| Some((p[0].as_i64()? as i32, p[1].as_i64()? as i32)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            multi: ints(&j["multi"]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine(n: usize, peer: &[(usize, usize)]) -> Machine {
+        let mut m = Machine {
+            devices: (0..n)
+                .map(|i| crate::probe::Device {
+                    ordinal: i as i32,
+                    ..Default::default()
+                })
+                .collect(),
+            peer: vec![vec![false; n]; n],
+            ..Default::default()
+        };
+        for &(a, b) in peer {
+            m.peer[a][b] = true;
+            m.peer[b][a] = true;
+        }
+        m
+    }
+
+    #[test]
+    fn default_is_device_0_and_its_first_pair() {
+        let m = machine(4, &[(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]);
+        let s = select(&Request::Default, &m, false).unwrap();
+        assert_eq!(
+            (s.devices.clone(), s.pairs.clone(), s.multi.clone()),
+            (vec![0], vec![(0, 1)], vec![0, 1, 2, 3])
+        );
+        assert!(!s.explicit);
+        assert_eq!(s.used(), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn all_gives_every_ordered_pair() {
+        let m = machine(3, &[(0, 1), (1, 2)]);
+        let s = select(&Request::All, &m, false).unwrap();
+        assert_eq!(s.pairs, vec![(0, 1), (1, 0), (1, 2), (2, 1)]);
+        assert_eq!(s.multi.len(), 2, "0 and 2 cannot reach each other: no group of three");
+    }
+
+    #[test]
+    fn bad_requests_are_clear_errors() {
+        let m = machine(2, &[]);
+        assert!(select(&Request::List(vec![2]), &m, false)
+            .unwrap_err()
+            .contains("no device 2"));
+        assert!(select(&Request::List(vec![0, 1]), &m, true)
+            .unwrap_err()
+            .contains("peer"));
+        assert!(select(&Request::List(vec![0, 1]), &m, false).is_ok());
+    }
+}
