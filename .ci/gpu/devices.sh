@@ -1,14 +1,16 @@
 #!/bin/bash
 # Multi-GPU evidence (issues 10 and 12), from binaries staged into .gpu/ by ../shared/tools/gpu-stage.
-#   devices.sh a   one default run and one CONFORMANCE_DEVICES=all run first (stops there if either
-#                  fails), then 19 more default runs and the planted leaks   -> $OUT/a.tgz
-#   devices.sh b   20 consecutive CONFORMANCE_DEVICES=all runs                 -> $OUT/b.tgz
+#   devices.sh a [N]   one default run and one CONFORMANCE_DEVICES=all run first (stops there if
+#                      either fails), then N-1 more default runs and the planted leaks -> $OUT/a.tgz
+#   devices.sh b [N]   N consecutive CONFORMANCE_DEVICES=all runs                      -> $OUT/b.tgz
+# N defaults to 20.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 OUT=${OUT:-/tmp/devices}
 B=$root/.gpu/bin/conformance
 REQ=gpu,ipc,peer
+N=${2:-20}
 export NCCL_NVLS_ENABLE=0
 run() { # dir, then env assignments; args after --
   local d=$1; shift; mkdir -p "$d"
@@ -27,7 +29,7 @@ a)
     echo "== stopping: the first runs failed"; failures "$OUT"/a/*/run01/log
     cd "$OUT" && tar czf a.tgz a topo.txt && rm -rf a; exit 1
   fi
-  for i in $(seq -w 2 20); do run "$OUT/a/default/run$i" "$B" > /dev/null; done
+  for i in $(seq -w 2 "$N"); do run "$OUT/a/default/run$i" "$B" > /dev/null; done
   python3 "$here/summarize.py" "$OUT"/a/default/run* | tee "$OUT/a/default/summary.md"
   failures "$OUT"/a/default/*/log
   echo "== planted leaks"
@@ -37,7 +39,7 @@ a)
   ;;
 b)
   mkdir -p "$OUT/b"
-  for i in $(seq -w 1 20); do run "$OUT/b/run$i" CONFORMANCE_DEVICES=all "$B" --test-threads=8 > /dev/null; done
+  for i in $(seq -w 1 "$N"); do run "$OUT/b/run$i" CONFORMANCE_DEVICES=all "$B" --test-threads=8 > /dev/null; done
   python3 "$here/summarize.py" "$OUT"/b/run* | tee "$OUT/b/summary.md"
   failures "$OUT"/b/*/log
   cd "$OUT" && tar czf b.tgz b && rm -rf b
