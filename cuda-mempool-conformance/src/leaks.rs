@@ -58,8 +58,14 @@ impl WorkerState {
             return;
         }
         let before = fd_table();
+        let held: Vec<CUdevice> = crate::probe::held_contexts().iter().map(|h| h.0).collect();
         for d in std::iter::once(&c.dev).chain(c.peer.iter()).chain(c.multi.iter()) {
-            crate::probe::retain_context(*d);
+            let ctx = crate::probe::retain_context(*d);
+            if ctx != 0 && !held.contains(d) {
+                // The driver keeps one IPC shared-memory file per device and process, opened at the
+                // first IPC event handle there: make it now, so that it is the worker's.
+                let _ = ipc_event_on(ctx);
+            }
         }
         let after = fd_table();
         if after != before {
@@ -207,6 +213,19 @@ fn warm_up(env: &Env, gpu: bool) -> R {
         ok("cuMemFree", cuMemFree_v2(q))?;
     }
     Ok(())
+}
+
+/// Create an IPC event in context `ctx` and take its handle (the driver's per-device state).
+fn ipc_event_on(ctx: usize) -> R {
+    ok("cuCtxPushCurrent", unsafe { cuCtxPushCurrent_v2(ctx as CUcontext) })?;
+    let r = (|| {
+        let ev = Event::new(CUevent_flags::CU_EVENT_INTERPROCESS.0)?;
+        let mut h = CUipcEventHandle::default();
+        ok("cuIpcGetEventHandle", unsafe { cuIpcGetEventHandle(&mut h, ev.0) })
+    })();
+    let mut popped = std::ptr::null_mut();
+    let _ = unsafe { cuCtxPopCurrent_v2(&mut popped) };
+    r
 }
 
 /// Child processes of this process (Linux: /proc/self/task/*/children).

@@ -1,9 +1,9 @@
-//! Three or more devices that all reach each other (831, 827, and 820/822 across every device):
-//! one access map for every peer at once, revoking one peer while the others keep access, duplicate
-//! and conflicting descriptors for one device, and allocation and free on every device's stream.
-//! Each runs once over the group `devices.rs` picks (every such device by default, or those of
-//! CONFORMANCE_DEVICES); access is judged by the data path, and what cuMemPoolGetAccess reports is
-//! checked against it (a wrong report counts against 827).
+//! Access maps and streams across several devices (831, 827, and 820/822 across every device):
+//! one access map for every peer at once and revoking one peer while the others keep access (three
+//! or more devices that all reach each other: once over the group `devices.rs` picks), duplicate
+//! and conflicting descriptors for one device in one map (each peer pair), and allocation and free
+//! on every device's stream (the group). Access is judged by the data path, and what
+//! cuMemPoolGetAccess reports is checked against it (a wrong report counts against 827).
 
 use super::peer::{access, access_is, fill_from, peer_fill_is, read_here, OnDevice, N};
 use crate::cu::*;
@@ -157,7 +157,7 @@ pub fn cases() -> Vec<Case> {
         // The same descriptor twice in one map: whatever the code, the result must be one state,
         // the same on the data path and in GetAccess, and a refused map must change nothing.
         Case::gpu(831, "duplicate_descriptors_for_one_device", |e| {
-            let st = Setup::new(e)?;
+            let st = Setup::pair(e)?;
             let d = st.peers[0];
             let rw = desc(d, F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
             let r = st.set(&[rw, rw]);
@@ -178,12 +178,12 @@ pub fn cases() -> Vec<Case> {
             }
             Ok(())
         })
-        .multi(),
+        .pair(),
         // Two descriptors for one device that disagree, in both orders: a map either applies as a
         // whole (one of the two states, the same on the data path and in GetAccess) or, refused,
         // changes nothing. Which one the driver picks is recorded.
         Case::gpu(831, "conflicting_descriptors_for_one_device", |e| {
-            let st = Setup::new(e)?;
+            let st = Setup::pair(e)?;
             let d = st.peers[0];
             let (rw, none) = (
                 desc(d, F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE),
@@ -209,7 +209,7 @@ pub fn cases() -> Vec<Case> {
             }
             Ok(())
         })
-        .multi(),
+        .pair(),
         // cuMemAllocAsync on a stream of each device draws from that device's current pool.
         Case::gpu(820, "each_device_draws_from_its_current_pool", |e| {
             for &d in &e.multi {
