@@ -30,21 +30,28 @@ struct Setup {
     peers: Vec<CUdevice>,
 }
 impl Setup {
+    /// Over a multi-device case's group.
     fn new(e: &Env) -> R<Setup> {
         ensure!(e.multi.len() >= 3, "needs three devices, got {:?}", e.multi);
-        let pool = Pool::on_device(e.dev)?;
+        Self::over(e.dev, e.multi.iter().copied().filter(|&d| d != e.dev).collect())
+    }
+    /// Over a pair case's two devices.
+    fn pair(e: &Env) -> R<Setup> {
+        Self::over(e.dev, vec![e.peer()?])
+    }
+    fn over(owner: CUdevice, peers: Vec<CUdevice>) -> R<Setup> {
+        let pool = Pool::on_device(owner)?;
         let s = Stream::new()?;
-        let base = alloc_from(pool.0, N * e.multi.len(), s.0)?;
-        ok("cuMemsetD8Async", unsafe {
-            cuMemsetD8Async(base, 0, N * e.multi.len(), s.0)
-        })?;
+        let n = N * (peers.len() + 1);
+        let base = alloc_from(pool.0, n, s.0)?;
+        ok("cuMemsetD8Async", unsafe { cuMemsetD8Async(base, 0, n, s.0) })?;
         s.sync()?;
         Ok(Setup {
             pool,
             s,
             base,
-            owner: e.dev,
-            peers: e.multi.iter().copied().filter(|&d| d != e.dev).collect(),
+            owner,
+            peers,
         })
     }
     fn region(&self, i: usize) -> CUdeviceptr {
