@@ -34,6 +34,15 @@ pub fn ok(what: &str, r: CUresult) -> R {
 
 /// Require one exact code; a failure is blamed on the API `what` starts with.
 pub fn expect(what: &str, got: CUresult, want: CUresult) -> R {
+    crate::observe::record(crate::observe::Observation {
+        api: crate::blame::api_of(what),
+        call: what.to_string(),
+        documented: code_name(want),
+        expected: code_name(want),
+        observed: code_name(got),
+        ok: got == want,
+        deviation: None,
+    });
     if got == want {
         Ok(())
     } else {
@@ -186,16 +195,20 @@ pub fn free_async(p: CUdeviceptr, s: CUstream) -> R {
 
 pub fn get_u64(pool: CUmemoryPool, a: CUmemPool_attribute) -> R<u64> {
     let mut v: u64 = 0;
-    ok("cuMemPoolGetAttribute", unsafe {
+    let what = format!("cuMemPoolGetAttribute({a:?})");
+    ok(&what, unsafe {
         cuMemPoolGetAttribute(pool, a, (&mut v as *mut u64).cast())
     })?;
+    crate::observe::value(what, format!("value {v}"));
     Ok(v)
 }
 pub fn get_i32(pool: CUmemoryPool, a: CUmemPool_attribute) -> R<i32> {
     let mut v: i32 = 0;
-    ok("cuMemPoolGetAttribute", unsafe {
+    let what = format!("cuMemPoolGetAttribute({a:?})");
+    ok(&what, unsafe {
         cuMemPoolGetAttribute(pool, a, (&mut v as *mut i32).cast())
     })?;
+    crate::observe::value(what, format!("value {v}"));
     Ok(v)
 }
 pub fn set_u64(pool: CUmemoryPool, a: CUmemPool_attribute, mut v: u64) -> R {

@@ -108,6 +108,9 @@ pub struct Crash {
     pub signals: &'static [i32],
     pub documented: CUresult,
     pub seen_on: &'static str,
+    /// Driver branches the crash is expected on (`deviations.rs`); outside them the documented
+    /// code is.
+    pub branches: (u32, u32),
 }
 pub const SIGSEGV: &[i32] = &[11];
 /// A heap corrupted inside the driver: SIGSEGV where it is touched, or SIGABRT from the C
@@ -230,6 +233,7 @@ impl Case {
             signals,
             documented,
             seen_on,
+            branches: (580, 580),
         });
         self
     }
@@ -350,6 +354,8 @@ pub struct Record {
     pub dev: Option<CUdevice>,
     /// How the case spreads over devices.
     pub per: Per,
+    /// The trial's checked calls (`observe.rs`).
+    pub observations: Vec<crate::observe::Observation>,
     /// When the trial started and ended, in seconds since the run started (0 when not run).
     pub span: (f64, f64),
 }
@@ -381,11 +387,13 @@ pub struct Answer {
     pub blame: Option<u32>,
     pub secs: f64,
     pub notes: Vec<String>,
+    pub observations: Vec<crate::observe::Observation>,
 }
 impl Answer {
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({"outcome": self.outcome.as_str(), "message": self.message,
-            "blame": self.blame, "secs": self.secs, "notes": self.notes})
+        serde_json::        json!({"outcome": self.outcome.as_str(), "message": self.message,
+            "blame": self.blame, "secs": self.secs, "notes": self.notes,
+            "observations": self.observations.iter().map(|o| o.to_json()).collect::<Vec<_>>()})
     }
     pub fn from_json(j: &serde_json::Value) -> Result<Answer, String> {
         Ok(Answer {
@@ -399,6 +407,10 @@ impl Answer {
             notes: j["notes"]
                 .as_array()
                 .map(|a| a.iter().filter_map(|n| n.as_str().map(String::from)).collect())
+                .unwrap_or_default(),
+            observations: j["observations"]
+                .as_array()
+                .map(|a| a.iter().map(crate::observe::Observation::from_json).collect())
                 .unwrap_or_default(),
         })
     }
@@ -424,14 +436,23 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
     let name = case.trial_name();
     crate::blame::reset();
     let _ = crate::driver::take_notes();
+    let _ = crate::observe::take();
     crate::ledger::set_trial(&name);
     let start = Instant::now();
-    let answer = |outcome, message: String| Answer {
-        outcome,
-        message,
-        blame: crate::blame::get().filter(|b| Some(*b) != case.group.api()),
-        secs: start.elapsed().as_secs_f64(),
-        notes: crate::driver::take_notes(),
+    let answer = |outcome, message: String| {
+        let (observations, dropped) = crate::observe::take();
+        let mut notes = crate::driver::take_notes();
+        if dropped > 0 {
+            notes.push(format!("{dropped} more checked calls not recorded"));
+        }
+        Answer {
+            outcome,
+            message,
+            blame: crate::blame::get().filter(|b| Some(*b) != case.group.api()),
+            secs: start.elapsed().as_secs_f64(),
+            notes,
+            observations,
+        }
     };
     if let Some((cap, why)) = case.missing(&env.m) {
         return answer(Outcome::Ignored, format!("needs `{}`: {why}", cap.name()));
@@ -446,6 +467,9 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
         Ok(Ok(())) => answer(Outcome::Passed, String::new()),
         Ok(Err(e)) if e.starts_with(crate::driver::IGNORE) => {
             answer(Outcome::Ignored, e[crate::driver::IGNORE.len()..].to_string())
+        }
+        Ok(Err(e)) if e.starts_with(crate::deviations::CHANGED) => {
+            answer(Outcome::Changed, e[crate::deviations::CHANGED.len()..].to_string())
         }
         Ok(Err(e)) => answer(Outcome::Failed, e),
         Err(p) => {
@@ -516,6 +540,16 @@ fn with_log(msg: String, log: &str) -> String {
 
 /// The verdict: what came back, judged against what the case expects (a crash, or an answer).
 pub fn judge(case: &Case, raw: Raw) -> Record {
+    let observations = match &raw {
+        Raw::Answer(a) => a.observations.clone(),
+        _ => Vec::new(),
+    };
+    let mut r = judge_raw(case, raw);
+    r.observations = observations;
+    r
+}
+
+fn judge_raw(case: &Case, raw: Raw) -> Record {
     let answered = matches!(raw, Raw::Answer(_)) && case.needs.contains(&Cap::Gpu);
     let rec = |outcome, message: String, blame: Option<u32>, secs, notes| Record {
         trial: case.trial_name(),
@@ -529,9 +563,41 @@ pub fn judge(case: &Case, raw: Raw) -> Record {
         span: (0.0, 0.0),
         dev: Some(case.dev),
         per: case.per,
+        observations: vec![],
     };
     let own = case.group.api();
-    match (case.crash, raw) {
+    // A crash expected on other drivers: here the documented code is expected, and a crash fails.
+    let crash = case.crash.filter(|c| crate::deviations::in_branches(c.branches));
+    if let (
+        Some(c),
+        None,
+        Raw::Died {
+            how, inside, log, secs, ..
+        },
+    ) = (case.crash, crash, &raw)
+    {
+        let (version, _) = crate::deviations::driver();
+        return rec(
+            Outcome::Failed,
+            with_log(
+                format!(
+                    "the process {how}{} on driver {version}; the crash by {} was declared for driver branches \
+                     {}–{} ({}), elsewhere the documented {} is expected",
+                    inside_text(inside),
+                    signal_names(c.signals),
+                    c.branches.0,
+                    c.branches.1,
+                    c.seen_on,
+                    crate::driver::code_name(c.documented)
+                ),
+                log,
+            ),
+            own,
+            *secs,
+            vec![],
+        );
+    }
+    match (crash, raw) {
         (_, Raw::Broken(e)) => rec(Outcome::Failed, format!("could not run: {e}"), None, 0.0, vec![]),
         (
             Some(c),
@@ -967,6 +1033,7 @@ pub fn trials(
                         span: (0.0, 0.0),
                         dev: Some(case.dev),
                         per: case.per,
+                        observations: vec![],
                     },
                     None => {
                         let r = runner.run(&case);
@@ -998,6 +1065,7 @@ pub fn trials(
                             span: (0.0, 0.0),
                             dev: Some(c.dev),
                             per: c.per,
+                            observations: vec![],
                         });
                     }
                     t

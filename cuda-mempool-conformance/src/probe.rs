@@ -290,6 +290,7 @@ impl Machine {
                 .unwrap_or_default(),
             ..Machine::default()
         };
+        crate::deviations::set_driver(&m.libcuda);
         for d in j["devices"].as_array().ok_or_else(|| bad("devices"))? {
             m.devices.push(Device {
                 ordinal: int(&d["ordinal"], "ordinal")? as i32,
@@ -384,6 +385,7 @@ pub fn probe() -> Machine {
         let _ = cuDriverGetVersion(&mut m.driver_version);
         m.init = cuInit(0).0 as i32;
         m.libcuda = libcuda_path();
+        crate::deviations::set_driver(&m.libcuda);
         if m.init != 0 {
             return m;
         }
@@ -441,6 +443,7 @@ pub fn probe() -> Machine {
     }
     // What a process without the coordinator's choice uses: the default.
     m.selection = crate::devices::select(&crate::devices::Request::Default, &m, false).unwrap_or_default();
+    crate::deviations::set_driver(&m.libcuda);
     m
 }
 

@@ -299,6 +299,7 @@ fn no_leaks_trial(
             span: (0.0, 0.0),
             dev: None,
             per: harness::Per::Once,
+            observations: vec![],
         };
         let r = match findings {
             None => rec(

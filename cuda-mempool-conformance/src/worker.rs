@@ -323,6 +323,7 @@ pub fn main(templates: Vec<Case>) -> i32 {
                         blame: None,
                         secs: 0.0,
                         notes: vec![],
+                        observations: vec![],
                     },
                 };
                 let mut j = answer.to_json();

@@ -161,7 +161,7 @@ pub fn cases() -> Vec<Case> {
         Case::gpu(829, "invalid_fd_unknown_error_driver_behaviour", |_| {
             let mut pool = std::ptr::null_mut();
             let r = import_pool_fd(-1, &mut pool);
-            expect("import of fd -1", r, CUresult::CUDA_ERROR_UNKNOWN)
+            crate::deviations::expect_code("bad_fd_unknown_error", "cuMemPoolImportFromShareableHandle(fd -1)", r)
         }),
         // Docs: CUDA_ERROR_INVALID_VALUE. R580 answers CUDA_ERROR_UNKNOWN (999).
         Case::gpu(829, "non_pool_fd_unknown_error_driver_behaviour", |_| {
@@ -173,7 +173,11 @@ pub fn cases() -> Vec<Case> {
             let mut pool = std::ptr::null_mut();
             let r = import_pool_fd(fd, &mut pool);
             close(fd);
-            expect("import of a non-CUDA fd", r, CUresult::CUDA_ERROR_UNKNOWN)
+            crate::deviations::expect_code(
+                "bad_fd_unknown_error",
+                "cuMemPoolImportFromShareableHandle(a non-CUDA fd)",
+                r,
+            )
         }),
         Case::gpu(829, "null_pool_out_invalid_value", |e| {
             let p = Pool::ipc(e.dev)?;

@@ -206,7 +206,7 @@ pub fn cases() -> Vec<Case> {
             );
             free_async(a, s.0)?;
             s.sync()?;
-            expect("cuMemPoolSetAccess(peer, read)", r, CUresult::CUDA_ERROR_NOT_SUPPORTED)?;
+            crate::deviations::expect_code("set_access_not_supported", "cuMemPoolSetAccess(peer, read)", r)?;
             fill?;
             reported
         }),
