@@ -378,8 +378,23 @@ fn main() -> std::process::ExitCode {
     if std::env::var(CHILD_ENV).as_deref() == Ok("bench-ipc") {
         return std::process::ExitCode::from(ipc_child() as u8);
     }
-    let full = std::env::args().any(|a| a == "--bench");
-    let sc = if full { FULL } else { SMOKE };
+    if std::env::args().any(|a| a == "--bench") {
+        return bench(FULL, true);
+    }
+    // Under `cargo test` and nextest: one test, the smoke run (libtest-mimic answers --list,
+    // --exact and the rest of the test-harness protocol).
+    let args = libtest_mimic::Arguments::from_args();
+    let smoke = libtest_mimic::Trial::test("allocator::smoke_run", || {
+        if bench(SMOKE, false) == std::process::ExitCode::SUCCESS {
+            Ok(())
+        } else {
+            Err("the smoke run failed (see its output)".into())
+        }
+    });
+    libtest_mimic::run(&args, vec![smoke]).exit_code()
+}
+
+fn bench(sc: Scale, full: bool) -> std::process::ExitCode {
     let m = probe::probe();
     if let Err(why) = m.has(Cap::Gpu) {
         println!("allocator bench: skipped, {why}; it needs a CUDA device with memory pools");

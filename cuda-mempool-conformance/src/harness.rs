@@ -317,9 +317,12 @@ pub enum Outcome {
     Passed,
     Failed,
     Ignored,
-    /// A crash case whose call returned the documented code instead of crashing: not a failure,
-    /// but a change from the driver the expectation was written against, shown as such.
+    /// A crash case whose call returned the documented code instead of crashing, or a declared
+    /// departure of the driver that no longer reproduces: not a failure, but a change from the
+    /// driver the expectation was written against, shown as such.
     Changed,
+    /// A failure the user's expectation file lists (CONFORMANCE_EXPECT): reported, not failing.
+    Expected,
 }
 impl Outcome {
     pub fn as_str(self) -> &'static str {
@@ -328,12 +331,19 @@ impl Outcome {
             Outcome::Failed => "failed",
             Outcome::Ignored => "ignored",
             Outcome::Changed => "changed",
+            Outcome::Expected => "expected-failure",
         }
     }
     pub fn parse(s: &str) -> Option<Outcome> {
-        [Outcome::Passed, Outcome::Failed, Outcome::Ignored, Outcome::Changed]
-            .into_iter()
-            .find(|o| o.as_str() == s)
+        [
+            Outcome::Passed,
+            Outcome::Failed,
+            Outcome::Ignored,
+            Outcome::Changed,
+            Outcome::Expected,
+        ]
+        .into_iter()
+        .find(|o| o.as_str() == s)
     }
 }
 
@@ -995,6 +1005,9 @@ fn record(r: Record) {
     if r.outcome == Outcome::Changed {
         println!("CHANGED {}: {}", r.trial, r.message);
     }
+    if r.outcome == Outcome::Expected {
+        println!("EXPECTED FAILURE {}: {}", r.trial, r.message);
+    }
     RECORDS.lock().unwrap().push(r);
 }
 
@@ -1041,8 +1054,12 @@ pub fn trials(
                         r
                     }
                 };
+                let mut r = r;
+                if let Ok(Some(known)) = crate::expect::load() {
+                    known.apply(&mut r);
+                }
                 let result = match r.outcome {
-                    Outcome::Passed | Outcome::Changed => Ok(Completion::Completed),
+                    Outcome::Passed | Outcome::Changed | Outcome::Expected => Ok(Completion::Completed),
                     Outcome::Ignored => Ok(Completion::ignored_with(r.message.clone())),
                     Outcome::Failed => Err(r.message.clone().into()),
                 };

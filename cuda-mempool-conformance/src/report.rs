@@ -21,6 +21,8 @@ pub struct Row {
     pub failed: usize,
     pub ignored: usize,
     pub changed: usize,
+    /// Failures the user's expectation file lists.
+    pub expected: usize,
     /// Trials of this row that needed a device and ran (not ignored).
     pub device_ran: usize,
     pub secs: f64,
@@ -82,6 +84,7 @@ fn row(m: &Machine, group: Group, name: String, records: &[Record]) -> Row {
         failed,
         ignored: count(Outcome::Ignored),
         changed: count(Outcome::Changed),
+        expected: count(Outcome::Expected),
         device_ran,
         secs: own.iter().map(|r| r.secs).sum(),
     }
@@ -122,15 +125,15 @@ pub fn report_dir() -> PathBuf {
 fn table(s: &mut String, rows: &[Row]) {
     writeln!(
         s,
-        "| Index | API | Supported | Test Passed | passed | failed | ignored | changed | time (s) |"
+        "| Index | API | Supported | Test Passed | passed | failed | ignored | changed | known | time (s) |"
     )
     .unwrap();
-    writeln!(s, "|---|---|---|---|---|---|---|---|---|").unwrap();
+    writeln!(s, "|---|---|---|---|---|---|---|---|---|---|").unwrap();
     for r in rows {
         let index = r.group.api().map_or("—".to_string(), |i| i.to_string());
         writeln!(
             s,
-            "| {index} | {} | {} | {} | {} | {} | {} | {} | {:.2} |",
+            "| {index} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} |",
             r.name,
             r.supported,
             r.verdict(),
@@ -138,6 +141,7 @@ fn table(s: &mut String, rows: &[Row]) {
             r.failed,
             r.ignored,
             r.changed,
+            r.expected,
             r.secs
         )
         .unwrap();
@@ -174,9 +178,15 @@ pub fn sets(m: &Machine, records: &[Record]) -> Vec<(String, Vec<Row>)> {
     v
 }
 
-fn totals(rows: &[Row]) -> (usize, usize, usize, usize) {
-    rows.iter().fold((0, 0, 0, 0), |a, r| {
-        (a.0 + r.passed, a.1 + r.failed, a.2 + r.ignored, a.3 + r.changed)
+fn totals(rows: &[Row]) -> (usize, usize, usize, usize, usize) {
+    rows.iter().fold((0, 0, 0, 0, 0), |a, r| {
+        (
+            a.0 + r.passed,
+            a.1 + r.failed,
+            a.2 + r.ignored,
+            a.3 + r.changed,
+            a.4 + r.expected,
+        )
     })
 }
 
@@ -196,8 +206,12 @@ pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_
     .unwrap();
     writeln!(s, "```\n{}```\n", m.summary()).unwrap();
     table(&mut s, rows);
-    let (p, f, i, c) = totals(rows);
-    writeln!(s, "\nTotal: {p} passed, {f} failed, {i} ignored, {c} changed.").unwrap();
+    let (p, f, i, c, k) = totals(rows);
+    writeln!(
+        s,
+        "\nTotal: {p} passed, {f} failed, {i} ignored, {c} changed, {k} expected failures."
+    )
+    .unwrap();
     for (title, rows) in sets(m, records) {
         writeln!(s, "\n### {title}\n").unwrap();
         table(&mut s, &rows);
@@ -211,6 +225,57 @@ pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_
                 None => String::new(),
             };
             writeln!(s, "- `{}`{blame}: {}", r.trial, r.message.replace('\n', " ⏎ ")).unwrap();
+        }
+    }
+    let failed = sorted(records, Outcome::Failed);
+    if !failed.is_empty() {
+        writeln!(s, "\n## Deviations (expected vs observed)\n").unwrap();
+        for r in failed {
+            match r.observations.iter().find(|o| !o.ok) {
+                Some(o) => {
+                    let documented = if o.documented.is_empty() || o.documented == o.expected {
+                        String::new()
+                    } else {
+                        format!(" (documented: {})", o.documented)
+                    };
+                    writeln!(
+                        s,
+                        "- `{}`: `{}` — expected {}, observed {}{documented}",
+                        r.trial, o.call, o.expected, o.observed
+                    )
+                    .unwrap()
+                }
+                None => writeln!(s, "- `{}`: {}", r.trial, r.message.lines().next().unwrap_or("")).unwrap(),
+            }
+        }
+    }
+    let known = departures(records);
+    if !known.is_empty() {
+        writeln!(
+            s,
+            "\n## Known departures of drivers from the documentation (deviations.rs)\n"
+        )
+        .unwrap();
+        writeln!(
+            s,
+            "| departure | API | documented | the driver's answer | seen on | branches | this run |"
+        )
+        .unwrap();
+        writeln!(s, "|---|---|---|---|---|---|---|").unwrap();
+        for d in known {
+            writeln!(
+                s,
+                "| `{}` | {} | {} | {} | {} | {}–{} | {} |",
+                d.0, d.1, d.2, d.3, d.4, d.5 .0, d.5 .1, d.6
+            )
+            .unwrap();
+        }
+    }
+    let expected = sorted(records, Outcome::Expected);
+    if !expected.is_empty() {
+        writeln!(s, "\n## Expected failures (CONFORMANCE_EXPECT)\n").unwrap();
+        for r in expected {
+            writeln!(s, "- `{}`: {}", r.trial, r.message.replace('\n', " ⏎ ")).unwrap();
         }
     }
     let changed = sorted(records, Outcome::Changed);
@@ -260,7 +325,7 @@ pub fn json(
 ) -> serde_json::Value {
     let mut recs: Vec<&Record> = records.iter().collect();
     recs.sort_by(|a, b| a.trial.cmp(&b.trial));
-    let (p, f, i, c) = totals(rows);
+    let (p, f, i, c, k) = totals(rows);
     serde_json::json!({
         "date": date,
         "wall_s": wall_s,
@@ -268,10 +333,14 @@ pub fn json(
         "machine": m.to_json(),
         "driver_version": m.driver_version,
         "cuInit": m.init,
-        "totals": {"passed": p, "failed": f, "ignored": i, "changed": c},
+        "totals": {"passed": p, "failed": f, "ignored": i, "changed": c, "expected_failures": k},
+        "driver": crate::deviations::driver().0,
+        "deviations": departures(records).iter().map(|d| serde_json::json!({"id": d.0, "api": d.1,
+            "documented": d.2, "observed": d.3, "seen_on": d.4, "branches": d.5, "this_run": d.6})).collect::<Vec<_>>(),
         "apis": rows.iter().filter(|r| r.group.api().is_some()).map(|r| serde_json::json!({
             "index": r.group.api(), "api": r.name, "supported": r.supported, "test_passed": r.verdict(),
-            "passed": r.passed, "failed": r.failed, "ignored": r.ignored, "changed": r.changed, "secs": r.secs,
+            "passed": r.passed, "failed": r.failed, "ignored": r.ignored, "changed": r.changed,
+            "expected_failures": r.expected, "secs": r.secs,
         })).collect::<Vec<_>>(),
         "groups": rows.iter().filter(|r| r.group.api().is_none()).map(|r| serde_json::json!({
             "group": r.group.label(), "test_passed": r.verdict(),
@@ -284,9 +353,50 @@ pub fn json(
         "trials": recs.iter().map(|r| serde_json::json!({
             "trial": r.trial, "api": r.group.api(), "group": r.group.label(), "outcome": r.outcome.as_str(),
             "message": r.message, "blame": r.blame, "secs": r.secs, "notes": r.notes,
+            "observations": r.observations.iter().map(|o| o.to_json()).collect::<Vec<_>>(),
             "span": [r.span.0, r.span.1], "device": r.dev,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// Every declared departure and what this run saw of it: (id, API, documented, the driver's
+/// answer, seen on, branches, this run).
+type Departure = (&'static str, u32, String, String, String, (u32, u32), String);
+
+fn departures(records: &[Record]) -> Vec<Departure> {
+    crate::deviations::ALL
+        .iter()
+        .map(|d| {
+            let seen: Vec<&crate::observe::Observation> = records
+                .iter()
+                .flat_map(|r| &r.observations)
+                .filter(|o| o.deviation.as_deref() == Some(d.id))
+                .collect();
+            let observed = crate::driver::code_name(d.observed);
+            let documented = d.documented.map_or("— (silent)".to_string(), crate::driver::code_name);
+            let this_run = if seen.is_empty() {
+                "not checked".to_string()
+            } else if seen.iter().all(|o| o.observed == observed) {
+                format!("reproduced ({} checks)", seen.len())
+            } else if seen.iter().all(|o| o.observed == documented) {
+                "documented answer: no longer reproduces".to_string()
+            } else {
+                let mut v: Vec<&str> = seen.iter().map(|o| o.observed.as_str()).collect();
+                v.sort_unstable();
+                v.dedup();
+                format!("answered {}", v.join(", "))
+            };
+            (
+                d.id,
+                d.api,
+                documented,
+                observed,
+                d.seen_on.join(", "),
+                d.branches,
+                this_run,
+            )
+        })
+        .collect()
 }
 
 /// UTC date-time without a date crate: from the system clock.

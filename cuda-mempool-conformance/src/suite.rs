@@ -106,6 +106,7 @@ struct Settings {
 fn settings() -> Result<Settings, String> {
     leaks::plants()?;
     crate::cu::Entry::from_env()?;
+    crate::expect::load()?;
     Ok(Settings {
         devices: crate::devices::request()?,
         required: harness::required_caps()?,
@@ -120,6 +121,28 @@ pub fn main() -> ExitCode {
     crate::cu::load();
     if let Ok(role) = std::env::var(CHILD_ENV) {
         return child(&role);
+    }
+    // `--diff OLD.json NEW.json`: compare two reports; no trial runs.
+    let argv: Vec<String> = std::env::args().collect();
+    if let Some(i) = argv.iter().position(|a| a == "--diff") {
+        return crate::diff::main(&argv[i + 1..]);
+    }
+    // `--expectations-from REPORT.json`: an expectation file accepting that report's failures.
+    if let Some(i) = argv.iter().position(|a| a == "--expectations-from") {
+        return match argv.get(i + 1).map(|p| crate::expect::from_report(p)) {
+            Some(Ok(text)) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Some(Err(e)) => {
+                eprintln!("conformance: --expectations-from: {e}");
+                ExitCode::from(2)
+            }
+            None => {
+                eprintln!("conformance: usage: --expectations-from REPORT.json");
+                ExitCode::from(2)
+            }
+        };
     }
     let mut args = Arguments::from_args();
     let s = match settings() {
@@ -169,6 +192,16 @@ pub fn main() -> ExitCode {
         .flat_map(|c| c.spread(&m.selection))
         .map(Arc::new)
         .collect();
+    // Every entry of an expectation file must name a trial of this run.
+    if let Ok(Some(known)) = crate::expect::load() {
+        let mut names: Vec<String> = cases.iter().map(|c| c.trial_name()).collect();
+        names.push(NO_LEAKS.to_string());
+        if let Err(e) = known.check_trials(&names) {
+            eprintln!("conformance: {e}");
+            pre.discard();
+            return ExitCode::from(2);
+        }
+    }
     let coordinator = leaks::Coordinator::baseline();
     let env = Arc::new(if s.in_process {
         in_process_env(m.clone())
@@ -254,6 +287,15 @@ pub fn main() -> ExitCode {
                 serde_json::to_string_pretty(&j).unwrap() + "\n",
             )
         });
+    if let Ok(path) = std::env::var(crate::junit::ENV) {
+        match std::fs::write(&path, crate::junit::render(&records, wall)) {
+            Ok(()) => println!("conformance: JUnit written to {path}"),
+            Err(e) => eprintln!(
+                "conformance: cannot write JUnit to {path} ({e}); check {}",
+                crate::junit::ENV
+            ),
+        }
+    }
     match written {
         Ok(()) => println!("conformance: report written to {}", dir.display()),
         Err(e) => eprintln!(
@@ -309,6 +351,10 @@ fn no_leaks_trial(
             Some(l) if l.is_empty() => rec(Outcome::Passed, String::new()),
             Some(l) => rec(Outcome::Failed, format!("the run left behind:\n- {}", l.join("\n- "))),
         };
+        let mut r = r;
+        if let Ok(Some(known)) = crate::expect::load() {
+            known.apply(&mut r);
+        }
         let result = match r.outcome {
             Outcome::Failed => Err(r.message.clone().into()),
             Outcome::Ignored => Ok(Completion::ignored_with(r.message.clone())),

@@ -8,8 +8,11 @@
 //!       Everything CI checks: formatting, clippy (warnings denied), rustdoc (warnings denied),
 //!       `regen --check`, the ABI check with every major, all tests (linked and `dynamic-loading`),
 //!       the feature-union workspace (a cuda-12 and a cuda-13 dependent in one build), the packaged
-//!       crate's tests from the unpacked .crate, and the MSRV build (installed with rustup).
+//!       crate's tests from the unpacked .crate, the MSRV build (installed with rustup), the suite
+//!       under nextest (`--profile ci`, JUnit), and `.ci/gpu-job` with no GPU required.
 //!       `.ci/run` installs the system packages and then runs this.
+//!   cargo xtask diff OLD.json NEW.json
+//!       What changed between two conformance reports (exit 1 if anything regressed).
 
 mod allowlist;
 mod gen;
@@ -20,13 +23,15 @@ mod table;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: cargo xtask regen [--check] [--cuda-include DIR]\n       cargo xtask ci";
+const USAGE: &str = "usage: cargo xtask regen [--check] [--cuda-include DIR]\n       cargo xtask ci\n       \
+                     cargo xtask diff OLD.json NEW.json";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("regen") => parse_regen(&args[1..]).and_then(|(check, inc)| regen(&root(), check, inc.as_deref())),
         Some("ci") if args.len() == 1 => ci(&root()),
+        Some("diff") if args.len() == 3 => diff(&root(), &args[1], &args[2]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -294,11 +299,89 @@ fn ci(root: &Path) -> Result<(), String> {
         run(root, "cuda-mempool-sys tests", &args, &require)?;
     }
     run(root, "tests", &["test", "--workspace", "--locked"], &require)?;
+    // The same suite under nextest (one process per trial), with its JUnit (`.config/nextest.toml`).
+    nextest(root)?;
+    // The GPU-CI job's own script, end to end on this machine (no GPU: it requires nothing).
+    gpu_job(root)?;
     feature_union(root)?;
     package(root)?;
     msrv(root)?;
     println!("xtask ci: all checks passed");
     Ok(())
+}
+
+/// `cargo nextest run -p conformance --profile ci`: every trial in its own process; JUnit in
+/// target/nextest/ci/junit.xml.
+fn nextest(root: &Path) -> Result<(), String> {
+    let has = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has {
+        return Err(
+            "cargo-nextest is not installed: `cargo install cargo-nextest --locked`, then run \
+                    `cargo xtask ci` again"
+                .into(),
+        );
+    }
+    run(
+        root,
+        "nextest",
+        &["nextest", "run", "-p", "conformance", "--profile", "ci", "--locked"],
+        &[],
+    )
+}
+
+/// `.ci/gpu-job` as a GPU runner would run it, here with no capability required.
+fn gpu_job(root: &Path) -> Result<(), String> {
+    println!("xtask ci: .ci/gpu-job (no GPU required here)");
+    let out = root.join("target").join("gpu-job-check");
+    let status = Command::new("bash")
+        .arg(root.join(".ci").join("gpu-job"))
+        .env("GPU_JOB_OUT", &out)
+        .env("GPU_JOB_REQUIRE", "")
+        .env(
+            "GPU_JOB_BASELINE",
+            root.join("docs").join("conformance").join("no-gpu-r535.json"),
+        )
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("cannot run .ci/gpu-job: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            ".ci/gpu-job failed ({status}); its outputs are in {}",
+            out.display()
+        ))
+    }
+}
+
+/// `cargo xtask diff OLD NEW`: the suite's `--diff` (see docs/ci.md).
+fn diff(root: &Path, old: &str, new: &str) -> Result<(), String> {
+    let abs = |p: &str| std::fs::canonicalize(p).map_err(|e| format!("{p}: {e}"));
+    let (old, new) = (abs(old)?, abs(new)?);
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args([
+            "test",
+            "-q",
+            "-p",
+            "conformance",
+            "--test",
+            "conformance",
+            "--",
+            "--diff",
+        ])
+        .arg(&old)
+        .arg(&new)
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(1) => Err("the new report regressed (see the table above)".into()),
+        _ => Err(format!("the diff could not be made ({status})")),
+    }
 }
 
 /// Two dependents, one on the crate root (CUDA 12) and one on `cuda13`, in one build; and one

@@ -1,0 +1,145 @@
+//! `CONFORMANCE_JUNIT=path.xml`: the run as JUnit XML, from plain `cargo test` (nextest writes its
+//! own with `--profile ci`). One `<testsuite>` per group (each API, harness, suite); a failure
+//! carries its message and the API it counts against, a skipped trial its reason, and an expected
+//! failure or a changed behaviour passes with a line in `<system-out>` saying so.
+
+use crate::harness::{Outcome, Record};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+pub const ENV: &str = "CONFORMANCE_JUNIT";
+
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            // Control characters are not allowed in XML 1.0.
+            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\r' | '\t') => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// The JUnit XML of a run.
+pub fn render(records: &[Record], wall_s: f64) -> String {
+    let mut groups: BTreeMap<String, Vec<&Record>> = BTreeMap::new();
+    for r in records {
+        groups.entry(r.group.label()).or_default().push(r);
+    }
+    let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
+    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    writeln!(
+        x,
+        "<testsuites name=\"conformance\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{wall_s:.3}\">",
+        records.len(),
+        count(Outcome::Failed),
+        count(Outcome::Ignored)
+    )
+    .unwrap();
+    for (group, rs) in groups {
+        let failures = rs.iter().filter(|r| r.outcome == Outcome::Failed).count();
+        let skipped = rs.iter().filter(|r| r.outcome == Outcome::Ignored).count();
+        let time: f64 = rs.iter().map(|r| r.secs).sum();
+        writeln!(
+            x,
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{time:.3}\">",
+            esc(&group),
+            rs.len()
+        )
+        .unwrap();
+        for r in rs {
+            write!(
+                x,
+                "    <testcase name=\"{}\" classname=\"{}\" time=\"{:.3}\"",
+                esc(&r.trial),
+                esc(&group),
+                r.secs
+            )
+            .unwrap();
+            let mut out = r.notes.clone();
+            match r.outcome {
+                Outcome::Failed => {
+                    let blame = r
+                        .counted_api()
+                        .map(|a| format!("counts against {a} {}", crate::api_name(a)))
+                        .unwrap_or_default();
+                    let first = r.message.lines().next().unwrap_or("");
+                    writeln!(
+                        x,
+                        ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>",
+                        esc(first),
+                        esc(&blame),
+                        esc(&r.message)
+                    )
+                    .unwrap();
+                }
+                Outcome::Ignored => {
+                    writeln!(x, ">\n      <skipped message=\"{}\"/>", esc(&r.message)).unwrap();
+                }
+                Outcome::Changed => {
+                    out.insert(0, format!("changed: {}", r.message));
+                    x.push_str(">\n");
+                }
+                Outcome::Expected => {
+                    out.insert(0, r.message.clone());
+                    x.push_str(">\n");
+                }
+                Outcome::Passed => x.push_str(">\n"),
+            }
+            if !out.is_empty() {
+                writeln!(x, "      <system-out>{}</system-out>", esc(&out.join("\n"))).unwrap();
+            }
+            x.push_str("    </testcase>\n");
+        }
+        x.push_str("  </testsuite>\n");
+    }
+    x.push_str("</testsuites>\n");
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::{Group, Per};
+
+    fn rec(trial: &str, outcome: Outcome, message: &str) -> Record {
+        Record {
+            trial: trial.into(),
+            group: Group::Api(833),
+            outcome,
+            message: message.into(),
+            blame: None,
+            secs: 0.5,
+            notes: vec![],
+            device_answer: true,
+            span: (0.0, 0.5),
+            dev: Some(0),
+            per: Per::Device,
+            observations: vec![],
+        }
+    }
+
+    #[test]
+    fn skips_carry_their_reason_and_failures_their_api() {
+        let x = render(
+            &[
+                rec("833_cuMemPoolTrimTo::a", Outcome::Ignored, "needs `gpu`: no <device>"),
+                rec("833_cuMemPoolTrimTo::b", Outcome::Failed, "expected 1, got 0\nmore"),
+                rec("833_cuMemPoolTrimTo::c", Outcome::Passed, ""),
+            ],
+            1.0,
+        );
+        assert!(
+            x.contains("<skipped message=\"needs `gpu`: no &lt;device&gt;\"/>"),
+            "{x}"
+        );
+        assert!(x.contains("type=\"counts against 833 cuMemPoolTrimTo\""), "{x}");
+        assert!(x.contains("tests=\"3\" failures=\"1\" skipped=\"1\""), "{x}");
+    }
+}

@@ -1,0 +1,290 @@
+//! Reports a CI can act on, end to end: the report validates against its documented schema,
+//! `--diff` names what a misbehaving library changed and fails on it, an expectation file turns
+//! known deviations into expected failures while an extra one still fails (and a listed trial that
+//! passes fails as unexpectedly passing), a bad expectation file stops the run naming its line, and
+//! CONFORMANCE_JUNIT writes JUnit whose skipped trials carry their reasons.
+//!
+//! The misbehaving library is shim/misbehave.c (LD_PRELOAD), as in tests/shim.rs;
+//! CONFORMANCE_SHIM_SO=path uses a prebuilt one. CONFORMANCE_REPORTS_KEEP=DIR keeps the reports,
+//! diffs and expectation files under DIR.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Output};
+use std::sync::OnceLock;
+
+const RUN_SUITE: &str = "CONFORMANCE_REPORTS_RUN_SUITE";
+const SHIM_SOURCE: &str = include_str!("../shim/misbehave.c");
+const SCHEMA: &str = include_str!("../../docs/conformance/report-schema.json");
+
+fn dir() -> &'static PathBuf {
+    static D: OnceLock<PathBuf> = OnceLock::new();
+    D.get_or_init(|| {
+        let d = std::env::var_os("CONFORMANCE_REPORTS_KEEP")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| std::env::temp_dir().join(format!("cump-reports-{}", std::process::id())));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    })
+}
+
+fn shim() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("CONFORMANCE_SHIM_SO") {
+        return Ok(PathBuf::from(p));
+    }
+    let src = dir().join("misbehave.c");
+    std::fs::write(&src, SHIM_SOURCE).map_err(|e| e.to_string())?;
+    let so = dir().join("libmisbehave.so");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = Command::new(&cc)
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&so)
+        .arg(&src)
+        .args(["-ldl", "-lpthread"])
+        .output()
+        .map_err(|e| format!("cannot run `{cc}` ({e}): install gcc, set CC, or set CONFORMANCE_SHIM_SO"))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(so)
+}
+
+/// Run the suite (or one of its modes) with `envs` and `args`; its output.
+fn suite(envs: &[(&str, &Path)], more: &[(&str, &str)], args: &[&str]) -> Result<Output, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    Command::new(exe)
+        .env(RUN_SUITE, "1")
+        .env_remove("NEXTEST")
+        .env_remove("NEXTEST_RUN_ID")
+        .env_remove("CONFORMANCE_REQUIRE")
+        .env_remove("CONFORMANCE_EXPECT")
+        .env_remove("CONFORMANCE_JUNIT")
+        .env_remove("CONFORMANCE_PLANT_LEAK")
+        .env_remove("CONFORMANCE_CRASH_TRIAL")
+        .env_remove("CONFORMANCE_WORKERS")
+        .env_remove("LD_PRELOAD")
+        .envs(envs.iter().map(|(k, v)| (*k, v.as_os_str())))
+        .envs(more.iter().copied())
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run the suite: {e}"))
+}
+
+/// A plain run and a shimmed run (`faults`), each once; their report paths.
+fn report(tag: &str, faults: Option<&str>, expect: Option<&Path>) -> Result<(PathBuf, Output), String> {
+    let d = dir().join(tag);
+    let mut envs: Vec<(&str, &Path)> = vec![("CONFORMANCE_REPORT_DIR", &d)];
+    let so;
+    if faults.is_some() {
+        so = shim()?;
+        envs.push(("LD_PRELOAD", &so));
+    }
+    if let Some(e) = expect {
+        envs.push(("CONFORMANCE_EXPECT", e));
+    }
+    let junit = d.join("junit.xml");
+    envs.push(("CONFORMANCE_JUNIT", &junit));
+    let out = suite(&envs, &[("CONFORMANCE_SHIM_FAULTS", faults.unwrap_or(""))], &[])?;
+    let p = d.join("report.json");
+    if !p.exists() {
+        return Err(format!(
+            "{tag}: no report; stderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok((p, out))
+}
+
+fn plain() -> Result<&'static PathBuf, String> {
+    static P: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    P.get_or_init(|| report("plain", None, None).map(|r| r.0))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// A minimal JSON Schema check: type, required, properties, items, enum (what the schema uses).
+fn validate(v: &Value, s: &Value, at: &str, errors: &mut Vec<String>) {
+    if let Some(t) = s.get("type") {
+        let types: Vec<&str> = match t {
+            Value::String(x) => vec![x.as_str()],
+            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let ok = types.iter().any(|t| match *t {
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            "string" => v.is_string(),
+            "integer" => v.is_i64() || v.is_u64(),
+            "number" => v.is_number(),
+            "boolean" => v.is_boolean(),
+            "null" => v.is_null(),
+            _ => true,
+        });
+        if !ok {
+            errors.push(format!("{at}: {v} is not of type {t}"));
+            return;
+        }
+    }
+    if let Some(e) = s.get("enum").and_then(Value::as_array) {
+        if !e.contains(v) {
+            errors.push(format!("{at}: {v} is none of {e:?}"));
+        }
+    }
+    if let Some(req) = s.get("required").and_then(Value::as_array) {
+        for k in req.iter().filter_map(Value::as_str) {
+            if v.get(k).is_none() {
+                errors.push(format!("{at}: missing {k}"));
+            }
+        }
+    }
+    if let (Some(props), Some(obj)) = (s.get("properties").and_then(Value::as_object), v.as_object()) {
+        for (k, ps) in props {
+            if let Some(x) = obj.get(k) {
+                validate(x, ps, &format!("{at}.{k}"), errors);
+            }
+        }
+    }
+    if let (Some(items), Some(arr)) = (s.get("items"), v.as_array()) {
+        for (i, x) in arr.iter().enumerate() {
+            validate(x, items, &format!("{at}[{i}]"), errors);
+        }
+    }
+}
+
+fn report_matches_schema() -> Result<(), Failed> {
+    let schema: Value = serde_json::from_str(SCHEMA).map_err(|e| e.to_string())?;
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(plain()?).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    let mut errors = Vec::new();
+    validate(&j, &schema, "report", &mut errors);
+    if !errors.is_empty() {
+        return Err(format!(
+            "report.json departs from docs/conformance/report-schema.json:\n{}",
+            errors.join("\n")
+        )
+        .into());
+    }
+    println!(
+        "reports: report.json matches its schema ({} trials)",
+        j["trials"].as_array().map_or(0, Vec::len)
+    );
+    Ok(())
+}
+
+fn diff_names_the_regression() -> Result<(), Failed> {
+    let (shimmed, _) = report("noop-833", Some("noop-833"), None)?;
+    let out = suite(
+        &[],
+        &[],
+        &["--diff", plain()?.to_str().unwrap(), shimmed.to_str().unwrap()],
+    )?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    std::fs::write(dir().join("diff-plain-noop-833.txt"), &text).map_err(|e| e.to_string())?;
+    if out.status.code() != Some(1) {
+        return Err(format!(
+            "--diff exited {:?}, expected 1 (a regression):\n{text}",
+            out.status.code()
+        )
+        .into());
+    }
+    if !text.contains("| 833 cuMemPoolTrimTo ✗") || !text.contains("REGRESSED 833_cuMemPoolTrimTo::") {
+        return Err(format!("--diff does not name the 833 regressions:\n{text}").into());
+    }
+    let same = suite(
+        &[],
+        &[],
+        &["--diff", plain()?.to_str().unwrap(), plain()?.to_str().unwrap()],
+    )?;
+    if same.status.code() != Some(0) {
+        return Err("--diff of a report with itself does not exit 0".into());
+    }
+    println!("reports: --diff marks 833 and exits 1; a report against itself exits 0");
+    Ok(())
+}
+
+fn expectation_files_work() -> Result<(), Failed> {
+    let (shimmed, _) = report("noop-833-for-expect", Some("noop-833"), None)?;
+    // Accept the shim's deviations as known, from its own report.
+    let gen = suite(&[], &[], &["--expectations-from", shimmed.to_str().unwrap()])?;
+    let mut toml = String::from_utf8_lossy(&gen.stdout).into_owned();
+    if !toml.contains("[[deviation]]") {
+        return Err(format!("--expectations-from wrote no entry:\n{toml}").into());
+    }
+    let file = dir().join("expect-noop-833.toml");
+    std::fs::write(&file, &toml).map_err(|e| e.to_string())?;
+    let (_, green) = report("noop-833-expected", Some("noop-833"), Some(&file))?;
+    if !green.status.success() {
+        return Err(format!(
+            "with the deviations listed the run still fails:\n{}",
+            String::from_utf8_lossy(&green.stderr)
+        )
+        .into());
+    }
+    // An extra deviation, not listed, still fails.
+    let (extra, red) = report("noop-833-and-824", Some("noop-833,wrong-codes-824"), Some(&file))?;
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(&extra).unwrap()).unwrap();
+    let failing: Vec<u64> = j["apis"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["test_passed"] == "✗")
+        .filter_map(|a| a["index"].as_u64())
+        .collect();
+    if red.status.success() || failing != vec![824] {
+        return Err(format!("an unlisted deviation (824) must still fail; failing: {failing:?}").into());
+    }
+    // A listed trial that passes is unexpectedly passing.
+    toml.push_str("\n[[deviation]]\ntrial = \"suite::no_leaks\"\nreason = \"listed on purpose\"\n");
+    let file2 = dir().join("expect-with-a-passing-trial.toml");
+    std::fs::write(&file2, &toml).map_err(|e| e.to_string())?;
+    let (_, up) = report("unexpected-pass", Some("noop-833"), Some(&file2))?;
+    let err = String::from_utf8_lossy(&up.stderr);
+    if up.status.success() || !err.contains("unexpectedly passing") {
+        return Err(format!("a listed trial that passes must fail as unexpectedly passing:\n{err}").into());
+    }
+    // A bad file stops the run before any trial, naming the line.
+    let bad = dir().join("bad.toml");
+    std::fs::write(&bad, "[[deviation]]\ntrial = \"no::such::trial\"\nreason = \"x\"\n").unwrap();
+    let out = suite(&[("CONFORMANCE_EXPECT", &bad)], &[], &[])?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() != Some(2) || !err.contains("line 2") {
+        return Err(format!("a bad expectation file: exit {:?}, stderr:\n{err}", out.status.code()).into());
+    }
+    println!("reports: listed deviations pass, an extra one (824) fails, a listed pass fails, a bad file names line 2");
+    Ok(())
+}
+
+fn junit_carries_skip_reasons() -> Result<(), Failed> {
+    plain()?;
+    let x = std::fs::read_to_string(dir().join("plain").join("junit.xml")).map_err(|e| e.to_string())?;
+    if !x.contains("<testsuites") || !x.contains("suite::no_leaks") {
+        return Err(format!("the JUnit file lacks the run:\n{}", &x[..x.len().min(400)]).into());
+    }
+    let skipped = x.matches("<skipped message=\"").count();
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(plain()?).unwrap()).unwrap();
+    let ignored = j["totals"]["ignored"].as_u64().unwrap_or(0) as usize;
+    if skipped != ignored || x.contains("<skipped message=\"\"") {
+        return Err(format!("{skipped} skipped entries with reasons for {ignored} ignored trials").into());
+    }
+    println!("reports: JUnit has {skipped} skipped trials, each with its reason");
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    if std::env::var_os(RUN_SUITE).is_some() {
+        return conformance::suite::main();
+    }
+    let args = Arguments::from_args();
+    let trials = vec![
+        Trial::test("reports::report_matches_schema", report_matches_schema),
+        Trial::test("reports::diff_names_the_regression", diff_names_the_regression),
+        Trial::test("reports::expectation_files_work", expectation_files_work),
+        Trial::test("reports::junit_carries_skip_reasons", junit_carries_skip_reasons),
+    ];
+    let c = libtest_mimic::run(&args, trials);
+    if std::env::var_os("CONFORMANCE_REPORTS_KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(dir());
+    }
+    c.exit_code()
+}
