@@ -35,6 +35,17 @@ CONFORMANCE_SHIM_KEEP=$OUT/runs/shim CONFORMANCE_SHIM_SO=$root/.gpu/libmisbehave
   CONFORMANCE_SHIM_SO_PROC_ONLY=$root/.gpu/libmisbehave-proc-only.so timeout 500 "$root/.gpu/bin/shim" > "$OUT/runs/shim.log" 2>&1
 echo "shim rc=$? $(( $(date +%s) - s )) s"
 grep -a -E "^shim |^test result|under " "$OUT/runs/shim.log"
+echo "== diffs: the plain driver against each shim fault"
+mkdir -p "$OUT/runs/diffs"
+for d in "$OUT"/runs/shim/*/; do
+  f=$(basename "$d")
+  "$B" --diff "$OUT/runs/run01/report.json" "$d/report.json" > "$OUT/runs/diffs/$f.txt" 2>&1
+  echo "$f: diff exit $? — $(grep -a 'regressed,' "$OUT/runs/diffs/$f.txt")"
+done
+echo "== reports test (schema, diff, expectation files, JUnit)"
+CONFORMANCE_REPORTS_KEEP=$OUT/runs/reports CONFORMANCE_SHIM_SO=$root/.gpu/libmisbehave.so timeout 300 \
+  "$root/.gpu/bin/reports" > "$OUT/runs/reports.log" 2>&1; echo "reports rc=$?"
+grep -a -E "^reports|^test result" "$OUT/runs/reports.log"
 echo "== entry modes"
 CONFORMANCE_ENTRY_KEEP=$OUT/runs/entry CONFORMANCE_REQUIRE=$REQ timeout 300 "$root/.gpu/bin/entry" > "$OUT/runs/entry.log" 2>&1; echo "entry rc=$?"
 grep -a -E "^entry|^test result" "$OUT/runs/entry.log"
