@@ -447,12 +447,14 @@ fn importer(env: &Env, chan: &crate::channel::Channel) -> R {
     Ok(())
 }
 
-/// How long the exporter waits for an importer's next message: well inside the trial's deadline,
-/// so that an importer that hangs fails the trial with its breadcrumb rather than costing the
-/// whole worker.
+/// How long the exporter waits for an importer's next message: well inside the trial's deadline
+/// (a quarter of it), so that an importer that hangs fails the trial with its breadcrumb rather
+/// than costing the whole worker; but never under 5 s, which an importer's start-up (cuInit, a
+/// context, while a dozen other processes create theirs) can take on a busy GPU (seen on the H100
+/// with a 10 s deadline: 2.5 s waits failed round trips whose importers were merely slow to start).
 pub fn child_wait() -> Duration {
     let trial = crate::harness::trial_timeout().unwrap_or(crate::harness::DEFAULT_TRIAL_TIMEOUT);
-    crate::channel::RECV_TIMEOUT.min(trial / 4).max(Duration::from_secs(1))
+    crate::channel::RECV_TIMEOUT.min(trial / 4).max(Duration::from_secs(5))
 }
 
 /// The importer's steps, in the order it takes them. Each answer goes to the exporter as soon as
