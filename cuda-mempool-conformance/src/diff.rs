@@ -1,5 +1,7 @@
 //! `conformance --diff OLD.json NEW.json`: what changed between two reports, API by API — each
 //! trial's outcome and each checked call's observed answer — as a PhOS-style table and the details.
+//! A failing trial is counted against the API it blames (the one whose answer was wrong), as in the
+//! report.
 //! Exits 1 when anything regressed: a trial that did not fail in OLD and fails in NEW (or is new and
 //! fails), and 0 otherwise.
 //!
@@ -14,6 +16,8 @@ use std::process::ExitCode;
 #[derive(Clone, Debug, Default)]
 struct Trial {
     api: Option<u64>,
+    /// The API a failure counts against, when not the trial's own.
+    blame: Option<u64>,
     group: String,
     outcome: String,
     message: String,
@@ -34,6 +38,7 @@ fn load(path: &str) -> Result<(Value, BTreeMap<String, Trial>), String> {
             name,
             Trial {
                 api: t["api"].as_u64(),
+                blame: t["blame"].as_u64(),
                 group: t["group"].as_str().unwrap_or("").to_string(),
                 outcome: t["outcome"].as_str().unwrap_or("").to_string(),
                 message: t["message"].as_str().unwrap_or("").to_string(),
@@ -95,7 +100,9 @@ pub fn diff(old_path: &str, new_path: &str) -> Result<(String, bool), String> {
     for name in names {
         let (o, n) = (old.get(name), new.get(name));
         let t = n.or(o).unwrap();
-        let group = match t.api {
+        // A failure counts against the API whose answer was wrong, as in the report.
+        let api = if failing(&t.outcome) { t.blame.or(t.api) } else { t.api };
+        let group = match api {
             Some(a) => format!("{a} {}", crate::api_name(a as u32)),
             None => t.group.clone(),
         };
