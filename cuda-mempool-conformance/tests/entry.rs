@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
-const RUN_SUITE: &str = "CONFORMANCE_ENTRY_RUN_SUITE";
+mod common;
 const MODES: &[&str] = &["proc-address", "dlsym", "link"];
 
 /// This binary runs the suite (as a child, below), so its symbols are the suite's.
@@ -48,16 +48,9 @@ fn run_suite(tag: &str, envs: &[(&str, &str)]) -> Result<serde_json::Value, Stri
         Some(k) => k.join(tag),
         None => std::env::temp_dir().join(format!("cump-entry-{}-{tag}", std::process::id())),
     };
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out = Command::new(exe)
-        .env(RUN_SUITE, "1")
+    let out = common::suite()?
         .env("CONFORMANCE_REPORT_DIR", &report)
         .envs(envs.iter().copied())
-        .env_remove("NEXTEST")
-        .env_remove("NEXTEST_RUN_ID")
-        .env_remove("CONFORMANCE_WORKERS")
-        .env_remove("CONFORMANCE_PLANT_LEAK")
-        .env_remove("CONFORMANCE_CRASH_TRIAL")
         .output()
         .map_err(|e| format!("cannot run the suite: {e}"))?;
     let text = std::fs::read_to_string(report.join("report.json")).map_err(|e| {
@@ -137,8 +130,8 @@ fn missing_library_is_a_clear_error() -> Result<(), Failed> {
 }
 
 fn main() -> ExitCode {
-    if std::env::var_os(RUN_SUITE).is_some() {
-        return conformance::suite::main();
+    if let Some(code) = common::run_suite_if_asked() {
+        return code;
     }
     let args = Arguments::from_args();
     let trials = vec![

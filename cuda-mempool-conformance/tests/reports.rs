@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Output};
 use std::sync::OnceLock;
 
-const RUN_SUITE: &str = "CONFORMANCE_REPORTS_RUN_SUITE";
+mod common;
 const SHIM_SOURCE: &str = include_str!("../shim/misbehave.c");
 const SCHEMA: &str = include_str!("../../docs/conformance/report-schema.json");
 
@@ -52,18 +52,7 @@ fn shim() -> Result<PathBuf, String> {
 
 /// Run the suite (or one of its modes) with `envs` and `args`; its output.
 fn suite(envs: &[(&str, &Path)], more: &[(&str, &str)], args: &[&str]) -> Result<Output, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    Command::new(exe)
-        .env(RUN_SUITE, "1")
-        .env_remove("NEXTEST")
-        .env_remove("NEXTEST_RUN_ID")
-        .env_remove("CONFORMANCE_REQUIRE")
-        .env_remove("CONFORMANCE_EXPECT")
-        .env_remove("CONFORMANCE_JUNIT")
-        .env_remove("CONFORMANCE_PLANT_LEAK")
-        .env_remove("CONFORMANCE_CRASH_TRIAL")
-        .env_remove("CONFORMANCE_WORKERS")
-        .env_remove("LD_PRELOAD")
+    common::suite()?
         .envs(envs.iter().map(|(k, v)| (*k, v.as_os_str())))
         .envs(more.iter().copied())
         .args(args)
@@ -272,8 +261,8 @@ fn junit_carries_skip_reasons() -> Result<(), Failed> {
 }
 
 fn main() -> ExitCode {
-    if std::env::var_os(RUN_SUITE).is_some() {
-        return conformance::suite::main();
+    if let Some(code) = common::run_suite_if_asked() {
+        return code;
     }
     let args = Arguments::from_args();
     let trials = vec![

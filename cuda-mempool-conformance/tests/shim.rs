@@ -17,7 +17,7 @@ use std::process::{Command, ExitCode};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-const RUN_SUITE: &str = "CONFORMANCE_SHIM_RUN_SUITE";
+mod common;
 const SHIM_SOURCE: &str = include_str!("../shim/misbehave.c");
 /// The trial deadline the faulted runs get (a hang costs at most about this much).
 const DEADLINE: Duration = Duration::from_secs(10);
@@ -114,22 +114,13 @@ fn run_suite(faults: &str, how: How) -> Result<(serde_json::Value, Duration), St
         Some(k) => k.join(&tag),
         None => std::env::temp_dir().join(format!("cump-shim-report-{}-{tag}", std::process::id())),
     };
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let start = Instant::now();
-    let out = Command::new(exe)
-        .env(RUN_SUITE, "1")
+    let out = common::suite()?
         .env("LD_PRELOAD", &so)
         .env("CONFORMANCE_SHIM_FAULTS", faults)
         .env("CONFORMANCE_REPORT_DIR", &report)
         .env("CONFORMANCE_TRIAL_TIMEOUT", DEADLINE.as_secs().to_string())
         .env("CONFORMANCE_ENTRY", how.entry)
-        // The suite's own settings must not leak in from the environment this test runs in.
-        .env_remove("CONFORMANCE_REQUIRE")
-        .env_remove("CONFORMANCE_PLANT_LEAK")
-        .env_remove("CONFORMANCE_CRASH_TRIAL")
-        .env_remove("CONFORMANCE_WORKERS")
-        .env_remove("NEXTEST")
-        .env_remove("NEXTEST_RUN_ID")
         .output()
         .map_err(|e| format!("cannot run the suite: {e}"))?;
     let wall = start.elapsed();
@@ -243,8 +234,8 @@ fn check_missing() -> Result<(), Failed> {
 }
 
 fn main() -> ExitCode {
-    if std::env::var_os(RUN_SUITE).is_some() {
-        return conformance::suite::main();
+    if let Some(code) = common::run_suite_if_asked() {
+        return code;
     }
     let args = Arguments::from_args();
     let mut trials: Vec<Trial> = FAULTS

@@ -54,6 +54,10 @@ impl Setup {
             peers,
         })
     }
+    /// One descriptor per peer, all with `flags`.
+    fn every_peer(&self, flags: F) -> Vec<CUmemAccessDesc> {
+        self.peers.iter().map(|&d| desc(d, flags)).collect()
+    }
     fn region(&self, i: usize) -> CUdeviceptr {
         self.base + (N * i) as u64
     }
@@ -96,11 +100,7 @@ pub fn cases() -> Vec<Case> {
         // writes its own region and the owner reads them all back; GetAccess agrees for everyone.
         Case::gpu(831, "one_map_grants_every_peer", |e| {
             let st = Setup::new(e)?;
-            let map: Vec<_> = st
-                .peers
-                .iter()
-                .map(|&d| desc(d, F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE))
-                .collect();
+            let map = st.every_peer(F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
             ok(
                 &format!("cuMemPoolSetAccess({} peers in one map)", map.len()),
                 st.set(&map),
@@ -136,11 +136,7 @@ pub fn cases() -> Vec<Case> {
         // Revoking one peer leaves the others their read-write access.
         Case::gpu(831, "revoke_one_peer_others_keep_access", |e| {
             let st = Setup::new(e)?;
-            let map: Vec<_> = st
-                .peers
-                .iter()
-                .map(|&d| desc(d, F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE))
-                .collect();
+            let map = st.every_peer(F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
             ok("cuMemPoolSetAccess(every peer, read-write)", st.set(&map))?;
             let gone = st.peers[0];
             ok(

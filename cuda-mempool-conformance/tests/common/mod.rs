@@ -1,0 +1,40 @@
+//! What the tests that run the whole suite as a child share: the switch that makes a test binary
+//! be the suite, and a clean environment for it (none of the suite's settings leaks in from the
+//! environment the test runs in; nextest's variables least of all, or the child would think each
+//! trial is its own process).
+
+use std::process::Command;
+
+/// Set in a child: this test binary runs `conformance::suite::main` instead of its own trials.
+pub const RUN_SUITE: &str = "CONFORMANCE_TEST_RUN_SUITE";
+
+/// The variables a run of the suite reads, cleared for the child so that only what a test sets
+/// applies.
+const SUITE_VARS: &[&str] = &[
+    "NEXTEST",
+    "NEXTEST_RUN_ID",
+    "CONFORMANCE_REQUIRE",
+    "CONFORMANCE_EXPECT",
+    "CONFORMANCE_JUNIT",
+    "CONFORMANCE_PLANT_LEAK",
+    "CONFORMANCE_CRASH_TRIAL",
+    "CONFORMANCE_WORKERS",
+    "CONFORMANCE_DEVICES",
+    "LD_PRELOAD",
+];
+
+/// This test binary, as the suite, with a clean environment.
+pub fn suite() -> Result<Command, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut c = Command::new(exe);
+    c.env(RUN_SUITE, "1");
+    for v in SUITE_VARS {
+        c.env_remove(v);
+    }
+    Ok(c)
+}
+
+/// The start of a test binary's `main`: be the suite when asked to.
+pub fn run_suite_if_asked() -> Option<std::process::ExitCode> {
+    std::env::var_os(RUN_SUITE).map(|_| conformance::suite::main())
+}
