@@ -163,7 +163,12 @@ pub fn spawn_role(
         fn dup2(old: i32, new: i32) -> i32;
         fn fcntl(fd: i32, cmd: i32, ...) -> i32;
         fn prctl(option: i32, arg2: u64, ...) -> i32;
+        fn setrlimit(resource: i32, rlim: *const [u64; 2]) -> i32;
     }
+    // RLIMIT_CORE (Linux): no core files. Workers and importers crash on purpose (crash cases, the
+    // shim's faults); a core of a process holding a CUDA context runs to gigabytes, and writing
+    // dozens of them slowed the GPU machine for the runs that followed.
+    const RLIMIT_CORE: i32 = 4;
     // PR_SET_PDEATHSIG: the child is killed when the thread that started it ends, so a worker
     // killed for hanging takes its importers with it.
     const PR_SET_PDEATHSIG: i32 = 1;
@@ -183,6 +188,7 @@ pub fn spawn_role(
                 return Err(std::io::Error::last_os_error());
             }
             prctl(PR_SET_PDEATHSIG, 9);
+            setrlimit(RLIMIT_CORE, &[0, 0]);
             Ok(())
         });
     }

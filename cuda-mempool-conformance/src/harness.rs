@@ -812,12 +812,16 @@ pub fn die_with_parent(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;
     extern "C" {
         fn prctl(option: i32, arg2: u64, ...) -> i32;
+        fn setrlimit(resource: i32, rlim: *const [u64; 2]) -> i32;
     }
     const PR_SET_PDEATHSIG: i32 = 1;
-    // SAFETY: prctl is async-signal-safe; it only sets a flag of the new process.
+    const RLIMIT_CORE: i32 = 4;
+    // SAFETY: prctl and setrlimit are async-signal-safe; they only set limits of the new process.
+    // No core files either: children crash on purpose (see `channel::spawn_role`).
     unsafe {
         cmd.pre_exec(|| {
             prctl(PR_SET_PDEATHSIG, 9);
+            setrlimit(RLIMIT_CORE, &[0, 0]);
             Ok(())
         });
     }
