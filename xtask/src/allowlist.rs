@@ -34,63 +34,76 @@ const fn f(name: &'static str) -> Func {
 
 /// Supporting driver API, sorted by name. Groups are noted per entry.
 pub const SUPPORT: &[Func] = &[
-    f("cuCtxDisablePeerAccess"),     // peer access (context level)
-    f("cuCtxEnablePeerAccess"),      // peer access (context level)
-    f("cuCtxGetCurrent"),            // current context
-    f("cuCtxGetDevice"),             // current context
-    f("cuCtxPopCurrent"),            // current context
-    f("cuCtxPushCurrent"),           // current context
-    f("cuCtxSetCurrent"),            // current context
-    f("cuCtxSynchronize"),           // current context
-    f("cuDeviceCanAccessPeer"),      // peer access queries
-    f("cuDeviceGet"),                // devices
-    f("cuDeviceGetAttribute"),       // devices (memory-pool support, handle types, ...)
-    f("cuDeviceGetCount"),           // devices
-    f("cuDeviceGetDefaultMemPool"),  // pool selection
-    f("cuDeviceGetMemPool"),         // pool selection
-    f("cuDeviceGetName"),            // devices
-    f("cuDeviceGetP2PAttribute"),    // peer access queries
-    f("cuDevicePrimaryCtxGetState"), // primary context
-    f("cuDevicePrimaryCtxRelease"),  // primary context
-    f("cuDevicePrimaryCtxReset"),    // primary context
-    f("cuDevicePrimaryCtxRetain"),   // primary context
-    f("cuDeviceSetMemPool"),         // pool selection
-    f("cuDeviceTotalMem"),           // devices
-    f("cuDriverGetVersion"),         // init and version
-    f("cuEventCreate"),              // events
-    f("cuEventDestroy"),             // events
-    f("cuEventQuery"),               // events
-    f("cuEventRecord"),              // events
-    f("cuEventSynchronize"),         // events
-    f("cuGetErrorName"),             // errors
-    f("cuGetErrorString"),           // errors
-    f("cuGetProcAddress"),           // run-time resolution of entry points newer than the oldest driver
-    f("cuInit"),                     // init and version
-    f("cuIpcGetEventHandle"),        // IPC events
-    f("cuIpcOpenEventHandle"),       // IPC events
-    f("cuLaunchHostFunc"),           // streams: host callbacks
-    f("cuMemAlloc"),                 // classic allocation (for "not a pool allocation" cases)
-    f("cuMemFree"),                  // classic allocation
-    f("cuMemGetInfo"),               // free / total device memory
-    f("cuMemcpy"),                   // copies (unified addressing)
-    f("cuMemcpyAsync"),              // copies
-    f("cuMemcpyDtoH"),               // copies
-    f("cuMemcpyDtoHAsync"),          // copies
-    f("cuMemcpyHtoD"),               // copies
-    f("cuMemcpyHtoDAsync"),          // copies
-    f("cuMemcpyPeer"),               // copies between devices
-    f("cuMemcpyPeerAsync"),          // copies between devices
-    f("cuMemsetD32"),                // fills
-    f("cuMemsetD32Async"),           // fills
-    f("cuMemsetD8"),                 // fills
-    f("cuMemsetD8Async"),            // fills
-    f("cuPointerGetAttribute"),      // pointer attributes
-    f("cuPointerGetAttributes"),     // pointer attributes
-    f("cuStreamCreate"),             // streams
-    f("cuStreamDestroy"),            // streams
-    f("cuStreamQuery"),              // streams
-    f("cuStreamSynchronize"),        // streams
-    f("cuStreamWaitEvent"),          // streams
+    f("cuCtxDisablePeerAccess"),       // peer access (context level)
+    f("cuCtxEnablePeerAccess"),        // peer access (context level)
+    f("cuCtxGetCurrent"),              // current context
+    f("cuCtxGetDevice"),               // current context
+    f("cuCtxPopCurrent"),              // current context
+    f("cuCtxPushCurrent"),             // current context
+    f("cuCtxSetCurrent"),              // current context
+    f("cuCtxSynchronize"),             // current context
+    f("cuDeviceCanAccessPeer"),        // peer access queries
+    f("cuDeviceGet"),                  // devices
+    f("cuDeviceGetAttribute"),         // devices (memory-pool support, handle types, ...)
+    f("cuDeviceGetCount"),             // devices
+    f("cuDeviceGetDefaultMemPool"),    // pool selection
+    f("cuDeviceGetGraphMemAttribute"), // graph memory (capture trials)
+    f("cuDeviceGetMemPool"),           // pool selection
+    f("cuDeviceGetName"),              // devices
+    f("cuDeviceGetP2PAttribute"),      // peer access queries
+    f("cuDeviceGraphMemTrim"),         // graph memory (capture trials)
+    f("cuDevicePrimaryCtxGetState"),   // primary context
+    f("cuDevicePrimaryCtxRelease"),    // primary context
+    f("cuDevicePrimaryCtxReset"),      // primary context
+    f("cuDevicePrimaryCtxRetain"),     // primary context
+    f("cuDeviceSetMemPool"),           // pool selection
+    f("cuDeviceTotalMem"),             // devices
+    f("cuDriverGetVersion"),           // init and version
+    f("cuEventCreate"),                // events
+    f("cuEventDestroy"),               // events
+    f("cuEventQuery"),                 // events
+    f("cuEventRecord"),                // events
+    f("cuEventSynchronize"),           // events
+    f("cuGetErrorName"),               // errors
+    f("cuGetErrorString"),             // errors
+    f("cuGetProcAddress"),             // run-time resolution of entry points newer than the oldest driver
+    f("cuGraphDestroy"),               // graphs (capture trials)
+    f("cuGraphExecDestroy"),           // graphs (capture trials)
+    f("cuGraphGetNodes"),              // graphs (capture trials)
+    f("cuGraphInstantiateWithFlags"),  // graphs (capture trials)
+    f("cuGraphLaunch"),                // graphs (capture trials)
+    f("cuGraphMemAllocNodeGetParams"), // graph memory nodes (capture trials)
+    f("cuGraphMemFreeNodeGetParams"),  // graph memory nodes (capture trials)
+    f("cuGraphNodeGetType"),           // graphs (capture trials)
+    f("cuInit"),                       // init and version
+    f("cuIpcGetEventHandle"),          // IPC events
+    f("cuIpcOpenEventHandle"),         // IPC events
+    f("cuLaunchHostFunc"),             // streams: host callbacks
+    f("cuMemAlloc"),                   // classic allocation (for "not a pool allocation" cases)
+    f("cuMemFree"),                    // classic allocation
+    f("cuMemGetInfo"),                 // free / total device memory
+    f("cuMemcpy"),                     // copies (unified addressing)
+    f("cuMemcpyAsync"),                // copies
+    f("cuMemcpyDtoH"),                 // copies
+    f("cuMemcpyDtoHAsync"),            // copies
+    f("cuMemcpyHtoD"),                 // copies
+    f("cuMemcpyHtoDAsync"),            // copies
+    f("cuMemcpyPeer"),                 // copies between devices
+    f("cuMemcpyPeerAsync"),            // copies between devices
+    f("cuMemsetD32"),                  // fills
+    f("cuMemsetD32Async"),             // fills
+    f("cuMemsetD8"),                   // fills
+    f("cuMemsetD8Async"),              // fills
+    f("cuPointerGetAttribute"),        // pointer attributes
+    f("cuPointerGetAttributes"),       // pointer attributes
+    f("cuStreamBeginCapture"),         // stream capture
+    f("cuStreamCreate"),               // streams
+    f("cuStreamDestroy"),              // streams
+    f("cuStreamEndCapture"),           // stream capture
+    f("cuStreamIsCapturing"),          // stream capture
+    f("cuStreamQuery"),                // streams
+    f("cuStreamSynchronize"),          // streams
+    f("cuStreamWaitEvent"),            // streams
 ];
 
 /// Declared by wrapper.h itself (cuda.h only declares them under CUDA_API_PER_THREAD_DEFAULT_STREAM).
@@ -117,6 +130,7 @@ pub const TYPES: &[&str] = &[
     "CUdriverProcAddress_flags",
     "CUevent_flags",
     "CUevent_wait_flags",
+    "CUgraphInstantiate_flags",
     "CUmemAccess_flags",
     "CUmemAllocationHandleType",
     "CUmemAllocationType",

@@ -11,6 +11,9 @@ pub type CUdevice = CUdevice_v1;
 pub type CUcontext = *mut CUctx_st;
 pub type CUevent = *mut CUevent_st;
 pub type CUstream = *mut CUstream_st;
+pub type CUgraph = *mut CUgraph_st;
+pub type CUgraphNode = *mut CUgraphNode_st;
+pub type CUgraphExec = *mut CUgraphExec_st;
 pub type CUmemoryPool = *mut CUmemPoolHandle_st;
 pub type CUmemFabricHandle_v1 = CUmemFabricHandle_st;
 pub type CUmemFabricHandle = CUmemFabricHandle_v1;
@@ -27,6 +30,8 @@ pub type CUmemPoolProps_v1 = CUmemPoolProps_st;
 pub type CUmemPoolProps = CUmemPoolProps_v1;
 pub type CUmemPoolPtrExportData_v1 = CUmemPoolPtrExportData_st;
 pub type CUmemPoolPtrExportData = CUmemPoolPtrExportData_v1;
+pub type CUDA_MEM_ALLOC_NODE_PARAMS_v1 = CUDA_MEM_ALLOC_NODE_PARAMS_v1_st;
+pub type CUDA_MEM_ALLOC_NODE_PARAMS = CUDA_MEM_ALLOC_NODE_PARAMS_v1;
 #[repr(C)]
 #[derive(Debug)]
 pub struct CUctx_st {
@@ -40,6 +45,21 @@ pub struct CUevent_st {
 #[repr(C)]
 #[derive(Debug)]
 pub struct CUstream_st {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug)]
+pub struct CUgraph_st {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug)]
+pub struct CUgraphNode_st {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug)]
+pub struct CUgraphExec_st {
     _unused: [u8; 0],
 }
 #[repr(C)]
@@ -75,6 +95,15 @@ pub struct CUdevice_attribute_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUpointer_attribute_enum(pub ::core::ffi::c_uint);
+#[repr(transparent)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUgraphNodeType_enum(pub ::core::ffi::c_uint);
+#[repr(transparent)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUstreamCaptureStatus_enum(pub ::core::ffi::c_uint);
+#[repr(transparent)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUstreamCaptureMode_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdriverProcAddress_flags_enum(pub ::core::ffi::c_uint);
@@ -131,6 +160,21 @@ pub struct CUmemPoolProps_st {
 pub struct CUmemPoolPtrExportData_st {
     pub reserved: [::core::ffi::c_uchar; 64usize],
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
+    pub poolProps: CUmemPoolProps,
+    pub accessDescs: *const CUmemAccessDesc,
+    pub accessDescCount: usize,
+    pub bytesize: usize,
+    pub dptr: CUdeviceptr,
+}
+#[repr(transparent)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUgraphMem_attribute_enum(pub ::core::ffi::c_uint);
+#[repr(transparent)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUgraphInstantiate_flags_enum(pub ::core::ffi::c_uint);
 pub const CUDA_VERSION: u32 = 12090;
 pub const CU_IPC_HANDLE_SIZE: u32 = 64;
 pub const CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS: u32 = 2;
@@ -294,6 +338,46 @@ fn bindgen_test_layout_CUmemPoolPtrExportData_st() {
         unsafe { ::core::ptr::addr_of!((*ptr).reserved) as usize - ptr as usize },
         0usize,
         "Offset of field: CUmemPoolPtrExportData_st::reserved",
+    );
+}
+#[test]
+fn bindgen_test_layout_CUDA_MEM_ALLOC_NODE_PARAMS_v1_st() {
+    const UNINIT: ::core::mem::MaybeUninit<CUDA_MEM_ALLOC_NODE_PARAMS_v1_st> = ::core::mem::MaybeUninit::uninit();
+    let ptr = UNINIT.as_ptr();
+    assert_eq!(
+        ::core::mem::size_of::<CUDA_MEM_ALLOC_NODE_PARAMS_v1_st>(),
+        120usize,
+        "Size of CUDA_MEM_ALLOC_NODE_PARAMS_v1_st",
+    );
+    assert_eq!(
+        ::core::mem::align_of::<CUDA_MEM_ALLOC_NODE_PARAMS_v1_st>(),
+        8usize,
+        "Alignment of CUDA_MEM_ALLOC_NODE_PARAMS_v1_st",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).poolProps) as usize - ptr as usize },
+        0usize,
+        "Offset of field: CUDA_MEM_ALLOC_NODE_PARAMS_v1_st::poolProps",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).accessDescs) as usize - ptr as usize },
+        88usize,
+        "Offset of field: CUDA_MEM_ALLOC_NODE_PARAMS_v1_st::accessDescs",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).accessDescCount) as usize - ptr as usize },
+        96usize,
+        "Offset of field: CUDA_MEM_ALLOC_NODE_PARAMS_v1_st::accessDescCount",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).bytesize) as usize - ptr as usize },
+        104usize,
+        "Offset of field: CUDA_MEM_ALLOC_NODE_PARAMS_v1_st::bytesize",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).dptr) as usize - ptr as usize },
+        112usize,
+        "Offset of field: CUDA_MEM_ALLOC_NODE_PARAMS_v1_st::dptr",
     );
 }
 impl Default for CUmemFabricHandle_st {
@@ -863,6 +947,60 @@ impl CUpointer_attribute_enum {
         21,
     );
 }
+impl CUgraphNodeType_enum {
+    pub const CU_GRAPH_NODE_TYPE_KERNEL: CUgraphNodeType_enum = CUgraphNodeType_enum(0);
+    pub const CU_GRAPH_NODE_TYPE_MEMCPY: CUgraphNodeType_enum = CUgraphNodeType_enum(1);
+    pub const CU_GRAPH_NODE_TYPE_MEMSET: CUgraphNodeType_enum = CUgraphNodeType_enum(2);
+    pub const CU_GRAPH_NODE_TYPE_HOST: CUgraphNodeType_enum = CUgraphNodeType_enum(3);
+    pub const CU_GRAPH_NODE_TYPE_GRAPH: CUgraphNodeType_enum = CUgraphNodeType_enum(4);
+    pub const CU_GRAPH_NODE_TYPE_EMPTY: CUgraphNodeType_enum = CUgraphNodeType_enum(5);
+    pub const CU_GRAPH_NODE_TYPE_WAIT_EVENT: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        6,
+    );
+    pub const CU_GRAPH_NODE_TYPE_EVENT_RECORD: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        7,
+    );
+    pub const CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        8,
+    );
+    pub const CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        9,
+    );
+    pub const CU_GRAPH_NODE_TYPE_MEM_ALLOC: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        10,
+    );
+    pub const CU_GRAPH_NODE_TYPE_MEM_FREE: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        11,
+    );
+    pub const CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        12,
+    );
+    pub const CU_GRAPH_NODE_TYPE_CONDITIONAL: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        13,
+    );
+}
+impl CUstreamCaptureStatus_enum {
+    pub const CU_STREAM_CAPTURE_STATUS_NONE: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum(
+        0,
+    );
+    pub const CU_STREAM_CAPTURE_STATUS_ACTIVE: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum(
+        1,
+    );
+    pub const CU_STREAM_CAPTURE_STATUS_INVALIDATED: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum(
+        2,
+    );
+}
+impl CUstreamCaptureMode_enum {
+    pub const CU_STREAM_CAPTURE_MODE_GLOBAL: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum(
+        0,
+    );
+    pub const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum(
+        1,
+    );
+    pub const CU_STREAM_CAPTURE_MODE_RELAXED: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum(
+        2,
+    );
+}
 impl CUdriverProcAddress_flags_enum {
     pub const CU_GET_PROC_ADDRESS_DEFAULT: CUdriverProcAddress_flags_enum = CUdriverProcAddress_flags_enum(
         0,
@@ -1155,12 +1293,52 @@ impl Default for CUmemPoolPtrExportData_st {
         }
     }
 }
+impl Default for CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+impl CUgraphMem_attribute_enum {
+    pub const CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
+        0,
+    );
+    pub const CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
+        1,
+    );
+    pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
+        2,
+    );
+    pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
+        3,
+    );
+}
+impl CUgraphInstantiate_flags_enum {
+    pub const CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: CUgraphInstantiate_flags_enum = CUgraphInstantiate_flags_enum(
+        1,
+    );
+    pub const CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD: CUgraphInstantiate_flags_enum = CUgraphInstantiate_flags_enum(
+        2,
+    );
+    pub const CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH: CUgraphInstantiate_flags_enum = CUgraphInstantiate_flags_enum(
+        4,
+    );
+    pub const CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: CUgraphInstantiate_flags_enum = CUgraphInstantiate_flags_enum(
+        8,
+    );
+}
 pub use self::CUctx_flags_enum as CUctx_flags;
 pub use self::CUstream_flags_enum as CUstream_flags;
 pub use self::CUevent_flags_enum as CUevent_flags;
 pub use self::CUevent_wait_flags_enum as CUevent_wait_flags;
 pub use self::CUdevice_attribute_enum as CUdevice_attribute;
 pub use self::CUpointer_attribute_enum as CUpointer_attribute;
+pub use self::CUgraphNodeType_enum as CUgraphNodeType;
+pub use self::CUstreamCaptureStatus_enum as CUstreamCaptureStatus;
+pub use self::CUstreamCaptureMode_enum as CUstreamCaptureMode;
 pub use self::CUdriverProcAddress_flags_enum as CUdriverProcAddress_flags;
 pub use self::CUdriverProcAddressQueryResult_enum as CUdriverProcAddressQueryResult;
 pub use self::cudaError_enum as CUresult;
@@ -1170,6 +1348,8 @@ pub use self::CUmemAccess_flags_enum as CUmemAccess_flags;
 pub use self::CUmemLocationType_enum as CUmemLocationType;
 pub use self::CUmemAllocationType_enum as CUmemAllocationType;
 pub use self::CUmemPool_attribute_enum as CUmemPool_attribute;
+pub use self::CUgraphMem_attribute_enum as CUgraphMem_attribute;
+pub use self::CUgraphInstantiate_flags_enum as CUgraphInstantiate_flags;
 #[cfg(not(feature = "dynamic-loading"))]
 extern "C" {
     #[must_use]
@@ -1460,6 +1640,19 @@ extern "C" {
         Flags: ::core::ffi::c_uint,
     ) -> CUresult;
     #[must_use]
+    /// cuda.h names this `cuStreamBeginCapture` (a macro for this symbol).
+    pub fn cuStreamBeginCapture_v2(
+        hStream: CUstream,
+        mode: CUstreamCaptureMode,
+    ) -> CUresult;
+    #[must_use]
+    pub fn cuStreamEndCapture(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult;
+    #[must_use]
+    pub fn cuStreamIsCapturing(
+        hStream: CUstream,
+        captureStatus: *mut CUstreamCaptureStatus,
+    ) -> CUresult;
+    #[must_use]
     pub fn cuStreamQuery(hStream: CUstream) -> CUresult;
     #[must_use]
     pub fn cuStreamSynchronize(hStream: CUstream) -> CUresult;
@@ -1483,6 +1676,47 @@ extern "C" {
         fn_: CUhostFn,
         userData: *mut ::core::ffi::c_void,
     ) -> CUresult;
+    #[must_use]
+    pub fn cuGraphMemAllocNodeGetParams(
+        hNode: CUgraphNode,
+        params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
+    ) -> CUresult;
+    #[must_use]
+    pub fn cuGraphMemFreeNodeGetParams(
+        hNode: CUgraphNode,
+        dptr_out: *mut CUdeviceptr,
+    ) -> CUresult;
+    #[must_use]
+    pub fn cuDeviceGraphMemTrim(device: CUdevice) -> CUresult;
+    #[must_use]
+    pub fn cuDeviceGetGraphMemAttribute(
+        device: CUdevice,
+        attr: CUgraphMem_attribute,
+        value: *mut ::core::ffi::c_void,
+    ) -> CUresult;
+    #[must_use]
+    pub fn cuGraphNodeGetType(
+        hNode: CUgraphNode,
+        type_: *mut CUgraphNodeType,
+    ) -> CUresult;
+    #[must_use]
+    pub fn cuGraphGetNodes(
+        hGraph: CUgraph,
+        nodes: *mut CUgraphNode,
+        numNodes: *mut usize,
+    ) -> CUresult;
+    #[must_use]
+    pub fn cuGraphInstantiateWithFlags(
+        phGraphExec: *mut CUgraphExec,
+        hGraph: CUgraph,
+        flags: ::core::ffi::c_ulonglong,
+    ) -> CUresult;
+    #[must_use]
+    pub fn cuGraphLaunch(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult;
+    #[must_use]
+    pub fn cuGraphExecDestroy(hGraphExec: CUgraphExec) -> CUresult;
+    #[must_use]
+    pub fn cuGraphDestroy(hGraph: CUgraph) -> CUresult;
     #[must_use]
     pub fn cuDeviceCanAccessPeer(
         canAccessPeer: *mut ::core::ffi::c_int,
@@ -1764,6 +1998,47 @@ impl ::core::fmt::Debug for CUpointer_attribute_enum {
         })
     }
 }
+impl ::core::fmt::Debug for CUgraphNodeType_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            0 => "CU_GRAPH_NODE_TYPE_KERNEL",
+            1 => "CU_GRAPH_NODE_TYPE_MEMCPY",
+            2 => "CU_GRAPH_NODE_TYPE_MEMSET",
+            3 => "CU_GRAPH_NODE_TYPE_HOST",
+            4 => "CU_GRAPH_NODE_TYPE_GRAPH",
+            5 => "CU_GRAPH_NODE_TYPE_EMPTY",
+            6 => "CU_GRAPH_NODE_TYPE_WAIT_EVENT",
+            7 => "CU_GRAPH_NODE_TYPE_EVENT_RECORD",
+            8 => "CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL",
+            9 => "CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT",
+            10 => "CU_GRAPH_NODE_TYPE_MEM_ALLOC",
+            11 => "CU_GRAPH_NODE_TYPE_MEM_FREE",
+            12 => "CU_GRAPH_NODE_TYPE_BATCH_MEM_OP",
+            13 => "CU_GRAPH_NODE_TYPE_CONDITIONAL",
+            other => return ::core::write!(f, "CUgraphNodeType({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUstreamCaptureStatus_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            0 => "CU_STREAM_CAPTURE_STATUS_NONE",
+            1 => "CU_STREAM_CAPTURE_STATUS_ACTIVE",
+            2 => "CU_STREAM_CAPTURE_STATUS_INVALIDATED",
+            other => return ::core::write!(f, "CUstreamCaptureStatus({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUstreamCaptureMode_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            0 => "CU_STREAM_CAPTURE_MODE_GLOBAL",
+            1 => "CU_STREAM_CAPTURE_MODE_THREAD_LOCAL",
+            2 => "CU_STREAM_CAPTURE_MODE_RELAXED",
+            other => return ::core::write!(f, "CUstreamCaptureMode({})", other),
+        })
+    }
+}
 impl ::core::fmt::Debug for CUdriverProcAddress_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.write_str(match self.0 {
@@ -1964,6 +2239,28 @@ impl ::core::fmt::Debug for CUmemPool_attribute_enum {
         })
     }
 }
+impl ::core::fmt::Debug for CUgraphMem_attribute_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            0 => "CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT",
+            1 => "CU_GRAPH_MEM_ATTR_USED_MEM_HIGH",
+            2 => "CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT",
+            3 => "CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH",
+            other => return ::core::write!(f, "CUgraphMem_attribute({})", other),
+        })
+    }
+}
+impl ::core::fmt::Debug for CUgraphInstantiate_flags_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str(match self.0 {
+            1 => "CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH",
+            2 => "CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD",
+            4 => "CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH",
+            8 => "CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY",
+            other => return ::core::write!(f, "CUgraphInstantiate_flags({})", other),
+        })
+    }
+}
 
 /// The legacy default stream, whatever the compilation's default-stream mode.
 pub const CU_STREAM_LEGACY: CUstream = 0x1 as CUstream;
@@ -1996,6 +2293,7 @@ pub mod c_names {
     pub use super::cuMemcpyHtoDAsync_v2 as cuMemcpyHtoDAsync;
     pub use super::cuMemsetD32_v2 as cuMemsetD32;
     pub use super::cuMemsetD8_v2 as cuMemsetD8;
+    pub use super::cuStreamBeginCapture_v2 as cuStreamBeginCapture;
     pub use super::cuStreamDestroy_v2 as cuStreamDestroy;
 }
 
@@ -2131,6 +2429,12 @@ pub struct EntryPoints {
     pub cuStreamCreate: ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult>,
     /// `cuStreamWaitEvent` at the ABI of CUDA 3.2.
     pub cuStreamWaitEvent: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult>,
+    /// `cuStreamBeginCapture` at the ABI of CUDA 10.1.
+    pub cuStreamBeginCapture_v2: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult>,
+    /// `cuStreamEndCapture` at the ABI of CUDA 10.0.
+    pub cuStreamEndCapture: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult>,
+    /// `cuStreamIsCapturing` at the ABI of CUDA 10.0.
+    pub cuStreamIsCapturing: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult>,
     /// `cuStreamQuery` at the ABI of CUDA 2.0.
     pub cuStreamQuery: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>,
     /// `cuStreamSynchronize` at the ABI of CUDA 2.0.
@@ -2149,6 +2453,26 @@ pub struct EntryPoints {
     pub cuEventDestroy_v2: ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>,
     /// `cuLaunchHostFunc` at the ABI of CUDA 10.0.
     pub cuLaunchHostFunc: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult>,
+    /// `cuGraphMemAllocNodeGetParams` at the ABI of CUDA 11.4.
+    pub cuGraphMemAllocNodeGetParams: ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult>,
+    /// `cuGraphMemFreeNodeGetParams` at the ABI of CUDA 11.4.
+    pub cuGraphMemFreeNodeGetParams: ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult>,
+    /// `cuDeviceGraphMemTrim` at the ABI of CUDA 11.4.
+    pub cuDeviceGraphMemTrim: ::core::option::Option<unsafe extern "C" fn(device: CUdevice) -> CUresult>,
+    /// `cuDeviceGetGraphMemAttribute` at the ABI of CUDA 11.4.
+    pub cuDeviceGetGraphMemAttribute: ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>,
+    /// `cuGraphNodeGetType` at the ABI of CUDA 10.0.
+    pub cuGraphNodeGetType: ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult>,
+    /// `cuGraphGetNodes` at the ABI of CUDA 10.0.
+    pub cuGraphGetNodes: ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult>,
+    /// `cuGraphInstantiateWithFlags` at the ABI of CUDA 11.4.
+    pub cuGraphInstantiateWithFlags: ::core::option::Option<unsafe extern "C" fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult>,
+    /// `cuGraphLaunch` at the ABI of CUDA 10.0.
+    pub cuGraphLaunch: ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult>,
+    /// `cuGraphExecDestroy` at the ABI of CUDA 10.0.
+    pub cuGraphExecDestroy: ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult>,
+    /// `cuGraphDestroy` at the ABI of CUDA 10.0.
+    pub cuGraphDestroy: ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph) -> CUresult>,
     /// `cuDeviceCanAccessPeer` at the ABI of CUDA 4.0.
     pub cuDeviceCanAccessPeer: ::core::option::Option<unsafe extern "C" fn(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult>,
     /// `cuCtxEnablePeerAccess` at the ABI of CUDA 4.0.
@@ -2170,11 +2494,11 @@ pub struct EntryPoints {
 #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 impl EntryPoints {
     /// How many entry points the table has.
-    pub const LEN: usize = 74;
+    pub const LEN: usize = 87;
 
     /// Each field's symbol, the C name and CUDA version `cuGetProcAddress` is asked for, and the
     /// per-thread-default-stream flag, in field order.
-    pub const ENTRIES: &'static [crate::EntryPoint; 74] = &[
+    pub const ENTRIES: &'static [crate::EntryPoint; 87] = &[
         crate::EntryPoint::new("cuGetErrorString", "cuGetErrorString\0", "cuGetErrorString", "cuGetErrorString\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuGetErrorName", "cuGetErrorName\0", "cuGetErrorName", "cuGetErrorName\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuInit", "cuInit\0", "cuInit", "cuInit\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
@@ -2232,6 +2556,9 @@ impl EntryPoints {
         crate::EntryPoint::new("cuPointerGetAttributes", "cuPointerGetAttributes\0", "cuPointerGetAttributes", "cuPointerGetAttributes\0", 7000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamCreate", "cuStreamCreate\0", "cuStreamCreate", "cuStreamCreate\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamWaitEvent", "cuStreamWaitEvent\0", "cuStreamWaitEvent", "cuStreamWaitEvent\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuStreamBeginCapture_v2", "cuStreamBeginCapture_v2\0", "cuStreamBeginCapture", "cuStreamBeginCapture\0", 10010, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuStreamEndCapture", "cuStreamEndCapture\0", "cuStreamEndCapture", "cuStreamEndCapture\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuStreamIsCapturing", "cuStreamIsCapturing\0", "cuStreamIsCapturing", "cuStreamIsCapturing\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamQuery", "cuStreamQuery\0", "cuStreamQuery", "cuStreamQuery\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamSynchronize", "cuStreamSynchronize\0", "cuStreamSynchronize", "cuStreamSynchronize\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamDestroy_v2", "cuStreamDestroy_v2\0", "cuStreamDestroy", "cuStreamDestroy\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
@@ -2241,6 +2568,16 @@ impl EntryPoints {
         crate::EntryPoint::new("cuEventSynchronize", "cuEventSynchronize\0", "cuEventSynchronize", "cuEventSynchronize\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuEventDestroy_v2", "cuEventDestroy_v2\0", "cuEventDestroy", "cuEventDestroy\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuLaunchHostFunc", "cuLaunchHostFunc\0", "cuLaunchHostFunc", "cuLaunchHostFunc\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuGraphMemAllocNodeGetParams", "cuGraphMemAllocNodeGetParams\0", "cuGraphMemAllocNodeGetParams", "cuGraphMemAllocNodeGetParams\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuGraphMemFreeNodeGetParams", "cuGraphMemFreeNodeGetParams\0", "cuGraphMemFreeNodeGetParams", "cuGraphMemFreeNodeGetParams\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim\0", "cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute\0", "cuDeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuGraphNodeGetType", "cuGraphNodeGetType\0", "cuGraphNodeGetType", "cuGraphNodeGetType\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuGraphGetNodes", "cuGraphGetNodes\0", "cuGraphGetNodes", "cuGraphGetNodes\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags\0", "cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuGraphLaunch", "cuGraphLaunch\0", "cuGraphLaunch", "cuGraphLaunch\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuGraphExecDestroy", "cuGraphExecDestroy\0", "cuGraphExecDestroy", "cuGraphExecDestroy\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuGraphDestroy", "cuGraphDestroy\0", "cuGraphDestroy", "cuGraphDestroy\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuDeviceCanAccessPeer", "cuDeviceCanAccessPeer\0", "cuDeviceCanAccessPeer", "cuDeviceCanAccessPeer\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuCtxEnablePeerAccess", "cuCtxEnablePeerAccess\0", "cuCtxEnablePeerAccess", "cuCtxEnablePeerAccess\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuCtxDisablePeerAccess", "cuCtxDisablePeerAccess\0", "cuCtxDisablePeerAccess", "cuCtxDisablePeerAccess\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
@@ -2310,6 +2647,9 @@ impl EntryPoints {
         cuPointerGetAttributes: None,
         cuStreamCreate: None,
         cuStreamWaitEvent: None,
+        cuStreamBeginCapture_v2: None,
+        cuStreamEndCapture: None,
+        cuStreamIsCapturing: None,
         cuStreamQuery: None,
         cuStreamSynchronize: None,
         cuStreamDestroy_v2: None,
@@ -2319,6 +2659,16 @@ impl EntryPoints {
         cuEventSynchronize: None,
         cuEventDestroy_v2: None,
         cuLaunchHostFunc: None,
+        cuGraphMemAllocNodeGetParams: None,
+        cuGraphMemFreeNodeGetParams: None,
+        cuDeviceGraphMemTrim: None,
+        cuDeviceGetGraphMemAttribute: None,
+        cuGraphNodeGetType: None,
+        cuGraphGetNodes: None,
+        cuGraphInstantiateWithFlags: None,
+        cuGraphLaunch: None,
+        cuGraphExecDestroy: None,
+        cuGraphDestroy: None,
         cuDeviceCanAccessPeer: None,
         cuCtxEnablePeerAccess: None,
         cuCtxDisablePeerAccess: None,
@@ -2394,23 +2744,36 @@ impl EntryPoints {
             cuPointerGetAttributes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[54])),
             cuStreamCreate: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[55])),
             cuStreamWaitEvent: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[56])),
-            cuStreamQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[57])),
-            cuStreamSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[58])),
-            cuStreamDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[59])),
-            cuEventCreate: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[60])),
-            cuEventRecord: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[61])),
-            cuEventQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[62])),
-            cuEventSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[63])),
-            cuEventDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[64])),
-            cuLaunchHostFunc: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[65])),
-            cuDeviceCanAccessPeer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[66])),
-            cuCtxEnablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[67])),
-            cuCtxDisablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[68])),
-            cuDeviceGetP2PAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[69])),
-            cuGetProcAddress_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult>>(resolve(&Self::ENTRIES[70])),
-            cuMemAllocAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[71])),
-            cuMemAllocFromPoolAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[72])),
-            cuMemFreeAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[73])),
+            cuStreamBeginCapture_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult>>(resolve(&Self::ENTRIES[57])),
+            cuStreamEndCapture: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[58])),
+            cuStreamIsCapturing: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult>>(resolve(&Self::ENTRIES[59])),
+            cuStreamQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[60])),
+            cuStreamSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[61])),
+            cuStreamDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[62])),
+            cuEventCreate: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[63])),
+            cuEventRecord: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[64])),
+            cuEventQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[65])),
+            cuEventSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[66])),
+            cuEventDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[67])),
+            cuLaunchHostFunc: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[68])),
+            cuGraphMemAllocNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult>>(resolve(&Self::ENTRIES[69])),
+            cuGraphMemFreeNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[70])),
+            cuDeviceGraphMemTrim: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[71])),
+            cuDeviceGetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[72])),
+            cuGraphNodeGetType: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult>>(resolve(&Self::ENTRIES[73])),
+            cuGraphGetNodes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult>>(resolve(&Self::ENTRIES[74])),
+            cuGraphInstantiateWithFlags: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult>>(resolve(&Self::ENTRIES[75])),
+            cuGraphLaunch: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[76])),
+            cuGraphExecDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult>>(resolve(&Self::ENTRIES[77])),
+            cuGraphDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[78])),
+            cuDeviceCanAccessPeer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[79])),
+            cuCtxEnablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[80])),
+            cuCtxDisablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[81])),
+            cuDeviceGetP2PAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[82])),
+            cuGetProcAddress_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult>>(resolve(&Self::ENTRIES[83])),
+            cuMemAllocAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[84])),
+            cuMemAllocFromPoolAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[85])),
+            cuMemFreeAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[86])),
         }
     }
 
@@ -2476,6 +2839,9 @@ impl EntryPoints {
             cuPointerGetAttributes: Some(cuPointerGetAttributes),
             cuStreamCreate: Some(cuStreamCreate),
             cuStreamWaitEvent: Some(cuStreamWaitEvent),
+            cuStreamBeginCapture_v2: Some(cuStreamBeginCapture_v2),
+            cuStreamEndCapture: Some(cuStreamEndCapture),
+            cuStreamIsCapturing: Some(cuStreamIsCapturing),
             cuStreamQuery: Some(cuStreamQuery),
             cuStreamSynchronize: Some(cuStreamSynchronize),
             cuStreamDestroy_v2: Some(cuStreamDestroy_v2),
@@ -2485,6 +2851,16 @@ impl EntryPoints {
             cuEventSynchronize: Some(cuEventSynchronize),
             cuEventDestroy_v2: Some(cuEventDestroy_v2),
             cuLaunchHostFunc: Some(cuLaunchHostFunc),
+            cuGraphMemAllocNodeGetParams: Some(cuGraphMemAllocNodeGetParams),
+            cuGraphMemFreeNodeGetParams: Some(cuGraphMemFreeNodeGetParams),
+            cuDeviceGraphMemTrim: Some(cuDeviceGraphMemTrim),
+            cuDeviceGetGraphMemAttribute: Some(cuDeviceGetGraphMemAttribute),
+            cuGraphNodeGetType: Some(cuGraphNodeGetType),
+            cuGraphGetNodes: Some(cuGraphGetNodes),
+            cuGraphInstantiateWithFlags: Some(cuGraphInstantiateWithFlags),
+            cuGraphLaunch: Some(cuGraphLaunch),
+            cuGraphExecDestroy: Some(cuGraphExecDestroy),
+            cuGraphDestroy: Some(cuGraphDestroy),
             cuDeviceCanAccessPeer: Some(cuDeviceCanAccessPeer),
             cuCtxEnablePeerAccess: Some(cuCtxEnablePeerAccess),
             cuCtxDisablePeerAccess: Some(cuCtxDisablePeerAccess),
@@ -2543,7 +2919,7 @@ impl EntryPoints {
     }
 
     /// The address of each entry (null where missing), in field order.
-    pub fn addresses(&self) -> [*const ::core::ffi::c_void; 74] {
+    pub fn addresses(&self) -> [*const ::core::ffi::c_void; 87] {
         [
             match self.cuGetErrorString { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuGetErrorName { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
@@ -2602,6 +2978,9 @@ impl EntryPoints {
             match self.cuPointerGetAttributes { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamCreate { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamWaitEvent { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuStreamBeginCapture_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuStreamEndCapture { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuStreamIsCapturing { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamQuery { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamSynchronize { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamDestroy_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
@@ -2611,6 +2990,16 @@ impl EntryPoints {
             match self.cuEventSynchronize { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuEventDestroy_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuLaunchHostFunc { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuGraphMemAllocNodeGetParams { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuGraphMemFreeNodeGetParams { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDeviceGraphMemTrim { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDeviceGetGraphMemAttribute { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuGraphNodeGetType { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuGraphGetNodes { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuGraphInstantiateWithFlags { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuGraphLaunch { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuGraphExecDestroy { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuGraphDestroy { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuDeviceCanAccessPeer { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuCtxEnablePeerAccess { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuCtxDisablePeerAccess { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
@@ -3092,6 +3481,30 @@ impl EntryPoints {
             None => CUresult::CUDA_ERROR_NOT_FOUND,
         }
     }
+    /// Calls `cuStreamBeginCapture` at the ABI of CUDA 10.1; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamBeginCapture_v2`.
+    #[inline]
+    pub unsafe fn cuStreamBeginCapture_v2(&self, hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
+        match self.cuStreamBeginCapture_v2 {
+            Some(__f) => __f(hStream, mode),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamEndCapture` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamEndCapture`.
+    #[inline]
+    pub unsafe fn cuStreamEndCapture(&self, hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
+        match self.cuStreamEndCapture {
+            Some(__f) => __f(hStream, phGraph),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamIsCapturing` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamIsCapturing`.
+    #[inline]
+    pub unsafe fn cuStreamIsCapturing(&self, hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
+        match self.cuStreamIsCapturing {
+            Some(__f) => __f(hStream, captureStatus),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
     /// Calls `cuStreamQuery` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamQuery`.
     #[inline]
     pub unsafe fn cuStreamQuery(&self, hStream: CUstream) -> CUresult {
@@ -3161,6 +3574,86 @@ impl EntryPoints {
     pub unsafe fn cuLaunchHostFunc(&self, hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuLaunchHostFunc {
             Some(__f) => __f(hStream, fn_, userData),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphMemAllocNodeGetParams` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphMemAllocNodeGetParams`.
+    #[inline]
+    pub unsafe fn cuGraphMemAllocNodeGetParams(&self, hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
+        match self.cuGraphMemAllocNodeGetParams {
+            Some(__f) => __f(hNode, params_out),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphMemFreeNodeGetParams` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphMemFreeNodeGetParams`.
+    #[inline]
+    pub unsafe fn cuGraphMemFreeNodeGetParams(&self, hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult {
+        match self.cuGraphMemFreeNodeGetParams {
+            Some(__f) => __f(hNode, dptr_out),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGraphMemTrim` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGraphMemTrim`.
+    #[inline]
+    pub unsafe fn cuDeviceGraphMemTrim(&self, device: CUdevice) -> CUresult {
+        match self.cuDeviceGraphMemTrim {
+            Some(__f) => __f(device),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGetGraphMemAttribute` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetGraphMemAttribute`.
+    #[inline]
+    pub unsafe fn cuDeviceGetGraphMemAttribute(&self, device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
+        match self.cuDeviceGetGraphMemAttribute {
+            Some(__f) => __f(device, attr, value),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphNodeGetType` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphNodeGetType`.
+    #[inline]
+    pub unsafe fn cuGraphNodeGetType(&self, hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult {
+        match self.cuGraphNodeGetType {
+            Some(__f) => __f(hNode, type_),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphGetNodes` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphGetNodes`.
+    #[inline]
+    pub unsafe fn cuGraphGetNodes(&self, hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult {
+        match self.cuGraphGetNodes {
+            Some(__f) => __f(hGraph, nodes, numNodes),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphInstantiateWithFlags` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphInstantiateWithFlags`.
+    #[inline]
+    pub unsafe fn cuGraphInstantiateWithFlags(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult {
+        match self.cuGraphInstantiateWithFlags {
+            Some(__f) => __f(phGraphExec, hGraph, flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphLaunch` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphLaunch`.
+    #[inline]
+    pub unsafe fn cuGraphLaunch(&self, hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
+        match self.cuGraphLaunch {
+            Some(__f) => __f(hGraphExec, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphExecDestroy` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphExecDestroy`.
+    #[inline]
+    pub unsafe fn cuGraphExecDestroy(&self, hGraphExec: CUgraphExec) -> CUresult {
+        match self.cuGraphExecDestroy {
+            Some(__f) => __f(hGraphExec),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphDestroy` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphDestroy`.
+    #[inline]
+    pub unsafe fn cuGraphDestroy(&self, hGraph: CUgraph) -> CUresult {
+        match self.cuGraphDestroy {
+            Some(__f) => __f(hGraph),
             None => CUresult::CUDA_ERROR_NOT_FOUND,
         }
     }
@@ -3725,6 +4218,30 @@ pub mod global {
             None => CUresult::CUDA_ERROR_NOT_FOUND,
         }
     }
+    /// Calls `cuStreamBeginCapture` at the ABI of CUDA 10.1 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamBeginCapture_v2`.
+    #[inline]
+    pub unsafe fn cuStreamBeginCapture_v2(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuStreamBeginCapture_v2(hStream, mode),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamEndCapture` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamEndCapture`.
+    #[inline]
+    pub unsafe fn cuStreamEndCapture(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuStreamEndCapture(hStream, phGraph),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamIsCapturing` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamIsCapturing`.
+    #[inline]
+    pub unsafe fn cuStreamIsCapturing(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuStreamIsCapturing(hStream, captureStatus),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
     /// Calls `cuStreamQuery` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamQuery`.
     #[inline]
     pub unsafe fn cuStreamQuery(hStream: CUstream) -> CUresult {
@@ -3794,6 +4311,86 @@ pub mod global {
     pub unsafe fn cuLaunchHostFunc(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
             Some(__t) => __t.cuLaunchHostFunc(hStream, fn_, userData),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphMemAllocNodeGetParams` at the ABI of CUDA 11.4 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphMemAllocNodeGetParams`.
+    #[inline]
+    pub unsafe fn cuGraphMemAllocNodeGetParams(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuGraphMemAllocNodeGetParams(hNode, params_out),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphMemFreeNodeGetParams` at the ABI of CUDA 11.4 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphMemFreeNodeGetParams`.
+    #[inline]
+    pub unsafe fn cuGraphMemFreeNodeGetParams(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuGraphMemFreeNodeGetParams(hNode, dptr_out),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGraphMemTrim` at the ABI of CUDA 11.4 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGraphMemTrim`.
+    #[inline]
+    pub unsafe fn cuDeviceGraphMemTrim(device: CUdevice) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDeviceGraphMemTrim(device),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceGetGraphMemAttribute` at the ABI of CUDA 11.4 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGetGraphMemAttribute`.
+    #[inline]
+    pub unsafe fn cuDeviceGetGraphMemAttribute(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDeviceGetGraphMemAttribute(device, attr, value),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphNodeGetType` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphNodeGetType`.
+    #[inline]
+    pub unsafe fn cuGraphNodeGetType(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuGraphNodeGetType(hNode, type_),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphGetNodes` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphGetNodes`.
+    #[inline]
+    pub unsafe fn cuGraphGetNodes(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuGraphGetNodes(hGraph, nodes, numNodes),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphInstantiateWithFlags` at the ABI of CUDA 11.4 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphInstantiateWithFlags`.
+    #[inline]
+    pub unsafe fn cuGraphInstantiateWithFlags(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphLaunch` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphLaunch`.
+    #[inline]
+    pub unsafe fn cuGraphLaunch(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuGraphLaunch(hGraphExec, hStream),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphExecDestroy` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphExecDestroy`.
+    #[inline]
+    pub unsafe fn cuGraphExecDestroy(hGraphExec: CUgraphExec) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuGraphExecDestroy(hGraphExec),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuGraphDestroy` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphDestroy`.
+    #[inline]
+    pub unsafe fn cuGraphDestroy(hGraph: CUgraph) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuGraphDestroy(hGraph),
             None => CUresult::CUDA_ERROR_NOT_FOUND,
         }
     }
