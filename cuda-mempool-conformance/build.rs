@@ -1,8 +1,62 @@
-//! Compiles the C half of the FFI-overhead benchmark (benches/ffi_loop.c) with `cc`.
+//! Compiles the C half of the FFI-overhead benchmark (benches/ffi_loop.c) with `cc`, and the
+//! test-only mutation library (shim/: `libmisbehave.so`, and `libmisbehave-proc-only.so`, the
+//! variant that hooks only cuGetProcAddress) that tests/shim.rs, tests/mutants.rs and
+//! tests/reports.rs load with LD_PRELOAD. The libraries' paths reach the tests as
+//! CONFORMANCE_SHIM_BUILT and CONFORMANCE_SHIM_BUILT_PROC_ONLY (compile-time variables).
+use std::path::{Path, PathBuf};
+
 fn main() {
     println!("cargo:rerun-if-changed=benches/ffi_loop.c");
     cc::Build::new()
         .file("benches/ffi_loop.c")
         .warnings(true)
         .compile("cump_ffi_loop");
+
+    println!("cargo:rerun-if-changed=shim");
+    // LD_PRELOAD, dlvsym and RTLD_NEXT: glibc on Linux only. Elsewhere the tests that need the
+    // library say so (CONFORMANCE_SHIM_SO may still name one).
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
+        return;
+    }
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let mut sources = vec![PathBuf::from("shim/misbehave.c")];
+    let mut group: Vec<PathBuf> = std::fs::read_dir("shim/mutants")
+        .expect("shim/mutants/ is part of the package")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    group.sort();
+    sources.extend(group);
+    for (file, define, var) in [
+        ("libmisbehave.so", None, "CONFORMANCE_SHIM_BUILT"),
+        (
+            "libmisbehave-proc-only.so",
+            Some("-DPROC_ADDRESS_ONLY"),
+            "CONFORMANCE_SHIM_BUILT_PROC_ONLY",
+        ),
+    ] {
+        let so = out.join(file);
+        shared_library(&so, &sources, define);
+        println!("cargo:rustc-env={var}={}", so.display());
+    }
+}
+
+/// One shared library from `sources`, with the compiler `cc` would use for the target.
+fn shared_library(so: &Path, sources: &[PathBuf], define: Option<&str>) {
+    let compiler = cc::Build::new().get_compiler();
+    let mut cmd = compiler.to_command();
+    cmd.args(["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror"])
+        .args(define)
+        .arg("-o")
+        .arg(so)
+        .args(sources)
+        .args(["-ldl", "-lpthread"]);
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler {:?} for shim/: {e}", compiler.path()));
+    assert!(
+        status.success(),
+        "compiling the mutation library shim/ into {} failed ({status}); the compiler's messages are above",
+        so.display()
+    );
 }

@@ -4,18 +4,19 @@
 //! passes fails as unexpectedly passing), a bad expectation file stops the run naming its line, and
 //! CONFORMANCE_JUNIT writes JUnit whose skipped trials carry their reasons.
 //!
-//! The misbehaving library is shim/misbehave.c (LD_PRELOAD), as in tests/shim.rs;
+//! The misbehaving library is shim/ (built by build.rs, LD_PRELOAD), as in tests/shim.rs;
 //! CONFORMANCE_SHIM_SO=path uses a prebuilt one. CONFORMANCE_REPORTS_KEEP=DIR keeps the reports,
 //! diffs and expectation files under DIR.
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Output};
+use std::process::{ExitCode, Output};
 use std::sync::OnceLock;
 
 mod common;
-const SHIM_SOURCE: &str = include_str!("../shim/misbehave.c");
+#[path = "common/shimlib.rs"]
+mod shimlib;
 const SCHEMA: &str = include_str!("../../docs/conformance/report-schema.json");
 
 fn dir() -> &'static PathBuf {
@@ -30,24 +31,7 @@ fn dir() -> &'static PathBuf {
 }
 
 fn shim() -> Result<PathBuf, String> {
-    if let Some(p) = std::env::var_os("CONFORMANCE_SHIM_SO") {
-        return Ok(PathBuf::from(p));
-    }
-    let src = dir().join("misbehave.c");
-    std::fs::write(&src, SHIM_SOURCE).map_err(|e| e.to_string())?;
-    let so = dir().join("libmisbehave.so");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = Command::new(&cc)
-        .args(["-shared", "-fPIC", "-O2", "-o"])
-        .arg(&so)
-        .arg(&src)
-        .args(["-ldl", "-lpthread"])
-        .output()
-        .map_err(|e| format!("cannot run `{cc}` ({e}): install gcc, set CC, or set CONFORMANCE_SHIM_SO"))?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    Ok(so)
+    shimlib::path(shimlib::Variant::EveryPath)
 }
 
 /// Run the suite (or one of its modes) with `envs` and `args`; its output.

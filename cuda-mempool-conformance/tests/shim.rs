@@ -1,4 +1,4 @@
-//! The suite against libraries that misbehave like real interposers: shim/misbehave.c, loaded with
+//! The suite against libraries that misbehave like real interposers: shim/ (the mutation library's faults), loaded with
 //! LD_PRELOAD, breaks one API per fault (wrong codes, garbage output, a crash through a NULL
 //! out-pointer, a value that is no CUresult, a hang, an abort). For each fault this test runs the
 //! whole suite under it, in a child, and checks that
@@ -7,18 +7,19 @@
 //!   observe it on (computed from the report's probe: some faults only show on a device),
 //! - the wall time stays under the trial deadline plus 10 s.
 //!
-//! CONFORMANCE_SHIM_SO=path uses a prebuilt shim (e.g. on a GPU machine without a C compiler);
-//! otherwise the shim is compiled with $CC (default `cc`) into a temporary directory.
+//! The library is shim/ as build.rs compiled it; CONFORMANCE_SHIM_SO=path (and
+//! CONFORMANCE_SHIM_SO_PROC_ONLY) use a copy, e.g. on a GPU machine without the build tree.
 //! CONFORMANCE_SHIM_KEEP=DIR keeps every faulted run's report under DIR.
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::PathBuf;
-use std::process::{Command, ExitCode};
-use std::sync::{Mutex, OnceLock};
+use std::process::ExitCode;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 mod common;
-const SHIM_SOURCE: &str = include_str!("../shim/misbehave.c");
+#[path = "common/shimlib.rs"]
+mod shimlib;
 /// The trial deadline the faulted runs get (a hang costs at most about this much).
 const DEADLINE: Duration = Duration::from_secs(10);
 
@@ -33,54 +34,10 @@ const FAULTS: &[(&str, u32, bool)] = &[
     ("abort-826", 826, false),
 ];
 
-/// The shim built as it ships (every path hooked), or as the variant that hooks only
-/// cuGetProcAddress (`-DPROC_ADDRESS_ONLY`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Variant {
-    EveryPath,
-    ProcAddressOnly,
-}
+use shimlib::Variant;
 
 fn shim(v: Variant) -> Result<PathBuf, String> {
-    static SO: [OnceLock<Result<PathBuf, String>>; 2] = [OnceLock::new(), OnceLock::new()];
-    let (idx, env, define, file) = match v {
-        Variant::EveryPath => (0, "CONFORMANCE_SHIM_SO", None, "libmisbehave.so"),
-        Variant::ProcAddressOnly => (
-            1,
-            "CONFORMANCE_SHIM_SO_PROC_ONLY",
-            Some("-DPROC_ADDRESS_ONLY"),
-            "libmisbehave-proc-only.so",
-        ),
-    };
-    SO[idx]
-        .get_or_init(|| {
-            if let Some(p) = std::env::var_os(env) {
-                return Ok(PathBuf::from(p));
-            }
-            let dir = std::env::temp_dir().join(format!("cump-shim-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-            let src = dir.join("misbehave.c");
-            std::fs::write(&src, SHIM_SOURCE).map_err(|e| e.to_string())?;
-            let so = dir.join(file);
-            let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-            let out = Command::new(&cc)
-                .args(["-shared", "-fPIC", "-O2", "-Wall"])
-                .args(define)
-                .arg("-o")
-                .arg(&so)
-                .arg(&src)
-                .args(["-ldl", "-lpthread"])
-                .output()
-                .map_err(|e| format!("cannot run the C compiler `{cc}` ({e}): install gcc, set CC, or set {env}"))?;
-            if !out.status.success() {
-                return Err(format!(
-                    "compiling the shim failed:\n{}",
-                    String::from_utf8_lossy(&out.stderr)
-                ));
-            }
-            Ok(so)
-        })
-        .clone()
+    shimlib::path(v)
 }
 
 /// How a faulted run is made: which shim, and how the suite reaches the driver.

@@ -13,6 +13,11 @@
 //!       `.ci/run` installs the system packages and then runs this.
 //!   cargo xtask diff OLD.json NEW.json
 //!       What changed between two conformance reports (exit 1 if anything regressed).
+//!   cargo xtask mutants [--report DIR] [FILTER...]
+//!       The suite once per mutant of the mutation library (cuda-mempool-conformance/shim/):
+//!       which trials kill which mutant, and the survivors (a survivor fails). Writes
+//!       DIR/mutants.md and DIR/mutants.json (default target/mutants; the committed
+//!       docs/conformance/mutants.md comes from a GPU machine, .ci/gpu/mutants.sh).
 
 mod allowlist;
 mod gen;
@@ -24,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 const USAGE: &str = "usage: cargo xtask regen [--check] [--cuda-include DIR]\n       cargo xtask ci\n       \
-                     cargo xtask diff OLD.json NEW.json";
+                     cargo xtask diff OLD.json NEW.json\n       cargo xtask mutants [--report DIR] [FILTER...]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -32,6 +37,7 @@ fn main() -> ExitCode {
         Some("regen") => parse_regen(&args[1..]).and_then(|(check, inc)| regen(&root(), check, inc.as_deref())),
         Some("ci") if args.len() == 1 => ci(&root()),
         Some("diff") if args.len() == 3 => diff(&root(), &args[1], &args[2]),
+        Some("mutants") => mutants(&root(), &args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -381,6 +387,32 @@ fn diff(root: &Path, old: &str, new: &str) -> Result<(), String> {
         Some(0) => Ok(()),
         Some(1) => Err("the new report regressed (see the table above)".into()),
         _ => Err(format!("the diff could not be made ({status})")),
+    }
+}
+
+fn mutants(root: &Path, args: &[String]) -> Result<(), String> {
+    let (report, filters) = match args {
+        [flag, dir, rest @ ..] if flag == "--report" => (PathBuf::from(dir), rest),
+        [flag] if flag == "--report" => return Err(format!("--report needs a directory\n{USAGE}")),
+        rest => (root.join("target").join("mutants"), rest),
+    };
+    let report = if report.is_absolute() {
+        report
+    } else {
+        std::env::current_dir().map_err(|e| e.to_string())?.join(report)
+    };
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["test", "-p", "conformance", "--test", "mutants", "--"])
+        .args(filters)
+        .env("CONFORMANCE_MUTANTS_REPORT", &report)
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    println!("xtask mutants: report in {}", report.join("mutants.md").display());
+    if status.success() {
+        Ok(())
+    } else {
+        Err("a mutant survived or a run failed (see above)".into())
     }
 }
 

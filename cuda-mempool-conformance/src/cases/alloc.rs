@@ -7,6 +7,8 @@ use crate::driver::*;
 use crate::ensure;
 use crate::harness::{Case, SIGSEGV};
 use crate::probe::Cap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 const E_OOM: CUresult = CUresult::CUDA_ERROR_OUT_OF_MEMORY;
@@ -56,6 +58,14 @@ fn size_zero(what: &str, pool: CUmemoryPool, alloc: impl Fn(&mut CUdeviceptr) ->
         "{what}: the pool's used memory went from {used_before} to {used}"
     );
     Ok(())
+}
+
+/// An allocation a refusal case did not expect to get (the library accepted what it should have
+/// refused): free it, so that the case leaves nothing behind whatever the answer.
+fn give_back(r: CUresult, p: CUdeviceptr) {
+    if r == SUCCESS && p != 0 {
+        let _ = unsafe { cuMemFreeAsync(p, std::ptr::null_mut()) };
+    }
 }
 
 /// (case, stream) rows: the success path on every kind of stream.
@@ -126,6 +136,27 @@ pub fn cases() -> Vec<Case> {
                 |p| unsafe { cuMemAllocAsync(p, 1 << 20, s.0) },
                 pool.0,
             )
+        })
+        .serial(),
+        // The current pool's used memory counts the bytes requested through cuMemAllocAsync, as it
+        // does for cuMemAllocFromPoolAsync (R580 counts requested bytes exactly: 828
+        // used_mem_exact_accounting).
+        Case::gpu(820, "used_mem_counts_requested_bytes", |e| {
+            const N: usize = 3 * (1 << 20) + 17;
+            let pool = Pool::on_device(e.dev)?;
+            let _cur = CurrentPool::set(e.dev, pool.0)?;
+            let s = Stream::new()?;
+            let a = alloc_async(N, s.0)?;
+            s.sync()?;
+            let used = get_u64(pool.0, CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+            free_async(a, s.0)?;
+            s.sync()?;
+            let used = used?;
+            ensure!(
+                used == N as u64,
+                "the current pool's used memory is {used} after cuMemAllocAsync of {N} bytes, expected {N}"
+            );
+            Ok(())
         })
         .serial(),
         Case::gpu(820, "current_pool_is_default_pool_initially", |e| {
@@ -253,11 +284,9 @@ pub fn cases() -> Vec<Case> {
         .crashes(SIGSEGV, CUresult::CUDA_ERROR_INVALID_HANDLE, "R580 (580.159.04)"),
         Case::gpu(821, "null_pool_invalid_value", |_| {
             let mut p: CUdeviceptr = 0;
-            expect(
-                "cuMemAllocFromPoolAsync(pool NULL)",
-                unsafe { cuMemAllocFromPoolAsync(&mut p, 1024, std::ptr::null_mut(), std::ptr::null_mut()) },
-                E_VALUE,
-            )
+            let r = unsafe { cuMemAllocFromPoolAsync(&mut p, 1024, std::ptr::null_mut(), std::ptr::null_mut()) };
+            give_back(r, p);
+            expect("cuMemAllocFromPoolAsync(pool NULL)", r, E_VALUE)
         }),
         Case::gpu(821, "null_dptr_invalid_value", |e| {
             let pool = Pool::on_device(e.dev)?;
@@ -287,11 +316,9 @@ pub fn cases() -> Vec<Case> {
             let pool = Pool::on_device(e.dev)?.take();
             ok("cuMemPoolDestroy", unsafe { cuMemPoolDestroy(pool) })?;
             let mut p: CUdeviceptr = 0;
-            expect(
-                "cuMemAllocFromPoolAsync(destroyed pool)",
-                unsafe { cuMemAllocFromPoolAsync(&mut p, 1024, pool, std::ptr::null_mut()) },
-                E_VALUE,
-            )
+            let r = unsafe { cuMemAllocFromPoolAsync(&mut p, 1024, pool, std::ptr::null_mut()) };
+            give_back(r, p);
+            expect("cuMemAllocFromPoolAsync(destroyed pool)", r, E_VALUE)
         }),
         Case::gpu(821, "default_pool_explicitly", |e| {
             let d = default_pool(e.dev)?;
@@ -354,6 +381,37 @@ pub fn cases() -> Vec<Case> {
             s2.sync()?;
             let used = get_u64(pool.0, CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
             ensure!(used == 0, "used memory {used} after the free completed");
+            Ok(())
+        }),
+        // Stream order: cuMemFreeAsync enqueues the free and returns; it does not wait for the stream
+        // to reach it (R580 returns at once: the 832 reuse trials free on streams held at a gate).
+        // The stream is held at a gate that a watchdog opens after 5 s if the free has not returned.
+        Case::gpu(822, "free_returns_before_stream_reaches_it", |e| {
+            let pool = Pool::on_device(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(pool.0, 1 << 20, s.0)?;
+            let gate = Arc::new(Gate::close(s.0)?);
+            let (tx, rx) = std::sync::mpsc::channel::<()>();
+            let watchdog = {
+                let gate = gate.clone();
+                std::thread::spawn(move || {
+                    let forced = rx.recv_timeout(Duration::from_secs(5)).is_err();
+                    gate.open();
+                    forced
+                })
+            };
+            let start = Instant::now();
+            let r = unsafe { cuMemFreeAsync(a, s.0) };
+            let took = start.elapsed();
+            let _ = tx.send(());
+            let forced = watchdog.join().map_err(|_| "watchdog thread panicked")?;
+            s.sync()?;
+            ok("cuMemFreeAsync(on a held stream)", r)?;
+            ensure!(
+                !forced,
+                "cuMemFreeAsync returned after {took:?}, only once the held stream was released: it waited \
+                 for the stream instead of enqueuing the free"
+            );
             Ok(())
         }),
         Case::gpu(822, "double_free", |e| {

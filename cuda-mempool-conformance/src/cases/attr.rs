@@ -405,6 +405,50 @@ pub fn cases() -> Vec<Case> {
         }));
     }
     v.extend([
+        // The high-water marks keep the peak after the current values drop (docs: "high
+        // watermark ... since the last time it was reset"). The reset trials above start from the
+        // same scenario; this one reads the marks alone, so a mark that only repeats the current
+        // value counts against 828. R580: reserved 64 MiB peak → 32 MiB, used 34 → 2 MiB.
+        Case::gpu(828, "high_water_marks_keep_the_peak", |e| {
+            let p = Pool::on_device(e.dev)?;
+            set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0)?;
+            let s = Stream::new()?;
+            let small = alloc_from(p.0, 2 * MIB as usize, s.0)?;
+            let big = alloc_from(p.0, 32 * MIB as usize, s.0)?;
+            s.sync()?;
+            let peak = (
+                get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
+                get_u64(p.0, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
+            );
+            free_async(big, s.0)?;
+            s.sync()?;
+            let marks = (
+                get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH),
+                get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
+                get_u64(p.0, A::CU_MEMPOOL_ATTR_USED_MEM_HIGH),
+                get_u64(p.0, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
+            );
+            free_async(small, s.0)?;
+            s.sync()?;
+            let (reserved_peak, used_peak) = (peak.0?, peak.1?);
+            let (reserved_high, reserved, used_high, used) = (marks.0?, marks.1?, marks.2?, marks.3?);
+            ensure!(
+                used_peak >= 34 * MIB && used < used_peak && reserved < reserved_peak,
+                "with 34 MiB allocated: reserved {reserved_peak}, used {used_peak}; with 2 MiB: reserved \
+                 {reserved}, used {used} (the scenario did not make the current values drop)"
+            );
+            ensure!(
+                reserved_high >= reserved_peak,
+                "RESERVED_MEM_HIGH {reserved_high} after the drop, below the {reserved_peak} bytes reserved \
+                 before it (current {reserved})"
+            );
+            ensure!(
+                used_high >= used_peak,
+                "USED_MEM_HIGH {used_high} after the drop, below the {used_peak} bytes used before it \
+                 (current {used})"
+            );
+            Ok(())
+        }),
         Case::gpu(828, "used_mem_exact_accounting", |e| {
             let p = Pool::on_device(e.dev)?;
             let s = Stream::new()?;
@@ -551,13 +595,18 @@ pub fn cases() -> Vec<Case> {
             let s = Stream::new()?;
             let a = alloc_from(p.0, 16 * MIB as usize, s.0)?;
             s.sync()?;
-            ok("cuMemPoolTrimTo(0)", unsafe { cuMemPoolTrimTo(p.0, 0) })?;
-            let reserved = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
-            ok("cuMemsetD8Async after trim", unsafe {
+            // Every answer is taken before the checks, so that the allocation is freed whatever
+            // the trim did (a trial that fails here leaves nothing behind).
+            let trimmed = ok("cuMemPoolTrimTo(0)", unsafe { cuMemPoolTrimTo(p.0, 0) });
+            let reserved = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
+            let fill = ok("cuMemsetD8Async after trim", unsafe {
                 cuMemsetD8Async(a, 3, 16 << 20, s.0)
-            })?;
+            });
             free_async(a, s.0)?;
             s.sync()?;
+            trimmed?;
+            let reserved = reserved?;
+            fill?;
             ensure!(reserved >= 16 * MIB, "trim released memory in use: {reserved} reserved");
             Ok(())
         }),

@@ -3,11 +3,13 @@
 //! successful exports, and what export and import refuse. Cross-process round trips are their own
 //! group.
 
+use crate::channel::{fd_diff, fd_table};
 use crate::cu::*;
 use crate::driver::*;
 use crate::ensure;
 use crate::harness::Case;
 use crate::probe::Cap;
+use std::os::fd::AsRawFd;
 
 use crate::cu::CUmemAllocationHandleType_enum as HT;
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
@@ -40,6 +42,49 @@ fn export_pointer_code(pool: CUmemoryPool, data: *mut CUmemPoolPtrExportData) ->
     s.sync()?;
     Ok(r)
 }
+
+/// Import `fd` (an export of this process) with handle type `ht` and `flags`: the driver's code. A
+/// pool imported all the same is destroyed.
+fn import_code(fd: i32, ht: HT, flags: u64) -> CUresult {
+    let mut pool = std::ptr::null_mut();
+    let r = unsafe { cuMemPoolImportFromShareableHandle(&mut pool, fd as isize as *mut _, ht, flags) };
+    if r == SUCCESS && !pool.is_null() {
+        let _ = unsafe { cuMemPoolDestroy(pool) };
+    }
+    r
+}
+
+/// Whether `fd` is an open file descriptor of this process.
+fn fd_open(fd: i32) -> bool {
+    extern "C" {
+        fn fcntl(fd: i32, cmd: i32, ...) -> i32;
+    }
+    const F_GETFD: i32 = 1;
+    // SAFETY: F_GETFD only reads the descriptor's flags.
+    unsafe { fcntl(fd, F_GETFD) != -1 }
+}
+
+/// Close `fd` after imports from it, which must have left it open (it stays the caller's); one an
+/// import closed is not closed again.
+fn keep_fd(fd: std::os::fd::OwnedFd) -> R {
+    let raw = fd.as_raw_fd();
+    if fd_open(raw) {
+        return Ok(());
+    }
+    std::mem::forget(fd);
+    Err(format!(
+        "cuMemPoolImportFromShareableHandle closed fd {raw}, which stays the caller's: the caller's own close \
+         is then a double close"
+    ))
+}
+
+/// (case, handle type, flags, expected code) for import refusals. Each imports a genuine export of
+/// an IPC pool of this process (which R580 allows), so the refused argument is the only bad one;
+/// the same import with POSIX and flags 0 then succeeds.
+const IMPORT_ROWS: &[(&str, HT, u64, CUresult)] = &[
+    ("handle_type_none_refused", HT::CU_MEM_HANDLE_TYPE_NONE, 0, E_VALUE),
+    ("nonzero_flags_refused", POSIX, 1, E_VALUE),
+];
 
 /// (case, pool maker (true: IPC pool), handle type, flags, expected code) for export refusals.
 const EXPORT_ROWS: &[(&str, bool, HT, u64, CUresult)] = &[
@@ -179,6 +224,43 @@ pub fn cases() -> Vec<Case> {
                 r,
             )
         }),
+        // On the very driver version the departure `bad_fd_unknown_error` was recorded on, the
+        // recorded answer is the answer (`invalid_fd_unknown_error_driver_behaviour` takes the
+        // documented INVALID_VALUE there as the driver having changed): the same driver cannot have,
+        // so a documented answer here comes from something between the suite and the driver.
+        Case::gpu(829, "invalid_fd_answer_as_recorded_on_this_driver", |_| {
+            let d = crate::deviations::get("bad_fd_unknown_error");
+            let (version, _) = crate::deviations::driver();
+            if !d.seen_on.contains(&version) {
+                return ignore(format!(
+                    "deviation `{}` was recorded on driver {}, this is {version:?}",
+                    d.id,
+                    d.seen_on.join(", ")
+                ));
+            }
+            let mut pool = std::ptr::null_mut();
+            let r = import_pool_fd(-1, &mut pool);
+            let what = "cuMemPoolImportFromShareableHandle(fd -1), on a driver version its answer was recorded on";
+            crate::observe::record(crate::observe::Observation {
+                api: Some(829),
+                call: what.to_string(),
+                documented: d.documented.map_or_else(String::new, code_name),
+                expected: code_name(d.observed),
+                observed: code_name(r),
+                ok: r == d.observed,
+                deviation: Some(d.id.to_string()),
+            });
+            if r != d.observed {
+                crate::blame::set(829);
+                return Err(format!(
+                    "{what}: driver {version} answered {} when deviation `{}` was recorded on it, but {} now",
+                    code_name(d.observed),
+                    d.id,
+                    code_name(r)
+                ));
+            }
+            Ok(())
+        }),
         Case::gpu(829, "null_pool_out_invalid_value", |e| {
             let p = Pool::ipc(e.dev)?;
             let (r, fd) = export_fd(p.0, POSIX, 0);
@@ -189,6 +271,32 @@ pub fn cases() -> Vec<Case> {
             expect("import with pool out NULL", r, E_VALUE)
         })
         .needs(Cap::Ipc),
+        // An import takes no fd of its own past the pool's life, and leaves the caller's open: after
+        // a first import and destruction (whatever the driver opens once per process), importing
+        // and destroying again leaves the process's fds as they were.
+        Case::gpu(829, "import_leaves_fds_as_they_were", |e| {
+            let p = Pool::ipc(e.dev)?;
+            let fd = export_pool_fd(p.0)?;
+            let raw = fd.as_raw_fd();
+            let first = import_code(raw, POSIX, 0);
+            if !fd_open(raw) {
+                return keep_fd(fd);
+            }
+            ok("cuMemPoolImportFromShareableHandle (first)", first)?;
+            let before = fd_table();
+            let r = import_code(raw, POSIX, 0);
+            let after = fd_table();
+            keep_fd(fd)?;
+            ok("cuMemPoolImportFromShareableHandle (again)", r)?;
+            ensure!(
+                before == after,
+                "importing and destroying the pool changed the process's fds: {}",
+                fd_diff(&before, &after)
+            );
+            Ok(())
+        })
+        .needs(Cap::Ipc)
+        .alone(),
         Case::gpu(829, "import_in_same_process_succeeds_driver_behaviour", |e| {
             // Importing one's own export in the same process: R580 allows it.
             let p = Pool::ipc(e.dev)?;
@@ -223,6 +331,23 @@ pub fn cases() -> Vec<Case> {
         })
         .needs(Cap::Ipc),
     ];
+    for &(name, ht, flags, want) in IMPORT_ROWS {
+        v.push(
+            Case::gpu(829, name, move |e| {
+                let p = Pool::ipc(e.dev)?;
+                let fd = export_pool_fd(p.0)?;
+                let r = import_code(fd.as_raw_fd(), ht, flags);
+                let genuine = import_code(fd.as_raw_fd(), POSIX, 0);
+                keep_fd(fd)?;
+                expect("cuMemPoolImportFromShareableHandle", r, want)?;
+                ok(
+                    "cuMemPoolImportFromShareableHandle(POSIX, flags 0) of the same fd",
+                    genuine,
+                )
+            })
+            .needs(Cap::Ipc),
+        );
+    }
     for &(name, ipc, ht, flags, want) in EXPORT_ROWS {
         v.push(
             Case::gpu(826, name, move |e| {

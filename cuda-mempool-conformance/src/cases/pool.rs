@@ -21,6 +21,8 @@ struct BadProps {
 }
 
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
+/// CUmemorytype's CU_MEMORYTYPE_HOST (the bindings leave the enum out).
+const CU_MEMORYTYPE_HOST: u32 = 1;
 
 const BAD_PROPS: &[BadProps] = &[
     BadProps {
@@ -140,9 +142,11 @@ pub fn cases() -> Vec<Case> {
             )
         }),
         Case::gpu(823, "posix_fd_handle_type", |e| {
+            // A pool made with the POSIX fd handle type is one whose handle exports as an fd.
             let mut props = device_props(e.dev);
             props.handleTypes = HT::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-            let _p = Pool::create(&props)?;
+            let p = Pool::create(&props)?;
+            drop(export_pool_fd(p.0)?);
             Ok(())
         })
         .needs(Cap::Ipc),
@@ -241,8 +245,24 @@ pub fn cases() -> Vec<Case> {
             let p = Pool::create(&props)?;
             let s = Stream::new()?;
             let a = alloc_from(p.0, 1 << 20, s.0)?;
+            s.sync()?;
+            // Its memory is host memory (CU_MEMORYTYPE_HOST, 1; a device pool's is DEVICE, 2).
+            let mut kind: u32 = 0;
+            let r = unsafe {
+                cuPointerGetAttribute(
+                    (&mut kind as *mut u32).cast(),
+                    CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                    a,
+                )
+            };
             free_async(a, s.0)?;
-            s.sync()
+            s.sync()?;
+            ok("cuPointerGetAttribute(MEMORY_TYPE)", r)?;
+            ensure!(
+                kind == CU_MEMORYTYPE_HOST,
+                "memory of a host NUMA pool has memory type {kind}, not host ({CU_MEMORYTYPE_HOST})"
+            );
+            Ok(())
         })
         .needs(Cap::HostNuma),
         Case::gpu(824, "null_pool_invalid_value", |_| {

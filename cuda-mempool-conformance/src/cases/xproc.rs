@@ -358,6 +358,15 @@ fn importer(env: &Env, chan: &crate::channel::Channel) -> R {
                 fault_at("import");
                 let mut p = std::ptr::null_mut();
                 let r = import_pool_fd(fd.as_raw_fd(), &mut p);
+                if !fd_open(fd.as_raw_fd()) {
+                    // Not closed twice (the fd was ours to close).
+                    std::mem::forget(fd);
+                    return Err(
+                        "cuMemPoolImportFromShareableHandle closed the fd it imported from, which stays \
+                         the caller's"
+                            .into(),
+                    );
+                }
                 drop(fd);
                 ok("cuMemPoolImportFromShareableHandle", r)?;
                 if std::env::var(IMPORTER_GRANT_ENV).as_deref() == Ok("1") {
@@ -522,6 +531,21 @@ fn code(r: CUresult) -> Value {
     json!({"code": r.0})
 }
 
+/// Whether `fd` is an open file descriptor of this process.
+fn fd_open(fd: i32) -> bool {
+    extern "C" {
+        fn fcntl(fd: i32, cmd: i32, ...) -> i32;
+    }
+    const F_GETFD: i32 = 1;
+    // SAFETY: F_GETFD only reads the descriptor's flags.
+    unsafe { fcntl(fd, F_GETFD) != -1 }
+}
+
+/// The pattern the exporter writes at the start of the allocation whose export data the rules
+/// importer imports, and how many bytes of it the importer reads back.
+const RULES_SEED: u8 = 0x5c;
+const RULES_BYTES: usize = 4096;
+
 /// Child role `ipc-rules`: import the pool and ask the driver what an imported pool allows.
 pub fn rules_main(env: &Env) -> i32 {
     let chan = match crate::channel::Channel::from_inherited() {
@@ -553,7 +577,19 @@ fn rules(env: &Env, chan: &crate::channel::Channel) -> R {
             .unwrap_or_default(),
     };
     let mut pool: CUmemoryPool = std::ptr::null_mut();
-    steps.always("import", || code(import_pool_fd(fd.as_raw_fd(), &mut pool)))?;
+    // The fd stays the caller's: open after the import, for the caller to close.
+    let raw = fd.as_raw_fd();
+    let import = steps.always("import", || {
+        let r = import_pool_fd(raw, &mut pool);
+        json!({"code": r.0, "fd_open": fd_open(raw)})
+    })?;
+    let fd = if import["fd_open"] == true {
+        Some(fd)
+    } else {
+        // Closed by the import: not closed again.
+        std::mem::forget(fd);
+        None
+    };
     if pool.is_null() {
         for k in &RULE_STEPS[1..] {
             steps.cannot(k, "the pool import did not succeed", 829)?;
@@ -564,7 +600,7 @@ fn rules(env: &Env, chan: &crate::channel::Channel) -> R {
     // The same fd imported again.
     steps.step("import_twice", || {
         let mut again = std::ptr::null_mut();
-        let r = import_pool_fd(fd.as_raw_fd(), &mut again);
+        let r = import_pool_fd(raw, &mut again);
         let same = r == SUCCESS && again == pool.0;
         if r == SUCCESS && !same {
             let _ = unsafe { cuMemPoolDestroy(again) };
@@ -642,8 +678,17 @@ fn rules(env: &Env, chan: &crate::channel::Channel) -> R {
         code(unsafe { cuMemPoolImportPointer(&mut q, std::ptr::null_mut(), &mut good) })
     })?;
     q = 0;
+    // The imported address holds the exporter's bytes (RULES_SEED's pattern).
     let imported = steps.always("import_pointer", || {
-        code(unsafe { cuMemPoolImportPointer(&mut q, pool.0, &mut good) })
+        let r = unsafe { cuMemPoolImportPointer(&mut q, pool.0, &mut good) };
+        let mut v = code(r);
+        if r == SUCCESS && q != 0 {
+            let mut head = vec![0u8; RULES_BYTES];
+            let read = unsafe { cuMemcpyDtoHAsync_v2(head.as_mut_ptr().cast(), q, head.len(), s.0) };
+            let synced = s.sync();
+            v["bytes_ok"] = json!(read == SUCCESS && synced.is_ok() && head == pattern(RULES_SEED, RULES_BYTES));
+        }
+        v
     })?;
     let imported = imported["code"] == 0 && q != 0;
     if imported {
@@ -742,6 +787,10 @@ fn rules_answers(env: &Env) -> R<&'static Answers> {
         let s = Stream::new()?;
         let pa = alloc_from(a.0, 1 << 20, s.0)?;
         let pb = alloc_from(b.0, 1 << 20, s.0)?;
+        let head = pattern(RULES_SEED, RULES_BYTES);
+        ok("cuMemcpyHtoDAsync", unsafe {
+            cuMemcpyHtoDAsync_v2(pa, head.as_ptr().cast(), head.len(), s.0)
+        })?;
         s.sync()?;
         // With a peer-capable pair, the exporter grants the peer device access before exporting.
         let peer_dev = match env.m.has(Cap::Peer) {
@@ -872,7 +921,9 @@ const RULES_TABLE: &[(u32, &str, &str, Want)] = &[
 /// importer observes beyond return codes. A field is only read once the step's code is SUCCESS.
 #[rustfmt::skip]
 const RULE_VALUES: &[(u32, &str, &str, &str, i64, bool)] = &[
+    (829, "import_leaves_callers_fd_open", "import", "fd_open", 1, false),
     (829, "import_same_fd_twice_gives_same_pool", "import_twice", "same", 1, false),
+    (830, "import_pointer_reads_exporters_bytes", "import_pointer", "bytes_ok", 1, false),
     (830, "import_same_pointer_twice_gives_same_address", "import_pointer_twice", "same", 1, false),
     (827, "imported_pool_own_device_read_write", "get_access_own_device", "flags", 3, false),
     (827, "imported_pool_exporter_peer_grant_does_not_carry_over", "peer_get_access_before", "flags", 0, true),

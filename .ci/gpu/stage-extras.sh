@@ -1,0 +1,15 @@
+#!/bin/bash
+# After ../shared/tools/gpu-stage: copy into .gpu/ what the GPU scripts need besides the test
+# binaries — the mutation library shim/ as build.rs built it (libmisbehave.so and the
+# cuGetProcAddress-only variant) and the example built with `dynamic-loading`.
+set -euo pipefail
+root=$(git rev-parse --show-toplevel)
+cd "$root"
+for so in libmisbehave.so libmisbehave-proc-only.so; do
+  f=$(ls -t target/debug/build/conformance-*/out/$so | head -1)
+  cp "$f" .gpu/
+done
+cargo build -q -p cuda-mempool-sys --example pool_roundtrip --features dynamic-loading
+cp target/debug/examples/pool_roundtrip .gpu/pool_roundtrip_dynamic
+objcopy --strip-debug .gpu/pool_roundtrip_dynamic
+ls -l .gpu/*.so .gpu/pool_roundtrip_dynamic

@@ -1,0 +1,160 @@
+/* Test-only: a mutation library for the 14 stream-ordered-allocator APIs. Loaded with LD_PRELOAD in
+ * front of the real libcuda, the way interposition libraries are shipped, it changes one behaviour
+ * of one API at a time, so that the conformance suite can be shown to notice (tests/mutants.rs,
+ * docs/conformance/mutants.md), and it keeps the faults that crash, hang or answer with no CUresult
+ * (tests/shim.rs).
+ *
+ *   CONFORMANCE_MUTANT=name[,name...]       switch mutants (or faults) on; unset: a faithful library
+ *   CONFORMANCE_SHIM_FAULTS=name[,name...]  the same, the name tests/shim.rs uses
+ *   CONFORMANCE_MUTANT=list                 print every mutant and fault, one a line, and exit:
+ *                                           name, API, what the machine needs, kind, what it breaks
+ * An unknown name stops the process at load with a message naming it (exit 2).
+ *
+ * This file is the plumbing: the registry, the switches, and the three paths a program takes to
+ * the driver, all hooked as real interposers hook them: the symbols themselves (programs linked
+ * against libcuda), dlsym (programs that load the driver), and cuGetProcAddress (the CUDA runtime,
+ * and so most applications). Built with -DPROC_ADDRESS_ONLY it hooks only cuGetProcAddress (the
+ * hooks are hidden, and its dlsym hands out nothing but its cuGetProcAddress). The mutants live in
+ * mutants/, one file per API group, each hook beginning with BEGIN (shim.h).
+ *
+ * Faults of the plumbing itself:
+ *   missing-833  cuMemPoolTrimTo does not exist: dlsym answers NULL, cuGetProcAddress
+ *                CUDA_ERROR_NOT_FOUND (a library that lacks an entry point) */
+#include "shim.h"
+
+#include <pthread.h>
+#include <stdio.h>
+
+#define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM 2ull
+#define CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND 1
+
+static const struct shim_entry plumbing_entries[] = {
+    FAULT("missing-833", 833, "none", "cuMemPoolTrimTo is missing: dlsym NULL, cuGetProcAddress NOT_FOUND"),
+    {0},
+};
+
+static const struct shim_entry *const ENTRIES[] = {
+    plumbing_entries, init_entries, alloc_entries, pool_entries, ipc_entries, access_entries, attr_entries,
+};
+static const struct shim_hook *const HOOKS[] = {
+    init_hooks, alloc_hooks, pool_hooks, ipc_hooks, access_hooks, attr_hooks,
+};
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+
+static const struct shim_entry *find(const char *name, size_t n) {
+  for (size_t g = 0; g < COUNT(ENTRIES); g++)
+    for (const struct shim_entry *e = ENTRIES[g]; e->name; e++)
+      if (strlen(e->name) == n && !strncmp(e->name, name, n)) return e;
+  return NULL;
+}
+
+/* Whether the comma-separated list `list` holds `name`. */
+static int listed(const char *list, const char *name) {
+  if (!list) return 0;
+  size_t n = strlen(name);
+  for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+    if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
+  return 0;
+}
+
+static const char *mutants, *faults;
+
+int shim_on(const char *name) { return listed(mutants, name) || listed(faults, name); }
+
+/* Every name of `list` must be known: a typo would otherwise run a faithful library and call
+ * every trial a survivor. */
+static void check_names(const char *var, const char *list) {
+  for (const char *p = list; p && *p;) {
+    size_t n = strcspn(p, ",");
+    if (n && !find(p, n)) {
+      fprintf(stderr,
+              "libmisbehave: %s names no mutant or fault \"%.*s\"; CONFORMANCE_MUTANT=list prints them\n", var,
+              (int)n, p);
+      _exit(2);
+    }
+    p += n + (p[n] == ',');
+  }
+}
+
+__attribute__((constructor)) static void setup(void) {
+  mutants = getenv("CONFORMANCE_MUTANT");
+  faults = getenv("CONFORMANCE_SHIM_FAULTS");
+  if (mutants && !strcmp(mutants, "list")) {
+    for (size_t g = 0; g < COUNT(ENTRIES); g++)
+      for (const struct shim_entry *e = ENTRIES[g]; e->name; e++)
+        printf("%s\t%u\t%s\t%s\t%s\n", e->name, e->api, e->needs, e->kind, e->what);
+    fflush(stdout);
+    _exit(0);
+  }
+  check_names("CONFORMANCE_MUTANT", mutants);
+  check_names("CONFORMANCE_SHIM_FAULTS", faults);
+}
+
+/* The C library's own dlsym, under this library's hook. */
+static void *(*real_dlsym)(void *, const char *);
+/* The driver's definition of `name`: the next one in the global namespace (a program linked against
+ * libcuda), else the driver library's own (a program that loaded it RTLD_LOCAL: the runtime). */
+void *shim_next(const char *name) {
+  if (!real_dlsym) {
+    *(void **)&real_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (!real_dlsym) *(void **)&real_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    if (!real_dlsym) return NULL;
+  }
+  void *f = real_dlsym(RTLD_NEXT, name);
+  if (f) return f;
+  static void *driver;
+  if (!driver) {
+    const char *path = getenv("CUDA_MEMPOOL_SYS_LIBCUDA");
+    driver = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  }
+  return driver ? real_dlsym(driver, name) : NULL;
+}
+
+/* This library's definition of `name`, if it hooks it. */
+static void *hook(const char *name) {
+  for (size_t g = 0; name && g < COUNT(HOOKS); g++)
+    for (const struct shim_hook *h = HOOKS[g]; h->name; h++)
+      if (!strcmp(name, h->name)) return h->fn;
+  return NULL;
+}
+static int missing(const char *name) { return name && shim_on("missing-833") && !strcmp(name, "cuMemPoolTrimTo"); }
+
+/* cuGetProcAddress: the driver's answer, with this library's functions in place of its own
+ * (except the per-thread-default-stream variants, which stay the driver's). */
+EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags, int *status) {
+  REAL("cuGetProcAddress_v2", CUresult, (const char *, void **, int, cuuint64_t, int *));
+  if (missing(symbol)) {
+    if (pfn) *pfn = NULL;
+    if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  CUresult r = real(symbol, pfn, version, flags, status);
+  void *mine = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? NULL : hook(symbol);
+  if (r == 0 && pfn && *pfn && mine) *pfn = mine;
+  return r;
+}
+
+EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags) {
+  REAL("cuGetProcAddress", CUresult, (const char *, void **, int, cuuint64_t));
+  if (missing(symbol)) {
+    if (pfn) *pfn = NULL;
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  CUresult r = real(symbol, pfn, version, flags);
+  void *mine = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? NULL : hook(symbol);
+  if (r == 0 && pfn && *pfn && mine) *pfn = mine;
+  return r;
+}
+
+/* dlsym: this library's functions for their names, whatever the handle. */
+EXPORT void *dlsym(void *handle, const char *name) {
+  if (!real_dlsym) shim_next("dlsym");
+  if (missing(name)) return NULL;
+  if (!strcmp(name, "cuGetProcAddress_v2")) return (void *)cuGetProcAddress_v2;
+  if (!strcmp(name, "cuGetProcAddress")) return (void *)cuGetProcAddress;
+#ifndef PROC_ADDRESS_ONLY
+  void *mine = hook(name);
+  if (mine) return mine;
+#endif
+  return real_dlsym ? real_dlsym(handle, name) : NULL;
+}

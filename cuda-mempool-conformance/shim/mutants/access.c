@@ -1,0 +1,204 @@
+/* 827 cuMemPoolGetAccess, 831 cuMemPoolSetAccess.
+ *
+ * The mutants work only once cuInit has succeeded (the before-cuInit ones are init.c's), and most
+ * of them change the driver's answer rather than answer in its place. "The owner" is the device of
+ * the calling thread's current context: the suite creates its pools on the device whose context it
+ * works in and grants or asks about peers from there, so in every trial that device owns the pool
+ * and any other device is a peer. Without a current context nothing is changed. */
+#include "../shim.h"
+
+#define LOC_DEVICE 1
+#define ACCESS_NONE 0u
+#define ACCESS_READ 1u
+#define ACCESS_READ_WRITE 3u
+
+const struct shim_entry access_entries[] = {
+    FAULT("garbage-827", 827, "gpu", "success with flags 0x7f7f, no CUmemAccess_flags value"),
+
+    /* 827: argument checks skipped, codes, and the flags reported per location. */
+    /* 827 null_pool_invalid_value */
+    MUTANT("827-null-pool-invalid-handle", 827, "gpu", "a NULL pool answers INVALID_HANDLE instead of INVALID_VALUE"),
+    /* 827 null_flags_out_invalid_value */
+    MUTANT("827-null-flags-unchecked", 827, "gpu",
+           "a NULL flags pointer is not checked: success, the answer written nowhere"),
+    /* 827 null_location_invalid_value */
+    MUTANT("827-null-location-owner", 827, "gpu",
+           "a NULL location means the calling context's device: success with its flags"),
+    /* 827 own_pool_device_past_last, default_pool_device_past_last */
+    MUTANT("827-past-last-accepted", 827, "gpu",
+           "a device past the last is not checked: success, no access, instead of INVALID_VALUE"),
+    /* 827 own_pool_location_type_invalid, default_pool_location_type_invalid */
+    MUTANT("827-bad-location-type-accepted", 827, "gpu",
+           "an unknown location type is not checked: success, no access, instead of INVALID_VALUE"),
+    /* 827 own_pool_owner_has_read_write, default_pool_owner_has_read_write,
+     * imported_pool_own_device_read_write (ipc), reports_peer_grant_and_revoke (peer) */
+    MUTANT("827-owner-reported-none", 827, "gpu", "the owner device's read-write access is reported as none"),
+    /* 827 own_pool_host_location_has_none, default_pool_host_location_has_none */
+    MUTANT("827-host-reported-read-write", 827, "gpu", "a host location of a device pool is reported read-write"),
+    /* 827 reports_peer_grant_and_revoke (peer); one_map_grants_every_peer (multi) */
+    MUTANT("827-peer-grant-not-reported", 827, "peer",
+           "a peer's read-write grant is not reported: GetAccess says none for it"),
+    /* 827 peer_has_no_access_by_default, independent_of_context_peer_access (peer) */
+    MUTANT("827-peer-reported-read-write", 827, "peer",
+           "a peer without access is reported read-write (as if peers had access by default)"),
+
+    /* 831: codes, argument checks skipped, and how a map is applied. */
+    /* 831 null_pool_invalid_value */
+    MUTANT("831-null-pool-current-pool", 831, "gpu",
+           "a NULL pool means the calling device's current pool instead of INVALID_VALUE"),
+    /* 831 null_map_with_count_invalid_value */
+    MUTANT("831-null-map-accepted", 831, "gpu", "a NULL map with a count is not checked: success, nothing set"),
+    /* 831 flags_out_of_range */
+    MUTANT("831-flags-masked", 831, "gpu",
+           "flags out of range are masked to their low two bits (7 becomes read-write) instead of INVALID_VALUE"),
+    /* 831 owner_read_only_refused_not_supported; read_only_peer_access_not_supported (peer) */
+    MUTANT("831-read-only-as-read-write", 831, "gpu",
+           "read-only access is granted as read-write instead of refused with NOT_SUPPORTED"),
+    /* 831 host_location_not_supported */
+    MUTANT("831-host-location-accepted", 831, "gpu",
+           "descriptors for a host location are skipped: success instead of NOT_SUPPORTED"),
+    /* 831 owner_revoke_refused_invalid_device, device_past_last_invalid_device */
+    MUTANT("831-invalid-device-as-not-supported", 831, "gpu", "answers NOT_SUPPORTED where the driver says INVALID_DEVICE"),
+    /* 831 owner_read_only_refused_not_supported, location_type_invalid_not_supported,
+     * host_location_not_supported */
+    MUTANT("831-not-supported-as-invalid-device", 831, "gpu", "answers INVALID_DEVICE where the driver says NOT_SUPPORTED"),
+    /* 831 grant_read_write_to_peer, reports_peer_grant_and_revoke, default_pool_granted_to_peer,
+     * grant_applies_to_existing_allocations_read_and_write (peer); one_map_grants_every_peer (multi) */
+    MUTANT("831-peer-grant-ignored", 831, "peer", "a read-write grant to a peer succeeds but is not applied"),
+    /* 831 peer_write_refused_after_revoke, reports_peer_grant_and_revoke (peer);
+     * revoke_one_peer_others_keep_access (multi) */
+    MUTANT("831-peer-revoke-ignored", 831, "peer", "revoking a peer's access succeeds but is not applied"),
+    /* 831 conflicting_descriptors_last_wins_driver_behaviour (peer); one_map_grants_every_peer (multi) */
+    MUTANT("831-only-first-descriptor", 831, "peer", "only the first descriptor of a map is applied"),
+    /* 831 conflicting_descriptors_last_wins_driver_behaviour (peer) */
+    MUTANT("831-first-wins", 831, "peer",
+           "a map is applied last to first: of two descriptors for one device the first wins"),
+    {0},
+};
+
+/* The device of the calling thread's current context (the owner, see above), or -1. */
+static CUdevice current_device(void) {
+  static CUresult (*get)(CUdevice *);
+  if (!get) *(void **)&get = shim_next("cuCtxGetDevice");
+  CUdevice d = -1;
+  if (!get || get(&d) != CUDA_SUCCESS) return -1;
+  return d;
+}
+
+static int device_count(void) {
+  static CUresult (*count)(int *);
+  if (!count) *(void **)&count = shim_next("cuDeviceGetCount");
+  int n = 0;
+  if (!count || count(&n) != CUDA_SUCCESS) return -1;
+  return n;
+}
+
+static int is_host(int type) { return type >= 2 && type <= 4; }
+
+HOOK CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool pool, CUmemLocation *location) {
+  BEGIN(827, "cuMemPoolGetAccess", CUresult, (CUmemAccess_flags *, CUmemoryPool, CUmemLocation *));
+  int live = shim_init_state == 1;
+  CUmemAccess_flags nowhere;
+  CUmemLocation own;
+  if (live && !flags && shim_on("827-null-flags-unchecked")) flags = &nowhere;
+  if (live && !location && shim_on("827-null-location-owner")) {
+    CUdevice d = current_device();
+    if (d >= 0) {
+      own.type = LOC_DEVICE;
+      own.id = d;
+      location = &own;
+    }
+  }
+  CUresult r = real(flags, pool, location);
+  if (r == 0 && flags && shim_on("garbage-827")) *flags = 0x7f7f;
+  if (!live) return r;
+  if (r == CUDA_ERROR_INVALID_VALUE && !pool && shim_on("827-null-pool-invalid-handle")) return CUDA_ERROR_INVALID_HANDLE;
+  if (r == CUDA_ERROR_INVALID_VALUE && pool && flags && location) {
+    int type = location->type;
+    if (type != LOC_DEVICE && !is_host(type) && shim_on("827-bad-location-type-accepted")) {
+      *flags = ACCESS_NONE;
+      return CUDA_SUCCESS;
+    }
+    int n = type == LOC_DEVICE ? device_count() : -1;
+    if (n >= 0 && location->id >= n && shim_on("827-past-last-accepted")) {
+      *flags = ACCESS_NONE;
+      return CUDA_SUCCESS;
+    }
+  }
+  if (r == CUDA_SUCCESS && flags && location) {
+    if (is_host(location->type) && shim_on("827-host-reported-read-write")) *flags = ACCESS_READ_WRITE;
+    if (location->type == LOC_DEVICE) {
+      CUdevice cur = current_device();
+      if (cur >= 0 && location->id == cur) {
+        if (*flags == ACCESS_READ_WRITE && shim_on("827-owner-reported-none")) *flags = ACCESS_NONE;
+      } else if (cur >= 0) {
+        if (*flags == ACCESS_READ_WRITE && shim_on("827-peer-grant-not-reported"))
+          *flags = ACCESS_NONE;
+        else if (*flags == ACCESS_NONE && shim_on("827-peer-reported-read-write"))
+          *flags = ACCESS_READ_WRITE;
+      }
+    }
+  }
+  return r;
+}
+
+/* The map mutants of 831 rewrite a copy of the map: this many descriptors live on the stack. */
+#define MAP_ON_STACK 16
+
+HOOK CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count) {
+  BEGIN(831, "cuMemPoolSetAccess", CUresult, (CUmemoryPool, const CUmemAccessDesc *, size_t));
+  if (shim_init_state != 1) return real(pool, map, count);
+  if (!pool && shim_on("831-null-pool-current-pool")) {
+    static CUresult (*get_pool)(CUmemoryPool *, CUdevice);
+    if (!get_pool) *(void **)&get_pool = shim_next("cuDeviceGetMemPool");
+    CUdevice d = current_device();
+    CUmemoryPool p = NULL;
+    if (get_pool && d >= 0 && get_pool(&p, d) == CUDA_SUCCESS) pool = p;
+  }
+  if (pool && !map && count && shim_on("831-null-map-accepted")) return CUDA_SUCCESS;
+
+  CUresult r;
+  int only_first = 0, first_wins = 0, masked = 0, read_only = 0, host = 0, grant = 0, revoke = 0;
+  if (map && count) {
+    only_first = count > 1 && shim_on("831-only-first-descriptor");
+    first_wins = count > 1 && shim_on("831-first-wins");
+    masked = shim_on("831-flags-masked");
+    read_only = shim_on("831-read-only-as-read-write");
+    host = shim_on("831-host-location-accepted");
+    grant = shim_on("831-peer-grant-ignored");
+    revoke = shim_on("831-peer-revoke-ignored");
+  }
+  if (only_first || first_wins || masked || read_only || host || grant || revoke) {
+    CUmemAccessDesc on_stack[MAP_ON_STACK];
+    CUmemAccessDesc *copy = count <= MAP_ON_STACK ? on_stack : malloc(count * sizeof *copy);
+    if (!copy) return real(pool, map, count);
+    CUdevice cur = (grant || revoke) ? current_device() : -1;
+    int devices = (grant || revoke) ? device_count() : 0;
+    size_t n = 0, take = only_first ? 1 : count;
+    for (size_t i = 0; i < take; i++) {
+      CUmemAccessDesc d = map[first_wins ? count - 1 - i : i];
+      if (masked) d.flags &= ACCESS_READ_WRITE;
+      if (read_only && d.flags == ACCESS_READ) d.flags = ACCESS_READ_WRITE;
+      if (host && is_host(d.location.type)) continue;
+      int peer = cur >= 0 && d.location.type == LOC_DEVICE && d.location.id != cur && d.location.id >= 0 &&
+                 d.location.id < devices;
+      if (grant && peer && d.flags == ACCESS_READ_WRITE) continue;
+      if (revoke && peer && d.flags == ACCESS_NONE) continue;
+      copy[n++] = d;
+    }
+    /* Everything skipped: an empty map (the driver still judges the pool). */
+    r = real(pool, copy, n);
+    if (copy != on_stack) free(copy);
+  } else {
+    r = real(pool, map, count);
+  }
+  if (r == CUDA_ERROR_INVALID_DEVICE && shim_on("831-invalid-device-as-not-supported")) return CUDA_ERROR_NOT_SUPPORTED;
+  if (r == CUDA_ERROR_NOT_SUPPORTED && shim_on("831-not-supported-as-invalid-device")) return CUDA_ERROR_INVALID_DEVICE;
+  return r;
+}
+
+const struct shim_hook access_hooks[] = {
+    {"cuMemPoolGetAccess", (void *)cuMemPoolGetAccess},
+    {"cuMemPoolSetAccess", (void *)cuMemPoolSetAccess},
+    {0},
+};

@@ -1,0 +1,345 @@
+/* 820 cuMemAllocAsync, 821 cuMemAllocFromPoolAsync, 822 cuMemFreeAsync.
+ *
+ * Besides the two faults, the mutants of the three APIs: each changes one behaviour the way an
+ * interposer that handles these calls itself (keeps its own table of allocations, picks the pool,
+ * translates codes) gets it wrong. The comment above each entry names the trials that kill it. */
+#include "../shim.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+/* Pointers allocated through this library (bad-result-822): a small open-addressing set. */
+#define SLOTS 65536
+static CUdeviceptr mine[SLOTS];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t slot(CUdeviceptr p) { return (size_t)((p >> 8) * 2654435761u) % SLOTS; }
+static void remember(CUdeviceptr p) {
+  if (!p) return;
+  pthread_mutex_lock(&lock);
+  for (size_t i = slot(p), k = 0; k < SLOTS; i = (i + 1) % SLOTS, k++)
+    if (mine[i] == 0 || mine[i] == p) { mine[i] = p; break; }
+  pthread_mutex_unlock(&lock);
+}
+static int forget(CUdeviceptr p) {
+  int found = 0;
+  pthread_mutex_lock(&lock);
+  for (size_t i = slot(p), k = 0; k < SLOTS && mine[i] != 0; i = (i + 1) % SLOTS, k++)
+    if (mine[i] == p) { mine[i] = (CUdeviceptr)1; found = 1; break; } /* 1: a tombstone */
+  pthread_mutex_unlock(&lock);
+  return found;
+}
+
+/* The mutants' own tables (address -> size), as an interposer keeps them: `live`, what 820/821
+ * allocated and 822 has not freed (822-interior-frees-block, 822-foreign-pointer-refused); `freed`,
+ * what 822 freed (822-double-free-success). Open addressing, tombstones reused, one lock each. */
+#define TOMB ((CUdeviceptr)1)
+struct table {
+  pthread_mutex_t lock;
+  CUdeviceptr key[SLOTS];
+  size_t size[SLOTS];
+};
+static struct table live = {.lock = PTHREAD_MUTEX_INITIALIZER}, freed = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void tab_put(struct table *t, CUdeviceptr p, size_t n) {
+  if (p <= TOMB) return;
+  pthread_mutex_lock(&t->lock);
+  size_t at = SLOTS, tomb = SLOTS;
+  for (size_t i = slot(p), k = 0; k < SLOTS; i = (i + 1) % SLOTS, k++) {
+    CUdeviceptr q = t->key[i];
+    if (q == p) { at = i; break; }
+    if (q == 0) { at = tomb < SLOTS ? tomb : i; break; }
+    if (q == TOMB && tomb == SLOTS) tomb = i;
+  }
+  if (at == SLOTS) at = tomb; /* no empty slot: the first tombstone, if any (else: full, dropped) */
+  if (at < SLOTS) {
+    t->key[at] = p;
+    t->size[at] = n;
+  }
+  pthread_mutex_unlock(&t->lock);
+}
+/* Whether `p` is in the table; removes it when `take`. */
+static int tab_find(struct table *t, CUdeviceptr p, int take) {
+  int found = 0;
+  if (p <= TOMB) return 0;
+  pthread_mutex_lock(&t->lock);
+  for (size_t i = slot(p), k = 0; k < SLOTS && t->key[i] != 0; i = (i + 1) % SLOTS, k++)
+    if (t->key[i] == p) {
+      if (take) t->key[i] = TOMB;
+      found = 1;
+      break;
+    }
+  pthread_mutex_unlock(&t->lock);
+  return found;
+}
+/* The allocation `x` lies strictly inside (base < x < base + size), if the table has one. */
+static int tab_base(struct table *t, CUdeviceptr x, CUdeviceptr *base) {
+  int found = 0;
+  pthread_mutex_lock(&t->lock);
+  for (size_t i = 0; i < SLOTS; i++) {
+    CUdeviceptr b = t->key[i];
+    if (b > TOMB && b < x && x - b < t->size[i]) {
+      *base = b;
+      found = 1;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&t->lock);
+  return found;
+}
+/* Whether the `live` table is kept (only while a mutant that reads it is on). */
+static int tracking(void) { return shim_on("822-interior-frees-block") || shim_on("822-foreign-pointer-refused"); }
+
+/* The driver's other functions the mutants use (never this library's hooks). */
+#define NEXT(var, name, ret, args) \
+  static ret(*var) args;           \
+  if (!var) *(void **)&var = shim_next(name)
+
+static CUresult ctx_device(CUdevice *d) {
+  NEXT(fn, "cuCtxGetDevice", CUresult, (CUdevice *));
+  return fn ? fn(d) : CUDA_ERROR_UNKNOWN;
+}
+/* The default pool (or, `current`, the current pool) of device `d`; NULL if the driver says no. */
+static CUmemoryPool pool_of_device(CUdevice d, int current) {
+  NEXT(get_default, "cuDeviceGetDefaultMemPool", CUresult, (CUmemoryPool *, CUdevice));
+  NEXT(get_current, "cuDeviceGetMemPool", CUresult, (CUmemoryPool *, CUdevice));
+  CUresult (*fn)(CUmemoryPool *, CUdevice) = current ? get_current : get_default;
+  CUmemoryPool p = NULL;
+  if (!fn || fn(&p, d) != CUDA_SUCCESS) return NULL;
+  return p;
+}
+/* The same, for the device of the current context; NULL without one. */
+static CUmemoryPool pool_here(int current) {
+  CUdevice d;
+  return ctx_device(&d) == CUDA_SUCCESS ? pool_of_device(d, current) : NULL;
+}
+/* Whether the driver answers attribute queries about `pool` (not NULL, destroyed or imported). */
+static int pool_usable(CUmemoryPool pool) {
+  NEXT(fn, "cuMemPoolGetAttribute", CUresult, (CUmemoryPool, int, void *));
+  cuuint64_t used = 0;
+  return fn && pool && fn(pool, 7 /* CU_MEMPOOL_ATTR_USED_MEM_CURRENT */, &used) == CUDA_SUCCESS;
+}
+static CUresult alloc_from(CUdeviceptr *dptr, size_t n, CUmemoryPool pool, CUstream s) {
+  NEXT(fn, "cuMemAllocFromPoolAsync", CUresult, (CUdeviceptr *, size_t, CUmemoryPool, CUstream));
+  return fn ? fn(dptr, n, pool, s) : CUDA_ERROR_UNKNOWN;
+}
+static CUresult free_real(CUdeviceptr p, CUstream s) {
+  NEXT(fn, "cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream));
+  return fn ? fn(p, s) : CUDA_ERROR_UNKNOWN;
+}
+static void stream_sync(CUstream s) {
+  NEXT(fn, "cuStreamSynchronize", CUresult, (CUstream));
+  if (fn) (void)fn(s);
+}
+/* Whether `p` is device memory of another device than the current context's. */
+static int elsewhere(CUdeviceptr p) {
+  NEXT(attr, "cuPointerGetAttribute", CUresult, (void *, int, CUdeviceptr));
+  unsigned type = 0;
+  int ordinal = -1;
+  CUdevice d;
+  if (!attr || attr(&type, 2 /* MEMORY_TYPE */, p) != CUDA_SUCCESS || type != 2 /* CU_MEMORYTYPE_DEVICE */) return 0;
+  if (attr(&ordinal, 9 /* DEVICE_ORDINAL */, p) != CUDA_SUCCESS || ordinal < 0) return 0;
+  return ctx_device(&d) == CUDA_SUCCESS && ordinal != d;
+}
+
+/* The guard band of the -pads-size mutants. */
+#define PAD 512
+
+const struct shim_entry alloc_entries[] = {
+    FAULT("null-out-820", 820, "gpu", "writes through its out-pointer before checking it (SIGSEGV on NULL)"),
+    FAULT("bad-result-822", 822, "none", "returns -1, no CUresult, for memory it did not allocate"),
+
+    /* 820 draws_from_current_pool_after_cuDeviceSetMemPool, cuda13_selectors_agree_with_device_selectors,
+     * used_mem_counts_requested_bytes */
+    MUTANT("820-default-pool-not-current", 820, "gpu",
+           "allocates from the device's default pool, not its current pool (cuDeviceSetMemPool ignored)"),
+    /* 820 alloc_async_on_peer_stream_uses_peer_current_pool (pair dev0_dev1),
+     * each_device_draws_from_its_current_pool (multi) */
+    MUTANT("820-device-0-pool", 820, "peer",
+           "allocates from device 0's current pool whatever the device of the context and stream"),
+    /* 820 huge_size_out_of_memory, huge_size_leaves_other_pools_reserved */
+    MUTANT("820-oom-invalid-value", 820, "gpu", "answers INVALID_VALUE instead of OUT_OF_MEMORY (a 1 << 60 size)"),
+    /* 820 no_current_context_invalid_context */
+    MUTANT("820-no-context-invalid-value", 820, "gpu",
+           "answers INVALID_VALUE instead of INVALID_CONTEXT on a thread with no current context"),
+    /* 820 null_dptr_invalid_value */
+    MUTANT("820-null-dptr-success", 820, "gpu", "a NULL out-pointer: allocates nothing and answers SUCCESS"),
+    /* 820 size_zero_succeeds_with_null_pointer_driver_behaviour */
+    MUTANT("820-size-zero-pointer-untouched", 820, "gpu",
+           "size 0: answers SUCCESS without writing the null pointer to *dptr"),
+    /* 820 used_mem_counts_requested_bytes */
+    MUTANT("820-pads-size", 820, "gpu", "allocates 512 bytes more than asked (a guard band): used memory shows it"),
+
+    /* 821 own_pool_on_legacy_stream_0, own_pool_on_CU_STREAM_LEGACY, own_pool_on_CU_STREAM_PER_THREAD,
+     * 828 used_mem_exact_accounting */
+    MUTANT("821-ignores-pool", 821, "gpu",
+           "ignores the pool argument: allocates from the default pool of the current context's device"),
+    /* 821 null_pool_invalid_value */
+    MUTANT("821-null-pool-current-pool", 821, "gpu",
+           "a NULL pool: allocates from the device's current pool and answers SUCCESS"),
+    /* 821 destroyed_pool; with IPC also imported_pool_alloc_refused */
+    MUTANT("821-refused-pool-falls-back", 821, "gpu",
+           "a pool the driver refuses (destroyed, imported): allocates from the default pool instead"),
+    /* 821 huge_size_out_of_memory, 823 max_size_limits_allocation,
+     * 832 reuse_internal_dependencies_off_out_of_memory */
+    MUTANT("821-oom-invalid-value", 821, "gpu",
+           "answers INVALID_VALUE instead of OUT_OF_MEMORY (1 << 60 bytes, beyond maxSize, pool full)"),
+    /* 821 null_dptr_invalid_value */
+    MUTANT("821-null-dptr-success", 821, "gpu", "a NULL out-pointer: allocates nothing and answers SUCCESS"),
+    /* 821 size_zero_succeeds_with_null_pointer_driver_behaviour */
+    MUTANT("821-size-zero-allocates", 821, "gpu", "size 0: allocates 1 byte and returns its non-null pointer"),
+    /* 828 used_mem_exact_accounting, reserved_mem_grows_in_32mib_chunks_driver_behaviour */
+    MUTANT("821-pads-size", 821, "gpu", "allocates 512 bytes more than asked (a guard band): used memory shows it"),
+    /* 821 alloc_from_peer_pool_on_own_stream (pair) */
+    MUTANT("821-other-device-pool-refused", 821, "peer",
+           "refuses (INVALID_DEVICE) a pool whose memory lives on another device than the current context's"),
+
+    /* 822 double_free */
+    MUTANT("822-double-free-success", 822, "gpu",
+           "a pointer it has already freed: answers SUCCESS instead of INVALID_VALUE"),
+    /* 822 interior_pointer (the trial's own free of the base then fails) */
+    MUTANT("822-interior-frees-block", 822, "gpu",
+           "a pointer inside one of its allocations: frees that whole allocation and answers SUCCESS"),
+    /* 822 free_returns_before_stream_reaches_it; 832 reuse_follow_event_dependencies_off_does_not and
+     * reuse_internal_dependencies_off_out_of_memory (after their gates' 30 s limit) */
+    MUTANT("822-synchronous", 822, "gpu",
+           "frees like cuMemFree: waits for the stream before and after the free instead of returning at once"),
+    /* 822 free_on_other_stream_after_event, double_free; 828 used_mem_exact_accounting;
+     * 832 release_threshold_zero_releases_at_sync; suite::no_leaks */
+    MUTANT("822-noop-leaks", 822, "gpu", "answers SUCCESS and frees nothing (every allocation leaks)"),
+    /* 822 free_of_cuMemAlloc_memory; with IPC also free_imported_pointer */
+    MUTANT("822-foreign-pointer-refused", 822, "gpu",
+           "frees only what it allocated through 820/821: cuMemAlloc and imported memory answer INVALID_VALUE"),
+    /* 820/821 capture::alloc_and_free_become_graph_nodes_* (no alloc node; the pool's memory is used) */
+    MUTANT("820-capture-allocates-eagerly", 820, "gpu",
+           "on a capturing stream: allocates at once on the per-thread stream instead of adding a graph node"),
+    /* 820/821 load::threads_and_streams_* (used memory above the bytes live at a quiescent point) */
+    MUTANT("822-lost-free-under-contention", 822, "gpu",
+           "an allocation table without a lock: a free made while another thread frees is lost (SUCCESS)"),
+    /* 822 free_on_other_device_stream (pair), free_on_every_other_device_stream (multi) */
+    MUTANT("822-other-device-refused", 822, "peer",
+           "refuses (INVALID_DEVICE) to free memory of another device than the current context's"),
+    {0},
+};
+
+/* Whether stream `s` is capturing (820-capture-allocates-eagerly). */
+static int capturing(CUstream s) {
+  static CUresult (*is_capturing)(CUstream, int *);
+  if (!is_capturing) *(void **)&is_capturing = shim_next("cuStreamIsCapturing");
+  int status = 0; /* CU_STREAM_CAPTURE_STATUS_NONE */
+  return is_capturing && is_capturing(s, &status) == CUDA_SUCCESS && status == 1 /* ACTIVE */;
+}
+
+/* 822-lost-free-under-contention: the frees in progress. */
+static int freeing;
+
+/* The 820 mutants around the driver's cuMemAllocAsync. */
+static CUresult alloc_820(CUresult (*real)(CUdeviceptr *, size_t, CUstream), CUdeviceptr *dptr, size_t n,
+                          CUstream s) {
+  if (dptr && shim_on("820-capture-allocates-eagerly") && capturing(s))
+    return real(dptr, n, (CUstream)0x2 /* CU_STREAM_PER_THREAD */);
+  if (!dptr && shim_on("820-null-dptr-success")) return CUDA_SUCCESS;
+  if (dptr && n == 0 && shim_on("820-size-zero-pointer-untouched")) return CUDA_SUCCESS;
+  if (dptr && n > 0) {
+    CUmemoryPool pool = NULL;
+    CUdevice d;
+    if (shim_on("820-default-pool-not-current")) pool = pool_here(0);
+    if (shim_on("820-device-0-pool") && ctx_device(&d) == CUDA_SUCCESS) pool = pool_of_device(0, 1);
+    if (pool) return alloc_from(dptr, n, pool, s);
+    if (shim_on("820-pads-size") && n <= SIZE_MAX - PAD) n += PAD;
+  }
+  CUresult r = real(dptr, n, s);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY && shim_on("820-oom-invalid-value")) return CUDA_ERROR_INVALID_VALUE;
+  if (r == CUDA_ERROR_INVALID_CONTEXT && shim_on("820-no-context-invalid-value")) return CUDA_ERROR_INVALID_VALUE;
+  return r;
+}
+
+/* The 821 mutants around the driver's cuMemAllocFromPoolAsync. */
+static CUresult alloc_821(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool, CUstream), CUdeviceptr *dptr,
+                          size_t n, CUmemoryPool pool, CUstream s) {
+  if (!dptr && shim_on("821-null-dptr-success")) return CUDA_SUCCESS;
+  if (dptr && !pool && shim_on("821-null-pool-current-pool")) {
+    CUmemoryPool cur = pool_here(1);
+    if (cur) pool = cur;
+  }
+  if (dptr && n > 0 && shim_on("821-ignores-pool") && pool_usable(pool)) {
+    CUmemoryPool d = pool_here(0);
+    if (d) pool = d;
+  }
+  if (dptr && n == 0 && shim_on("821-size-zero-allocates")) n = 1;
+  if (n > 0 && shim_on("821-pads-size") && n <= SIZE_MAX - PAD) n += PAD;
+  int other = dptr && shim_on("821-other-device-pool-refused");
+  CUdeviceptr old = other ? *dptr : 0;
+  CUresult r = real(dptr, n, pool, s);
+  if (r == CUDA_ERROR_INVALID_VALUE && dptr && pool && shim_on("821-refused-pool-falls-back")) {
+    CUmemoryPool d = pool_here(0);
+    if (d) r = real(dptr, n, d, s);
+  }
+  if (r == CUDA_ERROR_OUT_OF_MEMORY && shim_on("821-oom-invalid-value")) return CUDA_ERROR_INVALID_VALUE;
+  if (r == CUDA_SUCCESS && other && *dptr && elsewhere(*dptr)) {
+    (void)free_real(*dptr, s);
+    *dptr = old;
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  return r;
+}
+
+/* The 822 mutants around the driver's cuMemFreeAsync. */
+static CUresult free_822(CUresult (*real)(CUdeviceptr, CUstream), CUdeviceptr p, CUstream s) {
+  if (shim_init_state == 1 && shim_on("822-noop-leaks")) return CUDA_SUCCESS;
+  if (p && shim_on("822-lost-free-under-contention")) {
+    /* The unlocked table update takes a while (50 us); another free inside it loses this one. */
+    int at_entry = __atomic_fetch_add(&freeing, 1, __ATOMIC_SEQ_CST);
+    usleep(50);
+    int during = __atomic_load_n(&freeing, __ATOMIC_SEQ_CST);
+    __atomic_fetch_sub(&freeing, 1, __ATOMIC_SEQ_CST);
+    if (at_entry > 0 || during > 1) return CUDA_SUCCESS;
+  }
+  if (p && shim_on("822-foreign-pointer-refused") && !tab_find(&live, p, 0)) return CUDA_ERROR_INVALID_VALUE;
+  if (p && shim_on("822-other-device-refused") && elsewhere(p)) return CUDA_ERROR_INVALID_DEVICE;
+  int sync = shim_on("822-synchronous");
+  if (sync) stream_sync(s);
+  CUresult r = real(p, s);
+  if (sync && r == CUDA_SUCCESS) stream_sync(s);
+  CUdeviceptr base;
+  if (r == CUDA_ERROR_INVALID_VALUE && p && shim_on("822-interior-frees-block") && tab_base(&live, p, &base)) {
+    r = real(base, s);
+    if (r == CUDA_SUCCESS) tab_find(&live, base, 1);
+  }
+  if (r == CUDA_ERROR_INVALID_VALUE && p && shim_on("822-double-free-success") && tab_find(&freed, p, 0))
+    return CUDA_SUCCESS;
+  if (r == CUDA_SUCCESS && p) {
+    if (tracking()) tab_find(&live, p, 1);
+    if (shim_on("822-double-free-success")) tab_put(&freed, p, 0);
+  }
+  return r;
+}
+
+HOOK CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream stream) {
+  BEGIN(820, "cuMemAllocAsync", CUresult, (CUdeviceptr *, size_t, CUstream));
+  if (shim_on("null-out-820")) *(volatile CUdeviceptr *)dptr = 0;
+  CUresult r = alloc_820(real, dptr, bytesize, stream);
+  if (r == 0 && dptr && shim_on("bad-result-822")) remember(*dptr);
+  if (r == 0 && dptr && tracking()) tab_put(&live, *dptr, bytesize);
+  return r;
+}
+
+HOOK CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream) {
+  BEGIN(821, "cuMemAllocFromPoolAsync", CUresult, (CUdeviceptr *, size_t, CUmemoryPool, CUstream));
+  CUresult r = alloc_821(real, dptr, bytesize, pool, stream);
+  if (r == 0 && dptr && shim_on("bad-result-822")) remember(*dptr);
+  if (r == 0 && dptr && tracking()) tab_put(&live, *dptr, bytesize);
+  return r;
+}
+
+HOOK CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
+  BEGIN(822, "cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream));
+  if (shim_on("bad-result-822") && !forget(dptr)) return -1;
+  return free_822(real, dptr, stream);
+}
+
+const struct shim_hook alloc_hooks[] = {
+    {"cuMemAllocAsync", (void *)cuMemAllocAsync},
+    {"cuMemAllocFromPoolAsync", (void *)cuMemAllocFromPoolAsync},
+    {"cuMemFreeAsync", (void *)cuMemFreeAsync},
+    {0},
+};

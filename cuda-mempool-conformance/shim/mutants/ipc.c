@@ -1,0 +1,343 @@
+/* 825 cuMemPoolExportPointer, 826 cuMemPoolExportToShareableHandle,
+ * 829 cuMemPoolImportFromShareableHandle, 830 cuMemPoolImportPointer.
+ *
+ * Above each mutant, the trial(s) expected to kill it; most need the cross-process trials
+ * (cases/xproc.rs: the importers are child processes, which load this library too). Handle type 1
+ * is the POSIX fd; the fabric handle type (8) is left alone by every mutant (its trials crash the
+ * real driver on purpose). The real driver's other functions are reached through shim_next. */
+#include "../shim.h"
+
+#include <pthread.h>
+
+/* Shared by pool.c and ipc.c. */
+int shim_pool_is_default(CUmemoryPool pool);
+int shim_pool_non_ipc(CUmemoryPool pool);
+int shim_ipc_imported(CUmemoryPool pool);
+void shim_ipc_forget(CUmemoryPool pool);
+
+#define POSIX_FD 1
+
+const struct shim_entry ipc_entries[] = {
+    FAULT("abort-826", 826, "none", "aborts the process in the export"),
+    /* 825 null_pointer_invalid_value */
+    MUTANT("825-null-pointer-not-found", 825, "gpu", "pointer 0 answers NOT_FOUND instead of INVALID_VALUE"),
+    /* 825 null_data_out_invalid_value */
+    MUTANT("825-null-out-unchecked", 825, "ipc",
+           "a NULL data out-pointer is not checked: the export is made and dropped, SUCCESS instead of INVALID_VALUE"),
+    /* 825 cuMemAlloc_pointer_refused */
+    MUTANT("825-non-pool-pointer-invalid-handle", 825, "gpu",
+           "memory of no pool (cuMemAlloc's) answers INVALID_HANDLE instead of INVALID_VALUE"),
+    /* 825 pointer_of_non_ipc_pool_refused */
+    MUTANT("825-non-ipc-pool-exported", 825, "gpu",
+           "a pointer of a pool made without handle types is exported with made-up data instead of refused"),
+    /* 825 export_pointer_before_pool_export */
+    MUTANT("825-before-pool-export-allowed", 825, "ipc",
+           "a pointer of an IPC pool whose handle was never exported is exported (the pool's handle is exported "
+           "behind the caller's back) instead of R580's INVALID_VALUE"),
+    /* 825 export_pointer_after_pool_export (all zero), 830 import_pointer, the round trips */
+    MUTANT("825-zeroed-data", 825, "ipc", "the export data is all zero, with SUCCESS"),
+    /* 830 import_pointer_reads_exporters_bytes, the round trips (the importer reads one byte off) */
+    MUTANT("825-data-one-byte-changed", 825, "ipc",
+           "one byte of the export data is changed (byte 24, the low byte of the allocation's offset in R580's "
+           "data): the importer gets an address one byte off"),
+    /* 826 default_pool_refused */
+    MUTANT("826-default-pool-not-supported", 826, "gpu",
+           "the default pool answers NOT_SUPPORTED instead of INVALID_VALUE"),
+    /* 826 null_handle_out_invalid_value */
+    MUTANT("826-null-out-unchecked", 826, "ipc",
+           "a NULL handle out-pointer is not checked: the fd is made and closed, SUCCESS instead of INVALID_VALUE"),
+    /* 826 nonzero_flags_refused */
+    MUTANT("826-flags-ignored", 826, "ipc", "nonzero flags are ignored instead of refused"),
+    /* 826 handle_type_none_refused */
+    MUTANT("826-handle-type-none-posix", 826, "ipc", "handle type NONE is taken as POSIX fd instead of refused"),
+    /* 826 wrong_handle_type_refused */
+    MUTANT("826-win32-not-supported", 826, "ipc",
+           "a Windows handle type answers NOT_SUPPORTED instead of INVALID_VALUE"),
+    /* 826 non_ipc_pool_refused */
+    MUTANT("826-non-ipc-pool-not-supported", 826, "ipc",
+           "a pool made without handle types answers NOT_SUPPORTED instead of INVALID_VALUE"),
+    /* 826 imported_pool_export_refused */
+    MUTANT("826-imported-pool-not-permitted", 826, "ipc",
+           "an imported pool answers NOT_PERMITTED instead of INVALID_VALUE"),
+    /* 826 exporter_leaks_no_fd, suite::no_leaks */
+    MUTANT("826-leaks-fd", 826, "ipc", "each successful export leaves a duplicate of the fd open"),
+    /* 829 invalid_fd_answer_as_recorded_on_this_driver */
+    MUTANT("829-bad-fd-invalid-value", 829, "gpu",
+           "an fd that is no pool handle answers INVALID_VALUE (the documented code) instead of R580's UNKNOWN"),
+    /* 829 null_pool_out_invalid_value */
+    MUTANT("829-null-out-unchecked", 829, "ipc",
+           "a NULL pool out-pointer is not checked: the pool is imported and dropped, SUCCESS instead of INVALID_VALUE"),
+    /* 829 handle_type_none_refused */
+    MUTANT("829-handle-type-none-accepted", 829, "ipc", "handle type NONE is taken as POSIX fd instead of refused"),
+    /* 829 nonzero_flags_refused */
+    MUTANT("829-flags-ignored", 829, "ipc", "nonzero flags are ignored instead of refused"),
+    /* 829 import_leaves_callers_fd_open, import_leaves_fds_as_they_were, import_same_fd_twice (the second
+     * import finds the fd closed), the round trips */
+    MUTANT("829-closes-fd", 829, "ipc",
+           "a successful import closes the caller's fd, which stays the caller's (who closes it again: a double close)"),
+    /* 829 import_leaves_fds_as_they_were, the round trips ("importer leaked fds"), suite::no_leaks */
+    MUTANT("829-dup-leaks-fd", 829, "ipc", "each successful import dups the caller's fd and never closes the copy"),
+    /* 829 import_same_fd_twice_gives_same_pool */
+    MUTANT("829-same-fd-new-pool", 829, "ipc",
+           "importing a handle already imported gives a new pool instead of the same one"),
+    /* 830 null_pointer_out_invalid_value */
+    MUTANT("830-null-out-unchecked", 830, "ipc",
+           "a NULL out-pointer is not checked: SUCCESS (nothing imported) instead of INVALID_VALUE"),
+    /* 830 null_export_data_invalid_value */
+    MUTANT("830-null-data-unchecked", 830, "ipc", "NULL export data answers SUCCESS with address 0"),
+    /* 830 null_pool_invalid_value */
+    MUTANT("830-null-pool-invalid-handle", 830, "ipc", "a NULL pool answers INVALID_HANDLE instead of INVALID_VALUE"),
+    /* 830 garbage_export_data_refused, foreign_export_data_refused */
+    MUTANT("830-bad-data-not-found", 830, "ipc",
+           "export data an imported pool refuses (garbage, another pool's) answers NOT_FOUND instead of INVALID_VALUE"),
+    /* 830 garbage_export_data_refused, foreign_export_data_refused */
+    MUTANT("830-data-unchecked", 830, "ipc",
+           "export data is not checked: what an imported pool refuses gets SUCCESS and the address the data's "
+           "offset field names"),
+    /* 830 import_pointer_on_non_imported_pool_refused */
+    MUTANT("830-exporting-pool-accepted", 830, "ipc",
+           "importing into the exporting pool itself answers SUCCESS with the exported pointer instead of refusing"),
+    /* 830 import_pointer_reads_exporters_bytes, the round trips (256 bytes off), 822 free_imported_pointer */
+    MUTANT("830-offset-address", 830, "ipc", "the imported address is 256 bytes past the allocation"),
+    /* 830 import_same_pointer_twice_gives_same_address */
+    MUTANT("830-second-import-new-address", 830, "ipc",
+           "importing the same export data again gives another address (256 bytes on) instead of the same"),
+    {0},
+};
+
+/* A small thread-safe set of handles or addresses. Full: it stops growing. */
+#define SET_SLOTS 1024
+struct set {
+  pthread_mutex_t lock;
+  uintptr_t v[SET_SLOTS];
+};
+#define SET_INIT {PTHREAD_MUTEX_INITIALIZER, {0}}
+static void set_add(struct set *s, uintptr_t p) {
+  if (!p) return;
+  pthread_mutex_lock(&s->lock);
+  size_t free_slot = SET_SLOTS;
+  int found = 0;
+  for (size_t i = 0; i < SET_SLOTS && !found; i++) {
+    found = s->v[i] == p;
+    if (!s->v[i] && free_slot == SET_SLOTS) free_slot = i;
+  }
+  if (!found && free_slot < SET_SLOTS) s->v[free_slot] = p;
+  pthread_mutex_unlock(&s->lock);
+}
+static int set_has(struct set *s, uintptr_t p) {
+  int found = 0;
+  if (!p) return 0;
+  pthread_mutex_lock(&s->lock);
+  for (size_t i = 0; i < SET_SLOTS && !found; i++) found = s->v[i] == p;
+  pthread_mutex_unlock(&s->lock);
+  return found;
+}
+static void set_del(struct set *s, uintptr_t p) {
+  if (!p) return;
+  pthread_mutex_lock(&s->lock);
+  for (size_t i = 0; i < SET_SLOTS; i++)
+    if (s->v[i] == p) s->v[i] = 0;
+  pthread_mutex_unlock(&s->lock);
+}
+
+/* Pools this process imported and has not destroyed (pool.c forgets them on destruction). */
+static struct set imported = SET_INIT;
+int shim_ipc_imported(CUmemoryPool pool) { return set_has(&imported, (uintptr_t)pool); }
+void shim_ipc_forget(CUmemoryPool pool) { set_del(&imported, (uintptr_t)pool); }
+
+/* Addresses cuMemPoolImportPointer handed out (830-second-import-new-address). */
+static struct set imported_addresses = SET_INIT;
+
+/* Export data and the pointer it was made for (830-exporting-pool-accepted): the last EXPORTS. */
+#define EXPORTS 256
+static struct {
+  CUmemPoolPtrExportData data;
+  CUdeviceptr ptr;
+} exports[EXPORTS];
+static size_t next_export;
+static pthread_mutex_t exports_lock = PTHREAD_MUTEX_INITIALIZER;
+static void remember_export(const CUmemPoolPtrExportData *d, CUdeviceptr p) {
+  pthread_mutex_lock(&exports_lock);
+  exports[next_export % EXPORTS].data = *d;
+  exports[next_export % EXPORTS].ptr = p;
+  next_export++;
+  pthread_mutex_unlock(&exports_lock);
+}
+static CUdeviceptr exported_pointer(const CUmemPoolPtrExportData *d) {
+  CUdeviceptr p = 0;
+  pthread_mutex_lock(&exports_lock);
+  for (size_t i = 0; i < EXPORTS && i < next_export && !p; i++)
+    if (!memcmp(&exports[i].data, d, sizeof *d)) p = exports[i].ptr;
+  pthread_mutex_unlock(&exports_lock);
+  return p;
+}
+
+/* Every mutant here acts only once the driver is initialised, with a device: before cuInit, and
+ * after a failed one, the answers are init.c's mutants' business. */
+static int driver_up(void) {
+  static CUresult (*count)(int *);
+  if (!count) *(void **)&count = shim_next("cuDeviceGetCount");
+  int n = 0;
+  return count && count(&n) == CUDA_SUCCESS && n > 0;
+}
+
+/* The pool `ptr` was allocated from, per the driver (NULL: none, or the query failed). */
+static CUmemoryPool pool_of(CUdeviceptr ptr) {
+  static CUresult (*get)(void *, int, CUdeviceptr);
+  if (!get) *(void **)&get = shim_next("cuPointerGetAttribute");
+  CUmemoryPool pool = NULL;
+  if (!get || get(&pool, 17 /* CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE */, ptr) != CUDA_SUCCESS) pool = NULL;
+  return pool;
+}
+
+HOOK CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *out, CUdeviceptr ptr) {
+  BEGIN(825, "cuMemPoolExportPointer", CUresult, (CUmemPoolPtrExportData *, CUdeviceptr));
+  if (!driver_up()) return real(out, ptr);
+  if (!ptr && shim_on("825-null-pointer-not-found")) return CUDA_ERROR_NOT_FOUND;
+  if (!out && shim_on("825-null-out-unchecked")) {
+    CUmemPoolPtrExportData scratch;
+    return real(&scratch, ptr);
+  }
+  CUresult r = real(out, ptr);
+  if (r == CUDA_ERROR_INVALID_VALUE && out && ptr) {
+    CUmemoryPool pool = pool_of(ptr);
+    if (!pool && shim_on("825-non-pool-pointer-invalid-handle")) return CUDA_ERROR_INVALID_HANDLE;
+    if (pool && shim_on("825-non-ipc-pool-exported") && shim_pool_non_ipc(pool)) {
+      memset(out, 0, sizeof *out);
+      memcpy(out->reserved, &pool, sizeof pool);
+      memcpy(out->reserved + 24, &ptr, sizeof ptr);
+      return CUDA_SUCCESS;
+    }
+    if (pool && shim_on("825-before-pool-export-allowed")) {
+      static CUresult (*export_pool)(void *, CUmemoryPool, int, unsigned long long);
+      if (!export_pool) *(void **)&export_pool = shim_next("cuMemPoolExportToShareableHandle");
+      int fd = -1;
+      if (export_pool && export_pool(&fd, pool, POSIX_FD, 0) == CUDA_SUCCESS) {
+        close(fd);
+        r = real(out, ptr);
+      }
+    }
+  }
+  if (r == CUDA_SUCCESS && out) {
+    if (shim_on("825-zeroed-data")) memset(out, 0, sizeof *out);
+    if (shim_on("825-data-one-byte-changed")) out->reserved[24] ^= 1;
+    if (shim_on("830-exporting-pool-accepted")) remember_export(out, ptr);
+  }
+  return r;
+}
+
+HOOK CUresult cuMemPoolExportToShareableHandle(void *handle, CUmemoryPool pool, int type, unsigned long long flags) {
+  BEGIN(826, "cuMemPoolExportToShareableHandle", CUresult, (void *, CUmemoryPool, int, unsigned long long));
+  if (shim_on("abort-826")) abort();
+  if (!driver_up()) return real(handle, pool, type, flags);
+  if (!handle && shim_on("826-null-out-unchecked")) {
+    union {
+      int fd;
+      unsigned char bytes[64];
+    } scratch = {.fd = -1};
+    CUresult r = real(&scratch, pool, type, flags);
+    if (r == CUDA_SUCCESS && type == POSIX_FD) close(scratch.fd);
+    return r;
+  }
+  if (type == 0 && shim_on("826-handle-type-none-posix")) type = POSIX_FD;
+  if (flags && shim_on("826-flags-ignored")) flags = 0;
+  CUresult r = real(handle, pool, type, flags);
+  if (r == CUDA_ERROR_INVALID_VALUE) {
+    if (shim_on("826-default-pool-not-supported") && shim_pool_is_default(pool)) return CUDA_ERROR_NOT_SUPPORTED;
+    if (shim_on("826-win32-not-supported") && (type == 2 || type == 4)) return CUDA_ERROR_NOT_SUPPORTED;
+    if (shim_on("826-non-ipc-pool-not-supported") && shim_pool_non_ipc(pool)) return CUDA_ERROR_NOT_SUPPORTED;
+    if (shim_on("826-imported-pool-not-permitted") && shim_ipc_imported(pool)) return CUDA_ERROR_NOT_PERMITTED;
+  }
+  if (r == CUDA_SUCCESS && handle && type == POSIX_FD && shim_on("826-leaks-fd")) {
+    int leaked = dup(*(int *)handle);
+    (void)leaked;
+  }
+  return r;
+}
+
+HOOK CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool, void *handle, int type, unsigned long long flags) {
+  BEGIN(829, "cuMemPoolImportFromShareableHandle", CUresult, (CUmemoryPool *, void *, int, unsigned long long));
+  if (!driver_up()) return real(pool, handle, type, flags);
+  if (type == 0 && shim_on("829-handle-type-none-accepted")) type = POSIX_FD;
+  if (flags && shim_on("829-flags-ignored")) flags = 0;
+  if (!pool && shim_on("829-null-out-unchecked")) {
+    CUmemoryPool scratch = NULL;
+    CUresult r = real(&scratch, handle, type, flags);
+    if (r == CUDA_SUCCESS) set_add(&imported, (uintptr_t)scratch);
+    return r;
+  }
+  CUresult r = real(pool, handle, type, flags);
+  if (r == CUDA_ERROR_UNKNOWN && shim_on("829-bad-fd-invalid-value")) return CUDA_ERROR_INVALID_VALUE;
+  if (r != CUDA_SUCCESS || !pool) return r;
+  if (type == POSIX_FD) {
+    int fd = (int)(intptr_t)handle;
+    if (shim_on("829-closes-fd")) close(fd);
+    if (shim_on("829-dup-leaks-fd")) {
+      int leaked = dup(fd);
+      (void)leaked;
+    }
+  }
+  if (shim_on("829-same-fd-new-pool") && shim_ipc_imported(*pool)) {
+    static CUresult (*create)(CUmemoryPool *, const CUmemPoolProps *);
+    static CUresult (*get_device)(CUdevice *);
+    if (!create) *(void **)&create = shim_next("cuMemPoolCreate");
+    if (!get_device) *(void **)&get_device = shim_next("cuCtxGetDevice");
+    CUdevice dev = 0;
+    if (get_device && get_device(&dev) != CUDA_SUCCESS) dev = 0;
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = 1;
+    props.location.type = 1;
+    props.location.id = dev;
+    CUmemoryPool fresh = NULL;
+    if (create && create(&fresh, &props) == CUDA_SUCCESS) *pool = fresh;
+    return r;
+  }
+  set_add(&imported, (uintptr_t)*pool);
+  return r;
+}
+
+HOOK CUresult cuMemPoolImportPointer(CUdeviceptr *ptr, CUmemoryPool pool, CUmemPoolPtrExportData *data) {
+  BEGIN(830, "cuMemPoolImportPointer", CUresult, (CUdeviceptr *, CUmemoryPool, CUmemPoolPtrExportData *));
+  if (!driver_up()) return real(ptr, pool, data);
+  if (!ptr && pool && data && shim_on("830-null-out-unchecked")) return CUDA_SUCCESS;
+  if (!data && ptr && pool && shim_on("830-null-data-unchecked")) {
+    *ptr = 0;
+    return CUDA_SUCCESS;
+  }
+  if (!pool && shim_on("830-null-pool-invalid-handle")) return CUDA_ERROR_INVALID_HANDLE;
+  CUresult r = real(ptr, pool, data);
+  if (r == CUDA_ERROR_INVALID_VALUE && ptr && pool && data) {
+    int from_import = shim_ipc_imported(pool);
+    if (from_import && shim_on("830-bad-data-not-found")) return CUDA_ERROR_NOT_FOUND;
+    if (from_import && shim_on("830-data-unchecked")) {
+      memcpy(ptr, data->reserved + 24, sizeof *ptr);
+      return CUDA_SUCCESS;
+    }
+    if (!from_import && shim_on("830-exporting-pool-accepted")) {
+      CUdeviceptr p = exported_pointer(data);
+      if (p) {
+        *ptr = p;
+        return CUDA_SUCCESS;
+      }
+    }
+  }
+  if (r == CUDA_SUCCESS && ptr) {
+    if (shim_on("830-offset-address")) *ptr += 256;
+    if (shim_on("830-second-import-new-address")) {
+      if (set_has(&imported_addresses, *ptr))
+        *ptr += 256;
+      else
+        set_add(&imported_addresses, *ptr);
+    }
+  }
+  return r;
+}
+
+const struct shim_hook ipc_hooks[] = {
+    {"cuMemPoolExportPointer", (void *)cuMemPoolExportPointer},
+    {"cuMemPoolExportToShareableHandle", (void *)cuMemPoolExportToShareableHandle},
+    {"cuMemPoolImportFromShareableHandle", (void *)cuMemPoolImportFromShareableHandle},
+    {"cuMemPoolImportPointer", (void *)cuMemPoolImportPointer},
+    {0},
+};

@@ -1,0 +1,289 @@
+/* 823 cuMemPoolCreate, 824 cuMemPoolDestroy.
+ *
+ * Above each mutant, the trial(s) expected to kill it. The real driver's functions other than the
+ * hooked one are reached through shim_next (never through this library's hooks). What ipc.c needs
+ * from here (and this file from it) goes through the shim_pool_* / shim_ipc_* functions below. */
+#include "../shim.h"
+
+#include <pthread.h>
+
+/* Shared by pool.c and ipc.c. */
+int shim_pool_is_default(CUmemoryPool pool);
+int shim_pool_non_ipc(CUmemoryPool pool);
+int shim_ipc_imported(CUmemoryPool pool);
+void shim_ipc_forget(CUmemoryPool pool);
+
+const struct shim_entry pool_entries[] = {
+    FAULT("wrong-codes-824", 824, "none",
+          "success for a NULL pool and for the default pool, which it then does not destroy"),
+    /* 823 null_pool_out_invalid_value */
+    MUTANT("823-null-out-unchecked", 823, "gpu",
+           "a NULL out-pointer is not checked: the pool is made and dropped, SUCCESS instead of INVALID_VALUE"),
+    /* 823 null_props_invalid_value */
+    MUTANT("823-null-props-default", 823, "gpu",
+           "NULL props make a default pinned pool on the current device instead of INVALID_VALUE"),
+    /* 823 location_type_invalid_refused, location_type_out_of_range_refused */
+    MUTANT("823-location-type-unchecked", 823, "gpu",
+           "an invalid or unknown location type is taken as a device location instead of refused"),
+    /* 823 location_device_past_last_refused, location_device_negative_refused */
+    MUTANT("823-bad-device-invalid-device", 823, "gpu",
+           "a device location past the last device or negative answers INVALID_DEVICE instead of INVALID_VALUE"),
+    /* 823 handle_type_unknown_bit_refused */
+    MUTANT("823-unknown-handle-bits-dropped", 823, "gpu",
+           "unknown handle-type bits are dropped and the pool made instead of INVALID_VALUE"),
+    /* 823 handle_type_win32_on_linux_refused */
+    MUTANT("823-win32-not-supported", 823, "gpu",
+           "a Windows handle type on Linux answers NOT_SUPPORTED instead of R580's INVALID_VALUE"),
+    /* 823 posix_fd_handle_type (exports the pool), 826 posix_fd_export, the round trips */
+    MUTANT("823-drops-posix-fd", 823, "ipc",
+           "the POSIX fd handle type is dropped: the pool is made but cannot be exported"),
+    /* 826 non_ipc_pool_refused */
+    MUTANT("823-adds-posix-fd", 823, "ipc",
+           "a device pool asked for with no handle type is made exportable as a POSIX fd all the same"),
+    /* 823 max_size_limits_allocation */
+    MUTANT("823-max-size-ignored", 823, "gpu", "maxSize is ignored: the pool grows without limit"),
+    /* 823 host_numa_location_pool (its memory must be host memory) */
+    MUTANT("823-host-numa-on-device", 823, "gpu",
+           "a host NUMA location is ignored: the pool is made on the current device"),
+    /* 824 null_pool_invalid_value */
+    MUTANT("824-null-invalid-handle", 824, "gpu", "a NULL pool answers INVALID_HANDLE instead of INVALID_VALUE"),
+    /* 824 default_pool_refused */
+    MUTANT("824-default-pool-not-permitted", 824, "gpu",
+           "the default pool answers NOT_PERMITTED instead of INVALID_VALUE (and stays)"),
+    /* 824 destroy_twice */
+    MUTANT("824-stale-handle-invalid-handle", 824, "gpu",
+           "a pool already destroyed answers INVALID_HANDLE instead of INVALID_VALUE"),
+    /* 824 destroy_twice, destroying_current_pool_restores_default */
+    MUTANT("824-noop", 824, "gpu", "destroys nothing and answers SUCCESS"),
+    /* 824 destroy_twice, destroying_current_pool_restores_default */
+    MUTANT("824-lazy", 824, "gpu",
+           "answers SUCCESS at once but destroys each pool only at the next cuMemPoolDestroy"),
+    /* 824 destroying_current_pool_restores_default */
+    MUTANT("824-current-not-restored", 824, "gpu",
+           "destroying a device's current pool makes a new pool current there instead of the default pool"),
+    /* 824 destroy_with_outstanding_allocation_then_free */
+    MUTANT("824-in-use-refused", 824, "gpu",
+           "a pool with memory still allocated from it is refused (INVALID_VALUE) and kept"),
+    /* 824 destroy_imported_pool */
+    MUTANT("824-imported-refused", 824, "ipc", "an imported pool is refused (INVALID_VALUE) and kept"),
+    {0},
+};
+
+/* A small thread-safe set of pool handles. Full: it stops growing (a mutant then misses some). */
+#define SET_SLOTS 1024
+struct set {
+  pthread_mutex_t lock;
+  CUmemoryPool v[SET_SLOTS];
+};
+#define SET_INIT {PTHREAD_MUTEX_INITIALIZER, {0}}
+static void set_add(struct set *s, CUmemoryPool p) {
+  if (!p) return;
+  pthread_mutex_lock(&s->lock);
+  size_t free_slot = SET_SLOTS;
+  for (size_t i = 0; i < SET_SLOTS; i++) {
+    if (s->v[i] == p) { free_slot = SET_SLOTS; goto out; }
+    if (!s->v[i] && free_slot == SET_SLOTS) free_slot = i;
+  }
+  if (free_slot < SET_SLOTS) s->v[free_slot] = p;
+out:
+  pthread_mutex_unlock(&s->lock);
+}
+static int set_has(struct set *s, CUmemoryPool p) {
+  int found = 0;
+  if (!p) return 0;
+  pthread_mutex_lock(&s->lock);
+  for (size_t i = 0; i < SET_SLOTS && !found; i++) found = s->v[i] == p;
+  pthread_mutex_unlock(&s->lock);
+  return found;
+}
+static void set_del(struct set *s, CUmemoryPool p) {
+  if (!p) return;
+  pthread_mutex_lock(&s->lock);
+  for (size_t i = 0; i < SET_SLOTS; i++)
+    if (s->v[i] == p) s->v[i] = NULL;
+  pthread_mutex_unlock(&s->lock);
+}
+
+/* Pools made without handle types (825-non-ipc-pool-exported, 826-non-ipc-pool-not-supported). */
+static struct set non_ipc = SET_INIT;
+/* Pools made through this library and not yet destroyed (824-in-use-refused). */
+static struct set live = SET_INIT;
+/* Pools destroyed (824-stale-handle-invalid-handle). */
+static struct set destroyed = SET_INIT;
+
+static int track_non_ipc(void) {
+  return shim_on("825-non-ipc-pool-exported") || shim_on("826-non-ipc-pool-not-supported");
+}
+
+int shim_pool_non_ipc(CUmemoryPool pool) { return set_has(&non_ipc, pool); }
+
+/* The device of the current context (0 if there is none). */
+static CUdevice current_device(void) {
+  static CUresult (*get)(CUdevice *);
+  if (!get) *(void **)&get = shim_next("cuCtxGetDevice");
+  CUdevice d = 0;
+  if (!get || get(&d) != CUDA_SUCCESS) d = 0;
+  return d;
+}
+
+static int device_count(void) {
+  static CUresult (*count)(int *);
+  if (!count) *(void **)&count = shim_next("cuDeviceGetCount");
+  int n = 0;
+  if (!count || count(&n) != CUDA_SUCCESS) n = 0;
+  return n;
+}
+
+int shim_pool_is_default(CUmemoryPool pool) {
+  static CUresult (*get_default)(CUmemoryPool *, CUdevice);
+  if (!get_default) *(void **)&get_default = shim_next("cuDeviceGetDefaultMemPool");
+  if (!pool || !get_default) return 0;
+  for (int d = 0, n = device_count(); d < n; d++) {
+    CUmemoryPool p = NULL;
+    if (get_default(&p, d) == CUDA_SUCCESS && p == pool) return 1;
+  }
+  return 0;
+}
+
+/* Every mutant here acts only once the driver is initialised, with a device: before cuInit, and
+ * after a failed one, the answers are init.c's mutants' business. */
+static int driver_up(void) {
+  static CUresult (*count)(int *);
+  if (!count) *(void **)&count = shim_next("cuDeviceGetCount");
+  int n = 0;
+  return count && count(&n) == CUDA_SUCCESS && n > 0;
+}
+
+/* Plain pinned device-pool properties on device `dev`. */
+static CUmemPoolProps device_props(CUdevice dev) {
+  CUmemPoolProps p;
+  memset(&p, 0, sizeof p);
+  p.allocType = 1;
+  p.location.type = 1;
+  p.location.id = dev;
+  return p;
+}
+
+HOOK CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
+  BEGIN(823, "cuMemPoolCreate", CUresult, (CUmemoryPool *, const CUmemPoolProps *));
+  if (!driver_up()) return real(pool, props);
+  if (!pool && shim_on("823-null-out-unchecked")) {
+    static CUresult (*destroy)(CUmemoryPool);
+    if (!destroy) *(void **)&destroy = shim_next("cuMemPoolDestroy");
+    CUmemoryPool scratch = NULL;
+    CUresult r = real(&scratch, props);
+    if (r == CUDA_SUCCESS && destroy) destroy(scratch);
+    return r;
+  }
+  CUmemPoolProps mine;
+  if (!props) {
+    if (!shim_on("823-null-props-default")) return real(pool, props);
+    mine = device_props(current_device());
+  } else {
+    mine = *props;
+  }
+  const int loc_type = mine.location.type;
+  if (shim_on("823-location-type-unchecked") && (loc_type < 1 || loc_type > 4)) mine.location.type = 1;
+  if (shim_on("823-bad-device-invalid-device") && loc_type == 1 &&
+      (mine.location.id < 0 || mine.location.id >= device_count()))
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (shim_on("823-unknown-handle-bits-dropped")) mine.handleTypes &= 0xf;
+  if (shim_on("823-win32-not-supported") && (mine.handleTypes & 0x6)) return CUDA_ERROR_NOT_SUPPORTED;
+  if (shim_on("823-drops-posix-fd")) mine.handleTypes &= ~1;
+  if (shim_on("823-adds-posix-fd") && loc_type == 1 && mine.handleTypes == 0) mine.handleTypes = 1;
+  if (shim_on("823-max-size-ignored")) mine.maxSize = 0;
+  if (shim_on("823-host-numa-on-device") && loc_type == 3) {
+    mine.location.type = 1;
+    mine.location.id = current_device();
+  }
+  /* The caller's own properties unless a mutant changed them. */
+  CUresult r = real(pool, props && !memcmp(&mine, props, sizeof mine) ? props : &mine);
+  if (r == CUDA_SUCCESS && pool) {
+    if (track_non_ipc() && mine.handleTypes == 0) set_add(&non_ipc, *pool);
+    if (shim_on("824-in-use-refused")) set_add(&live, *pool);
+    if (shim_on("824-stale-handle-invalid-handle")) set_del(&destroyed, *pool);
+  }
+  return r;
+}
+
+/* 824-lazy: the pool whose destruction is pending. */
+static pthread_mutex_t lazy_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUmemoryPool lazy_pending;
+
+/* The devices whose current pool is `pool`, as a bit set (the first 64 devices). */
+static unsigned long long current_on(CUmemoryPool pool) {
+  static CUresult (*get_current)(CUmemoryPool *, CUdevice);
+  if (!get_current) *(void **)&get_current = shim_next("cuDeviceGetMemPool");
+  unsigned long long bits = 0;
+  for (int d = 0, n = device_count(); get_current && d < n && d < 64; d++) {
+    CUmemoryPool p = NULL;
+    if (get_current(&p, d) == CUDA_SUCCESS && p == pool) bits |= 1ull << d;
+  }
+  return bits;
+}
+
+/* 824-current-not-restored: a new pool, current on each device of `bits`. */
+static void make_new_current(CUresult (*create)(CUmemoryPool *, const CUmemPoolProps *),
+                             unsigned long long bits) {
+  static CUresult (*set_current)(CUdevice, CUmemoryPool);
+  if (!set_current) *(void **)&set_current = shim_next("cuDeviceSetMemPool");
+  for (int d = 0; set_current && d < 64; d++) {
+    if (!(bits & (1ull << d))) continue;
+    CUmemPoolProps props = device_props(d);
+    CUmemoryPool p = NULL;
+    if (create(&p, &props) == CUDA_SUCCESS) set_current(d, p);
+  }
+}
+
+HOOK CUresult cuMemPoolDestroy(CUmemoryPool pool) {
+  BEGIN(824, "cuMemPoolDestroy", CUresult, (CUmemoryPool));
+  static CUresult (*get_default)(CUmemoryPool *, CUdevice);
+  if (!get_default) *(void **)&get_default = shim_next("cuDeviceGetDefaultMemPool");
+  if (shim_on("wrong-codes-824")) {
+    if (pool == NULL) return 0;
+    CUmemoryPool d = NULL;
+    if (get_default && get_default(&d, 0) == 0 && d == pool) return 0;
+  }
+  if (!driver_up()) return real(pool);
+  if (!pool && shim_on("824-null-invalid-handle")) return CUDA_ERROR_INVALID_HANDLE;
+  if (shim_on("824-default-pool-not-permitted") && shim_pool_is_default(pool)) return CUDA_ERROR_NOT_PERMITTED;
+  if (shim_on("824-noop") && pool) return CUDA_SUCCESS;
+  if (shim_on("824-lazy") && pool && !shim_pool_is_default(pool)) {
+    pthread_mutex_lock(&lazy_lock);
+    CUmemoryPool prev = lazy_pending;
+    lazy_pending = pool;
+    pthread_mutex_unlock(&lazy_lock);
+    if (prev) real(prev);
+    return CUDA_SUCCESS;
+  }
+  if (shim_on("824-imported-refused") && shim_ipc_imported(pool)) return CUDA_ERROR_INVALID_VALUE;
+  if (shim_on("824-in-use-refused") && set_has(&live, pool)) {
+    static CUresult (*get_attr)(CUmemoryPool, int, void *);
+    if (!get_attr) *(void **)&get_attr = shim_next("cuMemPoolGetAttribute");
+    cuuint64_t used = 0;
+    if (get_attr && get_attr(pool, 7 /* CU_MEMPOOL_ATTR_USED_MEM_CURRENT */, &used) == CUDA_SUCCESS && used > 0)
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  unsigned long long was_current = pool && shim_on("824-current-not-restored") ? current_on(pool) : 0;
+  CUresult r = real(pool);
+  if (r == CUDA_SUCCESS) {
+    shim_ipc_forget(pool);
+    set_del(&non_ipc, pool);
+    set_del(&live, pool);
+    if (shim_on("824-stale-handle-invalid-handle")) set_add(&destroyed, pool);
+    if (was_current) {
+      static CUresult (*create)(CUmemoryPool *, const CUmemPoolProps *);
+      if (!create) *(void **)&create = shim_next("cuMemPoolCreate");
+      if (create) make_new_current(create, was_current);
+    }
+  } else if (r == CUDA_ERROR_INVALID_VALUE && shim_on("824-stale-handle-invalid-handle") && set_has(&destroyed, pool)) {
+    r = CUDA_ERROR_INVALID_HANDLE;
+  }
+  return r;
+}
+
+const struct shim_hook pool_hooks[] = {
+    {"cuMemPoolCreate", (void *)cuMemPoolCreate},
+    {"cuMemPoolDestroy", (void *)cuMemPoolDestroy},
+    {0},
+};

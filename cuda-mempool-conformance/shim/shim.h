@@ -1,0 +1,116 @@
+/* Test-only mutation library: what every file of it shares. See misbehave.c for the whole. */
+#ifndef CUMP_SHIM_H
+#define CUMP_SHIM_H
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* PROC_ADDRESS_ONLY: the hooks are reachable only through cuGetProcAddress (misbehave.c). */
+#ifdef PROC_ADDRESS_ONLY
+#define HOOK __attribute__((visibility("hidden")))
+#else
+#define HOOK __attribute__((visibility("default")))
+#endif
+#define EXPORT __attribute__((visibility("default")))
+
+/* cuda.h's types, as far as the hooks look into them (layouts of CUDA 12.2 and later). */
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef unsigned long long cuuint64_t;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef struct CUstream_st *CUstream;
+typedef unsigned int CUmemAccess_flags;
+typedef struct {
+  int type; /* CUmemLocationType: 1 device, 2 host, 3 host NUMA, 4 host NUMA current */
+  int id;
+} CUmemLocation;
+typedef struct {
+  CUmemLocation location;
+  CUmemAccess_flags flags; /* 0 none, 1 read, 3 read-write */
+} CUmemAccessDesc;
+typedef struct {
+  int allocType;   /* 1 pinned */
+  int handleTypes; /* bit 1 POSIX fd, 2 Win32, 4 Win32 KMT, 8 fabric */
+  CUmemLocation location;
+  void *win32SecurityAttributes;
+  size_t maxSize;
+  unsigned short usage;
+  unsigned char reserved[54];
+} CUmemPoolProps;
+typedef struct {
+  unsigned char reserved[64];
+} CUmemPoolPtrExportData;
+
+enum {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_INVALID_VALUE = 1,
+  CUDA_ERROR_OUT_OF_MEMORY = 2,
+  CUDA_ERROR_NOT_INITIALIZED = 3,
+  CUDA_ERROR_NO_DEVICE = 100,
+  CUDA_ERROR_INVALID_DEVICE = 101,
+  CUDA_ERROR_INVALID_CONTEXT = 201,
+  CUDA_ERROR_INVALID_HANDLE = 400,
+  CUDA_ERROR_NOT_FOUND = 500,
+  CUDA_ERROR_NOT_PERMITTED = 800,
+  CUDA_ERROR_NOT_SUPPORTED = 801,
+  CUDA_ERROR_UNKNOWN = 999,
+};
+
+/* The driver's definition of `name` (the next one after this library). */
+void *shim_next(const char *name);
+/* Whether mutant or fault `name` is switched on (CONFORMANCE_MUTANT / CONFORMANCE_SHIM_FAULTS). */
+int shim_on(const char *name);
+/* cuInit's state as this library saw it: 0 not called, 1 succeeded, 2 failed. */
+extern volatile int shim_init_state;
+/* The before-cuInit / failed-cuInit mutants of API `api` (init.c): nonzero when one answers in
+ * place of the driver, with its answer in *r. Every hook of the 14 APIs calls it first. */
+int shim_init_mutant(unsigned api, CUresult *r);
+
+/* `real`: the driver's definition of this function, looked up once. */
+#define REAL(name, ret, args)             \
+  static ret(*real) args;                 \
+  if (!real) *(void **)&real = shim_next(name); \
+  if (!real) return CUDA_ERROR_UNKNOWN
+
+/* The start of each hook of API `api`: its driver function, and the init-state mutants. */
+#define BEGIN(api, name, ret, args)       \
+  REAL(name, ret, args);                  \
+  {                                       \
+    CUresult init_r_;                     \
+    if (shim_init_mutant(api, &init_r_)) return init_r_; \
+  }
+
+/* One mutant or fault: its name, the API it breaks, what the machine needs for the suite to be
+ * able to see it ("none", "gpu", "ipc", "peer", "multi"), mutant or fault, and what it breaks. */
+struct shim_entry {
+  const char *name;
+  unsigned api;
+  const char *needs;
+  const char *kind;
+  const char *what;
+};
+/* One hooked function: its C name (its symbol) and this library's definition. */
+struct shim_hook {
+  const char *name;
+  void *fn;
+};
+#define MUTANT(name, api, needs, what) {name, api, needs, "mutant", what}
+#define FAULT(name, api, needs, what) {name, api, needs, "fault", what}
+
+/* Each group file defines its entries and hooks, each list ending with a zeroed element. */
+#define SHIM_GROUP(g)                            \
+  extern const struct shim_entry g##_entries[]; \
+  extern const struct shim_hook g##_hooks[]
+SHIM_GROUP(init);
+SHIM_GROUP(alloc);
+SHIM_GROUP(pool);
+SHIM_GROUP(ipc);
+SHIM_GROUP(access);
+SHIM_GROUP(attr);
+
+#endif

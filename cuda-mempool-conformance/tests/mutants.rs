@@ -1,0 +1,557 @@
+//! What the suite would catch: the whole suite, once per mutant of the mutation library (shim/,
+//! LD_PRELOAD, `CONFORMANCE_MUTANT=name`), against a baseline run under the same library with no
+//! mutant switched on. A mutant is killed when a trial that passed in the baseline fails under it;
+//! one that no trial fails SURVIVES, and its trial here fails (unless it is listed in
+//! [`EQUIVALENT`], with the reason no program can tell it from the real driver). Mutants whose
+//! API the machine cannot exercise (no GPU, no second GPU, ...) are ignored with that reason, so
+//! on a machine without a GPU (CI) this checks the mutants the no-device trials can judge.
+//!
+//!   cargo test -p conformance --test mutants                 every mutant this machine can judge
+//!   cargo test -p conformance --test mutants -- mutant::823  a subset, by the usual name filter
+//!   cargo xtask mutants                                      the same, writing docs/conformance/mutants.md
+//!
+//! CONFORMANCE_MUTANTS_REPORT=DIR writes DIR/mutants.md (each mutant and the trials that killed it,
+//! each trial and the mutants it kills, the trials that kill none with the reason they exist) and
+//! DIR/mutants.json, rewritten as each verdict comes in. With a GPU the runs go one at a time (each
+//! is a whole suite with its own worker processes, and suites side by side on one GPU fail trials by
+//! themselves); without one, four at a time. `--test-threads` overrides either. Each run gets a 10 s
+//! trial deadline, so a mutant that hangs costs about that. A control run of the faithful library
+//! goes last: it must fail nothing that passed in the baseline.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+mod common;
+#[path = "common/shimlib.rs"]
+mod shimlib;
+
+/// The trial deadline of every run (a hanging mutant costs about this much).
+const DEADLINE: Duration = Duration::from_secs(10);
+/// Default number of suites run at once without a GPU. With a GPU, one at a time: on an H100
+/// (R580) eight suites side by side made each run take 90 s instead of 5 and failed most trials
+/// of every run (contexts are created one at a time, the 10 s deadline passed), which would have
+/// counted every mutant as killed.
+const PARALLEL: usize = 4;
+
+/// Mutants that no program can tell from the real driver, with the reason. A listed mutant that
+/// is killed fails (the reason was wrong: remove it from the list).
+const EQUIVALENT: &[(&str, &str)] = &[];
+
+/// Why a trial that kills no mutant exists, by trial-name prefix or suffix (`*` at either end).
+const REASONS: &[(&str, &str)] = &[
+    (
+        "harness::*",
+        "tests the harness (a dying or hanging importer fails its trial), not the driver",
+    ),
+    (
+        "suite::no_leaks",
+        "the leak check: fails when a run leaves pools, allocations, fds or children behind",
+    ),
+];
+
+#[derive(Clone, Debug)]
+struct Mutant {
+    name: String,
+    api: u32,
+    needs: String,
+    kind: String,
+    what: String,
+}
+
+/// What one run under a mutant showed.
+#[derive(Clone, Debug, Default)]
+struct Verdict {
+    /// Trials that passed in the baseline and failed here, with their messages.
+    killers: Vec<(String, String)>,
+    /// Trials whose declared driver departure stopped reproducing (noticed, not failed).
+    changed: Vec<String>,
+    wall: f64,
+    status: String,
+}
+
+fn shim() -> Result<PathBuf, String> {
+    shimlib::path(shimlib::Variant::EveryPath)
+}
+
+fn scratch() -> &'static PathBuf {
+    static D: OnceLock<PathBuf> = OnceLock::new();
+    D.get_or_init(|| std::env::temp_dir().join(format!("cump-mutants-{}", std::process::id())))
+}
+
+/// The library's own list (`CONFORMANCE_MUTANT=list`: it prints and exits at load).
+fn list() -> Result<Vec<Mutant>, String> {
+    let out = common::suite()?
+        .env("LD_PRELOAD", shim()?)
+        .env("CONFORMANCE_MUTANT", "list")
+        .output()
+        .map_err(|e| format!("cannot list the mutants: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "CONFORMANCE_MUTANT=list failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.splitn(5, '\t').collect();
+            match f[..] {
+                [name, api, needs, kind, what] => Ok(Mutant {
+                    name: name.into(),
+                    api: api.parse().map_err(|_| format!("bad API in {l:?}"))?,
+                    needs: needs.into(),
+                    kind: kind.into(),
+                    what: what.into(),
+                }),
+                _ => Err(format!("the library's list has a malformed line: {l:?}")),
+            }
+        })
+        .collect()
+}
+
+/// One whole suite under the library, with `mutant` switched on (None: the baseline).
+fn run(mutant: Option<&str>) -> Result<(Value, f64, String), String> {
+    let tag = mutant.unwrap_or("baseline");
+    let dir = scratch().join(tag);
+    let start = Instant::now();
+    let mut cmd = common::suite()?;
+    cmd.env("LD_PRELOAD", shim()?)
+        .env("CONFORMANCE_REPORT_DIR", &dir)
+        .env("CONFORMANCE_TRIAL_TIMEOUT", DEADLINE.as_secs().to_string());
+    match mutant {
+        Some(m) => cmd.env("CONFORMANCE_MUTANT", m),
+        None => cmd.env_remove("CONFORMANCE_MUTANT"),
+    };
+    let out = cmd.output().map_err(|e| format!("cannot run the suite: {e}"))?;
+    let wall = start.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let tail: String = stderr
+        .lines()
+        .rev()
+        .take(15)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect::<Vec<_>>()
+        .join("\n");
+    if out.status.code().is_none() {
+        return Err(format!(
+            "the suite under {tag} did not exit normally ({}); the report is the suite's promise whatever \
+             the library does. Its stderr ends:\n{tail}",
+            out.status
+        ));
+    }
+    let text = std::fs::read_to_string(dir.join("report.json")).map_err(|e| {
+        format!(
+            "the suite under {tag} wrote no report ({e}), exit {}; its stderr ends:\n{tail}",
+            out.status
+        )
+    })?;
+    let _ = std::fs::remove_dir_all(&dir);
+    let j: Value = serde_json::from_str(&text).map_err(|e| format!("report under {tag}: {e}"))?;
+    Ok((j, wall, out.status.to_string()))
+}
+
+fn outcomes(j: &Value) -> BTreeMap<String, (String, String)> {
+    j["trials"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| {
+            Some((
+                t["trial"].as_str()?.to_string(),
+                (
+                    t["outcome"].as_str().unwrap_or("").to_string(),
+                    t["message"].as_str().unwrap_or("").to_string(),
+                ),
+            ))
+        })
+        .collect()
+}
+
+/// The baseline: the suite under the library with no mutant. A library that forwards everything
+/// is the real driver, so its failures are the driver's own: a trial failing here cannot judge a
+/// mutant (kills count only trials that passed here) and is listed in mutants.md as such. The
+/// baseline's capabilities decide which mutants can be judged.
+struct Baseline {
+    report: Value,
+    outcomes: BTreeMap<String, (String, String)>,
+    wall: f64,
+}
+
+fn baseline() -> Result<&'static Baseline, String> {
+    static B: OnceLock<Result<Baseline, String>> = OnceLock::new();
+    B.get_or_init(|| {
+        let (report, wall, status) = run(None)?;
+        let outcomes = outcomes(&report);
+        let failed: Vec<&String> = outcomes
+            .iter()
+            .filter(|(_, (o, _))| o == "failed")
+            .map(|(t, _)| t)
+            .collect();
+        if !failed.is_empty() {
+            eprintln!(
+                "mutants: {} trial(s) fail on this driver with no mutant switched on ({status}); they judge no \
+                 mutant: {failed:?}",
+                failed.len()
+            );
+        }
+        Ok(Baseline { report, outcomes, wall })
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+/// Whether the baseline's machine can show mutants that need `needs`; else why not.
+fn missing(b: &Baseline, needs: &str) -> Option<String> {
+    let m = &b.report["machine"];
+    let dev0 = &m["devices"][0];
+    let gpu = m["cuInit"] == 0 && dev0["memory_pools"] == true;
+    let ipc = gpu && dev0["handle_types"].as_u64().is_some_and(|h| h & 1 != 0);
+    let pairs = m["selection"]["pairs"].as_array().map_or(0, Vec::len);
+    let multi = m["selection"]["multi"].as_array().map_or(0, Vec::len);
+    let (ok, why) = match needs {
+        "none" => (true, ""),
+        "gpu" => (gpu, "needs a GPU with memory pools"),
+        "ipc" => (ipc, "needs a GPU whose pools export POSIX file descriptors"),
+        "peer" => (gpu && pairs > 0, "needs two GPUs that can access each other"),
+        "multi" => (gpu && multi >= 3, "needs three GPUs that all reach each other"),
+        other => (false, leak(format!("unknown `needs` {other:?} in the library's list"))),
+    };
+    (!ok).then(|| why.to_string())
+}
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+static VERDICTS: Mutex<BTreeMap<String, Result<Verdict, String>>> = Mutex::new(BTreeMap::new());
+/// The run's start and every mutant, so that the report can be rewritten as each verdict comes in
+/// (a run stopped early still leaves what it judged).
+static RUN: OnceLock<(Instant, Vec<Mutant>)> = OnceLock::new();
+
+fn report_dir() -> Option<PathBuf> {
+    std::env::var_os("CONFORMANCE_MUTANTS_REPORT").map(PathBuf::from)
+}
+
+fn rewrite_report() -> Result<(), String> {
+    static ONE: Mutex<()> = Mutex::new(());
+    let _one = ONE.lock().unwrap_or_else(|p| p.into_inner());
+    match (report_dir(), RUN.get()) {
+        (Some(dir), Some((start, mutants))) => write_report(&dir, mutants, start.elapsed().as_secs_f64()),
+        _ => Ok(()),
+    }
+}
+
+fn judge(m: &Mutant) -> Result<(), Failed> {
+    let b = baseline()?;
+    let result = (|| {
+        let (j, wall, status) = run(Some(&m.name))?;
+        let mut v = Verdict {
+            wall,
+            status,
+            ..Verdict::default()
+        };
+        for (trial, (outcome, msg)) in outcomes(&j) {
+            let before = b.outcomes.get(&trial).map(|(o, _)| o.as_str());
+            match outcome.as_str() {
+                "failed" if before == Some("passed") => v.killers.push((trial, msg)),
+                "changed" if before == Some("passed") => v.changed.push(trial),
+                _ => {}
+            }
+        }
+        Ok::<Verdict, String>(v)
+    })();
+    VERDICTS.lock().unwrap().insert(m.name.clone(), result.clone());
+    if let Err(e) = rewrite_report() {
+        eprintln!("mutants: cannot write the report: {e}");
+    }
+    let v = result?;
+    let equivalent = EQUIVALENT.iter().find(|(n, _)| *n == m.name);
+    match (v.killers.is_empty(), equivalent) {
+        (false, None) => {
+            println!(
+                "mutant {} killed by {} trial(s), first {}",
+                m.name,
+                v.killers.len(),
+                v.killers[0].0
+            );
+            Ok(())
+        }
+        (true, Some((_, why))) => {
+            println!("mutant {} survives, declared equivalent: {why}", m.name);
+            Ok(())
+        }
+        (false, Some(_)) => Err(format!(
+            "mutant {} is declared equivalent but {} killed it: remove it from EQUIVALENT",
+            m.name, v.killers[0].0
+        )
+        .into()),
+        (true, None) => Err(format!(
+            "mutant {} SURVIVED ({}: {}): no trial that passes on this driver failed under it{}",
+            m.name,
+            m.api,
+            m.what,
+            if v.changed.is_empty() {
+                String::new()
+            } else {
+                format!(" (noticed only as changed departures: {:?})", v.changed)
+            }
+        )
+        .into()),
+    }
+}
+
+/// The reason a trial that kills nothing exists, if one is recorded.
+fn reason(trial: &str) -> Option<&'static str> {
+    REASONS.iter().find_map(|(pat, why)| {
+        let hit = match (pat.strip_suffix('*'), pat.strip_prefix('*')) {
+            (Some(prefix), _) => trial.starts_with(prefix),
+            (_, Some(suffix)) => trial.ends_with(suffix),
+            _ => trial == *pat,
+        };
+        hit.then_some(*why)
+    })
+}
+
+/// DIR/mutants.md and DIR/mutants.json.
+fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), String> {
+    let b = baseline()?;
+    let verdicts = VERDICTS.lock().unwrap().clone();
+    let mut by_trial: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let (mut killed, mut survived, mut judged) = (0, 0, 0);
+    let mut rows = Vec::new();
+    let mut jm = Vec::new();
+    for m in mutants {
+        let (status, killers, changed, exit) = match verdicts.get(&m.name) {
+            None => match missing(b, &m.needs) {
+                Some(why) => (format!("not run: {why}"), vec![], vec![], String::new()),
+                None => (
+                    "not judged (filtered out, or the run stopped first)".to_string(),
+                    vec![],
+                    vec![],
+                    String::new(),
+                ),
+            },
+            Some(Err(e)) => (
+                format!("ERROR: {}", e.lines().next().unwrap_or("")),
+                vec![],
+                vec![],
+                String::new(),
+            ),
+            Some(Ok(v)) => {
+                judged += 1;
+                for (t, _) in &v.killers {
+                    by_trial.entry(t.clone()).or_default().insert(m.name.clone());
+                }
+                let s = if !v.killers.is_empty() {
+                    killed += 1;
+                    "killed".to_string()
+                } else if let Some((_, why)) = EQUIVALENT.iter().find(|(n, _)| *n == m.name) {
+                    format!("equivalent: {why}")
+                } else {
+                    survived += 1;
+                    "SURVIVED".to_string()
+                };
+                (
+                    s,
+                    v.killers.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>(),
+                    v.changed.clone(),
+                    v.status.clone(),
+                )
+            }
+        };
+        let wall_m = match verdicts.get(&m.name) {
+            Some(Ok(v)) => v.wall,
+            _ => 0.0,
+        };
+        jm.push(json!({
+            "name": m.name, "api": m.api, "needs": m.needs, "kind": m.kind, "what": m.what,
+            "status": status, "exit": exit, "killed_by": killers, "changed": changed, "wall_s": wall_m,
+        }));
+        let shown: Vec<String> = killers.iter().take(4).map(|t| format!("`{t}`")).collect();
+        let more = if killers.len() > 4 {
+            format!(" and {} more", killers.len() - 4)
+        } else {
+            String::new()
+        };
+        rows.push(format!(
+            "| `{}` | {} | {} | {} | {}{} | {} |",
+            m.name,
+            m.api,
+            m.needs,
+            status,
+            shown.join(", "),
+            more,
+            m.what.replace('|', "\\|")
+        ));
+    }
+    let baseline_failed: Vec<&String> = b
+        .outcomes
+        .iter()
+        .filter(|(_, (o, _))| o == "failed")
+        .map(|(t, _)| t)
+        .collect();
+    let machine = &b.report["machine"];
+    let device = machine["devices"][0]["name"].as_str().unwrap_or("no device");
+    let ndev = machine["devices"].as_array().map_or(0, Vec::len);
+    let driver = b.report["driver"].as_str().unwrap_or("?");
+    let date = b.report["date"].as_str().unwrap_or("?");
+    let rate = if judged > 0 {
+        format!("{:.1} %", 100.0 * f64::from(killed) / f64::from(judged))
+    } else {
+        "—".into()
+    };
+    let mut md = String::new();
+    md.push_str("# Mutation run\n\n");
+    md.push_str(&format!(
+        "Machine: {ndev} × {device}, driver {driver}, {date} (the baseline report's date). Mutants in the \
+         library: {}; judged here: {judged}; killed: {killed}; survived: {survived}; kill rate {rate}. \
+         Wall time of the whole run: {wall:.1} s (baseline run {:.1} s). Each mutant ran the whole suite \
+         under `CONFORMANCE_MUTANT=<name>` with a {} s trial deadline; a mutant is killed when a trial \
+         that passed in the baseline fails.\n\n",
+        mutants.len(),
+        b.wall,
+        DEADLINE.as_secs()
+    ));
+    if !baseline_failed.is_empty() {
+        md.push_str(&format!(
+            "Trials that fail on this driver with no mutant on (they judge no mutant): {}.\n\n",
+            baseline_failed
+                .iter()
+                .map(|t| format!("`{t}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    md.push_str("## Each mutant and the trials that killed it\n\n");
+    md.push_str("| mutant | API | needs | status | killed by | what it breaks |\n|---|---|---|---|---|---|\n");
+    for r in &rows {
+        md.push_str(r);
+        md.push('\n');
+    }
+    md.push_str("\n## Each trial and the mutants it kills\n\n| trial | kills |\n|---|---|\n");
+    let mut none = Vec::new();
+    for (trial, (outcome, _)) in &b.outcomes {
+        match by_trial.get(trial) {
+            Some(ms) => md.push_str(&format!(
+                "| `{trial}` | {} |\n",
+                ms.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+            )),
+            None => none.push((trial.clone(), outcome.clone())),
+        }
+    }
+    md.push_str(
+        "\n## Trials that kill no mutant here\n\nIgnored trials could not run on this machine; the others \
+         with the reason they exist.\n\n| trial | baseline | why it exists |\n|---|---|---|\n",
+    );
+    for (trial, outcome) in &none {
+        let why = if outcome == "ignored" {
+            "ignored on this machine (see the report for the reason)"
+        } else {
+            reason(trial).unwrap_or("NO REASON RECORDED")
+        };
+        md.push_str(&format!("| `{trial}` | {outcome} | {why} |\n"));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::write(dir.join("mutants.md"), md).map_err(|e| e.to_string())?;
+    let j = json!({
+        "machine": {"devices": ndev, "device": device, "driver": driver, "date": date},
+        "wall_s": wall, "baseline_wall_s": b.wall, "judged": judged, "killed": killed, "survived": survived,
+        "baseline_failed": baseline_failed,
+        "mutants": jm,
+        "trials": by_trial,
+        "trials_killing_none": none.iter().map(|(t, o)| json!({"trial": t, "baseline": o,
+            "reason": if o == "ignored" { None } else { reason(t) }})).collect::<Vec<_>>(),
+    });
+    std::fs::write(dir.join("mutants.json"), serde_json::to_string_pretty(&j).unwrap()).map_err(|e| e.to_string())
+}
+
+fn main() -> std::process::ExitCode {
+    if let Some(code) = common::run_suite_if_asked() {
+        return code;
+    }
+    let mut args = Arguments::from_args();
+    let gpu = !args.list && baseline().is_ok_and(|b| missing(b, "gpu").is_none());
+    if args.test_threads.is_none() {
+        args.test_threads = Some(if gpu {
+            1
+        } else {
+            std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(PARALLEL)
+        });
+    }
+    let start = Instant::now();
+    let mutants = match list() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("mutants: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    // The baseline first, alone (its capabilities decide what is ignored); not just to list.
+    let base = if args.list {
+        Err(String::new())
+    } else {
+        baseline().map(|_| ())
+    };
+    // Device mutants first, then those the no-device trials judge, the faults (hangs, aborts) last:
+    // a run stopped early has judged the most telling ones.
+    let mut order: Vec<&Mutant> = mutants.iter().collect();
+    order.sort_by_key(|m| (m.kind != "mutant", m.needs == "none"));
+    let mut trials: Vec<Trial> = order
+        .into_iter()
+        .map(|m| {
+            let name = format!("mutant::{}", m.name);
+            let ignore = match &base {
+                Ok(()) => baseline().ok().and_then(|b| missing(b, &m.needs)),
+                Err(_) => None,
+            };
+            let m2 = m.clone();
+            let t = Trial::test(name, move || judge(&m2)).with_kind(m.kind.clone());
+            match ignore {
+                Some(why) => t.with_ignored_flag(true).with_kind(format!("{}: {why}", m.kind)),
+                None => t,
+            }
+        })
+        .collect();
+    // Another faithful run beside the mutants: runs side by side on one GPU do not fail trials by
+    // themselves (a kill is the mutant's doing).
+    trials.push(Trial::test("control::faithful_library_beside_the_mutants", || {
+        let b = baseline()?;
+        let (j, _, status) = run(None)?;
+        let failed: Vec<String> = outcomes(&j)
+            .into_iter()
+            .filter(|(t, (o, _))| o == "failed" && b.outcomes.get(t).is_some_and(|(o, _)| o == "passed"))
+            .map(|(t, (_, m))| format!("{t}: {m}"))
+            .collect();
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "the faithful run beside the mutants failed ({status}):\n{}",
+                failed.join("\n")
+            )
+            .into())
+        }
+    }));
+    let _ = RUN.set((start, mutants.clone()));
+    let conclusion = libtest_mimic::run(&args, trials);
+    if let Some(dir) = report_dir() {
+        match write_report(&dir, &mutants, start.elapsed().as_secs_f64()) {
+            Ok(()) => println!("mutants: wrote {}", dir.join("mutants.md").display()),
+            Err(e) => {
+                eprintln!("mutants: cannot write the report: {e}");
+                return std::process::ExitCode::FAILURE;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(scratch());
+    conclusion.exit_code()
+}
