@@ -12,6 +12,12 @@
 //!   3 reuse    allocate on stream 2 after an event wait on stream 1's free, event-dependency
 //!              reuse on and off.
 //!   4 ipc      cuMemPoolExportPointer in this process, cuMemPoolImportPointer in a child.
+//!   5 threads  allocation + free throughput (64 KiB, each thread on a stream of its own, one
+//!              synchronisation per batch) with 1, 4 and 16 threads: one pool shared by all, and
+//!              one pool per thread.
+//!   6 capture  a captured allocation at graph launch against a direct one: cuGraphLaunch of a
+//!              captured alloc + free, of an empty captured graph, and cuMemAllocAsync +
+//!              cuMemFreeAsync, each followed by a synchronisation.
 //!
 //! Output: a table (median, min, max, iterations) and `bench.json` in BENCH_REPORT_DIR (default
 //! target/bench-report/). BENCH_GROUPS=ffi,pairs runs only the groups named.
@@ -48,6 +54,10 @@ struct Scale {
     pair_iters_large: usize,
     reuse_iters: usize,
     ipc_ptrs: usize,
+    /// Pairs per thread per round, and rounds, of the threads group.
+    thread_pairs: usize,
+    thread_rounds: usize,
+    capture_iters: usize,
 }
 const FULL: Scale = Scale {
     ffi_rounds: 31,
@@ -56,6 +66,9 @@ const FULL: Scale = Scale {
     pair_iters_large: 40,
     reuse_iters: 2_000,
     ipc_ptrs: 200,
+    thread_pairs: 2_000,
+    thread_rounds: 7,
+    capture_iters: 2_000,
 };
 const SMOKE: Scale = Scale {
     ffi_rounds: 3,
@@ -64,6 +77,9 @@ const SMOKE: Scale = Scale {
     pair_iters_large: 2,
     reuse_iters: 5,
     ipc_ptrs: 3,
+    thread_pairs: 5,
+    thread_rounds: 1,
+    capture_iters: 5,
 };
 
 struct Row {
@@ -272,6 +288,130 @@ fn reuse(e: &Env, sc: Scale) -> R<Vec<Row>> {
     Ok(rows)
 }
 
+/// Group 5: alloc + free pairs per second with 1, 4 and 16 threads, one shared pool or one each.
+fn threads(e: &Env, sc: Scale) -> R<Vec<Row>> {
+    const SIZE: usize = 64 << 10;
+    let mut rows = Vec::new();
+    for n in [1usize, 4, 16] {
+        for shared in [true, false] {
+            let pools: Vec<Pool> = (0..if shared { 1 } else { n })
+                .map(|_| Pool::on_device(e.dev))
+                .collect::<R<_>>()?;
+            for p in &pools {
+                set_u64(p.0, CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
+            }
+            let mut rates = Vec::new();
+            for _ in 0..sc.thread_rounds {
+                let barrier = std::sync::Barrier::new(n + 1);
+                let start = std::thread::scope(|scope| -> R<Instant> {
+                    let handles: Vec<_> = (0..n)
+                        .map(|t| {
+                            let (pool, barrier) = (pools[if shared { 0 } else { t }].0 as usize, &barrier);
+                            scope.spawn(move || -> R {
+                                e.bind();
+                                let s = Stream::new()?;
+                                barrier.wait();
+                                for _ in 0..sc.thread_pairs {
+                                    let p = alloc_from(pool as CUmemoryPool, SIZE, s.0)?;
+                                    free_async(p, s.0)?;
+                                }
+                                s.sync()
+                            })
+                        })
+                        .collect();
+                    barrier.wait();
+                    let start = Instant::now();
+                    for h in handles {
+                        h.join().map_err(|_| "a bench thread panicked")??;
+                    }
+                    Ok(start)
+                })?;
+                rates.push((n * sc.thread_pairs) as f64 / start.elapsed().as_secs_f64());
+            }
+            rows.push(row(
+                "threads",
+                format!(
+                    "{n} thread(s), {}: alloc + free of 64 KiB, {} per thread",
+                    if shared {
+                        "one shared pool"
+                    } else {
+                        "one pool per thread"
+                    },
+                    sc.thread_pairs
+                ),
+                "pairs/s",
+                rates,
+            ));
+        }
+    }
+    Ok(rows)
+}
+
+/// Group 6: a captured allocation at launch against a direct one (1 MiB, synchronised each time).
+fn capture(e: &Env, sc: Scale) -> R<Vec<Row>> {
+    const SIZE: usize = 1 << 20;
+    let s = Stream::new()?;
+    // Capture `alloc`: a graph holding a 1 MiB alloc + free, or nothing.
+    let graph = |alloc: bool| -> R<(CUgraph, CUgraphExec)> {
+        ok("cuStreamBeginCapture", unsafe {
+            cuStreamBeginCapture_v2(s.0, CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL)
+        })?;
+        let work = if alloc {
+            alloc_async(SIZE, s.0).and_then(|p| free_async(p, s.0))
+        } else {
+            Ok(())
+        };
+        let mut g = std::ptr::null_mut();
+        let end = unsafe { cuStreamEndCapture(s.0, &mut g) };
+        work?;
+        ok("cuStreamEndCapture", end)?;
+        let mut x = std::ptr::null_mut();
+        ok("cuGraphInstantiateWithFlags", unsafe {
+            cuGraphInstantiateWithFlags(&mut x, g, 0)
+        })?;
+        Ok((g, x))
+    };
+    let mut rows = Vec::new();
+    for (alloc, label) in [
+        (true, "cuGraphLaunch of a captured 1 MiB alloc + free, + sync"),
+        (false, "cuGraphLaunch of an empty captured graph, + sync"),
+    ] {
+        let (g, x) = graph(alloc)?;
+        let mut t = Vec::new();
+        let run = (|| -> R {
+            for _ in 0..sc.capture_iters {
+                let t0 = Instant::now();
+                ok("cuGraphLaunch", unsafe { cuGraphLaunch(x, s.0) })?;
+                s.sync()?;
+                t.push(us(t0));
+            }
+            Ok(())
+        })();
+        unsafe {
+            let _ = cuGraphExecDestroy(x);
+            let _ = cuGraphDestroy(g);
+        }
+        run?;
+        rows.push(row("capture", label.into(), "us/iter", t));
+    }
+    let mut t = Vec::new();
+    for _ in 0..sc.capture_iters {
+        let t0 = Instant::now();
+        let p = alloc_async(SIZE, s.0)?;
+        free_async(p, s.0)?;
+        s.sync()?;
+        t.push(us(t0));
+    }
+    rows.push(row(
+        "capture",
+        "cuMemAllocAsync + cuMemFreeAsync of 1 MiB (default pool), + sync".into(),
+        "us/iter",
+        t,
+    ));
+    ok("cuDeviceGraphMemTrim", unsafe { cuDeviceGraphMemTrim(e.dev) })?;
+    Ok(rows)
+}
+
 /// Group 4: export pointer here, import pointer in a child (this binary, role bench-ipc).
 fn ipc(e: &Env, sc: Scale) -> R<Vec<Row>> {
     let pool = Pool::ipc(e.dev)?;
@@ -412,6 +552,8 @@ fn bench(sc: Scale, full: bool) -> std::process::ExitCode {
         ("ffi", Box::new(move || ffi(sc))),
         ("pairs", Box::new(|| pairs(&env, sc))),
         ("reuse", Box::new(|| reuse(&env, sc))),
+        ("threads", Box::new(|| threads(&env, sc))),
+        ("capture", Box::new(|| capture(&env, sc))),
     ];
     if env.m.has(Cap::Ipc).is_ok() {
         groups.push(("ipc", Box::new(|| ipc(&env, sc))));

@@ -107,10 +107,12 @@ fn settings() -> Result<Settings, String> {
     leaks::plants()?;
     crate::cu::Entry::from_env()?;
     crate::expect::load()?;
+    let timeout = harness::trial_timeout()?;
+    cases::load::settings(timeout)?;
     Ok(Settings {
         devices: crate::devices::request()?,
         required: harness::required_caps()?,
-        timeout: harness::trial_timeout()?,
+        timeout,
         in_process: in_process_mode()?,
     })
 }

@@ -3,7 +3,9 @@
 pub mod access;
 pub mod alloc;
 pub mod attr;
+pub mod capture;
 pub mod ipc;
+pub mod load;
 pub mod multi;
 pub mod peer;
 pub mod pool;
@@ -28,6 +30,8 @@ const MEMORY_SENSITIVE: &[&str] = &[
     "reserved_mem_high_reset_to_current",
     "used_mem_high_reset_to_current",
     "used_mem_exact_accounting",
+    "used_mem_counts_requested_bytes",
+    "high_water_marks_keep_the_peak",
     "trim_to_zero_releases_unused",
     "trim_keeps_min_bytes",
     "trim_keeps_memory_in_use",
@@ -50,6 +54,8 @@ pub fn all() -> Vec<Case> {
     v.extend(access::cases());
     v.extend(attr::cases());
     v.extend(xproc::cases());
+    v.extend(capture::cases());
+    v.extend(load::cases());
     v.extend(peer::cases());
     v.extend(multi::cases());
     for c in &mut v {

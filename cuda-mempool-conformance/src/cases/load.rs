@@ -1,0 +1,304 @@
+//! Many threads and streams allocating at once (trials named `…::load::…`): T threads, each with
+//! S streams, make random-size allocations (256 B – 64 MiB), fill each with a pattern of its own,
+//! and free them — often on another thread's stream, ordered after the allocation's last use by an
+//! event. Checked throughout: live allocations never overlap; each allocation still holds its
+//! pattern when it is freed; at quiescent points (every thread paused, every stream idle) the
+//! pool's USED_MEM_CURRENT equals the bytes live; nothing is left at the end.
+//!
+//! CONFORMANCE_STRESS_SECS (default 1) sets how long it runs, CONFORMANCE_STRESS_SEED the seed
+//! (default: from the clock). The seed is in every failure message and in the report's notes, so
+//! a failing run can be repeated; the operations per second are in the notes.
+
+use crate::cu::*;
+use crate::driver::*;
+use crate::ensure;
+use crate::harness::{Case, Env};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use CUmemPool_attribute as A;
+const THREADS: usize = 4;
+const STREAMS_PER_THREAD: usize = 2;
+/// Live allocations a thread keeps at most (64 MiB each at most: 4 GiB for all threads).
+const MAX_LIVE: usize = 16;
+const MIN_SIZE: usize = 256;
+const MAX_SIZE: usize = 64 << 20;
+/// Bytes read back from each end and the middle of an allocation when it is freed.
+const WINDOW: usize = 64;
+
+pub const SECS_ENV: &str = "CONFORMANCE_STRESS_SECS";
+pub const SEED_ENV: &str = "CONFORMANCE_STRESS_SEED";
+
+/// How long the trial runs (CONFORMANCE_STRESS_SECS, default 1 s).
+pub fn duration() -> Result<Duration, String> {
+    match std::env::var(SECS_ENV) {
+        Err(_) => Ok(Duration::from_secs(1)),
+        Ok(v) => v
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
+            .map(Duration::from_secs_f64)
+            .ok_or_else(|| format!("{SECS_ENV}={v:?}: expected a number of seconds, more than 0 (e.g. 60)")),
+    }
+}
+
+/// The load trials' settings, checked before any trial runs: the run must fit in the trial
+/// deadline, with time to spare for the start and the final checks.
+pub fn settings(deadline: Duration) -> Result<(), String> {
+    let secs = duration()?;
+    seed()?;
+    let need = secs + Duration::from_secs(5);
+    if need > deadline {
+        return Err(format!(
+            "{SECS_ENV}={} s does not fit in the trial deadline of {} s: set CONFORMANCE_TRIAL_TIMEOUT to at \
+             least {}",
+            secs.as_secs_f64(),
+            deadline.as_secs(),
+            need.as_secs_f64().ceil()
+        ));
+    }
+    Ok(())
+}
+
+fn seed() -> Result<u64, String> {
+    match std::env::var(SEED_ENV) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .map_err(|_| format!("{SEED_ENV}={v:?}: expected an unsigned integer")),
+        Err(_) => Ok(std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)),
+    }
+}
+
+/// splitmix64: small, seedable, and the same sequence on every machine.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    /// A size between MIN_SIZE and MAX_SIZE, spread evenly over the powers of two, a multiple of 4.
+    fn size(&mut self) -> usize {
+        let lo = MIN_SIZE.trailing_zeros() as usize;
+        let hi = MAX_SIZE.trailing_zeros() as usize;
+        let k = lo + self.below(hi - lo);
+        let s = (1usize << k) + self.below(1usize << k);
+        (s.min(MAX_SIZE) + 3) & !3
+    }
+}
+
+struct Live {
+    size: usize,
+    pattern: u32,
+    /// The stream it was allocated (and filled) on.
+    stream: usize,
+}
+
+/// What all threads share: the streams, the live allocations by address, the operation count.
+struct Shared {
+    streams: Vec<Stream>,
+    live: Mutex<BTreeMap<CUdeviceptr, Live>>,
+    ops: std::sync::atomic::AtomicU64,
+}
+// SAFETY: streams are driver handles, usable from any thread.
+unsafe impl Sync for Shared {}
+unsafe impl Send for Shared {}
+
+/// How a trial allocates: cuMemAllocAsync from the device's current pool, or
+/// cuMemAllocFromPoolAsync from a pool of its own.
+#[derive(Clone, Copy)]
+enum Via {
+    Current,
+    OwnPool,
+}
+
+fn allocate(sh: &Shared, via: Via, pool: CUmemoryPool, rng: &mut Rng, t: usize) -> R<CUdeviceptr> {
+    let size = rng.size();
+    let stream = t * STREAMS_PER_THREAD + rng.below(STREAMS_PER_THREAD);
+    let s = sh.streams[stream].0;
+    let p = match via {
+        Via::Current => alloc_async(size, s)?,
+        Via::OwnPool => alloc_from(pool, size, s)?,
+    };
+    let pattern = (rng.next() as u32) | 1;
+    {
+        let mut live = sh.live.lock().unwrap();
+        // The nearest live allocations below and above must end before / start after this one.
+        if let Some((&q, l)) = live.range(..=p).next_back() {
+            ensure!(
+                q + l.size as u64 <= p,
+                "allocation {p:#x} ({size} B) overlaps the live allocation {q:#x} ({} B)",
+                l.size
+            );
+        }
+        if let Some((&q, _)) = live.range(p..).next() {
+            ensure!(
+                p + size as u64 <= q,
+                "allocation {p:#x} ({size} B) overlaps the live allocation {q:#x}"
+            );
+        }
+        live.insert(p, Live { size, pattern, stream });
+    }
+    ok("cuMemsetD32Async", unsafe { cuMemsetD32Async(p, pattern, size / 4, s) })?;
+    sh.ops.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Ok(p)
+}
+
+/// Check `p`'s pattern on its own stream, then free it on a random stream (often another
+/// thread's), after an event recorded where it was last used.
+fn release(sh: &Shared, rng: &mut Rng, p: CUdeviceptr) -> R {
+    let Live { size, pattern, stream } = sh
+        .live
+        .lock()
+        .unwrap()
+        .remove(&p)
+        .ok_or_else(|| format!("{p:#x} is not live"))?;
+    let s = sh.streams[stream].0;
+    let mut host = [0u32; 3 * WINDOW / 4];
+    let win = WINDOW.min(size);
+    for (i, off) in [0, (size / 2) & !3, size - win].into_iter().enumerate() {
+        let off = off.min(size - win);
+        ok("cuMemcpyDtoHAsync", unsafe {
+            cuMemcpyDtoHAsync_v2(host[i * WINDOW / 4..].as_mut_ptr().cast(), p + off as u64, win, s)
+        })?;
+    }
+    let ev = Event::new(0)?;
+    ev.record(s)?;
+    ok("cuEventSynchronize", unsafe { cuEventSynchronize(ev.0) })?;
+    for i in 0..3 {
+        let w = &host[i * WINDOW / 4..i * WINDOW / 4 + win / 4];
+        if let Some(bad) = w.iter().find(|&&x| x != pattern) {
+            return Err(format!(
+                "allocation {p:#x} ({size} B) holds {bad:#010x} where its pattern {pattern:#010x} was written: \
+                 its memory was reused or freed while live"
+            ));
+        }
+    }
+    let other = sh.streams[rng.below(sh.streams.len())].0;
+    ok("cuStreamWaitEvent", unsafe { cuStreamWaitEvent(other, ev.0, 0) })?;
+    free_async(p, other)?;
+    sh.ops.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
+}
+
+/// Every stream idle; then the pool's used memory must equal the bytes live.
+fn quiescent(sh: &Shared, pool: CUmemoryPool, when: &str) -> R {
+    for s in &sh.streams {
+        s.sync()?;
+    }
+    let live: u64 = sh.live.lock().unwrap().values().map(|l| l.size as u64).sum();
+    let used = get_u64(pool, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
+    ensure!(
+        used == live,
+        "{when}: the pool reports {used} bytes used; {live} bytes are live"
+    );
+    Ok(())
+}
+
+fn stress(e: &Env, via: Via) -> R {
+    let secs = duration()?;
+    let seed = seed()?;
+    let own = Pool::on_device(e.dev)?;
+    let pool = match via {
+        Via::Current => current_pool(e.dev)?,
+        Via::OwnPool => own.0,
+    };
+    let before = get_u64(pool, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
+    ensure!(before == 0, "the pool has {before} bytes in use before the trial");
+    let sh = Arc::new(Shared {
+        streams: (0..THREADS * STREAMS_PER_THREAD)
+            .map(|_| Stream::new())
+            .collect::<R<_>>()?,
+        live: Mutex::new(BTreeMap::new()),
+        ops: 0.into(),
+    });
+    // Quiescent points: four per run, at least every 250 ms.
+    let epochs = ((secs.as_secs_f64() / 0.25).ceil() as usize).max(4);
+    let epoch = secs / epochs as u32;
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let failed = Arc::new(Mutex::new(None::<String>));
+    let start = Instant::now();
+    let threads: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (sh, barrier, failed, e) = (sh.clone(), barrier.clone(), failed.clone(), e.clone());
+            let pool_addr = pool as usize;
+            std::thread::spawn(move || {
+                e.bind();
+                let pool = pool_addr as CUmemoryPool;
+                let mut rng = Rng(seed ^ (t as u64).wrapping_mul(0x2545_f491_4f6c_dd1d));
+                let mut mine: Vec<CUdeviceptr> = Vec::new();
+                let fail = |m: String| {
+                    failed.lock().unwrap().get_or_insert(m);
+                };
+                for k in 1..=epochs {
+                    let until = start + epoch * k as u32;
+                    while failed.lock().unwrap().is_none() && Instant::now() < until {
+                        let r = if !mine.is_empty() && (mine.len() >= MAX_LIVE || rng.below(2) == 0) {
+                            let p = mine.swap_remove(rng.below(mine.len()));
+                            release(&sh, &mut rng, p)
+                        } else {
+                            allocate(&sh, via, pool, &mut rng, t).map(|p| mine.push(p))
+                        };
+                        if let Err(m) = r {
+                            fail(format!("thread {t}: {m}"));
+                        }
+                    }
+                    // A quiescent point: every thread here, then thread 0 checks the accounting.
+                    barrier.wait();
+                    if t == 0 && failed.lock().unwrap().is_none() {
+                        if let Err(m) = quiescent(&sh, pool, &format!("quiescent point {k}")) {
+                            fail(m);
+                        }
+                    }
+                    barrier.wait();
+                }
+                for p in mine.drain(..) {
+                    if let Err(m) = release(&sh, &mut rng, p) {
+                        fail(format!("thread {t}, freeing at the end: {m}"));
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().map_err(|_| format!("a load thread panicked (seed {seed})"))?;
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let ops = sh.ops.load(std::sync::atomic::Ordering::Relaxed);
+    note(format!(
+        "{ops} allocations and frees in {elapsed:.2} s = {:.0} ops/s ({THREADS} threads × {STREAMS_PER_THREAD} \
+         streams, sizes {MIN_SIZE} B–{} MiB, seed {seed})",
+        ops as f64 / elapsed,
+        MAX_SIZE >> 20
+    ));
+    let again = format!("(seed {seed}: rerun with {SEED_ENV}={seed})");
+    if let Some(m) = failed.lock().unwrap().take() {
+        return Err(format!("{m} {again}"));
+    }
+    quiescent(&sh, pool, "at the end").map_err(|m| format!("{m} {again}"))?;
+    ensure!(ops > 0, "no operation completed in {elapsed:.2} s {again}");
+    Ok(())
+}
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        Case::gpu(820, "load::threads_and_streams_current_pool", |e| {
+            stress(e, Via::Current)
+        })
+        .alone()
+        .slow(),
+        Case::gpu(821, "load::threads_and_streams_own_pool", |e| stress(e, Via::OwnPool))
+            .alone()
+            .slow(),
+    ]
+}
