@@ -398,8 +398,13 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
         .map(|(t, _)| t)
         .collect();
     let machine = &b.report["machine"];
-    let device = machine["devices"][0]["name"].as_str().unwrap_or("no device");
+    let device = machine["devices"][0]["name"].as_str().unwrap_or("no GPU");
     let ndev = machine["devices"].as_array().map_or(0, Vec::len);
+    let devices = if ndev == 0 {
+        "no GPU".to_string()
+    } else {
+        format!("{ndev} × {device}")
+    };
     let driver = b.report["driver"].as_str().unwrap_or("?");
     let date = b.report["date"].as_str().unwrap_or("?");
     let rate = if judged > 0 {
@@ -410,7 +415,7 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
     let mut md = String::new();
     md.push_str("# Mutation run\n\n");
     md.push_str(&format!(
-        "Machine: {ndev} × {device}, driver {driver}, {date} (the baseline report's date). Mutants in the \
+        "Machine: {devices}, driver {driver}, {date} (the baseline report's date). Mutants in the \
          library: {}; judged here: {judged}; killed: {killed}; survived: {survived}; kill rate {rate}. \
          Wall time of the whole run: {wall:.1} s (baseline run {:.1} s). Each mutant ran the whole suite \
          under `CONFORMANCE_MUTANT=<name>` with a {} s trial deadline; a mutant is killed when a trial \
