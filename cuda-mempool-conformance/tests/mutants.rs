@@ -207,27 +207,32 @@ fn baseline() -> Result<&'static Baseline, String> {
     .map_err(Clone::clone)
 }
 
-/// Whether the baseline's machine can show mutants that need `needs`; else why not.
-fn missing(b: &Baseline, needs: &str) -> Option<String> {
-    let m = &b.report["machine"];
-    let dev0 = &m["devices"][0];
-    let gpu = m["cuInit"] == 0 && dev0["memory_pools"] == true;
-    let ipc = gpu && dev0["handle_types"].as_u64().is_some_and(|h| h & 1 != 0);
-    let pairs = m["selection"]["pairs"].as_array().map_or(0, Vec::len);
-    let multi = m["selection"]["multi"].as_array().map_or(0, Vec::len);
-    let (ok, why) = match needs {
-        "none" => (true, ""),
-        "gpu" => (gpu, "needs a GPU with memory pools"),
-        "ipc" => (ipc, "needs a GPU whose pools export POSIX file descriptors"),
-        "peer" => (gpu && pairs > 0, "needs two GPUs that can access each other"),
-        "multi" => (gpu && multi >= 3, "needs three GPUs that all reach each other"),
-        other => (false, leak(format!("unknown `needs` {other:?} in the library's list"))),
-    };
-    (!ok).then(|| why.to_string())
+/// This machine as the suite sees it (the suite's own probe, its default device selection): it
+/// decides which mutants can be judged, the same way whether the tests are listed (nextest) or run.
+fn machine() -> &'static conformance::probe::Machine {
+    static M: OnceLock<conformance::probe::Machine> = OnceLock::new();
+    M.get_or_init(|| {
+        use conformance::devices::{select, Request};
+        let mut m = conformance::probe::probe();
+        m.selection = select(&Request::Default, &m, false).unwrap_or_default();
+        m
+    })
 }
 
-fn leak(s: String) -> &'static str {
-    Box::leak(s.into_boxed_str())
+/// Whether this machine can show mutants that need `needs`; else why not.
+fn missing(needs: &str) -> Option<String> {
+    use conformance::probe::Cap;
+    let cap = match needs {
+        "none" => return None,
+        "gpu" => Cap::Gpu,
+        "ipc" => Cap::Ipc,
+        "peer" => Cap::Peer,
+        "multi" => Cap::MultiPeer,
+        other => return Some(format!("unknown `needs` {other:?} in the library's list")),
+    };
+    // Every capability beyond `gpu` needs a GPU first.
+    let m = machine();
+    m.has(Cap::Gpu).and_then(|()| m.has(cap)).err()
 }
 
 static VERDICTS: Mutex<BTreeMap<String, Result<Verdict, String>>> = Mutex::new(BTreeMap::new());
@@ -329,7 +334,7 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
     let mut jm = Vec::new();
     for m in mutants {
         let (status, killers, changed, exit) = match verdicts.get(&m.name) {
-            None => match missing(b, &m.needs) {
+            None => match missing(&m.needs) {
                 Some(why) => (format!("not run: {why}"), vec![], vec![], String::new()),
                 None => (
                     "not judged (filtered out, or the run stopped first)".to_string(),
@@ -482,7 +487,7 @@ fn main() -> std::process::ExitCode {
         return code;
     }
     let mut args = Arguments::from_args();
-    let gpu = !args.list && baseline().is_ok_and(|b| missing(b, "gpu").is_none());
+    let gpu = missing("gpu").is_none();
     if args.test_threads.is_none() {
         args.test_threads = Some(if gpu {
             1
@@ -500,12 +505,12 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    // The baseline first, alone (its capabilities decide what is ignored); not just to list.
-    let base = if args.list {
-        Err(String::new())
-    } else {
-        baseline().map(|_| ())
-    };
+    // The baseline first, alone, before any mutant runs (not just to list).
+    if !args.list {
+        if let Err(e) = baseline() {
+            eprintln!("mutants: the baseline run failed: {e}");
+        }
+    }
     // Device mutants first, then those the no-device trials judge, the faults (hangs, aborts) last:
     // a run stopped early has judged the most telling ones.
     let mut order: Vec<&Mutant> = mutants.iter().collect();
@@ -514,10 +519,7 @@ fn main() -> std::process::ExitCode {
         .into_iter()
         .map(|m| {
             let name = format!("mutant::{}", m.name);
-            let ignore = match &base {
-                Ok(()) => baseline().ok().and_then(|b| missing(b, &m.needs)),
-                Err(_) => None,
-            };
+            let ignore = missing(&m.needs);
             let m2 = m.clone();
             let t = Trial::test(name, move || judge(&m2)).with_kind(m.kind.clone());
             match ignore {
