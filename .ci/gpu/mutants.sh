@@ -1,11 +1,18 @@
 #!/bin/bash
 # The mutation run on a GPU machine, from binaries staged into .gpu/ by ../shared/tools/gpu-stage
 # and .ci/gpu/stage-extras.sh: tests/mutants.rs with the carried library, writing mutants.md and
-# mutants.json under $OUT/mutants.   Usage: .ci/gpu/mutants.sh [FILTER...]
+# mutants.json under $OUT/mutants (rewritten after each mutant).   Usage: .ci/gpu/mutants.sh [FILTER...]
+#
+# With a GPU the runner goes one suite at a time: about 5.5 s a mutant on an H100, some 15 minutes
+# for the whole library, more than one 10-minute device call. Either run it in parts with libtest
+# filters (`mutant::82` then `--skip mutant::82`), or start it detached in one call and collect it
+# in the next, made at once so that the machine stays held:
+#   call 1: MUTANTS_OUT=/tmp/m setsid bash .ci/gpu/mutants.sh > /tmp/m.log 2>&1 < /dev/null & sleep 570
+#   call 2: while pgrep -f bin/mutants >/dev/null; do sleep 5; done; cp -r /tmp/m/mutants $OUT/
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-OUT=${OUT:-/tmp/mutants}
+OUT=${MUTANTS_OUT:-${OUT:-/tmp/mutants}}
 mkdir -p "$OUT/mutants"
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee "$OUT/mutants/gpus.txt"
 s=$(date +%s)
