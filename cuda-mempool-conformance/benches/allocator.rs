@@ -300,6 +300,9 @@ fn threads(e: &Env, sc: Scale) -> R<Vec<Row>> {
             for p in &pools {
                 set_u64(p.0, CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
             }
+            // One stream per thread, made here: a thread that failed to make one would leave the
+            // others waiting at the barrier.
+            let streams: Vec<Stream> = (0..n).map(|_| Stream::new()).collect::<R<_>>()?;
             let mut rates = Vec::new();
             for _ in 0..sc.thread_rounds {
                 let barrier = std::sync::Barrier::new(n + 1);
@@ -307,15 +310,16 @@ fn threads(e: &Env, sc: Scale) -> R<Vec<Row>> {
                     let handles: Vec<_> = (0..n)
                         .map(|t| {
                             let (pool, barrier) = (pools[if shared { 0 } else { t }].0 as usize, &barrier);
+                            let s = streams[t].0 as usize;
                             scope.spawn(move || -> R {
                                 e.bind();
-                                let s = Stream::new()?;
+                                let s = s as CUstream;
                                 barrier.wait();
                                 for _ in 0..sc.thread_pairs {
-                                    let p = alloc_from(pool as CUmemoryPool, SIZE, s.0)?;
-                                    free_async(p, s.0)?;
+                                    let p = alloc_from(pool as CUmemoryPool, SIZE, s)?;
+                                    free_async(p, s)?;
                                 }
-                                s.sync()
+                                ok("cuStreamSynchronize", unsafe { cuStreamSynchronize(s) })
                             })
                         })
                         .collect();
@@ -394,20 +398,32 @@ fn capture(e: &Env, sc: Scale) -> R<Vec<Row>> {
         run?;
         rows.push(row("capture", label.into(), "us/iter", t));
     }
-    let mut t = Vec::new();
-    for _ in 0..sc.capture_iters {
-        let t0 = Instant::now();
-        let p = alloc_async(SIZE, s.0)?;
-        free_async(p, s.0)?;
-        s.sync()?;
-        t.push(us(t0));
-    }
-    rows.push(row(
-        "capture",
-        "cuMemAllocAsync + cuMemFreeAsync of 1 MiB (default pool), + sync".into(),
-        "us/iter",
-        t,
-    ));
+    // The direct pair with the default pool's threshold at 0 (each synchronisation returns the
+    // memory) and raised (the pool keeps it, as the graph keeps its own).
+    let def = default_pool(e.dev)?;
+    let old = get_u64(def, CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)?;
+    let direct = (|| -> R {
+        for (threshold, label) in [(0u64, "threshold 0"), (u64::MAX, "threshold max")] {
+            set_u64(def, CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, threshold)?;
+            let mut t = Vec::new();
+            for _ in 0..sc.capture_iters {
+                let t0 = Instant::now();
+                let p = alloc_async(SIZE, s.0)?;
+                free_async(p, s.0)?;
+                s.sync()?;
+                t.push(us(t0));
+            }
+            rows.push(row(
+                "capture",
+                format!("cuMemAllocAsync + cuMemFreeAsync of 1 MiB (default pool, {label}), + sync"),
+                "us/iter",
+                t,
+            ));
+        }
+        Ok(())
+    })();
+    set_u64(def, CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, old)?;
+    direct?;
     ok("cuDeviceGraphMemTrim", unsafe { cuDeviceGraphMemTrim(e.dev) })?;
     Ok(rows)
 }

@@ -97,7 +97,8 @@ static void *(*real_dlsym)(void *, const char *);
 void *shim_next(const char *name) {
   if (!real_dlsym) {
     *(void **)&real_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-    if (!real_dlsym) *(void **)&real_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    if (!real_dlsym) *(void **)&real_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"); /* x86-64 */
+    if (!real_dlsym) *(void **)&real_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.17");  /* aarch64 */
     if (!real_dlsym) return NULL;
   }
   void *f = real_dlsym(RTLD_NEXT, name);

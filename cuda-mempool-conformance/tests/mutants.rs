@@ -114,22 +114,66 @@ fn list() -> Result<Vec<Mutant>, String> {
         .collect()
 }
 
+/// Longest a whole suite may take under a mutant (about 5 s on an H100 without one): past it the
+/// run is killed (its workers go with it) and the mutant's verdict is an error.
+const SUITE_LIMIT: Duration = Duration::from_secs(300);
+/// The load trials' settings for every run, the same in the baseline and under each mutant.
+const STRESS: [(&str, &str); 2] = [
+    ("CONFORMANCE_STRESS_SECS", "1"),
+    ("CONFORMANCE_STRESS_SEED", "20261122"),
+];
+
+/// What the baseline's machine has, required of every run: a mutant that hides a capability
+/// (the probe's device, say) then fails trials instead of turning them into ignored ones.
+fn required() -> String {
+    [
+        ("gpu", "gpu"),
+        ("ipc", "ipc"),
+        ("peer", "peer"),
+        ("multi", "multi-peer"),
+    ]
+    .iter()
+    .filter(|(needs, _)| missing(needs).is_none())
+    .map(|(_, cap)| *cap)
+    .collect::<Vec<_>>()
+    .join(",")
+}
+
 /// One whole suite under the library, with `mutant` switched on (None: the baseline).
 fn run(mutant: Option<&str>) -> Result<(Value, f64, String), String> {
+    use wait_timeout::ChildExt;
     let tag = mutant.unwrap_or("baseline");
     let dir = scratch().join(tag);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let err_path = dir.join("stderr");
+    let err = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
     let start = Instant::now();
     let mut cmd = common::suite()?;
     cmd.env("LD_PRELOAD", shim()?)
         .env("CONFORMANCE_REPORT_DIR", &dir)
-        .env("CONFORMANCE_TRIAL_TIMEOUT", DEADLINE.as_secs().to_string());
+        .env("CONFORMANCE_TRIAL_TIMEOUT", DEADLINE.as_secs().to_string())
+        .env("CONFORMANCE_REQUIRE", required())
+        .envs(STRESS)
+        .stdout(std::process::Stdio::null())
+        .stderr(err);
     match mutant {
         Some(m) => cmd.env("CONFORMANCE_MUTANT", m),
         None => cmd.env_remove("CONFORMANCE_MUTANT"),
     };
-    let out = cmd.output().map_err(|e| format!("cannot run the suite: {e}"))?;
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run the suite: {e}"))?;
+    let status = match child.wait_timeout(SUITE_LIMIT).map_err(|e| e.to_string())? {
+        Some(s) => s,
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "the suite under {tag} ran past {} s and was killed",
+                SUITE_LIMIT.as_secs()
+            ));
+        }
+    };
     let wall = start.elapsed().as_secs_f64();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
     let tail: String = stderr
         .lines()
         .rev()
@@ -139,22 +183,17 @@ fn run(mutant: Option<&str>) -> Result<(Value, f64, String), String> {
         .rev()
         .collect::<Vec<_>>()
         .join("\n");
-    if out.status.code().is_none() {
+    if status.code().is_none() {
         return Err(format!(
-            "the suite under {tag} did not exit normally ({}); the report is the suite's promise whatever \
-             the library does. Its stderr ends:\n{tail}",
-            out.status
+            "the suite under {tag} did not exit normally ({status}); the report is the suite's promise whatever \
+             the library does. Its stderr ends:\n{tail}"
         ));
     }
-    let text = std::fs::read_to_string(dir.join("report.json")).map_err(|e| {
-        format!(
-            "the suite under {tag} wrote no report ({e}), exit {}; its stderr ends:\n{tail}",
-            out.status
-        )
-    })?;
+    let text = std::fs::read_to_string(dir.join("report.json"))
+        .map_err(|e| format!("the suite under {tag} wrote no report ({e}), exit {status}; its stderr ends:\n{tail}"))?;
     let _ = std::fs::remove_dir_all(&dir);
     let j: Value = serde_json::from_str(&text).map_err(|e| format!("report under {tag}: {e}"))?;
-    Ok((j, wall, out.status.to_string()))
+    Ok((j, wall, status.to_string()))
 }
 
 fn outcomes(j: &Value) -> BTreeMap<String, (String, String)> {

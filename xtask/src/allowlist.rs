@@ -56,6 +56,7 @@ pub const SUPPORT: &[Func] = &[
     f("cuDevicePrimaryCtxRelease"),    // primary context
     f("cuDevicePrimaryCtxReset"),      // primary context
     f("cuDevicePrimaryCtxRetain"),     // primary context
+    f("cuDeviceSetGraphMemAttribute"), // graph memory (capture trials)
     f("cuDeviceSetMemPool"),           // pool selection
     f("cuDeviceTotalMem"),             // devices
     f("cuDriverGetVersion"),           // init and version

@@ -209,7 +209,7 @@ const struct shim_entry alloc_entries[] = {
     /* 822 free_of_cuMemAlloc_memory; with IPC also free_imported_pointer */
     MUTANT("822-foreign-pointer-refused", 822, "gpu",
            "frees only what it allocated through 820/821: cuMemAlloc and imported memory answer INVALID_VALUE"),
-    /* 820/821 capture::alloc_and_free_become_graph_nodes_* (no alloc node; the pool's memory is used) */
+    /* 820 capture::alloc_and_free_become_graph_nodes_* (no alloc node; the pool's memory is used) */
     MUTANT("820-capture-allocates-eagerly", 820, "gpu",
            "on a capturing stream: allocates at once on the per-thread stream instead of adding a graph node"),
     /* 820/821 load::threads_and_streams_* (used memory above the bytes live at a quiescent point) */

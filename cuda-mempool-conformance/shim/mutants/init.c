@@ -12,7 +12,8 @@ volatile int shim_init_state;
 HOOK CUresult cuInit(unsigned flags) {
   REAL("cuInit", CUresult, (unsigned));
   CUresult r = real(flags);
-  shim_init_state = r == CUDA_SUCCESS ? 1 : 2;
+  /* Once the driver is up it stays up: a later failing call does not make it uninitialised. */
+  if (shim_init_state != 1) shim_init_state = r == CUDA_SUCCESS ? 1 : 2;
   return r;
 }
 

@@ -114,6 +114,13 @@ struct Shared {
 unsafe impl Sync for Shared {}
 unsafe impl Send for Shared {}
 
+impl Shared {
+    /// The live map, even after a thread panicked holding it (that panic is already a failure).
+    fn live(&self) -> std::sync::MutexGuard<'_, BTreeMap<CUdeviceptr, Live>> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 /// How a trial allocates: cuMemAllocAsync from the device's current pool, or
 /// cuMemAllocFromPoolAsync from a pool of its own.
 #[derive(Clone, Copy)]
@@ -131,64 +138,78 @@ fn allocate(sh: &Shared, via: Via, pool: CUmemoryPool, rng: &mut Rng, t: usize) 
         Via::OwnPool => alloc_from(pool, size, s)?,
     };
     let pattern = (rng.next() as u32) | 1;
-    {
-        let mut live = sh.live.lock().unwrap();
+    let placed = (|| {
+        let mut live = sh.live();
+        let end = |q: CUdeviceptr, n: usize| q.checked_add(n as u64).ok_or(format!("{q:#x} + {n} overflows"));
         // The nearest live allocations below and above must end before / start after this one.
         if let Some((&q, l)) = live.range(..=p).next_back() {
             ensure!(
-                q + l.size as u64 <= p,
+                end(q, l.size)? <= p,
                 "allocation {p:#x} ({size} B) overlaps the live allocation {q:#x} ({} B)",
                 l.size
             );
         }
         if let Some((&q, _)) = live.range(p..).next() {
             ensure!(
-                p + size as u64 <= q,
+                end(p, size)? <= q,
                 "allocation {p:#x} ({size} B) overlaps the live allocation {q:#x}"
             );
         }
         live.insert(p, Live { size, pattern, stream });
+        Ok(())
+    })();
+    if let Err(m) = placed {
+        // Not ours to track: give it back, so that the end-of-run accounting stays exact.
+        let _ = free_async(p, s);
+        return Err(m);
     }
     ok("cuMemsetD32Async", unsafe { cuMemsetD32Async(p, pattern, size / 4, s) })?;
     sh.ops.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Ok(p)
 }
 
-/// Check `p`'s pattern on its own stream, then free it on a random stream (often another
-/// thread's), after an event recorded where it was last used.
+/// Check `p`'s pattern on its own stream; then overwrite it there (its last use) and free it on a
+/// random stream (often another thread's), ordered after that last write by an event only: a free
+/// that ran early would hand the block to another allocation while the write still lands, and
+/// that allocation's pattern check would see it. `p` is freed whatever the check found.
 fn release(sh: &Shared, rng: &mut Rng, p: CUdeviceptr) -> R {
-    let Live { size, pattern, stream } = sh
-        .live
-        .lock()
-        .unwrap()
-        .remove(&p)
-        .ok_or_else(|| format!("{p:#x} is not live"))?;
+    let Live { size, pattern, stream } = sh.live().remove(&p).ok_or_else(|| format!("{p:#x} is not live"))?;
     let s = sh.streams[stream].0;
-    let mut host = [0u32; 3 * WINDOW / 4];
-    let win = WINDOW.min(size);
-    for (i, off) in [0, (size / 2) & !3, size - win].into_iter().enumerate() {
-        let off = off.min(size - win);
-        ok("cuMemcpyDtoHAsync", unsafe {
-            cuMemcpyDtoHAsync_v2(host[i * WINDOW / 4..].as_mut_ptr().cast(), p + off as u64, win, s)
-        })?;
-    }
-    let ev = Event::new(0)?;
-    ev.record(s)?;
-    ok("cuEventSynchronize", unsafe { cuEventSynchronize(ev.0) })?;
-    for i in 0..3 {
-        let w = &host[i * WINDOW / 4..i * WINDOW / 4 + win / 4];
-        if let Some(bad) = w.iter().find(|&&x| x != pattern) {
-            return Err(format!(
-                "allocation {p:#x} ({size} B) holds {bad:#010x} where its pattern {pattern:#010x} was written: \
-                 its memory was reused or freed while live"
-            ));
+    let checked = (|| {
+        let mut host = [0u32; 3 * WINDOW / 4];
+        let win = WINDOW.min(size);
+        for (i, off) in [0, (size / 2) & !3, size - win].into_iter().enumerate() {
+            let off = off.min(size - win);
+            ok("cuMemcpyDtoHAsync", unsafe {
+                cuMemcpyDtoHAsync_v2(host[i * WINDOW / 4..].as_mut_ptr().cast(), p + off as u64, win, s)
+            })?;
         }
-    }
+        ok("cuStreamSynchronize", unsafe { cuStreamSynchronize(s) })?;
+        for i in 0..3 {
+            let w = &host[i * WINDOW / 4..i * WINDOW / 4 + win / 4];
+            if let Some(bad) = w.iter().find(|&&x| x != pattern) {
+                return Err(format!(
+                    "allocation {p:#x} ({size} B) holds {bad:#010x} where its pattern {pattern:#010x} was written: \
+                     its memory was reused or freed while live"
+                ));
+            }
+        }
+        Ok(())
+    })();
+    // The last use, then the free on another stream after it.
+    let last = ok("cuMemsetD32Async", unsafe {
+        cuMemsetD32Async(p, !pattern, size / 4, s)
+    });
     let other = sh.streams[rng.below(sh.streams.len())].0;
-    ok("cuStreamWaitEvent", unsafe { cuStreamWaitEvent(other, ev.0, 0) })?;
-    free_async(p, other)?;
+    let ordered = (|| {
+        let ev = Event::new(0)?;
+        ev.record(s)?;
+        ok("cuStreamWaitEvent", unsafe { cuStreamWaitEvent(other, ev.0, 0) })
+    })();
+    // Without the event, on its own stream: freed either way.
+    let freed = free_async(p, if ordered.is_ok() { other } else { s });
     sh.ops.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    Ok(())
+    checked.and(last).and(ordered).and(freed)
 }
 
 /// Every stream idle; then the pool's used memory must equal the bytes live.
@@ -196,7 +217,7 @@ fn quiescent(sh: &Shared, pool: CUmemoryPool, when: &str) -> R {
     for s in &sh.streams {
         s.sync()?;
     }
-    let live: u64 = sh.live.lock().unwrap().values().map(|l| l.size as u64).sum();
+    let live: u64 = sh.live().values().map(|l| l.size as u64).sum();
     let used = get_u64(pool, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
     ensure!(
         used == live,
@@ -215,6 +236,8 @@ fn stress(e: &Env, via: Via) -> R {
     };
     let before = get_u64(pool, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
     ensure!(before == 0, "the pool has {before} bytes in use before the trial");
+    // In the worker's stderr at once: a run that dies or hangs still tells its seed.
+    eprintln!("load: seed {seed} ({SEED_ENV}), {} s", secs.as_secs_f64());
     let sh = Arc::new(Shared {
         streams: (0..THREADS * STREAMS_PER_THREAD)
             .map(|_| Stream::new())
@@ -238,32 +261,41 @@ fn stress(e: &Env, via: Via) -> R {
                 let mut rng = Rng(seed ^ (t as u64).wrapping_mul(0x2545_f491_4f6c_dd1d));
                 let mut mine: Vec<CUdeviceptr> = Vec::new();
                 let fail = |m: String| {
-                    failed.lock().unwrap().get_or_insert(m);
+                    failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(m);
                 };
+                // A panic (a bogus pointer from a broken library, say) is a failure like any
+                // other: the thread goes on to the barriers, so that none waits there forever.
+                let guarded = |f: &mut dyn FnMut() -> R| {
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+                        .unwrap_or_else(|_| Err("a load thread panicked".to_string()))
+                };
+                let failing = || failed.lock().unwrap_or_else(|p| p.into_inner()).is_some();
                 for k in 1..=epochs {
                     let until = start + epoch * k as u32;
-                    while failed.lock().unwrap().is_none() && Instant::now() < until {
-                        let r = if !mine.is_empty() && (mine.len() >= MAX_LIVE || rng.below(2) == 0) {
-                            let p = mine.swap_remove(rng.below(mine.len()));
-                            release(&sh, &mut rng, p)
-                        } else {
-                            allocate(&sh, via, pool, &mut rng, t).map(|p| mine.push(p))
-                        };
+                    while !failing() && Instant::now() < until {
+                        let r = guarded(&mut || {
+                            if !mine.is_empty() && (mine.len() >= MAX_LIVE || rng.below(2) == 0) {
+                                let p = mine.swap_remove(rng.below(mine.len()));
+                                release(&sh, &mut rng, p)
+                            } else {
+                                allocate(&sh, via, pool, &mut rng, t).map(|p| mine.push(p))
+                            }
+                        });
                         if let Err(m) = r {
                             fail(format!("thread {t}: {m}"));
                         }
                     }
                     // A quiescent point: every thread here, then thread 0 checks the accounting.
                     barrier.wait();
-                    if t == 0 && failed.lock().unwrap().is_none() {
-                        if let Err(m) = quiescent(&sh, pool, &format!("quiescent point {k}")) {
+                    if t == 0 && !failing() {
+                        if let Err(m) = guarded(&mut || quiescent(&sh, pool, &format!("quiescent point {k}"))) {
                             fail(m);
                         }
                     }
                     barrier.wait();
                 }
-                for p in mine.drain(..) {
-                    if let Err(m) = release(&sh, &mut rng, p) {
+                for p in std::mem::take(&mut mine) {
+                    if let Err(m) = guarded(&mut || release(&sh, &mut rng, p)) {
                         fail(format!("thread {t}, freeing at the end: {m}"));
                     }
                 }
@@ -282,7 +314,7 @@ fn stress(e: &Env, via: Via) -> R {
         MAX_SIZE >> 20
     ));
     let again = format!("(seed {seed}: rerun with {SEED_ENV}={seed})");
-    if let Some(m) = failed.lock().unwrap().take() {
+    if let Some(m) = failed.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(format!("{m} {again}"));
     }
     quiescent(&sh, pool, "at the end").map_err(|m| format!("{m} {again}"))?;

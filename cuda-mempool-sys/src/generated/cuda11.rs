@@ -1534,6 +1534,12 @@ extern "C" {
         value: *mut ::core::ffi::c_void,
     ) -> CUresult;
     #[must_use]
+    pub fn cuDeviceSetGraphMemAttribute(
+        device: CUdevice,
+        attr: CUgraphMem_attribute,
+        value: *mut ::core::ffi::c_void,
+    ) -> CUresult;
+    #[must_use]
     pub fn cuGraphNodeGetType(
         hNode: CUgraphNode,
         type_: *mut CUgraphNodeType,
@@ -2247,6 +2253,8 @@ pub struct EntryPoints {
     pub cuDeviceGraphMemTrim: ::core::option::Option<unsafe extern "C" fn(device: CUdevice) -> CUresult>,
     /// `cuDeviceGetGraphMemAttribute` at the ABI of CUDA 11.4.
     pub cuDeviceGetGraphMemAttribute: ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>,
+    /// `cuDeviceSetGraphMemAttribute` at the ABI of CUDA 11.4.
+    pub cuDeviceSetGraphMemAttribute: ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>,
     /// `cuGraphNodeGetType` at the ABI of CUDA 10.0.
     pub cuGraphNodeGetType: ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult>,
     /// `cuGraphGetNodes` at the ABI of CUDA 10.0.
@@ -2280,11 +2288,11 @@ pub struct EntryPoints {
 #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 impl EntryPoints {
     /// How many entry points the table has.
-    pub const LEN: usize = 87;
+    pub const LEN: usize = 88;
 
     /// Each field's symbol, the C name and CUDA version `cuGetProcAddress` is asked for, and the
     /// per-thread-default-stream flag, in field order.
-    pub const ENTRIES: &'static [crate::EntryPoint; 87] = &[
+    pub const ENTRIES: &'static [crate::EntryPoint; 88] = &[
         crate::EntryPoint::new("cuGetErrorString", "cuGetErrorString\0", "cuGetErrorString", "cuGetErrorString\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuGetErrorName", "cuGetErrorName\0", "cuGetErrorName", "cuGetErrorName\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuInit", "cuInit\0", "cuInit", "cuInit\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
@@ -2358,6 +2366,7 @@ impl EntryPoints {
         crate::EntryPoint::new("cuGraphMemFreeNodeGetParams", "cuGraphMemFreeNodeGetParams\0", "cuGraphMemFreeNodeGetParams", "cuGraphMemFreeNodeGetParams\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim\0", "cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuDeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute\0", "cuDeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDeviceSetGraphMemAttribute", "cuDeviceSetGraphMemAttribute\0", "cuDeviceSetGraphMemAttribute", "cuDeviceSetGraphMemAttribute\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuGraphNodeGetType", "cuGraphNodeGetType\0", "cuGraphNodeGetType", "cuGraphNodeGetType\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuGraphGetNodes", "cuGraphGetNodes\0", "cuGraphGetNodes", "cuGraphGetNodes\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags\0", "cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
@@ -2449,6 +2458,7 @@ impl EntryPoints {
         cuGraphMemFreeNodeGetParams: None,
         cuDeviceGraphMemTrim: None,
         cuDeviceGetGraphMemAttribute: None,
+        cuDeviceSetGraphMemAttribute: None,
         cuGraphNodeGetType: None,
         cuGraphGetNodes: None,
         cuGraphInstantiateWithFlags: None,
@@ -2546,20 +2556,21 @@ impl EntryPoints {
             cuGraphMemFreeNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[70])),
             cuDeviceGraphMemTrim: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[71])),
             cuDeviceGetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[72])),
-            cuGraphNodeGetType: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult>>(resolve(&Self::ENTRIES[73])),
-            cuGraphGetNodes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult>>(resolve(&Self::ENTRIES[74])),
-            cuGraphInstantiateWithFlags: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult>>(resolve(&Self::ENTRIES[75])),
-            cuGraphLaunch: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[76])),
-            cuGraphExecDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult>>(resolve(&Self::ENTRIES[77])),
-            cuGraphDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[78])),
-            cuDeviceCanAccessPeer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[79])),
-            cuCtxEnablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[80])),
-            cuCtxDisablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[81])),
-            cuDeviceGetP2PAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[82])),
-            cuGetProcAddress: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t) -> CUresult>>(resolve(&Self::ENTRIES[83])),
-            cuMemAllocAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[84])),
-            cuMemAllocFromPoolAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[85])),
-            cuMemFreeAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[86])),
+            cuDeviceSetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[73])),
+            cuGraphNodeGetType: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult>>(resolve(&Self::ENTRIES[74])),
+            cuGraphGetNodes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult>>(resolve(&Self::ENTRIES[75])),
+            cuGraphInstantiateWithFlags: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult>>(resolve(&Self::ENTRIES[76])),
+            cuGraphLaunch: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[77])),
+            cuGraphExecDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult>>(resolve(&Self::ENTRIES[78])),
+            cuGraphDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[79])),
+            cuDeviceCanAccessPeer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[80])),
+            cuCtxEnablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[81])),
+            cuCtxDisablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[82])),
+            cuDeviceGetP2PAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[83])),
+            cuGetProcAddress: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t) -> CUresult>>(resolve(&Self::ENTRIES[84])),
+            cuMemAllocAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[85])),
+            cuMemAllocFromPoolAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[86])),
+            cuMemFreeAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[87])),
         }
     }
 
@@ -2641,6 +2652,7 @@ impl EntryPoints {
             cuGraphMemFreeNodeGetParams: Some(cuGraphMemFreeNodeGetParams),
             cuDeviceGraphMemTrim: Some(cuDeviceGraphMemTrim),
             cuDeviceGetGraphMemAttribute: Some(cuDeviceGetGraphMemAttribute),
+            cuDeviceSetGraphMemAttribute: Some(cuDeviceSetGraphMemAttribute),
             cuGraphNodeGetType: Some(cuGraphNodeGetType),
             cuGraphGetNodes: Some(cuGraphGetNodes),
             cuGraphInstantiateWithFlags: Some(cuGraphInstantiateWithFlags),
@@ -2705,7 +2717,7 @@ impl EntryPoints {
     }
 
     /// The address of each entry (null where missing), in field order.
-    pub fn addresses(&self) -> [*const ::core::ffi::c_void; 87] {
+    pub fn addresses(&self) -> [*const ::core::ffi::c_void; 88] {
         [
             match self.cuGetErrorString { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuGetErrorName { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
@@ -2780,6 +2792,7 @@ impl EntryPoints {
             match self.cuGraphMemFreeNodeGetParams { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuDeviceGraphMemTrim { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuDeviceGetGraphMemAttribute { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDeviceSetGraphMemAttribute { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuGraphNodeGetType { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuGraphGetNodes { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuGraphInstantiateWithFlags { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
@@ -3391,6 +3404,14 @@ impl EntryPoints {
     #[inline]
     pub unsafe fn cuDeviceGetGraphMemAttribute(&self, device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuDeviceGetGraphMemAttribute {
+            Some(__f) => __f(device, attr, value),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceSetGraphMemAttribute` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceSetGraphMemAttribute`.
+    #[inline]
+    pub unsafe fn cuDeviceSetGraphMemAttribute(&self, device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
+        match self.cuDeviceSetGraphMemAttribute {
             Some(__f) => __f(device, attr, value),
             None => CUresult::CUDA_ERROR_NOT_FOUND,
         }
@@ -4129,6 +4150,14 @@ pub mod global {
     pub unsafe fn cuDeviceGetGraphMemAttribute(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetGraphMemAttribute(device, attr, value),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceSetGraphMemAttribute` at the ABI of CUDA 11.4 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceSetGraphMemAttribute`.
+    #[inline]
+    pub unsafe fn cuDeviceSetGraphMemAttribute(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDeviceSetGraphMemAttribute(device, attr, value),
             None => CUresult::CUDA_ERROR_NOT_FOUND,
         }
     }

@@ -1928,6 +1928,12 @@ extern "C" {
         value: *mut ::core::ffi::c_void,
     ) -> CUresult;
     #[must_use]
+    pub fn cuDeviceSetGraphMemAttribute(
+        device: CUdevice,
+        attr: CUgraphMem_attribute,
+        value: *mut ::core::ffi::c_void,
+    ) -> CUresult;
+    #[must_use]
     pub fn cuGraphNodeGetType(
         hNode: CUgraphNode,
         type_: *mut CUgraphNodeType,
@@ -2743,6 +2749,8 @@ pub struct EntryPoints {
     pub cuDeviceGraphMemTrim: ::core::option::Option<unsafe extern "C" fn(device: CUdevice) -> CUresult>,
     /// `cuDeviceGetGraphMemAttribute` at the ABI of CUDA 11.4.
     pub cuDeviceGetGraphMemAttribute: ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>,
+    /// `cuDeviceSetGraphMemAttribute` at the ABI of CUDA 11.4.
+    pub cuDeviceSetGraphMemAttribute: ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>,
     /// `cuGraphNodeGetType` at the ABI of CUDA 10.0.
     pub cuGraphNodeGetType: ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult>,
     /// `cuGraphGetNodes` at the ABI of CUDA 10.0.
@@ -2776,11 +2784,11 @@ pub struct EntryPoints {
 #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 impl EntryPoints {
     /// How many entry points the table has.
-    pub const LEN: usize = 90;
+    pub const LEN: usize = 91;
 
     /// Each field's symbol, the C name and CUDA version `cuGetProcAddress` is asked for, and the
     /// per-thread-default-stream flag, in field order.
-    pub const ENTRIES: &'static [crate::EntryPoint; 90] = &[
+    pub const ENTRIES: &'static [crate::EntryPoint; 91] = &[
         crate::EntryPoint::new("cuGetErrorString", "cuGetErrorString\0", "cuGetErrorString", "cuGetErrorString\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuGetErrorName", "cuGetErrorName\0", "cuGetErrorName", "cuGetErrorName\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuInit", "cuInit\0", "cuInit", "cuInit\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
@@ -2857,6 +2865,7 @@ impl EntryPoints {
         crate::EntryPoint::new("cuGraphMemFreeNodeGetParams", "cuGraphMemFreeNodeGetParams\0", "cuGraphMemFreeNodeGetParams", "cuGraphMemFreeNodeGetParams\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim\0", "cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuDeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute\0", "cuDeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuDeviceSetGraphMemAttribute", "cuDeviceSetGraphMemAttribute\0", "cuDeviceSetGraphMemAttribute", "cuDeviceSetGraphMemAttribute\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuGraphNodeGetType", "cuGraphNodeGetType\0", "cuGraphNodeGetType", "cuGraphNodeGetType\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuGraphGetNodes", "cuGraphGetNodes\0", "cuGraphGetNodes", "cuGraphGetNodes\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags\0", "cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
@@ -2951,6 +2960,7 @@ impl EntryPoints {
         cuGraphMemFreeNodeGetParams: None,
         cuDeviceGraphMemTrim: None,
         cuDeviceGetGraphMemAttribute: None,
+        cuDeviceSetGraphMemAttribute: None,
         cuGraphNodeGetType: None,
         cuGraphGetNodes: None,
         cuGraphInstantiateWithFlags: None,
@@ -3051,20 +3061,21 @@ impl EntryPoints {
             cuGraphMemFreeNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[73])),
             cuDeviceGraphMemTrim: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[74])),
             cuDeviceGetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[75])),
-            cuGraphNodeGetType: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult>>(resolve(&Self::ENTRIES[76])),
-            cuGraphGetNodes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult>>(resolve(&Self::ENTRIES[77])),
-            cuGraphInstantiateWithFlags: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult>>(resolve(&Self::ENTRIES[78])),
-            cuGraphLaunch: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[79])),
-            cuGraphExecDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult>>(resolve(&Self::ENTRIES[80])),
-            cuGraphDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[81])),
-            cuDeviceCanAccessPeer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[82])),
-            cuCtxEnablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[83])),
-            cuCtxDisablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[84])),
-            cuDeviceGetP2PAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[85])),
-            cuGetProcAddress_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult>>(resolve(&Self::ENTRIES[86])),
-            cuMemAllocAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[87])),
-            cuMemAllocFromPoolAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[88])),
-            cuMemFreeAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[89])),
+            cuDeviceSetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[76])),
+            cuGraphNodeGetType: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult>>(resolve(&Self::ENTRIES[77])),
+            cuGraphGetNodes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult>>(resolve(&Self::ENTRIES[78])),
+            cuGraphInstantiateWithFlags: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult>>(resolve(&Self::ENTRIES[79])),
+            cuGraphLaunch: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[80])),
+            cuGraphExecDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult>>(resolve(&Self::ENTRIES[81])),
+            cuGraphDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[82])),
+            cuDeviceCanAccessPeer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[83])),
+            cuCtxEnablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[84])),
+            cuCtxDisablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[85])),
+            cuDeviceGetP2PAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[86])),
+            cuGetProcAddress_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult>>(resolve(&Self::ENTRIES[87])),
+            cuMemAllocAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[88])),
+            cuMemAllocFromPoolAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[89])),
+            cuMemFreeAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[90])),
         }
     }
 
@@ -3149,6 +3160,7 @@ impl EntryPoints {
             cuGraphMemFreeNodeGetParams: Some(cuGraphMemFreeNodeGetParams),
             cuDeviceGraphMemTrim: Some(cuDeviceGraphMemTrim),
             cuDeviceGetGraphMemAttribute: Some(cuDeviceGetGraphMemAttribute),
+            cuDeviceSetGraphMemAttribute: Some(cuDeviceSetGraphMemAttribute),
             cuGraphNodeGetType: Some(cuGraphNodeGetType),
             cuGraphGetNodes: Some(cuGraphGetNodes),
             cuGraphInstantiateWithFlags: Some(cuGraphInstantiateWithFlags),
@@ -3213,7 +3225,7 @@ impl EntryPoints {
     }
 
     /// The address of each entry (null where missing), in field order.
-    pub fn addresses(&self) -> [*const ::core::ffi::c_void; 90] {
+    pub fn addresses(&self) -> [*const ::core::ffi::c_void; 91] {
         [
             match self.cuGetErrorString { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuGetErrorName { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
@@ -3291,6 +3303,7 @@ impl EntryPoints {
             match self.cuGraphMemFreeNodeGetParams { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuDeviceGraphMemTrim { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuDeviceGetGraphMemAttribute { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuDeviceSetGraphMemAttribute { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuGraphNodeGetType { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuGraphGetNodes { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuGraphInstantiateWithFlags { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
@@ -3926,6 +3939,14 @@ impl EntryPoints {
     #[inline]
     pub unsafe fn cuDeviceGetGraphMemAttribute(&self, device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuDeviceGetGraphMemAttribute {
+            Some(__f) => __f(device, attr, value),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceSetGraphMemAttribute` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceSetGraphMemAttribute`.
+    #[inline]
+    pub unsafe fn cuDeviceSetGraphMemAttribute(&self, device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
+        match self.cuDeviceSetGraphMemAttribute {
             Some(__f) => __f(device, attr, value),
             None => CUresult::CUDA_ERROR_NOT_FOUND,
         }
@@ -4688,6 +4709,14 @@ pub mod global {
     pub unsafe fn cuDeviceGetGraphMemAttribute(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetGraphMemAttribute(device, attr, value),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuDeviceSetGraphMemAttribute` at the ABI of CUDA 11.4 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceSetGraphMemAttribute`.
+    #[inline]
+    pub unsafe fn cuDeviceSetGraphMemAttribute(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuDeviceSetGraphMemAttribute(device, attr, value),
             None => CUresult::CUDA_ERROR_NOT_FOUND,
         }
     }

@@ -156,6 +156,8 @@ _Static_assert(__builtin_types_compatible_p(PFN_cuDeviceGraphMemTrim_v11040, CUr
 _Static_assert(__builtin_types_compatible_p(PFN_cuDeviceGraphMemTrim_v11040, __typeof__(&cuDeviceGraphMemTrim)), "cuDeviceGraphMemTrim: cuda.h declares it differently from PFN_cuDeviceGraphMemTrim_v11040");
 _Static_assert(__builtin_types_compatible_p(PFN_cuDeviceGetGraphMemAttribute_v11040, CUresult (*)(CUdevice, CUgraphMem_attribute, void *)), "EntryPoints::cuDeviceGetGraphMemAttribute: the Rust signature differs from PFN_cuDeviceGetGraphMemAttribute_v11040");
 _Static_assert(__builtin_types_compatible_p(PFN_cuDeviceGetGraphMemAttribute_v11040, __typeof__(&cuDeviceGetGraphMemAttribute)), "cuDeviceGetGraphMemAttribute: cuda.h declares it differently from PFN_cuDeviceGetGraphMemAttribute_v11040");
+_Static_assert(__builtin_types_compatible_p(PFN_cuDeviceSetGraphMemAttribute_v11040, CUresult (*)(CUdevice, CUgraphMem_attribute, void *)), "EntryPoints::cuDeviceSetGraphMemAttribute: the Rust signature differs from PFN_cuDeviceSetGraphMemAttribute_v11040");
+_Static_assert(__builtin_types_compatible_p(PFN_cuDeviceSetGraphMemAttribute_v11040, __typeof__(&cuDeviceSetGraphMemAttribute)), "cuDeviceSetGraphMemAttribute: cuda.h declares it differently from PFN_cuDeviceSetGraphMemAttribute_v11040");
 _Static_assert(__builtin_types_compatible_p(PFN_cuGraphNodeGetType_v10000, CUresult (*)(CUgraphNode, CUgraphNodeType *)), "EntryPoints::cuGraphNodeGetType: the Rust signature differs from PFN_cuGraphNodeGetType_v10000");
 _Static_assert(__builtin_types_compatible_p(PFN_cuGraphNodeGetType_v10000, __typeof__(&cuGraphNodeGetType)), "cuGraphNodeGetType: cuda.h declares it differently from PFN_cuGraphNodeGetType_v10000");
 _Static_assert(__builtin_types_compatible_p(PFN_cuGraphGetNodes_v10000, CUresult (*)(CUgraph, CUgraphNode *, size_t *)), "EntryPoints::cuGraphGetNodes: the Rust signature differs from PFN_cuGraphGetNodes_v10000");
@@ -658,6 +660,7 @@ int main(void) {
     printf("%s %lld\n", "table cuGraphMemFreeNodeGetParams cuGraphMemFreeNodeGetParams PFN_cuGraphMemFreeNodeGetParams_v11040", (long long)(22080));
     printf("%s %lld\n", "table cuDeviceGraphMemTrim cuDeviceGraphMemTrim PFN_cuDeviceGraphMemTrim_v11040", (long long)(22080));
     printf("%s %lld\n", "table cuDeviceGetGraphMemAttribute cuDeviceGetGraphMemAttribute PFN_cuDeviceGetGraphMemAttribute_v11040", (long long)(22080));
+    printf("%s %lld\n", "table cuDeviceSetGraphMemAttribute cuDeviceSetGraphMemAttribute PFN_cuDeviceSetGraphMemAttribute_v11040", (long long)(22080));
     printf("%s %lld\n", "table cuGraphNodeGetType cuGraphNodeGetType PFN_cuGraphNodeGetType_v10000", (long long)(20000));
     printf("%s %lld\n", "table cuGraphGetNodes cuGraphGetNodes PFN_cuGraphGetNodes_v10000", (long long)(20000));
     printf("%s %lld\n", "table cuGraphInstantiateWithFlags cuGraphInstantiateWithFlags PFN_cuGraphInstantiateWithFlags_v11040", (long long)(22080));
