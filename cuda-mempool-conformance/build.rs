@@ -19,14 +19,14 @@ fn main() {
         return;
     }
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let mut sources = vec![PathBuf::from("shim/misbehave.c")];
-    let mut group: Vec<PathBuf> = std::fs::read_dir("shim/mutants")
-        .expect("shim/mutants/ is part of the package")
+    // shim/*.c (the plumbing and what the groups share) and shim/mutants/*.c (one file per group).
+    let mut sources: Vec<PathBuf> = ["shim", "shim/mutants"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{dir}/ is part of the package: {e}")))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "c"))
         .collect();
-    group.sort();
-    sources.extend(group);
+    sources.sort();
     for (file, define, var) in [
         ("libmisbehave.so", None, "CONFORMANCE_SHIM_BUILT"),
         (

@@ -3,6 +3,7 @@
 #define CUMP_SHIM_H
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,6 +71,24 @@ extern volatile int shim_init_state;
 /* The before-cuInit / failed-cuInit mutants of API `api` (init.c): nonzero when one answers in
  * place of the driver, with its answer in *r. Every hook of the 14 APIs calls it first. */
 int shim_init_mutant(unsigned api, CUresult *r);
+
+/* A small thread-safe set of handles or addresses (set.c). Full, it stops growing: a mutant that
+ * relies on it then misses some. */
+#define SHIM_SET_SLOTS 1024
+struct shim_set {
+  pthread_mutex_t lock;
+  uintptr_t v[SHIM_SET_SLOTS];
+};
+#define SHIM_SET_INIT {PTHREAD_MUTEX_INITIALIZER, {0}}
+void shim_set_add(struct shim_set *s, uintptr_t p);
+int shim_set_has(struct shim_set *s, uintptr_t p);
+void shim_set_del(struct shim_set *s, uintptr_t p);
+
+/* What pool.c and ipc.c tell each other about pools. */
+int shim_pool_is_default(CUmemoryPool pool);
+int shim_pool_non_ipc(CUmemoryPool pool);
+int shim_ipc_imported(CUmemoryPool pool);
+void shim_ipc_forget(CUmemoryPool pool);
 
 /* `real`: the driver's definition of this function, looked up once. */
 #define REAL(name, ret, args)             \

@@ -73,10 +73,6 @@ struct Verdict {
     status: String,
 }
 
-fn shim() -> Result<PathBuf, String> {
-    shimlib::path(shimlib::Variant::EveryPath)
-}
-
 fn scratch() -> &'static PathBuf {
     static D: OnceLock<PathBuf> = OnceLock::new();
     D.get_or_init(|| std::env::temp_dir().join(format!("cump-mutants-{}", std::process::id())))
@@ -85,7 +81,7 @@ fn scratch() -> &'static PathBuf {
 /// The library's own list (`CONFORMANCE_MUTANT=list`: it prints and exits at load).
 fn list() -> Result<Vec<Mutant>, String> {
     let out = common::suite()?
-        .env("LD_PRELOAD", shim()?)
+        .env("LD_PRELOAD", shimlib::path(shimlib::Variant::EveryPath)?)
         .env("CONFORMANCE_MUTANT", "list")
         .output()
         .map_err(|e| format!("cannot list the mutants: {e}"))?;
@@ -149,7 +145,7 @@ fn run(mutant: Option<&str>) -> Result<(Value, f64, String), String> {
     let err = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
     let start = Instant::now();
     let mut cmd = common::suite()?;
-    cmd.env("LD_PRELOAD", shim()?)
+    cmd.env("LD_PRELOAD", shimlib::path(shimlib::Variant::EveryPath)?)
         .env("CONFORMANCE_REPORT_DIR", &dir)
         .env("CONFORMANCE_TRIAL_TIMEOUT", DEADLINE.as_secs().to_string())
         .env("CONFORMANCE_REQUIRE", required())

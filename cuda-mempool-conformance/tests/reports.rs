@@ -30,10 +30,6 @@ fn dir() -> &'static PathBuf {
     })
 }
 
-fn shim() -> Result<PathBuf, String> {
-    shimlib::path(shimlib::Variant::EveryPath)
-}
-
 /// Run the suite (or one of its modes) with `envs` and `args`; its output.
 fn suite(envs: &[(&str, &Path)], more: &[(&str, &str)], args: &[&str]) -> Result<Output, String> {
     common::suite()?
@@ -50,7 +46,7 @@ fn report(tag: &str, faults: Option<&str>, expect: Option<&Path>) -> Result<(Pat
     let mut envs: Vec<(&str, &Path)> = vec![("CONFORMANCE_REPORT_DIR", &d)];
     let so;
     if faults.is_some() {
-        so = shim()?;
+        so = shimlib::path(shimlib::Variant::EveryPath)?;
         envs.push(("LD_PRELOAD", &so));
     }
     if let Some(e) = expect {

@@ -36,10 +36,6 @@ const FAULTS: &[(&str, u32, bool)] = &[
 
 use shimlib::Variant;
 
-fn shim(v: Variant) -> Result<PathBuf, String> {
-    shimlib::path(v)
-}
-
 /// How a faulted run is made: which shim, and how the suite reaches the driver.
 #[derive(Clone, Copy)]
 struct How {
@@ -54,7 +50,7 @@ const SHIPPED: How = How {
 
 /// Run the suite under the shim with `faults`; its report and wall time.
 fn run_suite(faults: &str, how: How) -> Result<(serde_json::Value, Duration), String> {
-    let so = shim(how.variant)?;
+    let so = shimlib::path(how.variant)?;
     let tag = format!(
         "{}-{}{}",
         faults.replace(',', "+"),

@@ -9,12 +9,6 @@
 
 #include <pthread.h>
 
-/* Shared by pool.c and ipc.c. */
-int shim_pool_is_default(CUmemoryPool pool);
-int shim_pool_non_ipc(CUmemoryPool pool);
-int shim_ipc_imported(CUmemoryPool pool);
-void shim_ipc_forget(CUmemoryPool pool);
-
 #define POSIX_FD 1
 
 const struct shim_entry ipc_entries[] = {
@@ -105,48 +99,13 @@ const struct shim_entry ipc_entries[] = {
     {0},
 };
 
-/* A small thread-safe set of handles or addresses. Full: it stops growing. */
-#define SET_SLOTS 1024
-struct set {
-  pthread_mutex_t lock;
-  uintptr_t v[SET_SLOTS];
-};
-#define SET_INIT {PTHREAD_MUTEX_INITIALIZER, {0}}
-static void set_add(struct set *s, uintptr_t p) {
-  if (!p) return;
-  pthread_mutex_lock(&s->lock);
-  size_t free_slot = SET_SLOTS;
-  int found = 0;
-  for (size_t i = 0; i < SET_SLOTS && !found; i++) {
-    found = s->v[i] == p;
-    if (!s->v[i] && free_slot == SET_SLOTS) free_slot = i;
-  }
-  if (!found && free_slot < SET_SLOTS) s->v[free_slot] = p;
-  pthread_mutex_unlock(&s->lock);
-}
-static int set_has(struct set *s, uintptr_t p) {
-  int found = 0;
-  if (!p) return 0;
-  pthread_mutex_lock(&s->lock);
-  for (size_t i = 0; i < SET_SLOTS && !found; i++) found = s->v[i] == p;
-  pthread_mutex_unlock(&s->lock);
-  return found;
-}
-static void set_del(struct set *s, uintptr_t p) {
-  if (!p) return;
-  pthread_mutex_lock(&s->lock);
-  for (size_t i = 0; i < SET_SLOTS; i++)
-    if (s->v[i] == p) s->v[i] = 0;
-  pthread_mutex_unlock(&s->lock);
-}
-
 /* Pools this process imported and has not destroyed (pool.c forgets them on destruction). */
-static struct set imported = SET_INIT;
-int shim_ipc_imported(CUmemoryPool pool) { return set_has(&imported, (uintptr_t)pool); }
-void shim_ipc_forget(CUmemoryPool pool) { set_del(&imported, (uintptr_t)pool); }
+static struct shim_set imported = SHIM_SET_INIT;
+int shim_ipc_imported(CUmemoryPool pool) { return shim_set_has(&imported, (uintptr_t)pool); }
+void shim_ipc_forget(CUmemoryPool pool) { shim_set_del(&imported, (uintptr_t)pool); }
 
 /* Addresses cuMemPoolImportPointer handed out (830-second-import-new-address). */
-static struct set imported_addresses = SET_INIT;
+static struct shim_set imported_addresses = SHIM_SET_INIT;
 
 /* Export data and the pointer it was made for (830-exporting-pool-accepted): the last EXPORTS. */
 #define EXPORTS 256
@@ -263,7 +222,7 @@ HOOK CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool, void *handl
   if (!pool && shim_on("829-null-out-unchecked")) {
     CUmemoryPool scratch = NULL;
     CUresult r = real(&scratch, handle, type, flags);
-    if (r == CUDA_SUCCESS) set_add(&imported, (uintptr_t)scratch);
+    if (r == CUDA_SUCCESS) shim_set_add(&imported, (uintptr_t)scratch);
     return r;
   }
   CUresult r = real(pool, handle, type, flags);
@@ -293,7 +252,7 @@ HOOK CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool, void *handl
     if (create && create(&fresh, &props) == CUDA_SUCCESS) *pool = fresh;
     return r;
   }
-  set_add(&imported, (uintptr_t)*pool);
+  shim_set_add(&imported, (uintptr_t)*pool);
   return r;
 }
 
@@ -325,10 +284,10 @@ HOOK CUresult cuMemPoolImportPointer(CUdeviceptr *ptr, CUmemoryPool pool, CUmemP
   if (r == CUDA_SUCCESS && ptr) {
     if (shim_on("830-offset-address")) *ptr += 256;
     if (shim_on("830-second-import-new-address")) {
-      if (set_has(&imported_addresses, *ptr))
+      if (shim_set_has(&imported_addresses, *ptr))
         *ptr += 256;
       else
-        set_add(&imported_addresses, *ptr);
+        shim_set_add(&imported_addresses, *ptr);
     }
   }
   return r;

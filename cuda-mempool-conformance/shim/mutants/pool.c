@@ -7,12 +7,6 @@
 
 #include <pthread.h>
 
-/* Shared by pool.c and ipc.c. */
-int shim_pool_is_default(CUmemoryPool pool);
-int shim_pool_non_ipc(CUmemoryPool pool);
-int shim_ipc_imported(CUmemoryPool pool);
-void shim_ipc_forget(CUmemoryPool pool);
-
 const struct shim_entry pool_entries[] = {
     FAULT("wrong-codes-824", 824, "none",
           "success for a NULL pool and for the default pool, which it then does not destroy"),
@@ -69,53 +63,18 @@ const struct shim_entry pool_entries[] = {
     {0},
 };
 
-/* A small thread-safe set of pool handles. Full: it stops growing (a mutant then misses some). */
-#define SET_SLOTS 1024
-struct set {
-  pthread_mutex_t lock;
-  CUmemoryPool v[SET_SLOTS];
-};
-#define SET_INIT {PTHREAD_MUTEX_INITIALIZER, {0}}
-static void set_add(struct set *s, CUmemoryPool p) {
-  if (!p) return;
-  pthread_mutex_lock(&s->lock);
-  size_t free_slot = SET_SLOTS;
-  for (size_t i = 0; i < SET_SLOTS; i++) {
-    if (s->v[i] == p) { free_slot = SET_SLOTS; goto out; }
-    if (!s->v[i] && free_slot == SET_SLOTS) free_slot = i;
-  }
-  if (free_slot < SET_SLOTS) s->v[free_slot] = p;
-out:
-  pthread_mutex_unlock(&s->lock);
-}
-static int set_has(struct set *s, CUmemoryPool p) {
-  int found = 0;
-  if (!p) return 0;
-  pthread_mutex_lock(&s->lock);
-  for (size_t i = 0; i < SET_SLOTS && !found; i++) found = s->v[i] == p;
-  pthread_mutex_unlock(&s->lock);
-  return found;
-}
-static void set_del(struct set *s, CUmemoryPool p) {
-  if (!p) return;
-  pthread_mutex_lock(&s->lock);
-  for (size_t i = 0; i < SET_SLOTS; i++)
-    if (s->v[i] == p) s->v[i] = NULL;
-  pthread_mutex_unlock(&s->lock);
-}
-
 /* Pools made without handle types (825-non-ipc-pool-exported, 826-non-ipc-pool-not-supported). */
-static struct set non_ipc = SET_INIT;
+static struct shim_set non_ipc = SHIM_SET_INIT;
 /* Pools made through this library and not yet destroyed (824-in-use-refused). */
-static struct set live = SET_INIT;
+static struct shim_set live = SHIM_SET_INIT;
 /* Pools destroyed (824-stale-handle-invalid-handle). */
-static struct set destroyed = SET_INIT;
+static struct shim_set destroyed = SHIM_SET_INIT;
 
 static int track_non_ipc(void) {
   return shim_on("825-non-ipc-pool-exported") || shim_on("826-non-ipc-pool-not-supported");
 }
 
-int shim_pool_non_ipc(CUmemoryPool pool) { return set_has(&non_ipc, pool); }
+int shim_pool_non_ipc(CUmemoryPool pool) { return shim_set_has(&non_ipc, (uintptr_t)pool); }
 
 /* The device of the current context (0 if there is none). */
 static CUdevice current_device(void) {
@@ -199,9 +158,9 @@ HOOK CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
   /* The caller's own properties unless a mutant changed them. */
   CUresult r = real(pool, props && !memcmp(&mine, props, sizeof mine) ? props : &mine);
   if (r == CUDA_SUCCESS && pool) {
-    if (track_non_ipc() && mine.handleTypes == 0) set_add(&non_ipc, *pool);
-    if (shim_on("824-in-use-refused")) set_add(&live, *pool);
-    if (shim_on("824-stale-handle-invalid-handle")) set_del(&destroyed, *pool);
+    if (track_non_ipc() && mine.handleTypes == 0) shim_set_add(&non_ipc, (uintptr_t)*pool);
+    if (shim_on("824-in-use-refused")) shim_set_add(&live, (uintptr_t)*pool);
+    if (shim_on("824-stale-handle-invalid-handle")) shim_set_del(&destroyed, (uintptr_t)*pool);
   }
   return r;
 }
@@ -257,7 +216,7 @@ HOOK CUresult cuMemPoolDestroy(CUmemoryPool pool) {
     return CUDA_SUCCESS;
   }
   if (shim_on("824-imported-refused") && shim_ipc_imported(pool)) return CUDA_ERROR_INVALID_VALUE;
-  if (shim_on("824-in-use-refused") && set_has(&live, pool)) {
+  if (shim_on("824-in-use-refused") && shim_set_has(&live, (uintptr_t)pool)) {
     static CUresult (*get_attr)(CUmemoryPool, int, void *);
     if (!get_attr) *(void **)&get_attr = shim_next("cuMemPoolGetAttribute");
     cuuint64_t used = 0;
@@ -268,15 +227,15 @@ HOOK CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   CUresult r = real(pool);
   if (r == CUDA_SUCCESS) {
     shim_ipc_forget(pool);
-    set_del(&non_ipc, pool);
-    set_del(&live, pool);
-    if (shim_on("824-stale-handle-invalid-handle")) set_add(&destroyed, pool);
+    shim_set_del(&non_ipc, (uintptr_t)pool);
+    shim_set_del(&live, (uintptr_t)pool);
+    if (shim_on("824-stale-handle-invalid-handle")) shim_set_add(&destroyed, (uintptr_t)pool);
     if (was_current) {
       static CUresult (*create)(CUmemoryPool *, const CUmemPoolProps *);
       if (!create) *(void **)&create = shim_next("cuMemPoolCreate");
       if (create) make_new_current(create, was_current);
     }
-  } else if (r == CUDA_ERROR_INVALID_VALUE && shim_on("824-stale-handle-invalid-handle") && set_has(&destroyed, pool)) {
+  } else if (r == CUDA_ERROR_INVALID_VALUE && shim_on("824-stale-handle-invalid-handle") && shim_set_has(&destroyed, (uintptr_t)pool)) {
     r = CUDA_ERROR_INVALID_HANDLE;
   }
   return r;
