@@ -48,6 +48,15 @@ const REASONS: &[(&str, &str)] = &[
         "tests the harness (a dying or hanging importer fails its trial), not the driver",
     ),
     (
+        "*::capture::relaunch_while_allocation_live_refused",
+        "cuGraphLaunch's rule for a live graph allocation (refused without AUTO_FREE_ON_LAUNCH): no mutant of \
+         the 14 APIs reaches it; the capture trials rely on it",
+    ),
+    (
+        "*::capture::auto_free_on_launch_relaunch_frees_first",
+        "cuGraphLaunch's AUTO_FREE_ON_LAUNCH rule: no mutant of the 14 APIs reaches it",
+    ),
+    (
         "suite::no_leaks",
         "the leak check: fails when a run leaves pools, allocations, fds or children behind",
     ),

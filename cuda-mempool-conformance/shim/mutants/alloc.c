@@ -212,6 +212,15 @@ const struct shim_entry alloc_entries[] = {
     /* 820 capture::alloc_and_free_become_graph_nodes_* (no alloc node; the pool's memory is used) */
     MUTANT("820-capture-allocates-eagerly", 820, "gpu",
            "on a capturing stream: allocates at once on the per-thread stream instead of adding a graph node"),
+    /* 820 capture::during_global_capture_alloc_on_legacy_stream_implicit_and_invalidates */
+    MUTANT("820-legacy-as-per-thread", 820, "gpu",
+           "the legacy stream (0 or CU_STREAM_LEGACY) is taken as the per-thread stream: no implicit synchronisation"),
+    /* 821 capture::alloc_and_free_become_graph_nodes_* (no alloc node; the pool's memory is used) */
+    MUTANT("821-capture-allocates-eagerly", 821, "gpu",
+           "on a capturing stream: allocates at once on the per-thread stream instead of adding a graph node"),
+    /* 821 capture::during_global_capture_ipc_capable_pool_refused_capture_survives_driver_behaviour */
+    MUTANT("821-capture-refusal-invalid-value", 821, "ipc",
+           "an exportable pool refused during a capture: answers INVALID_VALUE instead of NOT_SUPPORTED"),
     /* 820/821 load::threads_and_streams_* (used memory above the bytes live at a quiescent point) */
     MUTANT("822-lost-free-under-contention", 822, "gpu",
            "an allocation table without a lock: a free made while another thread frees is lost (SUCCESS)"),
@@ -235,6 +244,9 @@ static int freeing;
 /* The 820 mutants around the driver's cuMemAllocAsync. */
 static CUresult alloc_820(CUresult (*real)(CUdeviceptr *, size_t, CUstream), CUdeviceptr *dptr, size_t n,
                           CUstream s) {
+  /* Interposers that make every default stream the per-thread one lose the legacy stream's implicit
+   * synchronisation with other streams. */
+  if (shim_on("820-legacy-as-per-thread") && (s == NULL || s == (CUstream)0x1)) s = (CUstream)0x2;
   if (dptr && shim_on("820-capture-allocates-eagerly") && capturing(s))
     return real(dptr, n, (CUstream)0x2 /* CU_STREAM_PER_THREAD */);
   if (!dptr && shim_on("820-null-dptr-success")) return CUDA_SUCCESS;
@@ -256,6 +268,8 @@ static CUresult alloc_820(CUresult (*real)(CUdeviceptr *, size_t, CUstream), CUd
 /* The 821 mutants around the driver's cuMemAllocFromPoolAsync. */
 static CUresult alloc_821(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool, CUstream), CUdeviceptr *dptr,
                           size_t n, CUmemoryPool pool, CUstream s) {
+  if (dptr && shim_on("821-capture-allocates-eagerly") && capturing(s))
+    return real(dptr, n, pool, (CUstream)0x2 /* CU_STREAM_PER_THREAD */);
   if (!dptr && shim_on("821-null-dptr-success")) return CUDA_SUCCESS;
   if (dptr && !pool && shim_on("821-null-pool-current-pool")) {
     CUmemoryPool cur = pool_here(1);
@@ -275,6 +289,8 @@ static CUresult alloc_821(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool, 
     if (d) r = real(dptr, n, d, s);
   }
   if (r == CUDA_ERROR_OUT_OF_MEMORY && shim_on("821-oom-invalid-value")) return CUDA_ERROR_INVALID_VALUE;
+  if (r == CUDA_ERROR_NOT_SUPPORTED && shim_on("821-capture-refusal-invalid-value") && capturing(s))
+    return CUDA_ERROR_INVALID_VALUE;
   if (r == CUDA_SUCCESS && other && *dptr && elsewhere(*dptr)) {
     (void)free_real(*dptr, s);
     *dptr = old;

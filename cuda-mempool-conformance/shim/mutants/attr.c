@@ -98,6 +98,15 @@ const struct shim_entry attr_entries[] = {
     /* 833 imported_pool_trim_refused (ipc) */
     MUTANT("833-imported-pool-not-supported", 833, "ipc",
            "an imported pool is refused with NOT_SUPPORTED instead of INVALID_VALUE"),
+    /* 828 capture::during_global_capture_get_attribute_unsupported_and_invalidates_driver_behaviour */
+    MUTANT("828-capture-refusal-invalid-value", 828, "gpu",
+           "refused during a global-mode capture: answers INVALID_VALUE instead of STREAM_CAPTURE_UNSUPPORTED"),
+    /* 832 capture::during_global_capture_set_attribute_unsupported_and_invalidates_driver_behaviour */
+    MUTANT("832-capture-refusal-invalid-value", 832, "gpu",
+           "refused during a global-mode capture: answers INVALID_VALUE instead of STREAM_CAPTURE_UNSUPPORTED"),
+    /* 833 capture::during_global_capture_trim_to_unsupported_and_invalidates_driver_behaviour */
+    MUTANT("833-capture-refusal-invalid-value", 833, "gpu",
+           "refused during a global-mode capture: answers INVALID_VALUE instead of STREAM_CAPTURE_UNSUPPORTED"),
     {0},
 };
 
@@ -242,6 +251,7 @@ HOOK CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
     if (!unknown(attr) && attr <= A_USED_HIGH && shim_on("828-imported-pool-not-supported"))
       return CUDA_ERROR_NOT_SUPPORTED;
   }
+  if (r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && shim_on("828-capture-refusal-invalid-value")) return CUDA_ERROR_INVALID_VALUE;
   return r;
 }
 
@@ -279,6 +289,7 @@ HOOK CUresult cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value) {
     /* A well-formed threshold the driver refuses: an imported pool's (the suite sets no other). */
     if (attr == A_THRESHOLD && shim_on("832-imported-pool-accepted")) return CUDA_SUCCESS;
   }
+  if (r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && shim_on("832-capture-refusal-invalid-value")) return CUDA_ERROR_INVALID_VALUE;
   return r;
 }
 
@@ -304,6 +315,7 @@ HOOK CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep) {
   CUresult r = real(pool, min_bytes_to_keep);
   if (r == CUDA_ERROR_INVALID_VALUE && pool && shim_init_state == 1 && shim_on("833-imported-pool-not-supported"))
     return CUDA_ERROR_NOT_SUPPORTED;
+  if (r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && shim_on("833-capture-refusal-invalid-value")) return CUDA_ERROR_INVALID_VALUE;
   return r;
 }
 
