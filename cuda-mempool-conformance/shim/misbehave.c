@@ -1,4 +1,6 @@
-/* Test-only: a mutation library for the 14 stream-ordered-allocator APIs. Loaded with LD_PRELOAD in
+/* The mutation library's plumbing: the registry, the switches, and the three paths to the driver.
+ *
+ * Test-only: a mutation library for the 14 stream-ordered-allocator APIs. Loaded with LD_PRELOAD in
  * front of the real libcuda, the way interposition libraries are shipped, it changes one behaviour
  * of one API at a time, so that the conformance suite can be shown to notice (tests/mutants.rs,
  * docs/conformance/mutants.md), and it keeps the faults that crash, hang or answer with no CUresult
@@ -15,7 +17,9 @@
  * against libcuda), dlsym (programs that load the driver), and cuGetProcAddress (the CUDA runtime,
  * and so most applications). Built with -DPROC_ADDRESS_ONLY it hooks only cuGetProcAddress (the
  * hooks are hidden, and its dlsym hands out nothing but its cuGetProcAddress). The mutants live in
- * mutants/, one file per API group, each hook beginning with BEGIN (shim.h).
+ * mutants/, one file per API group, each hook beginning with BEGIN (shim.h); what several group
+ * files need lives beside this file (set.c, pools.c, init_state.c), declared in shim.h, and no
+ * group file calls another.
  *
  * Faults of the plumbing itself:
  *   missing-833  cuMemPoolTrimTo does not exist: dlsym answers NULL, cuGetProcAddress

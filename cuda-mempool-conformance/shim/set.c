@@ -1,4 +1,4 @@
-/* The thread-safe set of shim.h, shared by the mutant files that remember handles or addresses. */
+/* The thread-safe set of shim.h, shared by the files that remember handles or addresses. */
 #include "shim.h"
 
 void shim_set_add(struct shim_set *s, uintptr_t p) {

@@ -63,18 +63,23 @@ enum {
   CUDA_ERROR_UNKNOWN = 999,
 };
 
-/* The driver's definition of `name` (the next one after this library). */
+/* The driver's definition of `name`, the next one after this library (misbehave.c); NULL when
+ * there is none. */
 void *shim_next(const char *name);
-/* Whether mutant or fault `name` is switched on (CONFORMANCE_MUTANT / CONFORMANCE_SHIM_FAULTS). */
+/* Whether mutant or fault `name` is switched on (CONFORMANCE_MUTANT / CONFORMANCE_SHIM_FAULTS)
+ * (misbehave.c): 1 when it is, 0 otherwise. */
 int shim_on(const char *name);
-/* cuInit's state as this library saw it: 0 not called, 1 succeeded, 2 failed. */
+/* cuInit's state as this library saw it (init_state.c; mutants/init.c's cuInit hook records it):
+ * 0 not called, 1 succeeded, 2 failed. */
 extern volatile int shim_init_state;
-/* The before-cuInit / failed-cuInit mutants of API `api` (init.c): nonzero when one answers in
- * place of the driver, with its answer in *r. Every hook of the 14 APIs calls it first. */
+/* The before-cuInit / failed-cuInit mutants of API `api` (init_state.c; named in mutants/init.c):
+ * 1 when one answers in place of the driver, with its answer in *r; 0 (and *r untouched) when none
+ * does, the driver then answering. Every hook of the 14 APIs calls it first (BEGIN). */
 int shim_init_mutant(unsigned api, CUresult *r);
 
 /* A small thread-safe set of handles or addresses (set.c). Full, it stops growing: a mutant that
- * relies on it then misses some. */
+ * relies on it then misses some. 0 is never a member: adding or deleting it does nothing.
+ * shim_set_has answers 1 when `p` is in the set, 0 otherwise (0 too for `p` 0 or dropped). */
 #define SHIM_SET_SLOTS 1024
 struct shim_set {
   pthread_mutex_t lock;
@@ -85,11 +90,22 @@ void shim_set_add(struct shim_set *s, uintptr_t p);
 int shim_set_has(struct shim_set *s, uintptr_t p);
 void shim_set_del(struct shim_set *s, uintptr_t p);
 
-/* What pool.c and ipc.c tell each other about pools. */
-int shim_pool_is_default(CUmemoryPool pool);
+/* What the shim knows about pools (pools.c), for the group files that ask (mutants/pool.c and
+ * mutants/ipc.c). Each query answers 1 for yes and 0 otherwise: 0 is also its answer whenever it
+ * does not know (a NULL pool, a pool never noted or already forgotten, one a full set dropped, a
+ * driver that cannot say). Noting or forgetting a NULL pool does nothing. */
+/* Pool `pool` was made without handle types (noted only while a mutant that asks is on). */
+void shim_pool_note_non_ipc(CUmemoryPool pool);
+/* Pool `pool` was imported by this process. */
+void shim_pool_note_imported(CUmemoryPool pool);
+/* Pool `pool` was destroyed: neither non-IPC nor imported any more. */
+void shim_pool_forget(CUmemoryPool pool);
+/* Whether `pool` was noted as made without handle types; 0 when unknown. */
 int shim_pool_non_ipc(CUmemoryPool pool);
-int shim_ipc_imported(CUmemoryPool pool);
-void shim_ipc_forget(CUmemoryPool pool);
+/* Whether `pool` was noted as imported; 0 when unknown. */
+int shim_pool_imported(CUmemoryPool pool);
+/* Whether `pool` is a device's default pool, per the driver; 0 when unknown. */
+int shim_pool_is_default(CUmemoryPool pool);
 
 /* `real`: the driver's definition of this function, looked up once. */
 #define REAL(name, ret, args)             \

@@ -1,4 +1,4 @@
-/* 827 cuMemPoolGetAccess, 831 cuMemPoolSetAccess.
+/* The mutants (and fault) of 827 cuMemPoolGetAccess and 831 cuMemPoolSetAccess.
  *
  * The mutants work only once cuInit has succeeded (the before-cuInit ones are init.c's), and most
  * of them change the driver's answer rather than answer in its place. "The owner" is the device of

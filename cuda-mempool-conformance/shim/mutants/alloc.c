@@ -1,4 +1,4 @@
-/* 820 cuMemAllocAsync, 821 cuMemAllocFromPoolAsync, 822 cuMemFreeAsync.
+/* The mutants (and faults) of 820 cuMemAllocAsync, 821 cuMemAllocFromPoolAsync, 822 cuMemFreeAsync.
  *
  * Besides the two faults, the mutants of the three APIs: each changes one behaviour the way an
  * interposer that handles these calls itself (keeps its own table of allocations, picks the pool,

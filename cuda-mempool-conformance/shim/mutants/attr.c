@@ -1,4 +1,4 @@
-/* 828 cuMemPoolGetAttribute, 832 cuMemPoolSetAttribute, 833 cuMemPoolTrimTo.
+/* The mutants (and faults) of 828 cuMemPoolGetAttribute, 832 cuMemPoolSetAttribute, 833 cuMemPoolTrimTo.
  *
  * The mutants work only once cuInit has succeeded (the before-cuInit ones are init.c's). Attribute
  * values: 1 REUSE_FOLLOW_EVENT_DEPENDENCIES, 2 REUSE_ALLOW_OPPORTUNISTIC, 3

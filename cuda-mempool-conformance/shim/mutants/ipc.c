@@ -1,10 +1,14 @@
-/* 825 cuMemPoolExportPointer, 826 cuMemPoolExportToShareableHandle,
+/* The mutants (and fault) of the IPC APIs: pools and pointers exported and imported.
+ *
+ * 825 cuMemPoolExportPointer, 826 cuMemPoolExportToShareableHandle,
  * 829 cuMemPoolImportFromShareableHandle, 830 cuMemPoolImportPointer.
  *
  * Above each mutant, the trial(s) expected to kill it; most need the cross-process trials
  * (cases/xproc.rs: the importers are child processes, which load this library too). Handle type 1
  * is the POSIX fd; the fabric handle type (8) is left alone by every mutant (its trials crash the
- * real driver on purpose). The real driver's other functions are reached through shim_next. */
+ * real driver on purpose). The real driver's other functions are reached through shim_next. What
+ * the shim knows about pools (made without handle types, imported, default) is ../pools.c's: this
+ * file notes the pools it imports. */
 #include "../shim.h"
 
 #include <pthread.h>
@@ -98,11 +102,6 @@ const struct shim_entry ipc_entries[] = {
            "importing the same export data again gives another address (256 bytes on) instead of the same"),
     {0},
 };
-
-/* Pools this process imported and has not destroyed (pool.c forgets them on destruction). */
-static struct shim_set imported = SHIM_SET_INIT;
-int shim_ipc_imported(CUmemoryPool pool) { return shim_set_has(&imported, (uintptr_t)pool); }
-void shim_ipc_forget(CUmemoryPool pool) { shim_set_del(&imported, (uintptr_t)pool); }
 
 /* Addresses cuMemPoolImportPointer handed out (830-second-import-new-address). */
 static struct shim_set imported_addresses = SHIM_SET_INIT;
@@ -205,7 +204,7 @@ HOOK CUresult cuMemPoolExportToShareableHandle(void *handle, CUmemoryPool pool, 
     if (shim_on("826-default-pool-not-supported") && shim_pool_is_default(pool)) return CUDA_ERROR_NOT_SUPPORTED;
     if (shim_on("826-win32-not-supported") && (type == 2 || type == 4)) return CUDA_ERROR_NOT_SUPPORTED;
     if (shim_on("826-non-ipc-pool-not-supported") && shim_pool_non_ipc(pool)) return CUDA_ERROR_NOT_SUPPORTED;
-    if (shim_on("826-imported-pool-not-permitted") && shim_ipc_imported(pool)) return CUDA_ERROR_NOT_PERMITTED;
+    if (shim_on("826-imported-pool-not-permitted") && shim_pool_imported(pool)) return CUDA_ERROR_NOT_PERMITTED;
   }
   if (r == CUDA_SUCCESS && handle && type == POSIX_FD && shim_on("826-leaks-fd")) {
     int leaked = dup(*(int *)handle);
@@ -222,7 +221,7 @@ HOOK CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool, void *handl
   if (!pool && shim_on("829-null-out-unchecked")) {
     CUmemoryPool scratch = NULL;
     CUresult r = real(&scratch, handle, type, flags);
-    if (r == CUDA_SUCCESS) shim_set_add(&imported, (uintptr_t)scratch);
+    if (r == CUDA_SUCCESS) shim_pool_note_imported(scratch);
     return r;
   }
   CUresult r = real(pool, handle, type, flags);
@@ -236,7 +235,7 @@ HOOK CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool, void *handl
       (void)leaked;
     }
   }
-  if (shim_on("829-same-fd-new-pool") && shim_ipc_imported(*pool)) {
+  if (shim_on("829-same-fd-new-pool") && shim_pool_imported(*pool)) {
     static CUresult (*create)(CUmemoryPool *, const CUmemPoolProps *);
     static CUresult (*get_device)(CUdevice *);
     if (!create) *(void **)&create = shim_next("cuMemPoolCreate");
@@ -252,7 +251,7 @@ HOOK CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool, void *handl
     if (create && create(&fresh, &props) == CUDA_SUCCESS) *pool = fresh;
     return r;
   }
-  shim_set_add(&imported, (uintptr_t)*pool);
+  shim_pool_note_imported(*pool);
   return r;
 }
 
@@ -267,7 +266,7 @@ HOOK CUresult cuMemPoolImportPointer(CUdeviceptr *ptr, CUmemoryPool pool, CUmemP
   if (!pool && shim_on("830-null-pool-invalid-handle")) return CUDA_ERROR_INVALID_HANDLE;
   CUresult r = real(ptr, pool, data);
   if (r == CUDA_ERROR_INVALID_VALUE && ptr && pool && data) {
-    int from_import = shim_ipc_imported(pool);
+    int from_import = shim_pool_imported(pool);
     if (from_import && shim_on("830-bad-data-not-found")) return CUDA_ERROR_NOT_FOUND;
     if (from_import && shim_on("830-data-unchecked")) {
       memcpy(ptr, data->reserved + 24, sizeof *ptr);

@@ -1,8 +1,9 @@
-/* 823 cuMemPoolCreate, 824 cuMemPoolDestroy.
+/* The mutants (and fault) of 823 cuMemPoolCreate and 824 cuMemPoolDestroy.
  *
  * Above each mutant, the trial(s) expected to kill it. The real driver's functions other than the
- * hooked one are reached through shim_next (never through this library's hooks). What ipc.c needs
- * from here (and this file from it) goes through the shim_pool_* / shim_ipc_* functions below. */
+ * hooked one are reached through shim_next (never through this library's hooks). What the shim
+ * knows about pools (made without handle types, imported, default) is ../pools.c's: this file
+ * notes the non-IPC pools it makes and forgets each pool it destroys. */
 #include "../shim.h"
 
 #include <pthread.h>
@@ -63,8 +64,6 @@ const struct shim_entry pool_entries[] = {
     {0},
 };
 
-/* Pools made without handle types (825-non-ipc-pool-exported, 826-non-ipc-pool-not-supported). */
-static struct shim_set non_ipc = SHIM_SET_INIT;
 /* Pools made through this library and not yet destroyed (824-in-use-refused). */
 static struct shim_set live = SHIM_SET_INIT;
 /* Pools destroyed (824-stale-handle-invalid-handle). */
@@ -73,8 +72,6 @@ static struct shim_set destroyed = SHIM_SET_INIT;
 static int track_non_ipc(void) {
   return shim_on("825-non-ipc-pool-exported") || shim_on("826-non-ipc-pool-not-supported");
 }
-
-int shim_pool_non_ipc(CUmemoryPool pool) { return shim_set_has(&non_ipc, (uintptr_t)pool); }
 
 /* The device of the current context (0 if there is none). */
 static CUdevice current_device(void) {
@@ -91,17 +88,6 @@ static int device_count(void) {
   int n = 0;
   if (!count || count(&n) != CUDA_SUCCESS) n = 0;
   return n;
-}
-
-int shim_pool_is_default(CUmemoryPool pool) {
-  static CUresult (*get_default)(CUmemoryPool *, CUdevice);
-  if (!get_default) *(void **)&get_default = shim_next("cuDeviceGetDefaultMemPool");
-  if (!pool || !get_default) return 0;
-  for (int d = 0, n = device_count(); d < n; d++) {
-    CUmemoryPool p = NULL;
-    if (get_default(&p, d) == CUDA_SUCCESS && p == pool) return 1;
-  }
-  return 0;
 }
 
 /* Every mutant here acts only once the driver is initialised, with a device: before cuInit, and
@@ -158,7 +144,7 @@ HOOK CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
   /* The caller's own properties unless a mutant changed them. */
   CUresult r = real(pool, props && !memcmp(&mine, props, sizeof mine) ? props : &mine);
   if (r == CUDA_SUCCESS && pool) {
-    if (track_non_ipc() && mine.handleTypes == 0) shim_set_add(&non_ipc, (uintptr_t)*pool);
+    if (track_non_ipc() && mine.handleTypes == 0) shim_pool_note_non_ipc(*pool);
     if (shim_on("824-in-use-refused")) shim_set_add(&live, (uintptr_t)*pool);
     if (shim_on("824-stale-handle-invalid-handle")) shim_set_del(&destroyed, (uintptr_t)*pool);
   }
@@ -215,7 +201,7 @@ HOOK CUresult cuMemPoolDestroy(CUmemoryPool pool) {
     if (prev) real(prev);
     return CUDA_SUCCESS;
   }
-  if (shim_on("824-imported-refused") && shim_ipc_imported(pool)) return CUDA_ERROR_INVALID_VALUE;
+  if (shim_on("824-imported-refused") && shim_pool_imported(pool)) return CUDA_ERROR_INVALID_VALUE;
   if (shim_on("824-in-use-refused") && shim_set_has(&live, (uintptr_t)pool)) {
     static CUresult (*get_attr)(CUmemoryPool, int, void *);
     if (!get_attr) *(void **)&get_attr = shim_next("cuMemPoolGetAttribute");
@@ -226,8 +212,7 @@ HOOK CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   unsigned long long was_current = pool && shim_on("824-current-not-restored") ? current_on(pool) : 0;
   CUresult r = real(pool);
   if (r == CUDA_SUCCESS) {
-    shim_ipc_forget(pool);
-    shim_set_del(&non_ipc, (uintptr_t)pool);
+    shim_pool_forget(pool);
     shim_set_del(&live, (uintptr_t)pool);
     if (shim_on("824-stale-handle-invalid-handle")) shim_set_add(&destroyed, (uintptr_t)pool);
     if (was_current) {
