@@ -25,12 +25,12 @@
 //! Timing is hand-rolled (std::time::Instant) rather than criterion: the FFI group must alternate
 //! two loops in one process and report their ratio, and every case needs its own synchronisation.
 
-use conformance::channel::{hex, unhex, Channel, Peer, RECV_TIMEOUT};
-use conformance::cu::untracked;
-use conformance::cu::*;
-use conformance::driver::*;
-use conformance::harness::{Env, CHILD_ENV};
-use conformance::probe::{self, Cap};
+use conformance::driver::check::*;
+use conformance::driver::cu::untracked;
+use conformance::driver::cu::*;
+use conformance::harness::channel::{hex, unhex, Channel, Peer, RECV_TIMEOUT};
+use conformance::harness::child::Role;
+use conformance::harness::{probe, Cap, Env, CHILD_VAR};
 use serde_json::{json, Value};
 use std::os::fd::AsRawFd;
 use std::time::Instant;
@@ -446,12 +446,12 @@ fn ipc(e: &Env, sc: Scale) -> R<Vec<Row>> {
         export_us.push(us(t));
         data.push(json!(hex(&d.reserved)));
     }
-    let peer = Peer::spawn("bench-ipc", &[], RECV_TIMEOUT)?;
+    let peer = Peer::spawn(&Role::BenchIpc, &[], RECV_TIMEOUT)?;
     let answer = peer
         .chan
         .send(&json!({"data": data}), Some(fd.as_raw_fd()))
         .and_then(|_| peer.chan.recv());
-    let (a, _) = answer.map_err(|e| peer_fail(peer, e))?;
+    let (a, _) = answer.map_err(|e| peer_fail(peer, e.to_string()))?;
     let import_us: Vec<f64> = a["import_us"]
         .as_array()
         .ok_or("no import times")?
@@ -531,7 +531,7 @@ fn ipc_child() -> i32 {
 type Group<'a> = Box<dyn Fn() -> R<Vec<Row>> + 'a>;
 
 fn main() -> std::process::ExitCode {
-    if std::env::var(CHILD_ENV).as_deref() == Ok("bench-ipc") {
+    if std::env::var(CHILD_VAR).as_deref() == Ok(Role::BenchIpc.name().as_str()) {
         return std::process::ExitCode::from(ipc_child() as u8);
     }
     if std::env::args().any(|a| a == "--bench") {
@@ -609,13 +609,13 @@ fn bench(sc: Scale, full: bool) -> std::process::ExitCode {
     let dir = std::env::var_os("BENCH_REPORT_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| {
-            conformance::report::report_dir()
+            conformance::report::summary::report_dir()
                 .parent()
                 .map(|p| p.join("bench-report"))
                 .unwrap_or_else(|| "bench-report".into())
         });
     let v = json!({
-        "date": conformance::report::now_utc(),
+        "date": conformance::report::summary::now_utc(),
         "mode": if full { "full" } else { "smoke" },
         "driver_version": env.m.driver_version,
         "devices": env.m.devices.iter().map(|d| json!({"name": d.name, "cc": format!("{}.{}", d.cc.0, d.cc.1)})).collect::<Vec<_>>(),

@@ -253,11 +253,11 @@ fn baseline() -> Result<&'static Baseline, String> {
 
 /// This machine as the suite sees it (the suite's own probe, its default device selection): it
 /// decides which mutants can be judged, the same way whether the tests are listed (nextest) or run.
-fn machine() -> &'static conformance::probe::Machine {
-    static M: OnceLock<conformance::probe::Machine> = OnceLock::new();
+fn machine() -> &'static conformance::harness::Machine {
+    static M: OnceLock<conformance::harness::Machine> = OnceLock::new();
     M.get_or_init(|| {
-        use conformance::devices::{select, Request};
-        let mut m = conformance::probe::probe();
+        use conformance::harness::devices::{select, Request};
+        let mut m = conformance::harness::probe::probe();
         m.selection = select(&Request::Default, &m, false).unwrap_or_default();
         m
     })
@@ -265,7 +265,7 @@ fn machine() -> &'static conformance::probe::Machine {
 
 /// Whether this machine can show mutants that need `needs`; else why not.
 fn missing(needs: &str) -> Option<String> {
-    use conformance::probe::Cap;
+    use conformance::harness::Cap;
     let cap = match needs {
         "none" => return None,
         "gpu" => Cap::Gpu,

@@ -1,13 +1,10 @@
 //! 827 cuMemPoolGetAccess and 831 cuMemPoolSetAccess on one device: the owner's access, host
 //! locations, and refusals. Peer access between devices is its own group (two GPUs).
 
-use crate::cu::*;
-use crate::driver::*;
-use crate::ensure;
-use crate::harness::Case;
+use crate::cases::prelude::*;
 
-use crate::cu::CUmemAccess_flags_enum as F;
-use crate::cu::CUmemLocationType_enum as LT;
+use crate::driver::cu::CUmemAccess_flags_enum as F;
+use crate::driver::cu::CUmemLocationType_enum as LT;
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 
 fn get_access(pool: CUmemoryPool, mut loc: CUmemLocation) -> (CUresult, F) {
@@ -22,7 +19,12 @@ fn set_access(pool: CUmemoryPool, loc: CUmemLocation, flags: F) -> CUresult {
 }
 
 /// (case, location, flags, expected code) rows for cuMemPoolSetAccess on a device-0 pool.
-type SetRow = (&'static str, fn(&crate::harness::Env) -> CUmemLocation, F, CUresult);
+type SetRow = (
+    &'static str,
+    fn(&crate::harness::case::Env) -> CUmemLocation,
+    F,
+    CUresult,
+);
 /// The docs list only CUDA_ERROR_INVALID_VALUE; R580 answers with three different codes, asserted
 /// here (names end in the code the driver uses).
 const E_DEVICE: CUresult = CUresult::CUDA_ERROR_INVALID_DEVICE;
@@ -73,7 +75,12 @@ const SET_ROWS: &[SetRow] = &[
 ];
 
 /// (case, location, expected code, expected flags when it succeeds) rows for cuMemPoolGetAccess.
-type GetRow = (&'static str, fn(&crate::harness::Env) -> CUmemLocation, CUresult, F);
+type GetRow = (
+    &'static str,
+    fn(&crate::harness::case::Env) -> CUmemLocation,
+    CUresult,
+    F,
+);
 const GET_ROWS: &[GetRow] = &[
     (
         "owner_has_read_write",
@@ -126,8 +133,8 @@ pub fn cases() -> Vec<Case> {
             let r = set_access(p.0, loc(e), flags);
             // The codes the documentation does not list are R580's departures (`deviations.rs`).
             match want {
-                E_DEVICE => crate::deviations::expect_code("set_access_invalid_device", "cuMemPoolSetAccess", r),
-                E_NOT_SUPPORTED => crate::deviations::expect_code("set_access_not_supported", "cuMemPoolSetAccess", r),
+                E_DEVICE => expect_code("set_access_invalid_device", "cuMemPoolSetAccess", r),
+                E_NOT_SUPPORTED => expect_code("set_access_not_supported", "cuMemPoolSetAccess", r),
                 _ => expect("cuMemPoolSetAccess", r, want),
             }
         }));
@@ -169,7 +176,7 @@ pub fn cases() -> Vec<Case> {
         Case::gpu(831, "count_zero_null_map_invalid_value", |e| {
             // R580 checks the map pointer even when count is 0.
             let p = Pool::on_device(e.dev)?;
-            crate::deviations::expect_code(
+            expect_code(
                 "set_access_count_zero_null_map_refused",
                 "cuMemPoolSetAccess(NULL, 0)",
                 unsafe { cuMemPoolSetAccess(p.0, std::ptr::null(), 0) },

@@ -2,11 +2,7 @@
 //! an allocation comes from (default, current, CUDA 13 selectors), default streams, stream order,
 //! and refusals. Inputs that might crash the driver run in a child process.
 
-use crate::cu::*;
-use crate::driver::*;
-use crate::ensure;
-use crate::harness::{Case, SIGSEGV};
-use crate::probe::Cap;
+use crate::cases::prelude::*;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -43,7 +39,7 @@ fn size_zero(what: &str, pool: CUmemoryPool, alloc: impl Fn(&mut CUdeviceptr) ->
     if r == SUCCESS && p != 0 && p != 0xdead_0000 {
         free_async(p, std::ptr::null_mut())?;
     }
-    crate::deviations::expect_code("size_zero_succeeds", what, r)?;
+    expect_code("size_zero_succeeds", what, r)?;
     if r != SUCCESS {
         // Outside R580's branches: the documented refusal, and nothing to look at.
         return Ok(());
@@ -359,7 +355,7 @@ pub fn cases() -> Vec<Case> {
         }),
         Case::gpu(822, "null_pointer_is_a_no_op_driver_behaviour", |_| {
             // Like free(NULL): R580 returns success for pointer 0.
-            crate::deviations::expect_code("free_null_succeeds", "cuMemFreeAsync(0)", unsafe {
+            expect_code("free_null_succeeds", "cuMemFreeAsync(0)", unsafe {
                 cuMemFreeAsync(0, std::ptr::null_mut())
             })
         }),

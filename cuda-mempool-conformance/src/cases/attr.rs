@@ -2,12 +2,9 @@
 //! read-only attributes, high-water marks, used/reserved accounting, release threshold, trimming,
 //! and the three reuse policies shown by behaviour.
 
-use crate::cu::*;
-use crate::driver::*;
-use crate::ensure;
-use crate::harness::{Case, Crash, SIGSEGV};
+use crate::cases::prelude::*;
 
-use crate::cu::CUmemPool_attribute_enum as A;
+use crate::driver::cu::CUmemPool_attribute_enum as A;
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 const MIB: u64 = 1 << 20;
 

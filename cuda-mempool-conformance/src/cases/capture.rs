@@ -8,11 +8,7 @@
 //! other threads' unsafe calls fail. Each ends its capture on every path, destroys its graphs and
 //! trims the device's graph memory, and checks that none is left.
 
-use crate::cu::*;
-use crate::driver::*;
-use crate::ensure;
-use crate::harness::Case;
-use crate::probe::Cap;
+use crate::cases::prelude::*;
 
 use CUmemPool_attribute as A;
 use CUstreamCaptureMode as M;
@@ -346,7 +342,6 @@ struct DuringCapture {
     op: fn(CUstream, &Pools) -> CUresult,
     needs: Option<Cap>,
 }
-use crate::harness::Env;
 
 /// The pools a call during capture may use, made before the capture began.
 struct Pools {
@@ -483,9 +478,9 @@ fn during_capture(e: &Env, d: &DuringCapture) -> R {
         st,
         code_name(end)
     ));
-    let what = format!("{} during a global-mode capture", crate::api_name(d.api));
+    let what = format!("{} during a global-mode capture", crate::driver::api_name(d.api));
     let checked = match d.want {
-        Want::Departure(id) => crate::deviations::expect_code(id, &what, r),
+        Want::Departure(id) => expect_code(id, &what, r),
         Want::Documented(code) => expect(&what, r, code),
     };
     let survives = r == SUCCESS || d.survives;

@@ -3,15 +3,11 @@
 //! successful exports, and what export and import refuse. Cross-process round trips are their own
 //! group.
 
-use crate::channel::{fd_diff, fd_table};
-use crate::cu::*;
-use crate::driver::*;
-use crate::ensure;
-use crate::harness::Case;
-use crate::probe::Cap;
+use crate::cases::prelude::*;
+use crate::os::{fd_diff, fd_table};
 use std::os::fd::AsRawFd;
 
-use crate::cu::CUmemAllocationHandleType_enum as HT;
+use crate::driver::cu::CUmemAllocationHandleType_enum as HT;
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 const POSIX: HT = HT::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 
@@ -23,12 +19,7 @@ fn export_fd(pool: CUmemoryPool, ht: HT, flags: u64) -> (CUresult, i32) {
 
 fn close(fd: i32) {
     if fd >= 0 {
-        extern "C" {
-            fn close(fd: i32) -> i32;
-        }
-        unsafe {
-            close(fd);
-        }
+        crate::os::close(fd);
     }
 }
 
@@ -54,28 +45,19 @@ fn import_code(fd: i32, ht: HT, flags: u64) -> CUresult {
     r
 }
 
-/// Whether `fd` is an open file descriptor of this process.
-fn fd_open(fd: i32) -> bool {
-    extern "C" {
-        fn fcntl(fd: i32, cmd: i32, ...) -> i32;
-    }
-    const F_GETFD: i32 = 1;
-    // SAFETY: F_GETFD only reads the descriptor's flags.
-    unsafe { fcntl(fd, F_GETFD) != -1 }
-}
-
 /// Close `fd` after imports from it, which must have left it open (it stays the caller's); one an
 /// import closed is not closed again.
 fn keep_fd(fd: std::os::fd::OwnedFd) -> R {
     let raw = fd.as_raw_fd();
-    if fd_open(raw) {
+    if crate::os::fd_is_open(raw) {
         return Ok(());
     }
     std::mem::forget(fd);
     Err(format!(
         "cuMemPoolImportFromShareableHandle closed fd {raw}, which stays the caller's: the caller's own close \
          is then a double close"
-    ))
+    )
+    .into())
 }
 
 /// (case, handle type, flags, expected code) for import refusals. Each imports a genuine export of
@@ -206,19 +188,16 @@ pub fn cases() -> Vec<Case> {
         Case::gpu(829, "invalid_fd_unknown_error_driver_behaviour", |_| {
             let mut pool = std::ptr::null_mut();
             let r = import_pool_fd(-1, &mut pool);
-            crate::deviations::expect_code("bad_fd_unknown_error", "cuMemPoolImportFromShareableHandle(fd -1)", r)
+            expect_code("bad_fd_unknown_error", "cuMemPoolImportFromShareableHandle(fd -1)", r)
         }),
         // Docs: CUDA_ERROR_INVALID_VALUE. R580 answers CUDA_ERROR_UNKNOWN (999).
         Case::gpu(829, "non_pool_fd_unknown_error_driver_behaviour", |_| {
             // An fd that is not a CUDA pool handle (stdin's /dev/null duplicate).
-            extern "C" {
-                fn dup(fd: i32) -> i32;
-            }
-            let fd = unsafe { dup(0) };
+            let fd = crate::os::dup(0);
             let mut pool = std::ptr::null_mut();
             let r = import_pool_fd(fd, &mut pool);
             close(fd);
-            crate::deviations::expect_code(
+            expect_code(
                 "bad_fd_unknown_error",
                 "cuMemPoolImportFromShareableHandle(a non-CUDA fd)",
                 r,
@@ -229,8 +208,8 @@ pub fn cases() -> Vec<Case> {
         // documented INVALID_VALUE there as the driver having changed): the same driver cannot have,
         // so a documented answer here comes from something between the suite and the driver.
         Case::gpu(829, "invalid_fd_answer_as_recorded_on_this_driver", |_| {
-            let d = crate::deviations::get("bad_fd_unknown_error");
-            let (version, _) = crate::deviations::driver();
+            let d = crate::driver::departures::get("bad_fd_unknown_error");
+            let (version, _) = crate::driver::departures::driver();
             if !d.seen_on.contains(&version) {
                 return ignore(format!(
                     "deviation `{}` was recorded on driver {}, this is {version:?}",
@@ -241,7 +220,7 @@ pub fn cases() -> Vec<Case> {
             let mut pool = std::ptr::null_mut();
             let r = import_pool_fd(-1, &mut pool);
             let what = "cuMemPoolImportFromShareableHandle(fd -1), on a driver version its answer was recorded on";
-            crate::observe::record(crate::observe::Observation {
+            observe::record(observe::Observation {
                 api: Some(829),
                 call: what.to_string(),
                 documented: d.documented.map_or_else(String::new, code_name),
@@ -251,13 +230,14 @@ pub fn cases() -> Vec<Case> {
                 deviation: Some(d.id.to_string()),
             });
             if r != d.observed {
-                crate::blame::set(829);
+                blame::set(829);
                 return Err(format!(
                     "{what}: driver {version} answered {} when deviation `{}` was recorded on it, but {} now",
                     code_name(d.observed),
                     d.id,
                     code_name(r)
-                ));
+                )
+                .into());
             }
             Ok(())
         }),
@@ -279,7 +259,7 @@ pub fn cases() -> Vec<Case> {
             let fd = export_pool_fd(p.0)?;
             let raw = fd.as_raw_fd();
             let first = import_code(raw, POSIX, 0);
-            if !fd_open(raw) {
+            if !crate::os::fd_is_open(raw) {
                 return keep_fd(fd);
             }
             ok("cuMemPoolImportFromShareableHandle (first)", first)?;

@@ -9,10 +9,7 @@
 //! (default: from the clock). The seed is in every failure message and in the report's notes, so
 //! a failing run can be repeated; the operations per second are in the notes.
 
-use crate::cu::*;
-use crate::driver::*;
-use crate::ensure;
-use crate::harness::{Case, Env};
+use crate::cases::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
@@ -27,12 +24,12 @@ const MAX_SIZE: usize = 64 << 20;
 /// Bytes read back from each end and the middle of an allocation when it is freed.
 const WINDOW: usize = 64;
 
-pub const SECS_ENV: &str = "CONFORMANCE_STRESS_SECS";
-pub const SEED_ENV: &str = "CONFORMANCE_STRESS_SEED";
+pub const SECS_VAR: &str = "CONFORMANCE_STRESS_SECS";
+pub const SEED_VAR: &str = "CONFORMANCE_STRESS_SEED";
 
 /// How long the trial runs (CONFORMANCE_STRESS_SECS, default 1 s).
 pub fn duration() -> Result<Duration, String> {
-    match std::env::var(SECS_ENV) {
+    match std::env::var(SECS_VAR) {
         Err(_) => Ok(Duration::from_secs(1)),
         Ok(v) => v
             .trim()
@@ -40,7 +37,7 @@ pub fn duration() -> Result<Duration, String> {
             .ok()
             .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
             .map(Duration::from_secs_f64)
-            .ok_or_else(|| format!("{SECS_ENV}={v:?}: expected a number of seconds, more than 0 (e.g. 60)")),
+            .ok_or_else(|| format!("{SECS_VAR}={v:?}: expected a number of seconds, more than 0 (e.g. 60)")),
     }
 }
 
@@ -52,7 +49,7 @@ pub fn settings(deadline: Duration) -> Result<(), String> {
     let need = secs + Duration::from_secs(5);
     if need > deadline {
         return Err(format!(
-            "{SECS_ENV}={} s does not fit in the trial deadline of {} s: set CONFORMANCE_TRIAL_TIMEOUT to at \
+            "{SECS_VAR}={} s does not fit in the trial deadline of {} s: set CONFORMANCE_TRIAL_TIMEOUT to at \
              least {}",
             secs.as_secs_f64(),
             deadline.as_secs(),
@@ -63,11 +60,11 @@ pub fn settings(deadline: Duration) -> Result<(), String> {
 }
 
 fn seed() -> Result<u64, String> {
-    match std::env::var(SEED_ENV) {
+    match std::env::var(SEED_VAR) {
         Ok(v) => v
             .trim()
             .parse()
-            .map_err(|_| format!("{SEED_ENV}={v:?}: expected an unsigned integer")),
+            .map_err(|_| format!("{SEED_VAR}={v:?}: expected an unsigned integer")),
         Err(_) => Ok(std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64)),
@@ -175,7 +172,7 @@ fn allocate(sh: &Shared, via: Via, pool: CUmemoryPool, rng: &mut Rng, t: usize) 
 fn release(sh: &Shared, rng: &mut Rng, p: CUdeviceptr) -> R {
     let Live { size, pattern, stream } = sh.live().remove(&p).ok_or_else(|| format!("{p:#x} is not live"))?;
     let s = sh.streams[stream].0;
-    let checked = (|| {
+    let checked: R = (|| {
         let mut host = [0u32; 3 * WINDOW / 4];
         let win = WINDOW.min(size);
         for (i, off) in [0, (size / 2) & !3, size - win].into_iter().enumerate() {
@@ -191,7 +188,8 @@ fn release(sh: &Shared, rng: &mut Rng, p: CUdeviceptr) -> R {
                 return Err(format!(
                     "allocation {p:#x} ({size} B) holds {bad:#010x} where its pattern {pattern:#010x} was written: \
                      its memory was reused or freed while live"
-                ));
+                )
+                .into());
             }
         }
         Ok(())
@@ -237,7 +235,7 @@ fn stress(e: &Env, via: Via) -> R {
     let before = get_u64(pool, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
     ensure!(before == 0, "the pool has {before} bytes in use before the trial");
     // In the worker's stderr at once: a run that dies or hangs still tells its seed.
-    eprintln!("load: seed {seed} ({SEED_ENV}), {} s", secs.as_secs_f64());
+    eprintln!("load: seed {seed} ({SEED_VAR}), {} s", secs.as_secs_f64());
     let sh = Arc::new(Shared {
         streams: (0..THREADS * STREAMS_PER_THREAD)
             .map(|_| Stream::new())
@@ -267,7 +265,7 @@ fn stress(e: &Env, via: Via) -> R {
                 // other: the thread goes on to the barriers, so that none waits there forever.
                 let guarded = |f: &mut dyn FnMut() -> R| {
                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-                        .unwrap_or_else(|_| Err("a load thread panicked".to_string()))
+                        .unwrap_or_else(|_| Err("a load thread panicked".into()))
                 };
                 let failing = || failed.lock().unwrap_or_else(|p| p.into_inner()).is_some();
                 for k in 1..=epochs {
@@ -289,7 +287,7 @@ fn stress(e: &Env, via: Via) -> R {
                     barrier.wait();
                     if t == 0 && !failing() {
                         if let Err(m) = guarded(&mut || quiescent(&sh, pool, &format!("quiescent point {k}"))) {
-                            fail(m);
+                            fail(m.to_string());
                         }
                     }
                     barrier.wait();
@@ -313,9 +311,9 @@ fn stress(e: &Env, via: Via) -> R {
         ops as f64 / elapsed,
         MAX_SIZE >> 20
     ));
-    let again = format!("(seed {seed}: rerun with {SEED_ENV}={seed})");
+    let again = format!("(seed {seed}: rerun with {SEED_VAR}={seed})");
     if let Some(m) = failed.lock().unwrap_or_else(|p| p.into_inner()).take() {
-        return Err(format!("{m} {again}"));
+        return Err(format!("{m} {again}").into());
     }
     quiescent(&sh, pool, "at the end").map_err(|m| format!("{m} {again}"))?;
     ensure!(ops > 0, "no operation completed in {elapsed:.2} s {again}");

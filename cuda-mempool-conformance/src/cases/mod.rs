@@ -1,4 +1,5 @@
-//! One module per API group. Each exposes `cases() -> Vec<Case>`.
+//! Layer 3, the cases: one module per API group, each exposing `cases() -> Vec<Case>`. A case file
+//! imports `prelude` (the driver and harness faces) and nothing of `report`, `run` or `suite`.
 
 pub mod access;
 pub mod alloc;
@@ -9,6 +10,7 @@ pub mod load;
 pub mod multi;
 pub mod peer;
 pub mod pool;
+pub mod prelude;
 pub mod uninit;
 pub mod xproc;
 

@@ -6,13 +6,10 @@
 //! cuMemPoolGetAccess reports is checked against it (a wrong report counts against 827).
 
 use super::peer::{access, access_is, fill_from, peer_fill_is, read_here, OnDevice, N};
-use crate::cu::*;
-use crate::driver::*;
-use crate::ensure;
-use crate::harness::{Case, Env};
+use crate::cases::prelude::*;
 
-use crate::cu::CUmemAccess_flags_enum as F;
-use crate::cu::CUmemLocationType_enum as LT;
+use crate::driver::cu::CUmemAccess_flags_enum as F;
+use crate::driver::cu::CUmemLocationType_enum as LT;
 
 fn desc(dev: CUdevice, flags: F) -> CUmemAccessDesc {
     CUmemAccessDesc {
@@ -79,17 +76,18 @@ fn observed(s: &Setup, dev: CUdevice, p: CUdeviceptr) -> R<F> {
     let by_data = match r {
         SUCCESS => F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
         CUresult::CUDA_ERROR_INVALID_VALUE => F::CU_MEM_ACCESS_FLAGS_PROT_NONE,
-        other => return Err(format!("device {dev} filling pool memory: {}", code_name(other))),
+        other => return Err(format!("device {dev} filling pool memory: {}", code_name(other)).into()),
     };
     let reported = access(s.pool.0, dev)?;
     if reported != by_data {
-        crate::blame::set(827);
+        blame::set(827);
         return Err(format!(
             "cuMemPoolGetAccess reports {} for device {dev}, whose fill was {} ({})",
             reported.0,
             if r == SUCCESS { "accepted" } else { "refused" },
             code_name(r)
-        ));
+        )
+        .into());
     }
     Ok(by_data)
 }
@@ -108,8 +106,8 @@ pub fn cases() -> Vec<Case> {
             for (i, &d) in st.peers.iter().enumerate() {
                 let r = fill_from(d, st.region(i + 1), 0x10 + i as u8, N)?;
                 if r != SUCCESS {
-                    crate::blame::set(831);
-                    return Err(format!("peer {d} writing after the one-map grant: {}", code_name(r)));
+                    blame::set(831);
+                    return Err(format!("peer {d} writing after the one-map grant: {}", code_name(r)).into());
                 }
             }
             for (i, &d) in st.peers.iter().enumerate() {

@@ -3,12 +3,9 @@
 //! device; with CONFORMANCE_DEVICES, every ordered pair). Pool memory lives on device A (the case's
 //! device); device B (its peer) works through its own primary context and streams.
 
-use crate::cu::CUmemAccess_flags_enum as F;
-use crate::cu::CUmemLocationType_enum as LT;
-use crate::cu::*;
-use crate::driver::*;
-use crate::ensure;
-use crate::harness::{Case, Env};
+use crate::cases::prelude::*;
+use crate::driver::cu::CUmemAccess_flags_enum as F;
+use crate::driver::cu::CUmemLocationType_enum as LT;
 
 /// Device `dev`'s primary context made current on this thread until drop (push/pop).
 pub struct OnDevice(CUdevice);
@@ -50,11 +47,12 @@ pub(crate) fn access(pool: CUmemoryPool, dev: CUdevice) -> R<F> {
 pub(crate) fn access_is(pool: CUmemoryPool, dev: CUdevice, want: F, when: &str) -> R {
     let f = access(pool, dev)?;
     if f != want {
-        crate::blame::set(827);
+        blame::set(827);
         return Err(format!(
             "cuMemPoolGetAccess {when} reports {} for device {dev}, expected {}",
             f.0, want.0
-        ));
+        )
+        .into());
     }
     Ok(())
 }
@@ -69,12 +67,13 @@ pub(crate) fn peer_fill_is(dev: CUdevice, p: CUdeviceptr, n: usize, granted: boo
         CUresult::CUDA_ERROR_INVALID_VALUE
     };
     if r != want {
-        crate::blame::set(831);
+        blame::set(831);
         return Err(format!(
             "device {dev} filling pool memory {when}: {}, expected {}",
             code_name(r),
             code_name(want)
-        ));
+        )
+        .into());
     }
     Ok(())
 }
@@ -206,7 +205,7 @@ pub fn cases() -> Vec<Case> {
             );
             free_async(a, s.0)?;
             s.sync()?;
-            crate::deviations::expect_code("set_access_not_supported", "cuMemPoolSetAccess(peer, read)", r)?;
+            expect_code("set_access_not_supported", "cuMemPoolSetAccess(peer, read)", r)?;
             fill?;
             reported
         }),

@@ -1,14 +1,10 @@
 //! 823 cuMemPoolCreate and 824 cuMemPoolDestroy: properties, defaults, refusals, destruction rules.
 
-use crate::cu::*;
-use crate::driver::*;
-use crate::ensure;
-use crate::harness::{Case, Env, SIGSEGV_OR_SIGABRT};
-use crate::probe::Cap;
+use crate::cases::prelude::*;
 
-use crate::cu::CUmemAllocationHandleType_enum as HT;
-use crate::cu::CUmemLocationType_enum as LT;
-use crate::cu::CUmemPool_attribute_enum as A;
+use crate::driver::cu::CUmemAllocationHandleType_enum as HT;
+use crate::driver::cu::CUmemLocationType_enum as LT;
+use crate::driver::cu::CUmemPool_attribute_enum as A;
 
 /// A row of cuMemPoolCreate's negative table: a change to valid device-pool properties, and the
 /// code the driver returns for it.
@@ -159,7 +155,7 @@ pub fn cases() -> Vec<Case> {
             if r == SUCCESS {
                 let _ = unsafe { cuMemPoolDestroy(p) };
             }
-            crate::deviations::expect_code("usage_unknown_bit_accepted", "cuMemPoolCreate(usage 0x8000)", r)
+            expect_code("usage_unknown_bit_accepted", "cuMemPoolCreate(usage 0x8000)", r)
         }),
         // On a device that reports fabric handles, R580 creates a fabric pool even with no IMEX
         // channel, and exporting its handle then corrupts the heap: the process dies by SIGSEGV
@@ -335,7 +331,7 @@ pub fn cases() -> Vec<Case> {
                 }
             }
             match deviation {
-                Some(d) => crate::deviations::expect_code(d, "cuMemPoolCreate", r),
+                Some(d) => expect_code(d, "cuMemPoolCreate", r),
                 None => expect("cuMemPoolCreate", r, want),
             }
         }));

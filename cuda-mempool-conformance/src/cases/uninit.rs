@@ -6,9 +6,8 @@
 //! API (a library that crashes on a NULL pool, say) loses that answer only: the next child skips
 //! the APIs already answered and the one that failed, which is blamed for it.
 
-use crate::cu::*;
-use crate::driver::*;
-use crate::harness::{run_child_for, Case, Shared};
+use crate::cases::prelude::*;
+use crate::harness::child::run_child_for;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::Duration;
@@ -51,11 +50,11 @@ fn call(idx: u32) -> CUresult {
 }
 
 /// Which APIs a child should skip (already answered): CONFORMANCE_UNINIT_SKIP=820,821,...
-const SKIP_ENV: &str = "CONFORMANCE_UNINIT_SKIP";
+const SKIP_VAR: &str = "CONFORMANCE_UNINIT_SKIP";
 
 /// Child role `uninit`: no cuInit at all. Child role `nodevice`: cuInit first (and print its code).
 pub fn child_main(init_first: bool) -> i32 {
-    let skip: Vec<u32> = std::env::var(SKIP_ENV)
+    let skip: Vec<u32> = std::env::var(SKIP_VAR)
         .unwrap_or_default()
         .split(',')
         .filter_map(|s| s.parse().ok())
@@ -65,7 +64,7 @@ pub fn child_main(init_first: bool) -> i32 {
         let _ = writeln!(out, "init {}", unsafe { cuInit(0) }.0);
         let _ = out.flush();
     }
-    for (i, _) in crate::APIS {
+    for (i, _) in crate::driver::APIS {
         if skip.contains(i) {
             continue;
         }
@@ -89,17 +88,17 @@ static NO_DEVICE: Shared<Answers> = Shared::new();
 /// A child normally answers all 14 in milliseconds; one that hangs must not cost the trial's
 /// deadline.
 fn child_bound() -> Duration {
-    let trial = crate::harness::trial_timeout().unwrap_or(crate::harness::DEFAULT_TRIAL_TIMEOUT);
+    let trial = crate::harness::config::trial_timeout().unwrap_or(crate::harness::config::DEFAULT_TRIAL_TIMEOUT);
     Duration::from_secs(10).min(trial / 4)
 }
 
-fn answers(role: &str, envs: &[(&str, &str)]) -> Result<Answers, String> {
+fn answers(role: &Role, envs: &[(&str, &str)]) -> Result<Answers, String> {
     let mut a = Answers::new();
-    for _ in 0..=crate::APIS.len() {
+    for _ in 0..=crate::driver::APIS.len() {
         let skip: Vec<String> = a.keys().filter(|k| k.as_str() != "init").cloned().collect();
         let skip = skip.join(",");
         let mut env: Vec<(&str, &str)> = envs.to_vec();
-        env.push((SKIP_ENV, &skip));
+        env.push((SKIP_VAR, &skip));
         let out = run_child_for(role, &env, child_bound())?;
         for (k, v) in out.stdout.lines().filter_map(|l| l.split_once(' ')) {
             if let Ok(v) = v.parse::<i64>() {
@@ -110,7 +109,10 @@ fn answers(role: &str, envs: &[(&str, &str)]) -> Result<Answers, String> {
             return Ok(a);
         }
         // The API in flight: the first one without an answer.
-        let Some((i, _)) = crate::APIS.iter().find(|(i, _)| !a.contains_key(&i.to_string())) else {
+        let Some((i, _)) = crate::driver::APIS
+            .iter()
+            .find(|(i, _)| !a.contains_key(&i.to_string()))
+        else {
             return Err(out.describe());
         };
         a.insert(
@@ -123,12 +125,12 @@ fn answers(role: &str, envs: &[(&str, &str)]) -> Result<Answers, String> {
 
 fn check(a: &Answers, key: &str, want: CUresult, what: &str) -> R {
     match a.get(key) {
-        None => Err(format!("the child printed no answer for {key}")),
+        None => Err(format!("the child printed no answer for {key}").into()),
         Some(Answer::Lost(why, api)) => {
             if let Some(api) = api {
-                crate::blame::set(*api);
+                blame::set(*api);
             }
-            Err(format!("{what}: no answer, the {why}"))
+            Err(format!("{what}: no answer, the {why}").into())
         }
         Some(Answer::Code(got)) => expect(what, CUresult(*got), want),
     }
@@ -136,12 +138,12 @@ fn check(a: &Answers, key: &str, want: CUresult, what: &str) -> R {
 
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
-    for (idx, api) in crate::APIS {
+    for (idx, api) in crate::driver::APIS {
         let key = idx.to_string();
         let k2 = key.clone();
         v.push(
             Case::new(*idx, "before_cuInit_not_initialized", &[], move |_| {
-                let a = BEFORE.get(|| answers("uninit", &[]))?;
+                let a = BEFORE.get(|| Ok(answers(&Role::Uninit, &[])?))?;
                 check(
                     a,
                     &key,
@@ -153,8 +155,8 @@ pub fn cases() -> Vec<Case> {
         );
         v.push(
             Case::new(*idx, "after_cuInit_no_device_not_initialized", &[], move |_| {
-                let a = NO_DEVICE.get(|| answers("nodevice", &[("CUDA_VISIBLE_DEVICES", "")]))?;
-                crate::blame::reset();
+                let a = NO_DEVICE.get(|| Ok(answers(&Role::NoDevice, &[("CUDA_VISIBLE_DEVICES", "")])?))?;
+                blame::reset();
                 check(
                     a,
                     "init",

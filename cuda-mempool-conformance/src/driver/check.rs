@@ -1,14 +1,12 @@
 //! Small helpers over the raw bindings: checked calls with readable failures, guards that leave
 //! nothing behind, and a host-function gate that holds a stream until released.
 
-use crate::cu::*;
+use crate::driver::cu::*;
+pub use crate::driver::fail::{ignore, Fail, R};
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// What every case returns: Ok, or what was wrong in words.
-pub type R<T = ()> = Result<T, String>;
 
 pub const SUCCESS: CUresult = CUresult::CUDA_SUCCESS;
 
@@ -34,8 +32,8 @@ pub fn ok(what: &str, r: CUresult) -> R {
 
 /// Require one exact code; a failure is blamed on the API `what` starts with.
 pub fn expect(what: &str, got: CUresult, want: CUresult) -> R {
-    crate::observe::record(crate::observe::Observation {
-        api: crate::blame::api_of(what),
+    crate::driver::observe::record(crate::driver::observe::Observation {
+        api: crate::driver::blame::api_of(what),
         call: what.to_string(),
         documented: code_name(want),
         expected: code_name(want),
@@ -46,14 +44,15 @@ pub fn expect(what: &str, got: CUresult, want: CUresult) -> R {
     if got == want {
         Ok(())
     } else {
-        if let Some(api) = crate::blame::api_of(what) {
-            crate::blame::set(api);
+        if let Some(api) = crate::driver::blame::api_of(what) {
+            crate::driver::blame::set(api);
         }
         Err(format!(
             "{what}: expected {}, driver returned {}",
             code_name(want),
             code_name(got)
-        ))
+        )
+        .into())
     }
 }
 
@@ -69,24 +68,6 @@ pub fn note(line: impl Into<String>) {
 /// The notes of the trial that just ran on this thread (and forget them).
 pub fn take_notes() -> Vec<String> {
     NOTES.with(|n| std::mem::take(&mut *n.borrow_mut()))
-}
-
-/// Prefix of a case's Err that means "cannot run here": reported as ignored with the reason.
-pub const IGNORE: &str = "IGNORE: ";
-
-/// Mark the case ignored, with the reason, from inside its body.
-pub fn ignore<T>(reason: impl std::fmt::Display) -> R<T> {
-    Err(format!("{IGNORE}{reason}"))
-}
-
-/// `ensure!(cond, "format", args)`: fail the case with a message unless cond holds.
-#[macro_export]
-macro_rules! ensure {
-    ($cond:expr, $($fmt:tt)+) => {
-        if !$cond {
-            return Err(format!($($fmt)+));
-        }
-    };
 }
 
 /// Properties of a plain device pool on `dev`.
@@ -199,7 +180,7 @@ pub fn get_u64(pool: CUmemoryPool, a: CUmemPool_attribute) -> R<u64> {
     ok(&what, unsafe {
         cuMemPoolGetAttribute(pool, a, (&mut v as *mut u64).cast())
     })?;
-    crate::observe::value(what, format!("value {v}"));
+    crate::driver::observe::value(what, format!("value {v}"));
     Ok(v)
 }
 pub fn get_i32(pool: CUmemoryPool, a: CUmemPool_attribute) -> R<i32> {
@@ -208,7 +189,7 @@ pub fn get_i32(pool: CUmemoryPool, a: CUmemPool_attribute) -> R<i32> {
     ok(&what, unsafe {
         cuMemPoolGetAttribute(pool, a, (&mut v as *mut i32).cast())
     })?;
-    crate::observe::value(what, format!("value {v}"));
+    crate::driver::observe::value(what, format!("value {v}"));
     Ok(v)
 }
 pub fn set_u64(pool: CUmemoryPool, a: CUmemPool_attribute, mut v: u64) -> R {
@@ -229,7 +210,7 @@ pub fn export_pool_fd(pool: CUmemoryPool) -> R<std::os::fd::OwnedFd> {
     ok("cuMemPoolExportToShareableHandle", unsafe {
         cuMemPoolExportToShareableHandle((&mut fd as *mut i32).cast(), pool, posix, 0)
     })?;
-    ensure!(fd >= 0, "export returned fd {fd}");
+    crate::ensure!(fd >= 0, "export returned fd {fd}");
     // SAFETY: the driver handed us this fd to own.
     Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) })
 }

@@ -3,11 +3,11 @@
 //! carries its message and the API it counts against, a skipped trial its reason, and an expected
 //! failure or a changed behaviour passes with a line in `<system-out>` saying so.
 
-use crate::harness::{Outcome, Record};
+use crate::harness::outcome::{Outcome, Record};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-pub const ENV: &str = "CONFORMANCE_JUNIT";
+pub const JUNIT_VAR: &str = "CONFORMANCE_JUNIT";
 
 fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
@@ -67,7 +67,7 @@ pub fn render(records: &[Record], wall_s: f64) -> String {
                 Outcome::Failed => {
                     let blame = r
                         .counted_api()
-                        .map(|a| format!("counts against {a} {}", crate::api_name(a)))
+                        .map(|a| format!("counts against {a} {}", crate::driver::api_name(a)))
                         .unwrap_or_default();
                     let first = r.message.lines().next().unwrap_or("");
                     writeln!(
@@ -106,22 +106,17 @@ pub fn render(records: &[Record], wall_s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::{Group, Per};
+    use crate::harness::case::{Group, Per};
+    use crate::harness::outcome::Kind;
 
     fn rec(trial: &str, outcome: Outcome, message: &str) -> Record {
         Record {
-            trial: trial.into(),
-            group: Group::Api(833),
-            outcome,
-            message: message.into(),
-            blame: None,
             secs: 0.5,
-            notes: vec![],
             device_answer: true,
             span: (0.0, 0.5),
             dev: Some(0),
             per: Per::Device,
-            observations: vec![],
+            ..Record::new(trial, Group::Api(833), outcome, Kind::Check, message.into())
         }
     }
 

@@ -41,7 +41,10 @@ pub fn api_of(what: &str) -> Option<u32> {
         .next()
         .unwrap_or("");
     let ident = ident.strip_suffix("_ptsz").unwrap_or(ident);
-    crate::APIS.iter().find(|(_, name)| *name == ident).map(|(i, _)| *i)
+    crate::driver::APIS
+        .iter()
+        .find(|(_, name)| *name == ident)
+        .map(|(i, _)| *i)
 }
 
 #[cfg(test)]

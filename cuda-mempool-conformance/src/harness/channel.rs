@@ -2,19 +2,19 @@
 //! boundaries kept, no path in the filesystem), JSON messages, at most one fd per message passed
 //! with SCM_RIGHTS, and a receive timeout on every wait. The child is always reaped.
 
-use crate::crumb::Crumb;
-use crate::driver::R;
-use crate::harness::CHILD_ENV;
+use crate::driver::crumb::Crumb;
+use crate::driver::fail::R;
+use crate::harness::child::Role;
 use nix::sys::socket::{
     recvmsg, sendmsg, setsockopt, socketpair, sockopt, AddressFamily, ControlMessage, ControlMessageOwned, MsgFlags,
     SockFlag, SockType,
 };
 use nix::sys::time::TimeVal;
 use serde_json::Value;
-use std::io::{IoSlice, IoSliceMut, Read};
+use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+
+use std::process::{Child, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -56,7 +56,7 @@ impl Channel {
     /// Bound every later wait for a message by `timeout`.
     pub fn set_timeout(&self, timeout: Duration) -> R {
         let tv = TimeVal::new(timeout.as_secs() as _, timeout.subsec_micros() as _);
-        setsockopt(&self.sock, sockopt::ReceiveTimeout, &tv).map_err(|e| format!("SO_RCVTIMEO: {e}"))
+        setsockopt(&self.sock, sockopt::ReceiveTimeout, &tv).map_err(|e| format!("SO_RCVTIMEO: {e}").into())
     }
 
     /// The next message, or why there is none: the wait ran out, or the other side is gone.
@@ -109,21 +109,24 @@ impl Channel {
             Got::Msg(msg, fd) => {
                 if let Some(err) = msg.get("error").and_then(Value::as_str) {
                     if let Some(api) = msg.get("blame").and_then(Value::as_u64) {
-                        crate::blame::set(api as u32);
+                        crate::driver::blame::set(api as u32);
                     }
-                    return Err(format!("peer reported: {err}"));
+                    return Err(format!("peer reported: {err}").into());
                 }
                 Ok((msg, fd))
             }
-            Got::Timeout => Err(format!("no message within {} s", start.elapsed().as_secs())),
+            Got::Timeout => Err(format!("no message within {} s", start.elapsed().as_secs()).into()),
             Got::Closed => Err("the other side closed the channel".into()),
-            Got::Error(e) => Err(e),
+            Got::Error(e) => Err(e.into()),
         }
     }
 
     /// Report an error to the other side, with the API this side holds responsible, if any.
     pub fn send_error(&self, e: &str) {
-        let _ = self.send(&serde_json::json!({"error": e, "blame": crate::blame::get()}), None);
+        let _ = self.send(
+            &serde_json::json!({"error": e, "blame": crate::driver::blame::get()}),
+            None,
+        );
     }
 }
 
@@ -137,7 +140,7 @@ pub enum Got {
 
 /// Start this binary in `role` with a channel to it at fd 3 and, if given, a breadcrumb file at fd 4.
 pub fn spawn_role(
-    role: &str,
+    role: &Role,
     envs: &[(&str, &str)],
     stdout: Stdio,
     crumb: Option<&Crumb>,
@@ -145,54 +148,11 @@ pub fn spawn_role(
 ) -> R<(Channel, Child)> {
     let (mine, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
         .map_err(|e| format!("socketpair: {e}"))?;
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let their_fd = theirs.as_raw_fd();
-    let crumb_fd = crumb.map(Crumb::raw_fd);
-    let mut cmd = Command::new(exe);
-    cmd.env(CHILD_ENV, role)
-        .envs(envs.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(Stdio::piped());
-    if crumb_fd.is_some() {
-        cmd.env(crate::crumb::ENV, "1");
-    } else {
-        cmd.env_remove(crate::crumb::ENV);
-    }
-    extern "C" {
-        fn dup2(old: i32, new: i32) -> i32;
-        fn fcntl(fd: i32, cmd: i32, ...) -> i32;
-        fn prctl(option: i32, arg2: u64, ...) -> i32;
-        fn setrlimit(resource: i32, rlim: *const [u64; 2]) -> i32;
-    }
-    // RLIMIT_CORE (Linux): no core files. Workers and importers crash on purpose (crash cases, the
-    // shim's faults); a core of a process holding a CUDA context runs to gigabytes, and writing
-    // dozens of them slowed the GPU machine for the runs that followed.
-    const RLIMIT_CORE: i32 = 4;
-    // PR_SET_PDEATHSIG: the child is killed when the thread that started it ends, so a worker
-    // killed for hanging takes its importers with it.
-    const PR_SET_PDEATHSIG: i32 = 1;
-    // F_DUPFD_CLOEXEC (Linux): the temporary copies close at exec.
-    const F_DUPFD: i32 = 1030;
-    // SAFETY: only async-signal-safe fcntl/dup2 run between fork and exec. Both fds are first
-    // copied above 10, so placing one at 3 cannot overwrite the other; the copies at CHILD_FD and
-    // crumb::CHILD_FD have close-on-exec cleared, every other fd of ours keeps it set.
-    unsafe {
-        cmd.pre_exec(move || {
-            let sock = fcntl(their_fd, F_DUPFD, 10);
-            let crumb = crumb_fd.map_or(-1, |fd| fcntl(fd, F_DUPFD, 10));
-            if sock < 0 || (crumb_fd.is_some() && crumb < 0) || dup2(sock, CHILD_FD) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if crumb >= 0 && dup2(crumb, crate::crumb::CHILD_FD) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            prctl(PR_SET_PDEATHSIG, 9);
-            setrlimit(RLIMIT_CORE, &[0, 0]);
-            Ok(())
-        });
-    }
-    let child = cmd.spawn().map_err(|e| format!("cannot start child {role:?}: {e}"))?;
+    let fds = [(theirs.as_raw_fd(), CHILD_FD)];
+    let mut cmd = crate::harness::child::command(role, envs, stdout, crumb, &fds)?;
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start child {:?}: {e}", role.name()))?;
     drop(theirs);
     Ok((Channel::new(mine, timeout)?, child))
 }
@@ -208,15 +168,10 @@ pub struct Peer {
 
 impl Peer {
     /// Start a child role; `timeout` bounds each receive and the wait for its exit.
-    pub fn spawn(role: &str, envs: &[(&str, &str)], timeout: Duration) -> R<Peer> {
+    pub fn spawn(role: &Role, envs: &[(&str, &str)], timeout: Duration) -> R<Peer> {
         let crumb = Crumb::new()?;
         let (chan, mut child) = spawn_role(role, envs, Stdio::null(), Some(&crumb), timeout)?;
-        let mut err = child.stderr.take().unwrap();
-        let stderr = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = err.read_to_string(&mut s);
-            s
-        });
+        let stderr = crate::harness::child::drain(child.stderr.take().unwrap());
         Ok(Peer {
             chan,
             child: Some(child),
@@ -238,13 +193,14 @@ impl Peer {
                 let _ = child.wait();
                 let inside = self.crumb.describe();
                 if let Some((api, _)) = self.crumb.read() {
-                    crate::blame::set(api);
+                    crate::driver::blame::set(api);
                 }
                 return Err(format!(
                     "child did not exit within {} s: killed{inside}; {}",
                     self.timeout.as_secs(),
                     self.stderr_text()
-                ));
+                )
+                .into());
             }
         };
         let err = self.stderr_text();
@@ -252,9 +208,9 @@ impl Peer {
             Ok(err)
         } else {
             if let Some((api, _)) = self.crumb.read() {
-                crate::blame::set(api);
+                crate::driver::blame::set(api);
             }
-            Err(format!("child {status}{}; {err}", self.crumb.describe()))
+            Err(format!("child {status}{}; {err}", self.crumb.describe()).into())
         }
     }
 
@@ -277,7 +233,7 @@ impl Peer {
     pub fn fail(mut self, e: String) -> String {
         let inside = self.crumb.read();
         if let Some((api, _)) = &inside {
-            crate::blame::set(*api);
+            crate::driver::blame::set(*api);
         }
         let inside = self.crumb.describe();
         if let Some(mut c) = self.child.take() {
@@ -298,45 +254,6 @@ impl Drop for Peer {
     }
 }
 
-/// Open fds of this process (Linux /proc/self/fd), excluding the listing's own handle.
-pub fn open_fds() -> usize {
-    fd_table().len()
-}
-
-/// fd -> what it refers to (readlink of /proc/self/fd/N), without the listing's own handle (whose
-/// link no longer resolves once the listing is done).
-pub fn fd_table() -> std::collections::BTreeMap<i32, String> {
-    let mut fds = Vec::new();
-    if let Ok(d) = std::fs::read_dir("/proc/self/fd") {
-        fds.extend(
-            d.flatten()
-                .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok()),
-        );
-    }
-    fds.into_iter()
-        .filter_map(|fd| {
-            std::fs::read_link(format!("/proc/self/fd/{fd}"))
-                .ok()
-                .map(|t| (fd, t.display().to_string()))
-        })
-        .collect()
-}
-
-/// The fds in `after` that `before` lacked (and the reverse), with their targets.
-pub fn fd_diff(
-    before: &std::collections::BTreeMap<i32, String>,
-    after: &std::collections::BTreeMap<i32, String>,
-) -> String {
-    let only = |a: &std::collections::BTreeMap<i32, String>, b: &std::collections::BTreeMap<i32, String>| {
-        a.iter()
-            .filter(|(k, v)| b.get(k) != Some(v))
-            .map(|(k, v)| format!("{k} -> {v}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    format!("new: [{}], closed: [{}]", only(after, before), only(before, after))
-}
-
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -346,6 +263,6 @@ pub fn unhex(s: &str) -> R<Vec<u8>> {
     }
     (0..s.len())
         .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|e| e.to_string()))
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|e| e.to_string().into()))
         .collect()
 }

@@ -16,18 +16,18 @@
 //! the fd baseline is taken, and calls none of the 14 APIs: a library that breaks one of them costs
 //! the trials that call it, not every worker.
 
-use crate::channel::{fd_diff, fd_table};
-use crate::cu::*;
-use crate::driver::*;
-use crate::harness::Env;
-use crate::probe::Cap;
+use crate::driver::check::*;
+use crate::driver::cu::*;
+use crate::harness::case::Env;
+use crate::harness::machine::Cap;
+use crate::os::{fd_diff, fd_table};
 use std::collections::BTreeMap;
 
-use crate::cu::CUmemPool_attribute_enum as A;
+use crate::driver::cu::CUmemPool_attribute_enum as A;
 
 /// Test-only: CONFORMANCE_PLANT_LEAK=alloc,pool,fd adds trials `suite::planted_leak_*` that leak
 /// on purpose, so that a run can show `suite::no_leaks` catching and naming each.
-pub const PLANT_ENV: &str = "CONFORMANCE_PLANT_LEAK";
+pub const PLANT_VAR: &str = "CONFORMANCE_PLANT_LEAK";
 pub const PLANTS: &[&str] = &["alloc", "pool", "fd"];
 
 /// What a worker knows at its start, to compare with at its end.
@@ -43,7 +43,7 @@ impl WorkerState {
     pub fn start(env: &Env) -> WorkerState {
         // A worker whose trials need no device holds no context (and warms up no device state).
         let gpu = env.m.has(Cap::Gpu).is_ok() && env.ctx != 0;
-        let warm_error = warm_up(env, gpu).err();
+        let warm_error = warm_up(env, gpu).err().map(String::from);
         WorkerState {
             fds: fd_table(),
             seen: BTreeMap::new(),
@@ -53,14 +53,14 @@ impl WorkerState {
 
     /// Before a trial: retain the contexts of the devices it uses, which the worker then keeps;
     /// the fds the driver opens for them join the baseline (they are the worker's, not the trial's).
-    pub fn prepare(&mut self, c: &crate::harness::Case, env: &Env) {
+    pub fn prepare(&mut self, c: &crate::harness::case::Case, env: &Env) {
         if env.ctx == 0 {
             return;
         }
         let before = fd_table();
-        let held: Vec<CUdevice> = crate::probe::held_contexts().iter().map(|h| h.0).collect();
+        let held: Vec<CUdevice> = crate::harness::probe::held_contexts().iter().map(|h| h.0).collect();
         for d in std::iter::once(&c.dev).chain(c.peer.iter()).chain(c.multi.iter()) {
-            let ctx = crate::probe::retain_context(*d);
+            let ctx = crate::harness::probe::retain_context(*d);
             if ctx != 0 && !held.contains(d) {
                 // The driver keeps one IPC shared-memory file per device and process, opened at the
                 // first IPC event handle there: make it now, so that it is the worker's.
@@ -90,13 +90,13 @@ impl WorkerState {
 
     /// Everything this worker still holds that it did not hold after its warm-up.
     pub fn end_check(&self, env: &Env) -> Vec<String> {
-        let mut leaks = crate::ledger::outstanding();
+        let mut leaks = crate::driver::ledger::outstanding();
         if let Some(e) = &self.warm_error {
             leaks.push(format!(
                 "the warm-up failed ({e}), so the fd baseline may be incomplete"
             ));
         }
-        for (dev, ctx) in crate::probe::held_contexts() {
+        for (dev, ctx) in crate::harness::probe::held_contexts() {
             let _ = unsafe { cuCtxSetCurrent(ctx as CUcontext) };
             leaks.extend(pool_state(dev));
         }
@@ -169,7 +169,7 @@ fn pool_state(dev: CUdevice) -> Vec<String> {
 /// shared-memory file, fill and copy code, stream, event and host-function machinery, Rust std's
 /// spawn socketpair), without touching the 14 APIs.
 fn warm_up(env: &Env, gpu: bool) -> R {
-    crate::harness::run_child("noop", &[])?;
+    crate::harness::child::run_child(&crate::harness::child::Role::Noop, &[])?;
     if !gpu {
         return Ok(());
     }
@@ -276,7 +276,7 @@ impl Coordinator {
 
 /// CONFORMANCE_PLANT_LEAK, checked: which leaks to plant.
 pub fn plants() -> Result<Vec<&'static str>, String> {
-    let Ok(v) = std::env::var(PLANT_ENV) else {
+    let Ok(v) = std::env::var(PLANT_VAR) else {
         return Ok(vec![]);
     };
     let mut out = Vec::new();
@@ -285,7 +285,7 @@ pub fn plants() -> Result<Vec<&'static str>, String> {
             Some(p) => out.push(*p),
             None => {
                 return Err(format!(
-                    "{PLANT_ENV}={v:?}: unknown leak {name:?}; known: {} (comma-separated; test-only)",
+                    "{PLANT_VAR}={v:?}: unknown leak {name:?}; known: {} (comma-separated; test-only)",
                     PLANTS.join(", ")
                 ))
             }
@@ -316,6 +316,6 @@ pub fn plant(name: &str, env: &Env) -> R {
             note(format!("planted: fd {fd} -> /dev/null, never closed"));
             Ok(())
         }
-        other => Err(format!("no planted leak named {other}")),
+        other => Err(format!("no planted leak named {other}").into()),
     }
 }

@@ -8,8 +8,9 @@
 //! - **Test Passed**: ✗ any trial failed with this API held responsible (a failure counts against
 //!   the API whose answer was wrong: see `blame.rs`); — no trial that needs a device ran; ✓ else.
 
-use crate::harness::{Group, Outcome, Per, Record};
-use crate::probe::Machine;
+use crate::harness::case::{Group, Per};
+use crate::harness::machine::Machine;
+use crate::harness::outcome::{Outcome, Record};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -59,7 +60,7 @@ fn row(m: &Machine, group: Group, name: String, records: &[Record]) -> Row {
         .count();
     let supported = match group {
         Group::Api(idx) if !m.exported.iter().any(|(i, e)| *i == idx && *e) => {
-            let name = crate::api_name(idx);
+            let name = crate::driver::api_name(idx);
             let lacking: Vec<&str> = m
                 .missing
                 .iter()
@@ -91,7 +92,7 @@ fn row(m: &Machine, group: Group, name: String, records: &[Record]) -> Row {
 }
 
 pub fn rows(m: &Machine, records: &[Record]) -> Vec<Row> {
-    let mut v: Vec<Row> = crate::APIS
+    let mut v: Vec<Row> = crate::driver::APIS
         .iter()
         .map(|(idx, api)| row(m, Group::Api(*idx), api.to_string(), records))
         .collect();
@@ -156,7 +157,7 @@ pub fn sets(m: &Machine, records: &[Record]) -> Vec<(String, Vec<Row>)> {
     }
     let api_rows = |f: &dyn Fn(&Record) -> bool| -> Vec<Row> {
         let rs: Vec<Record> = records.iter().filter(|r| f(r)).cloned().collect();
-        crate::APIS
+        crate::driver::APIS
             .iter()
             .map(|(idx, api)| row(m, Group::Api(*idx), api.to_string(), &rs))
             .filter(|r| r.passed + r.failed + r.ignored + r.changed > 0)
@@ -221,7 +222,7 @@ pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_
         writeln!(s, "\n## Failed\n").unwrap();
         for r in failed {
             let blame = match r.blame {
-                Some(b) => format!(" (counted against {b} {})", crate::api_name(b)),
+                Some(b) => format!(" (counted against {b} {})", crate::driver::api_name(b)),
                 None => String::new(),
             };
             writeln!(s, "- `{}`{blame}: {}", r.trial, r.message.replace('\n', " ⏎ ")).unwrap();
@@ -334,7 +335,7 @@ pub fn json(
         "driver_version": m.driver_version,
         "cuInit": m.init,
         "totals": {"passed": p, "failed": f, "ignored": i, "changed": c, "expected_failures": k},
-        "driver": crate::deviations::driver().0,
+        "driver": crate::driver::departures::driver().0,
         "deviations": departures(records).iter().map(|d| serde_json::json!({"id": d.0, "api": d.1,
             "documented": d.2, "observed": d.3, "seen_on": d.4, "branches": d.5, "this_run": d.6})).collect::<Vec<_>>(),
         "apis": rows.iter().filter(|r| r.group.api().is_some()).map(|r| serde_json::json!({
@@ -351,7 +352,7 @@ pub fn json(
                 "test_passed": r.verdict(), "passed": r.passed, "failed": r.failed, "ignored": r.ignored,
                 "changed": r.changed})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
         "trials": recs.iter().map(|r| serde_json::json!({
-            "trial": r.trial, "api": r.group.api(), "group": r.group.label(), "outcome": r.outcome.as_str(),
+            "trial": r.trial, "api": r.group.api(), "group": r.group.label(), "outcome": r.outcome.as_str(), "kind": r.kind.as_str(),
             "message": r.message, "blame": r.blame, "secs": r.secs, "notes": r.notes,
             "observations": r.observations.iter().map(|o| o.to_json()).collect::<Vec<_>>(),
             "span": [r.span.0, r.span.1], "device": r.dev,
@@ -364,16 +365,18 @@ pub fn json(
 type Departure = (&'static str, u32, String, String, String, (u32, u32), String);
 
 fn departures(records: &[Record]) -> Vec<Departure> {
-    crate::deviations::ALL
+    crate::driver::departures::ALL
         .iter()
         .map(|d| {
-            let seen: Vec<&crate::observe::Observation> = records
+            let seen: Vec<&crate::driver::observe::Observation> = records
                 .iter()
                 .flat_map(|r| &r.observations)
                 .filter(|o| o.deviation.as_deref() == Some(d.id))
                 .collect();
-            let observed = crate::driver::code_name(d.observed);
-            let documented = d.documented.map_or("— (silent)".to_string(), crate::driver::code_name);
+            let observed = crate::driver::check::code_name(d.observed);
+            let documented = d
+                .documented
+                .map_or("— (silent)".to_string(), crate::driver::check::code_name);
             let this_run = if seen.is_empty() {
                 "not checked".to_string()
             } else if seen.iter().all(|o| o.observed == observed) {

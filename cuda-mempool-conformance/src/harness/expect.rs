@@ -14,11 +14,11 @@
 //! failure, fails as usual. A malformed file, or an entry naming no trial, stops the run before any
 //! trial, naming the line.
 
-use crate::harness::{Outcome, Record};
+use crate::harness::outcome::{Outcome, Record};
 use serde::Deserialize;
 use std::sync::OnceLock;
 
-pub const ENV: &str = "CONFORMANCE_EXPECT";
+pub const EXPECT_VAR: &str = "CONFORMANCE_EXPECT";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -62,7 +62,7 @@ pub fn parse(path: &str, text: &str) -> Result<Expectations, String> {
             .span()
             .map(|s| format!("line {}: ", line_of(text, s.start)))
             .unwrap_or_default();
-        format!("{ENV}={path}: {at}{}", e.message())
+        format!("{EXPECT_VAR}={path}: {at}{}", e.message())
     })?;
     let known = file
         .deviation
@@ -85,12 +85,13 @@ pub fn load() -> Result<Option<&'static Expectations>, String> {
     if let Some(l) = LOADED.get() {
         return Ok(l.as_ref());
     }
-    let e = match std::env::var(ENV) {
+    let e = match std::env::var(EXPECT_VAR) {
         Err(_) => None,
         Ok(path) if path.trim().is_empty() => None,
         Ok(path) => {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| format!("{ENV}={path}: cannot read it ({e}); point it at a TOML expectation file"))?;
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                format!("{EXPECT_VAR}={path}: cannot read it ({e}); point it at a TOML expectation file")
+            })?;
             Some(parse(&path, &text)?)
         }
     };
@@ -103,7 +104,7 @@ impl Expectations {
         for k in &self.known {
             if !trials.contains(&k.trial) {
                 return Err(format!(
-                    "{ENV}={}: line {}: no trial named {:?} (names are as `--list` prints them)",
+                    "{EXPECT_VAR}={}: line {}: no trial named {:?} (names are as `--list` prints them)",
                     self.path, k.line, k.trial
                 ));
             }
@@ -111,10 +112,11 @@ impl Expectations {
         Ok(())
     }
 
-    /// Turn a listed trial's failure into an expected failure, and its pass into a failure.
-    pub fn apply(&self, r: &mut Record) {
+    /// Turn a listed trial's failure into an expected failure, and its pass into a failure; true
+    /// when the outcome changed.
+    pub fn apply(&self, r: &mut Record) -> bool {
         let Some(k) = self.known.iter().find(|k| k.trial == r.trial) else {
-            return;
+            return false;
         };
         let at = format!("{} line {}", self.path, k.line);
         match r.outcome {
@@ -128,6 +130,7 @@ impl Expectations {
                 if matches {
                     r.outcome = Outcome::Expected;
                     r.message = format!("expected failure ({at}: {}): {}", k.reason, r.message);
+                    return true;
                 } else {
                     r.message = format!(
                         "fails, but not as {at} expects (observed {}, listed {:?}): {}",
@@ -143,40 +146,12 @@ impl Expectations {
                     "unexpectedly passing: {at} lists it as a known deviation ({}); remove that entry",
                     k.reason
                 );
+                return true;
             }
             _ => {}
         }
+        false
     }
-}
-
-/// An expectation file that accepts every failure of a report as it is (each with the first
-/// failed call's observed answer): a start for a library's list of known deviations.
-pub fn from_report(path: &str) -> Result<String, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let j: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{path} is not a report: {e}"))?;
-    let mut out = format!(
-        "# Known deviations, from {path} ({}). Give each a real reason.\n",
-        j["date"].as_str().unwrap_or("?")
-    );
-    for t in j["trials"].as_array().ok_or_else(|| format!("{path} has no trials"))? {
-        if t["outcome"] != "failed" {
-            continue;
-        }
-        let trial = t["trial"].as_str().unwrap_or("");
-        let observed = t["observations"]
-            .as_array()
-            .and_then(|a| a.iter().find(|o| o["ok"] == false))
-            .and_then(|o| o["observed"].as_str())
-            .and_then(|o| o.split(" (").next())
-            .map(|o| format!("observed = {o:?}\n"))
-            .unwrap_or_default();
-        let first = t["message"].as_str().unwrap_or("").lines().next().unwrap_or("");
-        out.push_str(&format!(
-            "\n[[deviation]]\ntrial = {trial:?}\n{observed}reason = {:?}\n",
-            format!("TODO: {first}")
-        ));
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -11,8 +11,12 @@
 //! no longer counts against the parallelism: another general worker starts beside it. A library
 //! that hangs in one API then costs about one deadline of wall time, not one per hanging trial.
 
-use crate::harness::{crash_timeout, judge, since_start, Case, Env, Raw, Record};
-use crate::worker::Worker;
+use crate::harness::case::{Case, Env};
+use crate::harness::config::crash_timeout;
+use crate::harness::outcome::{Raw, Record};
+use crate::harness::verdict::judge;
+use crate::run::since_start;
+use crate::run::worker::Worker;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -83,7 +87,7 @@ impl Ctx {
             *n += 1;
             *n
         };
-        Worker::spawn(id, context)
+        Worker::spawn(id, context).map_err(String::from)
     }
 }
 
@@ -135,7 +139,7 @@ impl Scheduler {
             add_general(&general, &ctx, &handles);
         }
         for (_, q) in lanes {
-            let context = q.iter().any(|c| c.needs.contains(&crate::probe::Cap::Gpu));
+            let context = q.iter().any(|c| c.needs.contains(&crate::harness::machine::Cap::Gpu));
             let h = spawn_dispatcher(Arc::new(Mutex::new(q)), ctx.clone(), None, context);
             handles.lock().unwrap().push(h);
         }

@@ -15,14 +15,14 @@ use std::sync::OnceLock;
 /// The fd a child finds its breadcrumb file at (the channel is fd 3).
 pub const CHILD_FD: RawFd = 4;
 /// Set by the parent when the child has a breadcrumb file at [`CHILD_FD`].
-pub const ENV: &str = "CONFORMANCE_CRUMB";
+pub const CRUMB_VAR: &str = "CONFORMANCE_CRUMB";
 const LEN: usize = 64;
 
 static MINE: OnceLock<Option<File>> = OnceLock::new();
 
 fn mine() -> Option<&'static File> {
     MINE.get_or_init(|| {
-        std::env::var_os(ENV)?;
+        std::env::var_os(CRUMB_VAR)?;
         // SAFETY: the parent placed this process's breadcrumb file at CHILD_FD (see `Crumb::child_fd`);
         // nothing else in this process owns that fd.
         Some(unsafe { File::from_raw_fd(CHILD_FD) })
@@ -86,7 +86,7 @@ impl Crumb {
         }
         Err("cannot create a breadcrumb file: names kept colliding".into())
     }
-    /// The fd to place at [`CHILD_FD`] in the child (and to set [`ENV`] for).
+    /// The fd to place at [`CHILD_FD`] in the child (and to set [`CRUMB_VAR`] for).
     pub fn raw_fd(&self) -> RawFd {
         self.0.as_raw_fd()
     }

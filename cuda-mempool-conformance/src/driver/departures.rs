@@ -9,9 +9,10 @@
 //! it. Departures the documentation says nothing about (`documented: None`) are expected
 //! everywhere.
 
-use crate::cu::*;
-use crate::driver::{code_name, R};
-use crate::observe::{record, Observation};
+use crate::driver::check::code_name;
+use crate::driver::cu::*;
+use crate::driver::fail::{Fail, R};
+use crate::driver::observe::{record, Observation};
 use std::sync::OnceLock;
 
 pub struct Deviation {
@@ -193,9 +194,6 @@ pub fn in_branches(branches: (u32, u32)) -> bool {
     driver().1.is_some_and(|b| branches.0 <= b && b <= branches.1)
 }
 
-/// Prefix of a trial's Err that makes its outcome `changed` (a departure that no longer reproduces).
-pub const CHANGED: &str = "CHANGED: ";
-
 /// Check `got` against deviation `id`: the driver's answer inside its branches, the documented one
 /// outside. `what` starts with the call's name (for the blame, as in `driver::expect`).
 pub fn expect_code(id: &str, what: &str, got: CUresult) -> R {
@@ -206,7 +204,7 @@ pub fn expect_code(id: &str, what: &str, got: CUresult) -> R {
         .documented
         .map_or("(the documentation is silent)".to_string(), code_name);
     record(Observation {
-        api: crate::blame::api_of(what),
+        api: crate::driver::blame::api_of(what),
         call: what.to_string(),
         documented: documented.clone(),
         expected: code_name(want),
@@ -219,18 +217,18 @@ pub fn expect_code(id: &str, what: &str, got: CUresult) -> R {
     }
     let (version, _) = driver();
     if inside && Some(got) == d.documented {
-        return Err(format!(
-            "{CHANGED}{what}: returned the documented {documented}; driver {version} no longer shows deviation \
+        return Err(Fail::Changed(format!(
+            "{what}: returned the documented {documented}; driver {version} no longer shows deviation \
              `{id}` (seen on {}: {})",
             d.seen_on.join(", "),
             code_name(d.observed)
-        ));
+        )));
     }
-    if let Some(api) = crate::blame::api_of(what) {
-        crate::blame::set(api);
+    if let Some(api) = crate::driver::blame::api_of(what) {
+        crate::driver::blame::set(api);
     }
     if !inside && got == d.observed {
-        return Err(format!(
+        return Err(Fail::Departure(format!(
             "{what}: expected the documented {documented}, driver {version} returned {} — deviation `{id}`, \
              declared for branches {}–{} (seen on {}); extend its branches in deviations.rs if this driver is \
              meant to keep it",
@@ -238,9 +236,9 @@ pub fn expect_code(id: &str, what: &str, got: CUresult) -> R {
             d.branches.0,
             d.branches.1,
             d.seen_on.join(", ")
-        ));
+        )));
     }
-    Err(format!(
+    Err(Fail::Wrong(format!(
         "{what}: expected {} ({}), driver returned {}; documented: {documented}",
         code_name(want),
         if inside {
@@ -249,7 +247,7 @@ pub fn expect_code(id: &str, what: &str, got: CUresult) -> R {
             "the documented answer".to_string()
         },
         code_name(got)
-    ))
+    )))
 }
 
 #[cfg(test)]

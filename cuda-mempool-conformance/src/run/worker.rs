@@ -7,12 +7,16 @@
 //! then `{"op":"run","trial":T}` (answered by `{"op":"result", ...}`) any number of times, then
 //! `{"op":"finish"}` (answered by `{"op":"leaks","leaks":[...]}`, after which the worker exits).
 
-use crate::channel::{spawn_role, Channel, Got};
-use crate::crumb::Crumb;
-use crate::driver::R;
-use crate::harness::{execute, Answer, Case, Env, Raw};
-use crate::leaks::WorkerState;
-use crate::probe::{self, Machine};
+use crate::driver::crumb::Crumb;
+use crate::driver::fail::R;
+use crate::harness::case::{Case, Env};
+use crate::harness::channel::{spawn_role, Channel, Got};
+use crate::harness::child::Role;
+use crate::harness::execute::execute;
+use crate::harness::leaks::WorkerState;
+use crate::harness::machine::Machine;
+use crate::harness::outcome::{Answer, Raw};
+use crate::harness::probe;
 use serde_json::json;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
@@ -21,10 +25,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub const ROLE: &str = "worker";
 /// "0": the worker's trials need no device, so it creates no context (saves one context creation,
 /// which the driver does one at a time).
-const CONTEXT_ENV: &str = "CONFORMANCE_WORKER_CONTEXT";
+const CONTEXT_VAR: &str = "CONFORMANCE_WORKER_CONTEXT";
 /// How many of a dead or hung worker's last lines a failure message carries.
 const TAIL: usize = 20;
 
@@ -68,10 +71,10 @@ impl Worker {
         let crumb = Crumb::new()?;
         let id_s = id.to_string();
         let (chan, mut child) = spawn_role(
-            ROLE,
+            &Role::Worker,
             &[
                 ("CONFORMANCE_WORKER_ID", &id_s),
-                (CONTEXT_ENV, if context { "1" } else { "0" }),
+                (CONTEXT_VAR, if context { "1" } else { "0" }),
             ],
             Stdio::piped(),
             Some(&crumb),
@@ -134,7 +137,10 @@ impl Worker {
         match self.reap() {
             Some(s) if s.signal().is_some() => {
                 let sig = s.signal().unwrap();
-                (format!("died by {}", crate::harness::signal_name(sig)), Some(sig))
+                (
+                    format!("died by {}", crate::harness::child::signal_name(sig)),
+                    Some(sig),
+                )
             }
             Some(s) => (format!("exited with code {:?}", s.code()), None),
             None => ("vanished".into(), None),
@@ -183,7 +189,8 @@ impl Worker {
         }
     }
 
-    fn died_before(&mut self, e: String, mark: u64, start: Instant) -> Raw {
+    fn died_before(&mut self, e: impl Into<String>, mark: u64, start: Instant) -> Raw {
+        let e: String = e.into();
         match self.died(mark, start) {
             Raw::Died {
                 how,
@@ -262,9 +269,9 @@ pub fn main(templates: Vec<Case>) -> i32 {
         }
     };
     // cuInit and device 0's context now, while the coordinator probes.
-    let init = unsafe { crate::cu::cuInit(0) };
-    let want = std::env::var(CONTEXT_ENV).as_deref() != Ok("0");
-    let ctx0 = if init == crate::driver::SUCCESS && want {
+    let init = unsafe { crate::driver::cu::cuInit(0) };
+    let want = std::env::var(CONTEXT_VAR).as_deref() != Ok("0");
+    let ctx0 = if init == crate::driver::check::SUCCESS && want {
         probe::retain_context(0)
     } else {
         0
@@ -318,7 +325,8 @@ pub fn main(templates: Vec<Case>) -> i32 {
                         a
                     }
                     None => Answer {
-                        outcome: crate::harness::Outcome::Failed,
+                        outcome: crate::harness::outcome::Outcome::Failed,
+                        kind: crate::harness::outcome::Kind::Broken,
                         message: format!("the worker knows no case named {trial}"),
                         blame: None,
                         secs: 0.0,

@@ -103,7 +103,7 @@ pub fn diff(old_path: &str, new_path: &str) -> Result<(String, bool), String> {
         // A failure counts against the API whose answer was wrong, as in the report.
         let api = if failing(&t.outcome) { t.blame.or(t.api) } else { t.api };
         let group = match api {
-            Some(a) => format!("{a} {}", crate::api_name(a as u32)),
+            Some(a) => format!("{a} {}", crate::driver::api_name(a as u32)),
             None => t.group.clone(),
         };
         let row = rows.entry(group).or_default();

@@ -40,7 +40,7 @@ pub fn record(o: Observation) {
 /// A successful read and the value it gave (an attribute, an access flag).
 pub fn value(call: String, observed: String) {
     record(Observation {
-        api: crate::blame::api_of(&call),
+        api: crate::driver::blame::api_of(&call),
         call,
         documented: String::new(),
         expected: String::new(),

@@ -38,7 +38,7 @@ pub enum Entry {
     Dlsym,
     Link,
 }
-pub const ENTRY_ENV: &str = "CONFORMANCE_ENTRY";
+pub const ENTRY_VAR: &str = "CONFORMANCE_ENTRY";
 const ENTRIES: &[(Entry, &str)] = &[
     (Entry::ProcAddress, "proc-address"),
     (Entry::Dlsym, "dlsym"),
@@ -51,11 +51,11 @@ impl Entry {
     }
     /// CONFORMANCE_ENTRY, checked.
     pub fn from_env() -> Result<Entry, String> {
-        match std::env::var(ENTRY_ENV) {
+        match std::env::var(ENTRY_VAR) {
             Err(_) => Ok(Entry::ProcAddress),
             Ok(v) => ENTRIES.iter().find(|e| e.1 == v.trim()).map(|e| e.0).ok_or_else(|| {
                 format!(
-                    "{ENTRY_ENV}={v:?}: expected one of {} (how the suite resolves the driver's entry points; \
+                    "{ENTRY_VAR}={v:?}: expected one of {} (how the suite resolves the driver's entry points; \
                      default proc-address)",
                     ENTRIES.iter().map(|e| e.1).collect::<Vec<_>>().join(", ")
                 )
@@ -111,7 +111,7 @@ pub fn load() -> &'static Loaded {
             Entry::Dlsym => Library::open_default()
                 .map(|l| EntryPoints::from_dlsym(&l))
                 .map_err(|e| e.to_string()),
-            Entry::Link => open_global(&library).map(|_| EntryPoints::from_default_namespace()),
+            Entry::Link => crate::os::dlopen_global(&library).map(|_| EntryPoints::from_default_namespace()),
         };
         let (table, error) = match filled {
             Ok(t) => (t, None),
@@ -132,32 +132,8 @@ pub fn load() -> &'static Loaded {
     })
 }
 
-/// `dlopen(library, RTLD_NOW | RTLD_GLOBAL)`: its symbols join the default namespace, behind the
-/// executable's and LD_PRELOAD's.
-fn open_global(library: &str) -> Result<(), String> {
-    extern "C" {
-        fn dlopen(filename: *const std::ffi::c_char, flag: std::ffi::c_int) -> *mut std::ffi::c_void;
-        fn dlerror() -> *mut std::ffi::c_char;
-    }
-    const RTLD_NOW: std::ffi::c_int = 2;
-    const RTLD_GLOBAL: std::ffi::c_int = 0x100;
-    let name = std::ffi::CString::new(library).map_err(|e| format!("{library:?}: {e}"))?;
-    // SAFETY: a NUL-terminated name; the handle is kept open for the life of the process.
-    let h = unsafe { dlopen(name.as_ptr(), RTLD_NOW | RTLD_GLOBAL) };
-    if h.is_null() {
-        let e = unsafe { dlerror() };
-        let why = if e.is_null() {
-            "unknown error".to_string()
-        } else {
-            unsafe { std::ffi::CStr::from_ptr(e) }.to_string_lossy().into_owned()
-        };
-        return Err(format!("cannot open {library}: {why}"));
-    }
-    Ok(())
-}
-
-use crate::crumb::enter;
-use crate::ledger;
+use crate::driver::crumb::enter;
+use crate::driver::ledger;
 
 const OK: CUresult = CUresult::CUDA_SUCCESS;
 

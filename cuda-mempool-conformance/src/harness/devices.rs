@@ -6,9 +6,7 @@
 //!   device (names end in `::devN`), pair cases on every ordered peer-capable pair (`::devA_devB`),
 //!   multi-device cases on the largest set of the devices that all reach each other.
 
-use crate::probe::Machine;
-
-pub const ENV: &str = "CONFORMANCE_DEVICES";
+use crate::harness::machine::{Machine, Selection, DEVICES_VAR};
 
 /// What CONFORMANCE_DEVICES asks for (its syntax, checked before the probe).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,7 +18,7 @@ pub enum Request {
 
 /// CONFORMANCE_DEVICES, parsed.
 pub fn request() -> Result<Request, String> {
-    let Ok(v) = std::env::var(ENV) else {
+    let Ok(v) = std::env::var(DEVICES_VAR) else {
         return Ok(Request::Default);
     };
     let v = v.trim();
@@ -33,26 +31,14 @@ pub fn request() -> Result<Request, String> {
     let mut list = Vec::new();
     for item in v.split(',').map(str::trim) {
         let d: i32 = item.parse().ok().filter(|d| *d >= 0).ok_or_else(|| {
-            format!("{ENV}={v:?}: {item:?} is not a device index; expected `all` or indexes such as 0,2,3")
+            format!("{DEVICES_VAR}={v:?}: {item:?} is not a device index; expected `all` or indexes such as 0,2,3")
         })?;
         if list.contains(&d) {
-            return Err(format!("{ENV}={v:?}: device {d} is listed twice"));
+            return Err(format!("{DEVICES_VAR}={v:?}: device {d} is listed twice"));
         }
         list.push(d);
     }
     Ok(Request::List(list))
-}
-
-/// The devices, pairs and multi-device group a run uses.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Selection {
-    /// The user named the devices (`all` or a list): names carry the devices.
-    pub explicit: bool,
-    pub devices: Vec<i32>,
-    /// Ordered pairs (owner, peer) that can access each other.
-    pub pairs: Vec<(i32, i32)>,
-    /// Devices that all reach each other (multi-device cases need three).
-    pub multi: Vec<i32>,
 }
 
 fn mutual(m: &Machine, a: i32, b: i32) -> bool {
@@ -101,10 +87,10 @@ pub fn select(req: &Request, m: &Machine, peer_required: bool) -> Result<Selecti
                 Request::List(l) => {
                     if let Some(bad) = l.iter().find(|&&d| d >= n) {
                         return Err(if n == 0 {
-                            format!("{ENV}: there is no device {bad}: this machine shows no CUDA device")
+                            format!("{DEVICES_VAR}: there is no device {bad}: this machine shows no CUDA device")
                         } else {
                             format!(
-                                "{ENV}: there is no device {bad}: this machine has {n} device(s) (0 to {})",
+                                "{DEVICES_VAR}: there is no device {bad}: this machine has {n} device(s) (0 to {})",
                                 n - 1
                             )
                         });
@@ -120,13 +106,13 @@ pub fn select(req: &Request, m: &Machine, peer_required: bool) -> Result<Selecti
                 .collect();
             if pairs.is_empty() && peer_required && devices.len() > 1 {
                 return Err(format!(
-                    "{ENV}: no two of devices {devices:?} can access each other, and CONFORMANCE_REQUIRE \
+                    "{DEVICES_VAR}: no two of devices {devices:?} can access each other, and CONFORMANCE_REQUIRE \
                      includes `peer`; list devices that share peer access, or drop `peer`"
                 ));
             }
             if pairs.is_empty() && peer_required && devices.len() == 1 {
                 return Err(format!(
-                    "{ENV}: one device ({}) cannot make a pair, and CONFORMANCE_REQUIRE includes `peer`; \
+                    "{DEVICES_VAR}: one device ({}) cannot make a pair, and CONFORMANCE_REQUIRE includes `peer`; \
                      list two or more devices, or drop `peer`",
                     devices[0]
                 ));
@@ -142,48 +128,6 @@ pub fn select(req: &Request, m: &Machine, peer_required: bool) -> Result<Selecti
     Ok(s)
 }
 
-impl Selection {
-    /// Every device a process of this run may hold a context of.
-    pub fn used(&self) -> Vec<i32> {
-        let mut v: Vec<i32> = self.devices.clone();
-        v.extend(self.pairs.iter().flat_map(|&(a, b)| [a, b]));
-        if self.multi.len() >= 3 {
-            v.extend(&self.multi);
-        }
-        v.sort_unstable();
-        v.dedup();
-        v
-    }
-    /// The first device that `dev` shares peer access with, in this selection.
-    pub fn peer_of(&self, dev: i32) -> Option<i32> {
-        self.pairs.iter().find(|p| p.0 == dev).map(|p| p.1)
-    }
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({"explicit": self.explicit, "devices": self.devices,
-            "pairs": self.pairs.iter().map(|p| [p.0, p.1]).collect::<Vec<_>>(), "multi": self.multi})
-    }
-    pub fn from_json(j: &serde_json::Value) -> Selection {
-        let ints = |v: &serde_json::Value| -> Vec<i32> {
-            v.as_array()
-                .map(|a| a.iter().filter_map(|x| x.as_i64().map(|x| x as i32)).collect())
-                .unwrap_or_default()
-        };
-        Selection {
-            explicit: j["explicit"].as_bool().unwrap_or(false),
-            devices: ints(&j["devices"]),
-            pairs: j["pairs"]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|p| Some((p[0].as_i64()? as i32, p[1].as_i64()? as i32)))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            multi: ints(&j["multi"]),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,7 +135,7 @@ mod tests {
     fn machine(n: usize, peer: &[(usize, usize)]) -> Machine {
         let mut m = Machine {
             devices: (0..n)
-                .map(|i| crate::probe::Device {
+                .map(|i| crate::harness::machine::Device {
                     ordinal: i as i32,
                     ..Default::default()
                 })

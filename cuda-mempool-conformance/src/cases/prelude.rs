@@ -1,0 +1,11 @@
+//! What a case file needs, in one import: the driver as the suite sees it, checked calls, the
+//! case model and the typed results.
+
+pub use crate::driver::check::*;
+pub use crate::driver::cu::*;
+pub use crate::driver::departures::expect_code;
+pub use crate::driver::fail::{ignore, Fail, R};
+pub use crate::driver::{api_name, blame, observe};
+pub use crate::ensure;
+pub use crate::harness::child::Role;
+pub use crate::harness::{Cap, Case, Crash, Env, Group, Shared, SIGSEGV, SIGSEGV_OR_SIGABRT};

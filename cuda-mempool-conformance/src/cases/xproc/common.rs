@@ -1,0 +1,130 @@
+//! What the exporter and the importers of the IPC trials share: byte patterns, export data in
+//! hex, the importer's device and switches, the waits, and the fault switch.
+
+use crate::cases::prelude::*;
+use crate::harness::channel::unhex;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+pub(super) const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
+pub(super) const POSIX: CUmemAllocationHandleType = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+pub const FAULT_VAR: &str = "CONFORMANCE_IPC_FAULT";
+
+/// Position-dependent bytes, so a shifted or partial copy cannot pass.
+/// Every 8-byte word holds a mix of its index and the seed, so each byte depends on its position
+/// (a shifted or partial copy fails) while 256 MiB still takes milliseconds to make.
+pub(super) fn pattern(seed: u8, n: usize) -> Vec<u8> {
+    let word = |i: usize| {
+        ((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(seed).wrapping_mul(0x0101_0101_0101_0101))
+            .to_le_bytes()
+    };
+    let mut v = vec![0u8; n];
+    let mut chunks = v.chunks_exact_mut(8);
+    for (i, c) in (&mut chunks).enumerate() {
+        c.copy_from_slice(&word(i));
+    }
+    let tail = chunks.into_remainder();
+    let k = tail.len();
+    tail.copy_from_slice(&word(n / 8)[..k]);
+    v
+}
+
+pub(super) fn check_pattern(what: &str, got: &[u8], seed: u8) -> R {
+    let want = pattern(seed, got.len());
+    match got.iter().zip(&want).position(|(a, b)| a != b) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "{what}: byte {i} of {} is {:#04x}, expected {:#04x}",
+            got.len(),
+            got[i],
+            want[i]
+        )
+        .into()),
+    }
+}
+
+pub(super) fn export_ptr(p: CUdeviceptr) -> R<CUmemPoolPtrExportData> {
+    let mut d = CUmemPoolPtrExportData::default();
+    ok("cuMemPoolExportPointer", unsafe { cuMemPoolExportPointer(&mut d, p) })?;
+    Ok(d)
+}
+
+pub(super) fn data_from_hex(s: &Value) -> R<CUmemPoolPtrExportData> {
+    let b = unhex(s.as_str().ok_or("export data is not a string")?)?;
+    let mut d = CUmemPoolPtrExportData::default();
+    ensure!(b.len() == d.reserved.len(), "export data has {} bytes", b.len());
+    d.reserved.copy_from_slice(&b);
+    Ok(d)
+}
+
+pub(super) fn event_handle_bytes(h: &CUipcEventHandle) -> Vec<u8> {
+    h.reserved.iter().map(|&c| c as u8).collect()
+}
+
+/// One-time, per-process resources appear before a leak check's first snapshot: the driver's
+/// shared-memory file (/dev/shm/cuda.shm.*) at the first IPC event handle, and the socketpair Rust's
+/// std keeps after its first process spawn (a fresh process per trial under nextest has neither).
+pub(super) fn warm_up_ipc_events() -> R {
+    static DONE: std::sync::OnceLock<R> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        crate::harness::child::run_child(&Role::Noop, &[])?;
+        let ev = Event::new(CUevent_flags::CU_EVENT_INTERPROCESS.0)?;
+        let mut h = CUipcEventHandle::default();
+        ok("cuIpcGetEventHandle", unsafe { cuIpcGetEventHandle(&mut h, ev.0) })
+    })
+    .clone()
+}
+
+/// CONFORMANCE_IMPORTER_DEVICE=N: the device an importer child works on (default 0).
+pub(super) const IMPORTER_DEVICE_VAR: &str = "CONFORMANCE_IMPORTER_DEVICE";
+/// CONFORMANCE_IMPORTER_GRANT=1: the importer grants its device access to each imported pool.
+pub(super) const IMPORTER_GRANT_VAR: &str = "CONFORMANCE_IMPORTER_GRANT";
+
+/// The device this importer child works on.
+pub fn importer_device() -> CUdevice {
+    std::env::var(IMPORTER_DEVICE_VAR)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+pub(super) fn expect_op(m: &Value, op: &str) -> R {
+    ensure!(m["op"] == op, "expected message {op:?}, got {m}");
+    Ok(())
+}
+
+pub(super) fn fault_at(step: &str) {
+    let Ok(f) = std::env::var(FAULT_VAR) else {
+        return;
+    };
+    match f.split_once(':') {
+        Some(("die", s)) if s == step => {
+            eprintln!("importer: fault injected, aborting at step {step}");
+            std::process::abort();
+        }
+        Some(("hang", s)) if s == step => {
+            eprintln!("importer: fault injected, hanging at step {step}");
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+        _ => {}
+    }
+}
+
+/// How long the exporter waits for an importer's next message: well inside the trial's deadline
+/// (a quarter of it), so that an importer that hangs fails the trial with its breadcrumb rather
+/// than costing the whole worker; but never under 5 s, which an importer's start-up (cuInit, a
+/// context, while a dozen other processes create theirs) can take on a busy GPU (seen on the H100
+/// with a 10 s deadline: 2.5 s waits failed round trips whose importers were merely slow to start).
+pub fn child_wait() -> Duration {
+    let trial = crate::harness::config::trial_timeout().unwrap_or(crate::harness::config::DEFAULT_TRIAL_TIMEOUT);
+    crate::harness::channel::RECV_TIMEOUT
+        .min(trial / 4)
+        .max(Duration::from_secs(5))
+}
+
+pub(super) fn code(r: CUresult) -> Value {
+    json!({"code": r.0})
+}
+
+pub(super) const KIB: usize = 1 << 10;
+pub(super) const MIB: usize = 1 << 20;

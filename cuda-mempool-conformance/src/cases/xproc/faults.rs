@@ -1,0 +1,77 @@
+//! The harness against importers that die or hang on purpose (CONFORMANCE_IPC_FAULT): a failed
+//! round trip must fail its trial quickly, with the importer's stderr, and leave no fd behind.
+
+use super::common::*;
+use super::roundtrip::{round_trip, Spec};
+use crate::cases::prelude::*;
+use crate::os::{fd_diff, fd_table};
+use std::time::{Duration, Instant};
+
+/// How long the harness's own fault trials wait for a hung importer (once it has started).
+pub(super) const FAULT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// (case, fault, what the failure message must mention): the harness against importers that die
+/// or hang on purpose (CONFORMANCE_IPC_FAULT). These test the harness, not an API.
+pub(super) const FAULTS: &[(&str, &str, &str)] = &[
+    (
+        "ipc_importer_dies_at_import_fails_trial",
+        "die:import",
+        "fault injected, aborting at step import",
+    ),
+    (
+        "ipc_importer_dies_at_verify_fails_trial",
+        "die:verify",
+        "fault injected, aborting at step verify",
+    ),
+    (
+        "ipc_importer_hangs_at_write_fails_trial",
+        "hang:write",
+        "fault injected, hanging at step write",
+    ),
+];
+
+/// The harness's fault cases.
+pub(super) fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for &(name, fault, mention) in FAULTS {
+        v.push(
+            Case::of(Group::Harness, name, &[Cap::Gpu, Cap::Ipc], move |e| {
+                warm_up_ipc_events()?;
+                let before = fd_table();
+                let t = Instant::now();
+                // Short waits: a hung importer must fail the trial in seconds.
+                let spec = Spec {
+                    fault: Some(fault),
+                    timeout: FAULT_TIMEOUT,
+                    ..Spec::new(vec![vec![MIB]], 1)
+                };
+                let r = round_trip(e, &spec);
+                let secs = t.elapsed().as_secs_f64();
+                let after = fd_table();
+                let msg = match r {
+                    Ok(_) => {
+                        return Err(format!("round trip succeeded although the importer was told to {fault}").into())
+                    }
+                    Err(m) => m,
+                };
+                blame::reset();
+                let msg = msg.to_string();
+                ensure!(
+                    msg.contains(mention),
+                    "failure message does not carry the importer's stderr: {msg}"
+                );
+                ensure!(t.elapsed() < 5 * FAULT_TIMEOUT, "took {secs:.1} s to fail");
+                ensure!(
+                    before == after,
+                    "fds differ after the failed round trip: {}",
+                    fd_diff(&before, &after)
+                );
+                note(format!("failed as it must in {secs:.1} s"));
+                Ok(())
+            })
+            .alone()
+            .slow(),
+        );
+    }
+    v
+}

@@ -1,0 +1,454 @@
+//! IPC round trips (825, 826, 829, 830): the exporter here, importers in the `ipc-import` role;
+//! pools and pointers exported, imported, verified both ways, and freed in order.
+
+use super::common::*;
+use crate::cases::prelude::*;
+use crate::harness::channel::{hex, unhex, Peer};
+use crate::os::{fd_diff, fd_table, open_fds};
+use serde_json::{json, Value};
+use std::os::fd::AsRawFd;
+use std::os::fd::OwnedFd;
+use std::time::{Duration, Instant};
+
+/// One exported pool in the parent: its allocations, their seeds and export data.
+pub(super) struct Exported {
+    /// Held so the pool is destroyed (after its allocations are freed) when this is dropped.
+    _pool: Pool,
+    fd: Option<OwnedFd>,
+    ptrs: Vec<(CUdeviceptr, usize, u8)>,
+}
+
+impl Drop for Exported {
+    /// Free whatever is still allocated (a failed round trip returns early): a pool destroyed with
+    /// live allocations keeps its resources, an open /dev/nvidiactl among them, until they are freed.
+    fn drop(&mut self) {
+        // Work still queued on the exporter's (non-blocking) stream must finish first.
+        let _ = unsafe { cuCtxSynchronize() };
+        for &(p, _, _) in &self.ptrs {
+            let _ = unsafe { cuMemFreeAsync(p, CU_STREAM_LEGACY) };
+        }
+        let _ = unsafe { cuStreamSynchronize(CU_STREAM_LEGACY) };
+    }
+}
+
+/// What a round trip should do.
+pub struct Spec {
+    /// Per pool, the sizes of its allocations.
+    pub pools: Vec<Vec<usize>>,
+    pub importers: usize,
+    /// Passed to the importers as CONFORMANCE_IPC_FAULT.
+    pub fault: Option<&'static str>,
+    /// Bound on each wait for an importer.
+    pub timeout: Duration,
+    /// The device the importers work on, in their own numbering (default: the exporter's).
+    pub importer_device: Option<CUdevice>,
+    /// The importers grant their device access to the imported pools (needed when it is not the
+    /// pools' device).
+    pub importer_grants: bool,
+    /// CUDA_VISIBLE_DEVICES for the importers (another order of the devices).
+    pub visible: Option<String>,
+    /// The device ordinal the importers must see the imported memory on, in their numbering.
+    pub expect_ordinal: Option<i32>,
+}
+
+impl Spec {
+    pub(super) fn new(pools: Vec<Vec<usize>>, importers: usize) -> Spec {
+        Spec {
+            pools,
+            importers,
+            fault: None,
+            timeout: child_wait(),
+            importer_device: None,
+            importer_grants: false,
+            visible: None,
+            expect_ordinal: None,
+        }
+    }
+}
+
+/// Exporter side of the round trip. Returns a one-line summary (bytes, time).
+pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
+    let start = Instant::now();
+    // Importers first: their start-up (cuInit, a context) overlaps the exporter's work. The first
+    // wait for each also covers that start-up, so it gets the ordinary bound.
+    let dev = spec.importer_device.unwrap_or(env.dev).to_string();
+    let mut envs: Vec<(&str, &str)> = vec![(IMPORTER_DEVICE_VAR, &dev)];
+    envs.extend(spec.fault.map(|f| (FAULT_VAR, f)));
+    if spec.importer_grants {
+        envs.push((IMPORTER_GRANT_VAR, "1"));
+    }
+    if let Some(v) = &spec.visible {
+        envs.push(("CUDA_VISIBLE_DEVICES", v));
+    }
+    let mut peers = Vec::new();
+    for _ in 0..spec.importers {
+        peers.push(Peer::spawn(&Role::IpcImport, &envs, child_wait().max(spec.timeout))?);
+    }
+    let mut phases: Vec<(&str, Duration)> = Vec::new();
+    let s = Stream::new()?;
+    let mut exported = Vec::new();
+    for (pi, sizes) in spec.pools.iter().enumerate() {
+        let pool = Pool::ipc(env.dev)?;
+        let fd = export_pool_fd(pool.0)?;
+        let mut ptrs = Vec::new();
+        for (ai, &n) in sizes.iter().enumerate() {
+            let seed = (pi * 16 + ai) as u8 ^ 0x3c;
+            let p = alloc_from(pool.0, n, s.0)?;
+            let host = pattern(seed, n);
+            ok("cuMemcpyHtoDAsync", unsafe {
+                cuMemcpyHtoDAsync_v2(p, host.as_ptr().cast(), n, s.0)
+            })?;
+            ptrs.push((p, n, seed));
+        }
+        exported.push(Exported {
+            _pool: pool,
+            fd: Some(fd),
+            ptrs,
+        });
+    }
+    let ev = Event::new(CUevent_flags::CU_EVENT_INTERPROCESS.0)?;
+    ev.record(s.0)?;
+    let mut evh = CUipcEventHandle::default();
+    ok("cuIpcGetEventHandle", unsafe { cuIpcGetEventHandle(&mut evh, ev.0) })?;
+    let mut meta = Vec::new();
+    for e in &exported {
+        let data: Vec<Value> = e
+            .ptrs
+            .iter()
+            .map(|&(p, _, _)| export_ptr(p).map(|d| json!(hex(&d.reserved))))
+            .collect::<R<_>>()?;
+        let sizes: Vec<usize> = e.ptrs.iter().map(|x| x.1).collect();
+        let seeds: Vec<u8> = e.ptrs.iter().map(|x| x.2).collect();
+        meta.push(json!({"sizes": sizes, "seeds": seeds, "data": data}));
+    }
+    phases.push(("exported", start.elapsed()));
+    let talk = |peers: &mut Vec<Peer>, phases: &mut Vec<(&str, Duration)>| -> R<Vec<Value>> {
+        for p in peers.iter() {
+            for (i, e) in exported.iter().enumerate() {
+                p.chan
+                    .send(&json!({"op": "pool", "index": i}), e.fd.as_ref().map(|f| f.as_raw_fd()))?;
+            }
+            p.chan.send(
+                &json!({"op": "go", "pools": meta, "event": hex(&event_handle_bytes(&evh))}),
+                None,
+            )?;
+        }
+        for p in peers.iter() {
+            let (m, _) = p.chan.recv()?;
+            expect_op(&m, "verified")?;
+            if let Some(want) = spec.expect_ordinal {
+                let got = m["ordinal"].as_i64();
+                ensure!(
+                    got == Some(i64::from(want)),
+                    "the importer (CUDA_VISIBLE_DEVICES={:?}) sees the imported memory on device {got:?}, \
+                     expected {want}: the pool's physical device",
+                    spec.visible
+                );
+            }
+            // From here on every wait is bounded by the spec (short in the fault trials); the
+            // first one also covered the importer's start-up.
+            p.chan.set_timeout(spec.timeout)?;
+        }
+        phases.push(("verified", start.elapsed()));
+        for (i, p) in peers.iter().enumerate() {
+            p.chan
+                .send(&json!({"op": if i == 0 { "write" } else { "skip" }}), None)?;
+            expect_op(&p.chan.recv()?.0, "written")?;
+        }
+        phases.push(("written", start.elapsed()));
+        let mut done = Vec::new();
+        for p in peers.iter() {
+            p.chan.send(&json!({"op": "free"}), None)?;
+            done.push(p.chan.recv()?.0);
+        }
+        phases.push(("freed", start.elapsed()));
+        Ok(done)
+    };
+    let done = match talk(&mut peers, &mut phases) {
+        Ok(d) => d,
+        Err(e) => {
+            // Report the first importer whose death explains the failure, reap them all.
+            let mut msgs = Vec::new();
+            for p in peers.drain(..) {
+                msgs.push(p.fail(e.to_string()));
+            }
+            return Err(msgs.into_iter().next().map_or(e, Fail::from));
+        }
+    };
+    for p in peers.drain(..) {
+        p.finish()?;
+    }
+    for (i, d) in done.iter().enumerate() {
+        expect_op(d, "done")?;
+        let (a, b) = (d["fds_start"].as_u64(), d["fds_end"].as_u64());
+        ensure!(
+            a == b,
+            "importer {i} leaked fds: {a:?} open after init, {b:?} at the end"
+        );
+    }
+    // Importers freed first; now the exporter checks importer 0's writes, then frees.
+    let mut bytes = 0usize;
+    for e in &exported {
+        for &(p, n, seed) in &e.ptrs {
+            let mut host = vec![0u8; n];
+            ok("cuMemcpyDtoHAsync", unsafe {
+                cuMemcpyDtoHAsync_v2(host.as_mut_ptr().cast(), p, n, s.0)
+            })?;
+            s.sync()?;
+            check_pattern("exporter reading the importer's writes", &host, seed ^ 0xa5)?;
+            bytes += n;
+        }
+    }
+    // Dropping frees every allocation (after the importers freed theirs), then destroys the pools.
+    drop(exported);
+    let phases: Vec<String> = phases
+        .iter()
+        .map(|(p, t)| format!("{p} {:.0}", t.as_secs_f64() * 1e3))
+        .collect();
+    Ok(format!(
+        "{} pool(s), {} allocation(s), {bytes} bytes, {} importer(s): {:.1} ms (ms since start: {})",
+        spec.pools.len(),
+        spec.pools.iter().map(Vec::len).sum::<usize>(),
+        spec.importers,
+        start.elapsed().as_secs_f64() * 1e3,
+        phases.join(", ")
+    ))
+}
+
+/// Child role `ipc-import`.
+pub fn import_main(env: &Env) -> i32 {
+    let chan = match crate::harness::channel::Channel::from_inherited() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("importer: {e}");
+            return 1;
+        }
+    };
+    let r = importer(env, &chan);
+    if let Err(e) = &r {
+        eprintln!("importer: {e}");
+        chan.send_error(e.message());
+    }
+    i32::from(r.is_err())
+}
+
+pub(super) fn importer(env: &Env, chan: &crate::harness::channel::Channel) -> R {
+    env.bind();
+    fault_at("start");
+    let s = Stream::new()?;
+    let fds_start = open_fds();
+    let mut pools = Vec::new();
+    let go = loop {
+        let (m, fd) = chan.recv()?;
+        match m["op"].as_str() {
+            Some("pool") => {
+                let fd = fd.ok_or("pool message without an fd")?;
+                fault_at("import");
+                let mut p = std::ptr::null_mut();
+                let r = import_pool_fd(fd.as_raw_fd(), &mut p);
+                if !crate::os::fd_is_open(fd.as_raw_fd()) {
+                    // Not closed twice (the fd was ours to close).
+                    std::mem::forget(fd);
+                    return Err(
+                        "cuMemPoolImportFromShareableHandle closed the fd it imported from, which stays \
+                         the caller's"
+                            .into(),
+                    );
+                }
+                drop(fd);
+                ok("cuMemPoolImportFromShareableHandle", r)?;
+                if std::env::var(IMPORTER_GRANT_VAR).as_deref() == Ok("1") {
+                    let d = CUmemAccessDesc {
+                        location: mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, env.dev),
+                        flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                    };
+                    ok("cuMemPoolSetAccess(importer grants its own device)", unsafe {
+                        cuMemPoolSetAccess(p, &d, 1)
+                    })?;
+                }
+                pools.push(Pool(p));
+            }
+            Some("go") => break m,
+            _ => return Err(format!("unexpected message {m}").into()),
+        }
+    };
+    let evh_bytes = unhex(go["event"].as_str().ok_or("no event")?)?;
+    let mut evh = CUipcEventHandle::default();
+    for (d, b) in evh.reserved.iter_mut().zip(&evh_bytes) {
+        *d = *b as _;
+    }
+    let mut ev = std::ptr::null_mut();
+    ok("cuIpcOpenEventHandle", unsafe { cuIpcOpenEventHandle(&mut ev, evh) })?;
+    let ev = Event(ev);
+    ok("cuStreamWaitEvent", unsafe { cuStreamWaitEvent(s.0, ev.0, 0) })?;
+    let mut bufs = Vec::new();
+    for (pool, meta) in pools.iter().zip(go["pools"].as_array().ok_or("no pools")?) {
+        let sizes = meta["sizes"].as_array().ok_or("no sizes")?;
+        for (i, d) in meta["data"].as_array().ok_or("no data")?.iter().enumerate() {
+            let mut data = data_from_hex(d)?;
+            let mut p: CUdeviceptr = 0;
+            ok("cuMemPoolImportPointer", unsafe {
+                cuMemPoolImportPointer(&mut p, pool.0, &mut data)
+            })?;
+            let n = sizes[i].as_u64().ok_or("bad size")? as usize;
+            let seed = meta["seeds"][i].as_u64().ok_or("bad seed")? as u8;
+            bufs.push((p, n, seed));
+        }
+    }
+    fault_at("verify");
+    for &(p, n, seed) in &bufs {
+        let mut host = vec![0u8; n];
+        ok("cuMemcpyDtoHAsync", unsafe {
+            cuMemcpyDtoHAsync_v2(host.as_mut_ptr().cast(), p, n, s.0)
+        })?;
+        s.sync()?;
+        check_pattern("importer reading the exporter's pattern", &host, seed)?;
+    }
+    // The device the imported memory lives on, as this process numbers devices.
+    let mut ordinal: i32 = -1;
+    if let Some(&(p, _, _)) = bufs.first() {
+        ok("cuPointerGetAttribute(DEVICE_ORDINAL)", unsafe {
+            cuPointerGetAttribute(
+                (&mut ordinal as *mut i32).cast(),
+                CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                p,
+            )
+        })?;
+    }
+    chan.send(&json!({"op": "verified", "ordinal": ordinal}), None)?;
+    let (m, _) = chan.recv()?;
+    if m["op"] == "write" {
+        fault_at("write");
+        for &(p, n, seed) in &bufs {
+            let host = pattern(seed ^ 0xa5, n);
+            ok("cuMemcpyHtoDAsync", unsafe {
+                cuMemcpyHtoDAsync_v2(p, host.as_ptr().cast(), n, s.0)
+            })?;
+            s.sync()?;
+        }
+    }
+    chan.send(&json!({"op": "written"}), None)?;
+    expect_op(&chan.recv()?.0, "free")?;
+    fault_at("free");
+    for &(p, _, _) in &bufs {
+        free_async(p, s.0)?;
+    }
+    s.sync()?;
+    drop(ev);
+    drop(pools);
+    drop(s);
+    chan.send(
+        &json!({"op": "done", "fds_start": fds_start, "fds_end": open_fds()}),
+        None,
+    )?;
+    Ok(())
+}
+
+/// (api, case, spec) round trips.
+pub(super) fn round_trips() -> Vec<(u32, &'static str, Spec)> {
+    vec![
+        (
+            830,
+            "round_trip_sizes_1_byte_to_256_mib",
+            Spec::new(vec![vec![1, 3, 4 * KIB, MIB + 7, 64 * MIB, 256 * MIB]], 1),
+        ),
+        (830, "round_trip_64_allocations", Spec::new(vec![vec![64 * KIB; 64]], 1)),
+        (
+            829,
+            "round_trip_three_pools",
+            Spec::new(vec![vec![MIB], vec![2 * MIB, 3], vec![5 * MIB]], 1),
+        ),
+        (
+            829,
+            "round_trip_two_importers_at_once",
+            Spec::new(vec![vec![MIB, 17 * MIB]], 2),
+        ),
+    ]
+}
+
+/// The round-trip cases.
+pub(super) fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for (api, name, spec) in round_trips() {
+        v.push(
+            Case::gpu(api, name, move |e| {
+                let summary = round_trip(e, &spec)?;
+                note(summary);
+                Ok(())
+            })
+            .needs(Cap::Ipc)
+            .slow(),
+        );
+    }
+    // Across devices: the importer works on the peer device and grants it access itself; data
+    // goes both ways, and the importer sees the memory on the pool's device.
+    v.push(
+        Case::gpu(829, "round_trip_importer_on_peer_device", |e| {
+            let spec = Spec {
+                importer_device: Some(e.peer()?),
+                importer_grants: true,
+                expect_ordinal: Some(e.dev),
+                ..Spec::new(vec![vec![MIB, 3 * MIB + 5]], 1)
+            };
+            note(round_trip(e, &spec)?);
+            Ok(())
+        })
+        .needs(Cap::Ipc)
+        .pair()
+        .slow(),
+    );
+    // An importer that numbers the devices the other way round (CUDA_VISIBLE_DEVICES reversed)
+    // works on the pool's physical device under its own number: the pool is resolved by the
+    // physical device, and the importer sees the memory on that device's new ordinal.
+    v.push(
+        Case::gpu(829, "importer_with_devices_reordered", |e| {
+            let n = e.m.devices.len();
+            if n < 2 {
+                return ignore("reordering the devices needs two of them");
+            }
+            let ours: Vec<String> = match std::env::var("CUDA_VISIBLE_DEVICES") {
+                Ok(v) if !v.trim().is_empty() => v.split(',').map(|s| s.trim().to_string()).collect(),
+                _ => (0..n).map(|i| i.to_string()).collect(),
+            };
+            ensure!(
+                ours.len() == n,
+                "CUDA_VISIBLE_DEVICES lists {} devices, the driver shows {n}",
+                ours.len()
+            );
+            let reversed: Vec<String> = ours.iter().rev().cloned().collect();
+            let theirs = (n - 1) as i32 - e.dev;
+            let spec = Spec {
+                importer_device: Some(theirs),
+                visible: Some(reversed.join(",")),
+                expect_ordinal: Some(theirs),
+                ..Spec::new(vec![vec![MIB]], 1)
+            };
+            note(format!(
+                "importer's CUDA_VISIBLE_DEVICES={}: {}",
+                reversed.join(","),
+                round_trip(e, &spec)?
+            ));
+            Ok(())
+        })
+        .needs(Cap::Ipc)
+        .slow(),
+    );
+    v.push(
+        Case::gpu(826, "exporter_leaks_no_fd", |e| {
+            warm_up_ipc_events()?;
+            let before = fd_table();
+            round_trip(e, &Spec::new(vec![vec![MIB], vec![MIB]], 2))?;
+            let after = fd_table();
+            ensure!(
+                before == after,
+                "fds differ after the round trip: {}",
+                fd_diff(&before, &after)
+            );
+            Ok(())
+        })
+        .needs(Cap::Ipc)
+        .alone()
+        .slow(),
+    );
+    v
+}

@@ -1,0 +1,16 @@
+//! Layer 1, the driver as the suite sees it: the entry-point table and tracked calls, breadcrumbs,
+//! the ledger of what a process holds, observations and blame, checked calls, declared departures.
+//! Nothing here imports another layer.
+
+pub mod apis;
+pub mod blame;
+pub mod check;
+pub mod crumb;
+pub mod cu;
+pub mod departures;
+pub mod fail;
+pub mod ledger;
+pub mod observe;
+
+pub use apis::{api_name, APIS};
+pub use fail::{Fail, R};

@@ -1,0 +1,342 @@
+//! The case model: what a case is (its group, needs, lane, declared crash, body), how it spreads
+//! over a run's devices, the environment its body gets, and a result several cases share.
+
+use crate::driver::cu::*;
+use crate::driver::fail::{Fail, R};
+use crate::harness::machine::Selection;
+use crate::harness::machine::{Cap, Machine};
+use crate::harness::probe::retain_context;
+use std::sync::{Arc, OnceLock};
+
+/// What a case gets: the probed machine, its device (whose primary context is current), and for
+/// pair and multi-device cases the other devices.
+#[derive(Clone)]
+pub struct Env {
+    pub m: Arc<Machine>,
+    pub dev: CUdevice,
+    /// A pair case's other device.
+    pub peer: Option<CUdevice>,
+    /// A multi-device case's devices (all reach each other); `dev` is the first.
+    pub multi: Vec<CUdevice>,
+    /// `dev`'s primary context, retained by this process (0 if none).
+    pub ctx: usize,
+}
+impl Env {
+    /// A process's environment on device `dev` (retaining its context when there is a device).
+    pub fn on(m: Arc<Machine>, dev: CUdevice) -> Env {
+        let ctx = if m.init == 0 && !m.devices.is_empty() {
+            retain_context(dev)
+        } else {
+            0
+        };
+        Env {
+            m,
+            dev,
+            peer: None,
+            multi: Vec::new(),
+            ctx,
+        }
+    }
+    /// The environment for one case: its device(s), their contexts retained on first use.
+    pub fn for_case(&self, c: &Case) -> Env {
+        let ctx = if c.dev == self.dev || self.ctx == 0 {
+            self.ctx
+        } else {
+            retain_context(c.dev)
+        };
+        if self.ctx != 0 {
+            for d in c.peer.iter().chain(&c.multi) {
+                retain_context(*d);
+            }
+        }
+        Env {
+            m: self.m.clone(),
+            dev: c.dev,
+            peer: c.peer,
+            multi: c.multi.clone(),
+            ctx,
+        }
+    }
+    /// Make this device's primary context current on this thread.
+    pub fn bind(&self) {
+        if self.ctx != 0 {
+            let _ = unsafe { cuCtxSetCurrent(self.ctx as CUcontext) };
+        }
+    }
+    /// The pair case's other device.
+    pub fn peer(&self) -> R<CUdevice> {
+        self.peer
+            .ok_or_else(|| format!("no device shares peer access with device {}", self.dev).into())
+    }
+}
+
+pub type Body = Arc<dyn Fn(&Env) -> R + Send + Sync>;
+
+/// Where a trial belongs in the report: one of the 14 APIs, the harness's own checks of itself,
+/// or the suite's checks of the run as a whole.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, PartialOrd, Ord)]
+pub enum Group {
+    Api(u32),
+    /// The harness tested against injected faults (dying and hanging children).
+    Harness,
+    /// The run as a whole (`suite::no_leaks`).
+    Suite,
+}
+impl Group {
+    pub fn api(self) -> Option<u32> {
+        match self {
+            Group::Api(i) => Some(i),
+            _ => None,
+        }
+    }
+    pub fn label(self) -> String {
+        match self {
+            Group::Api(i) => format!("{i}_{}", crate::driver::api_name(i)),
+            Group::Harness => "harness".into(),
+            Group::Suite => "suite".into(),
+        }
+    }
+}
+
+/// A case whose input crashes the driver it was written against: the signals it was seen to die
+/// by, the code the documentation promises instead, and the drivers the crash was seen on.
+#[derive(Clone, Copy, Debug)]
+pub struct Crash {
+    pub signals: &'static [i32],
+    pub documented: CUresult,
+    pub seen_on: &'static str,
+    /// Driver branches the crash is expected on (`deviations.rs`); outside them the documented
+    /// code is.
+    pub branches: (u32, u32),
+}
+pub const SIGSEGV: &[i32] = &[11];
+/// A heap corrupted inside the driver: SIGSEGV where it is touched, or SIGABRT from the C
+/// library's heap checks at a later free, depending on the allocator's state.
+pub const SIGSEGV_OR_SIGABRT: &[i32] = &[11, 6];
+
+/// How a case spreads over the devices a run uses (`devices.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Per {
+    /// Once per run (no device, or the machine as a whole).
+    Once,
+    /// Once per selected device.
+    Device,
+    /// Once per ordered peer-capable pair (owner, peer).
+    Pair,
+    /// Once, over the devices that all reach each other (three or more).
+    Multi,
+}
+
+#[derive(Clone)]
+pub struct Case {
+    pub group: Group,
+    pub name: String,
+    pub needs: Vec<Cap>,
+    pub per: Per,
+    /// The device it runs on (the pool owner for pairs), once spread over the devices.
+    pub dev: CUdevice,
+    pub peer: Option<CUdevice>,
+    pub multi: Vec<CUdevice>,
+    /// What the trial name ends with once spread (`::dev2`, `::dev0_dev1`), when devices are named.
+    pub suffix: String,
+    /// Cases of one lane run one after another in a worker of their own: `serial` (they change
+    /// the current pool or default-pool attributes), or a lane whose cases share one expensive
+    /// answer (a child process's observations).
+    pub lane: Option<&'static str>,
+    pub crash: Option<Crash>,
+    /// Long-running: scheduled first so that it overlaps the many short ones.
+    pub slow: bool,
+    /// Runs with no other trial in its process (it compares process-wide counts such as open fds).
+    /// Workers run one trial at a time anyway; this matters when trials share one process.
+    pub alone: bool,
+    pub body: Body,
+}
+
+/// The lane of cases that change device state visible to the whole process.
+pub const SERIAL: &str = "serial";
+
+impl Case {
+    pub fn new(
+        api: u32,
+        name: impl Into<String>,
+        needs: &[Cap],
+        body: impl Fn(&Env) -> R + Send + Sync + 'static,
+    ) -> Case {
+        Case {
+            group: Group::Api(api),
+            name: name.into(),
+            needs: needs.to_vec(),
+            per: if needs.contains(&Cap::Gpu) {
+                Per::Device
+            } else {
+                Per::Once
+            },
+            dev: 0,
+            peer: None,
+            multi: Vec::new(),
+            suffix: String::new(),
+            lane: None,
+            crash: None,
+            slow: false,
+            alone: false,
+            body: Arc::new(body),
+        }
+    }
+    pub fn gpu(api: u32, name: impl Into<String>, body: impl Fn(&Env) -> R + Send + Sync + 'static) -> Case {
+        Self::new(api, name, &[Cap::Gpu], body)
+    }
+    /// A case of another group (harness, suite): once per run, on device 0.
+    pub fn of(
+        group: Group,
+        name: impl Into<String>,
+        needs: &[Cap],
+        body: impl Fn(&Env) -> R + Send + Sync + 'static,
+    ) -> Case {
+        Case {
+            group,
+            per: Per::Once,
+            ..Self::new(0, name, needs, body)
+        }
+    }
+    /// Runs on every ordered peer-capable pair (needs `peer`).
+    pub fn pair(mut self) -> Case {
+        self.per = Per::Pair;
+        self.needs(Cap::Peer)
+    }
+    /// Runs once over three or more devices that all reach each other (needs `multi-peer`).
+    pub fn multi(mut self) -> Case {
+        self.per = Per::Multi;
+        self.needs(Cap::MultiPeer)
+    }
+    pub fn needs(mut self, cap: Cap) -> Case {
+        self.needs.push(cap);
+        self
+    }
+    pub fn lane(mut self, lane: &'static str) -> Case {
+        self.lane = Some(lane);
+        self
+    }
+    pub fn serial(self) -> Case {
+        self.lane(SERIAL)
+    }
+    /// The driver crashes on this input: see [`Crash`]. The body returns Ok when the call returned
+    /// the documented code instead (the driver no longer crashes).
+    pub fn crashes(mut self, signals: &'static [i32], documented: CUresult, seen_on: &'static str) -> Case {
+        self.crash = Some(Crash {
+            signals,
+            documented,
+            seen_on,
+            branches: (580, 580),
+        });
+        self
+    }
+    pub fn slow(mut self) -> Case {
+        self.slow = true;
+        self
+    }
+    pub fn alone(mut self) -> Case {
+        self.alone = true;
+        self
+    }
+    /// `820_cuMemAllocAsync::case`, `…::serial::case`, `harness::case`, `suite::case`.
+    pub fn trial_name(&self) -> String {
+        match (self.group, self.lane) {
+            (Group::Api(_), Some(SERIAL)) => format!("{}::serial::{}{}", self.group.label(), self.name, self.suffix),
+            _ => format!("{}::{}{}", self.group.label(), self.name, self.suffix),
+        }
+    }
+    /// Why this case cannot run on `m`, if it cannot.
+    pub fn missing(&self, m: &Machine) -> Option<(Cap, String)> {
+        self.needs.iter().find_map(|c| {
+            let r = match c {
+                // A spread pair case has its pair by construction; an unspread one has none.
+                Cap::Peer if self.per == Per::Pair => match self.peer {
+                    Some(_) => m.has_on(Cap::Gpu, self.dev),
+                    None => Err("no two devices this run uses share peer access".to_string()),
+                },
+                _ => m.has_on(*c, self.dev),
+            };
+            r.err().map(|why| (*c, why))
+        })
+    }
+    /// This case spread over a run's devices.
+    pub fn spread(&self, sel: &Selection) -> Vec<Case> {
+        let one = |dev: CUdevice, peer: Option<CUdevice>, multi: Vec<CUdevice>, suffix: String| Case {
+            dev,
+            peer,
+            multi,
+            suffix,
+            ..self.clone()
+        };
+        let first = sel.devices.first().copied().unwrap_or(0);
+        match self.per {
+            Per::Once => vec![self.clone()],
+            Per::Device if sel.devices.is_empty() => vec![self.clone()],
+            Per::Device => sel
+                .devices
+                .iter()
+                .map(|&d| {
+                    let suffix = if sel.explicit {
+                        format!("::dev{d}")
+                    } else {
+                        String::new()
+                    };
+                    one(d, None, vec![], suffix)
+                })
+                .collect(),
+            Per::Pair if sel.pairs.is_empty() => vec![one(first, None, vec![], String::new())],
+            Per::Pair => sel
+                .pairs
+                .iter()
+                .map(|&(a, b)| {
+                    let suffix = if sel.explicit {
+                        format!("::dev{a}_dev{b}")
+                    } else {
+                        String::new()
+                    };
+                    one(a, Some(b), vec![], suffix)
+                })
+                .collect(),
+            Per::Multi => {
+                let dev = sel.multi.first().copied().unwrap_or(first);
+                vec![one(dev, None, sel.multi.clone(), String::new())]
+            }
+        }
+    }
+}
+
+/// Lazily computed, shared result of one expensive observation (several trials read one child's
+/// answers). Cases that share one belong to one lane, so it is computed once per run. A failure is
+/// kept with its blame, which every trial that reads it then carries; a success leaves no blame on
+/// the trial that happened to compute it.
+pub struct Shared<T>(OnceLock<Result<T, (Fail, Option<u32>)>>);
+impl<T> Shared<T> {
+    pub const fn new() -> Self {
+        Shared(OnceLock::new())
+    }
+    pub fn get(&self, f: impl FnOnce() -> R<T>) -> R<&T> {
+        let r = self.0.get_or_init(|| {
+            let before = crate::driver::blame::get();
+            let r = f().map_err(|e| (e, crate::driver::blame::get()));
+            crate::driver::blame::reset();
+            if let Some(b) = before {
+                crate::driver::blame::set(b);
+            }
+            r
+        });
+        match r {
+            Ok(v) => Ok(v),
+            Err((e, blame)) => {
+                if let Some(b) = blame {
+                    crate::driver::blame::set(*b);
+                }
+                Err(e.clone())
+            }
+        }
+    }
+}
+impl<T> Default for Shared<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,213 @@
+//! The one way to start a child of this same binary in a role: its environment, its breadcrumb and
+//! inherited fds, its output drained, a bounded wait, and what it came to.
+
+use crate::driver::crumb::{self, Crumb};
+use std::io::Read;
+use std::os::fd::RawFd;
+use std::process::{Command, Stdio};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use wait_timeout::ChildExt;
+
+/// The variable that names a child's role (`worker`, `probe`, `ipc-import`, `case:TRIAL`, …).
+pub const CHILD_VAR: &str = "CONFORMANCE_CHILD";
+/// The roles this binary runs in as a child, one table: the suite's `main` dispatches on it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Start and exit: how long a child takes to start (and a warm-up).
+    Noop,
+    /// Probe the machine and print it (`harness::probe`).
+    Probe,
+    /// Every API before `cuInit` (`cases::uninit`).
+    Uninit,
+    /// Every API after `cuInit` found no device (`cases::uninit`).
+    NoDevice,
+    /// Run trials one at a time for the coordinator (`run::worker`).
+    Worker,
+    /// Import a pool and its pointers from an exporter (`cases::xproc`).
+    IpcImport,
+    /// Answer the imported-pool rules one by one (`cases::xproc`).
+    IpcRules,
+    /// The IPC benchmark's importer (benches/allocator.rs; that binary alone has it).
+    BenchIpc,
+    /// Run one case and print its answer (in-process mode's crash isolation).
+    Case(String),
+}
+const ROLES: &[(&str, Role)] = &[
+    ("noop", Role::Noop),
+    ("probe", Role::Probe),
+    ("uninit", Role::Uninit),
+    ("nodevice", Role::NoDevice),
+    ("worker", Role::Worker),
+    ("ipc-import", Role::IpcImport),
+    ("ipc-rules", Role::IpcRules),
+    ("bench-ipc", Role::BenchIpc),
+];
+const CASE_PREFIX: &str = "case:";
+impl Role {
+    /// The value of [`CHILD_VAR`] for this role.
+    pub fn name(&self) -> String {
+        match self {
+            Role::Case(trial) => format!("{CASE_PREFIX}{trial}"),
+            r => ROLES
+                .iter()
+                .find(|x| x.1 == *r)
+                .map(|x| x.0.to_string())
+                .unwrap_or_default(),
+        }
+    }
+    /// The role [`CHILD_VAR`] names, if it names one.
+    pub fn parse(name: &str) -> Option<Role> {
+        match name.strip_prefix(CASE_PREFIX) {
+            Some(trial) => Some(Role::Case(trial.to_string())),
+            None => ROLES.iter().find(|x| x.0 == name).map(|x| x.1.clone()),
+        }
+    }
+}
+
+/// How long [`run_child`] waits by default.
+pub const CHILD_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Output of a child run of this same binary.
+pub struct ChildOut {
+    pub status: Option<std::process::ExitStatus>,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+    pub timeout: Duration,
+    /// The tracked call it was inside when it died or was killed.
+    pub inside: Option<(u32, String)>,
+}
+impl ChildOut {
+    pub fn signal(&self) -> Option<i32> {
+        use std::os::unix::process::ExitStatusExt;
+        self.status.and_then(|s| s.signal())
+    }
+    /// The last line of its stdout that is a JSON object: a child role's answer.
+    pub fn last_json(&self) -> Option<&str> {
+        self.stdout.lines().rev().find(|l| l.starts_with('{'))
+    }
+    pub fn describe(&self) -> String {
+        let how = if self.timed_out {
+            format!("gave no answer within {} s and was killed", self.timeout.as_secs())
+        } else if let Some(sig) = self.signal() {
+            format!("died by {}", signal_name(sig))
+        } else {
+            format!("exited with {:?}", self.status.and_then(|s| s.code()))
+        };
+        let err = self.stderr.trim();
+        format!(
+            "child {how}{}{}",
+            inside_text(&self.inside),
+            if err.is_empty() {
+                String::new()
+            } else {
+                format!("; its stderr:\n{err}")
+            }
+        )
+    }
+}
+
+/// This binary in `role`, ready to spawn: stdin null, stderr piped, `stdout` as given, the
+/// breadcrumb (if any) and the extra fds (ours, theirs) inherited, set up by [`crate::os::child_setup`].
+pub fn command(
+    role: &Role,
+    envs: &[(&str, &str)],
+    stdout: Stdio,
+    crumb: Option<&Crumb>,
+    fds: &[(RawFd, RawFd)],
+) -> Result<Command, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
+    let mut cmd = Command::new(exe);
+    cmd.env(CHILD_VAR, role.name())
+        .envs(envs.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(Stdio::piped());
+    let mut fds = fds.to_vec();
+    match crumb {
+        Some(c) => {
+            cmd.env(crumb::CRUMB_VAR, "1");
+            fds.push((c.raw_fd(), crumb::CHILD_FD));
+        }
+        None => {
+            cmd.env_remove(crumb::CRUMB_VAR);
+        }
+    }
+    crate::os::child_setup(&mut cmd, fds);
+    Ok(cmd)
+}
+
+/// Read a child's pipe to its end on a thread of its own, so a chatty child never blocks on a
+/// full pipe.
+pub fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = pipe.read_to_string(&mut s);
+        s
+    })
+}
+
+/// Re-run this binary in a child role, with a bounded wait; the child is always reaped.
+pub fn run_child(role: &Role, envs: &[(&str, &str)]) -> Result<ChildOut, String> {
+    run_child_for(role, envs, CHILD_TIMEOUT)
+}
+
+/// [`run_child`] with its own bound.
+pub fn run_child_for(role: &Role, envs: &[(&str, &str)], timeout: Duration) -> Result<ChildOut, String> {
+    let crumb = Crumb::new()?;
+    let mut cmd = command(role, envs, Stdio::piped(), Some(&crumb), &[])?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start child {:?}: {e}", role.name()))?;
+    let to = drain(child.stdout.take().unwrap());
+    let te = drain(child.stderr.take().unwrap());
+    let (status, timed_out) = match child.wait_timeout(timeout).map_err(|e| e.to_string())? {
+        Some(s) => (Some(s), false),
+        None => {
+            let _ = child.kill();
+            (child.wait().ok(), true)
+        }
+    };
+    let ok = status.is_some_and(|s| s.success());
+    Ok(ChildOut {
+        status,
+        stdout: to.join().unwrap_or_default(),
+        stderr: te.join().unwrap_or_default(),
+        timed_out,
+        timeout,
+        inside: if ok { None } else { crumb.read() },
+    })
+}
+
+/// `SIGSEGV (11)`, or `signal N`.
+pub fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => return format!("signal {sig}"),
+    };
+    format!("{name} ({sig})")
+}
+
+/// `SIGSEGV (11) or SIGABRT (6)`.
+pub fn signal_names(s: &[i32]) -> String {
+    s.iter().map(|&x| signal_name(x)).collect::<Vec<_>>().join(" or ")
+}
+
+/// ` inside cuMemPoolTrimTo (833)`, from a breadcrumb, or nothing.
+pub fn inside_text(inside: &Option<(u32, String)>) -> String {
+    match inside {
+        Some((api, sym)) => format!(" inside {sym} ({api})"),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,77 @@
+//! Running one case's body in this process, now: capability check, blame, notes and observations
+//! reset, panics caught, and the typed answer.
+
+use crate::driver::cu::*;
+use crate::driver::fail::Fail;
+use crate::harness::case::{Case, Env};
+use crate::harness::outcome::{Answer, Kind, Outcome};
+use std::time::Instant;
+
+/// Test-only: CONFORMANCE_CRASH_TRIAL=<trial name> makes that trial crash its process on purpose
+/// (cuMemPoolSetAttribute with a NULL value, then abort), to show that a crash costs one trial.
+pub const CRASH_VAR: &str = "CONFORMANCE_CRASH_TRIAL";
+
+fn crash_in_process(env: &Env) -> ! {
+    env.bind();
+    eprintln!("{CRASH_VAR}: crashing this process on purpose");
+    if let Ok(p) = crate::driver::check::Pool::on_device(env.dev) {
+        let a = CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+        let _ = unsafe { cuMemPoolSetAttribute(p.0, a, std::ptr::null_mut()) };
+    }
+    std::process::abort();
+}
+
+/// Run a case's body here, now: capability check, blame and notes reset, panics caught.
+pub fn execute(case: &Case, env: &Env) -> Answer {
+    let env = &env.for_case(case);
+    let name = case.trial_name();
+    crate::driver::blame::reset();
+    let _ = crate::driver::check::take_notes();
+    let _ = crate::driver::observe::take();
+    crate::driver::ledger::set_trial(&name);
+    let start = Instant::now();
+    let answer = |outcome, kind, message: String| {
+        let (observations, dropped) = crate::driver::observe::take();
+        let mut notes = crate::driver::check::take_notes();
+        if dropped > 0 {
+            notes.push(format!("{dropped} more checked calls not recorded"));
+        }
+        Answer {
+            outcome,
+            kind,
+            message,
+            blame: crate::driver::blame::get().filter(|b| Some(*b) != case.group.api()),
+            secs: start.elapsed().as_secs_f64(),
+            notes,
+            observations,
+        }
+    };
+    if let Some((cap, why)) = case.missing(&env.m) {
+        return answer(
+            Outcome::Ignored,
+            Kind::CannotRun,
+            format!("needs `{}`: {why}", cap.name()),
+        );
+    }
+    if std::env::var(CRASH_VAR).as_deref() == Ok(name.as_str()) {
+        crash_in_process(env);
+    }
+    env.bind();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (case.body)(env)));
+    crate::driver::ledger::set_trial("");
+    match result {
+        Ok(Ok(())) => answer(Outcome::Passed, Kind::Plain, String::new()),
+        Ok(Err(Fail::Ignore(why))) => answer(Outcome::Ignored, Kind::CannotRun, why),
+        Ok(Err(Fail::Changed(what))) => answer(Outcome::Changed, Kind::Departure, what),
+        Ok(Err(Fail::Departure(what))) => answer(Outcome::Failed, Kind::Departure, what),
+        Ok(Err(Fail::Wrong(what))) => answer(Outcome::Failed, Kind::Check, what),
+        Err(p) => {
+            let what = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            answer(Outcome::Failed, Kind::Panic, format!("the case panicked: {what}"))
+        }
+    }
+}

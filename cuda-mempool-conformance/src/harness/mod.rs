@@ -1,0 +1,22 @@
+//! Layer 2, the harness: the machine and the devices a run uses, the case model, one typed result
+//! vocabulary, one way to start a child of this binary (and the channel to it), the probe, running
+//! a case in this process, the verdict, and the leak check. Imports only `driver` and `os`.
+
+pub mod case;
+pub mod channel;
+pub mod child;
+pub mod config;
+pub mod devices;
+pub mod execute;
+pub mod expect;
+pub mod leaks;
+pub mod machine;
+pub mod outcome;
+pub mod probe;
+pub mod verdict;
+
+pub use case::{Case, Crash, Env, Group, Per, Shared, SERIAL, SIGSEGV, SIGSEGV_OR_SIGABRT};
+pub use child::{run_child, run_child_for, CHILD_VAR};
+pub use config::trial_timeout;
+pub use machine::{Cap, Machine};
+pub use outcome::{Answer, Kind, Outcome, Raw, Record};

@@ -1,0 +1,220 @@
+//! The result vocabulary, typed: a trial's outcome and the kind behind it, what one execution of a
+//! body answered, what came back from the process that ran it, and the record the report reads.
+
+use crate::driver::cu::CUdevice;
+use crate::driver::observe::Observation;
+use crate::harness::case::{Group, Per};
+use crate::harness::machine::Cap;
+
+/// What a trial came to.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Outcome {
+    Passed,
+    Failed,
+    Ignored,
+    /// A crash case whose call returned the documented code instead of crashing, or a declared
+    /// departure of the driver that no longer reproduces: not a failure, but a change from the
+    /// driver the expectation was written against, shown as such.
+    Changed,
+    /// A failure the user's expectation file lists (CONFORMANCE_EXPECT): reported, not failing.
+    Expected,
+}
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Passed => "passed",
+            Outcome::Failed => "failed",
+            Outcome::Ignored => "ignored",
+            Outcome::Changed => "changed",
+            Outcome::Expected => "expected-failure",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Outcome> {
+        [
+            Outcome::Passed,
+            Outcome::Failed,
+            Outcome::Ignored,
+            Outcome::Changed,
+            Outcome::Expected,
+        ]
+        .into_iter()
+        .find(|o| o.as_str() == s)
+    }
+}
+
+/// Why a record is what it is, beyond pass or fail: which mechanism decided it. Data, not a prefix
+/// of the message.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// It passed as its checks say.
+    Plain,
+    /// A checked answer, value or effect was wrong.
+    Check,
+    /// The case's body panicked.
+    Panic,
+    /// The process running it died (by this signal, if one).
+    Died(Option<i32>),
+    /// No answer within the deadline; the process was killed.
+    Hung,
+    /// The trial could not be run at all.
+    Broken,
+    /// A declared crash (`Case::crashes`): seen, not seen, or seen where it was not declared.
+    Crash,
+    /// A declared departure of the driver (`departures.rs`): outside its branches, or gone.
+    Departure,
+    /// A capability the machine lacks (ignored, or failed where CONFORMANCE_REQUIRE names it).
+    Missing(Cap),
+    /// The body itself found it cannot run here.
+    CannotRun,
+    /// The user's expectation file decided it (an expected failure, or an unexpected pass).
+    Expectation,
+    /// The run left something behind (`suite::no_leaks`).
+    Leak,
+}
+impl Kind {
+    /// The name in report.json and JUnit.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Plain => "plain",
+            Kind::Check => "check",
+            Kind::Panic => "panic",
+            Kind::Died(_) => "died",
+            Kind::Hung => "hung",
+            Kind::Broken => "broken",
+            Kind::Crash => "crash",
+            Kind::Departure => "departure",
+            Kind::Missing(_) => "missing-capability",
+            Kind::CannotRun => "cannot-run",
+            Kind::Expectation => "expectation",
+            Kind::Leak => "leak",
+        }
+    }
+    /// The kinds a worker's answer can carry (what a body came to in its own process).
+    fn parse_answer(s: &str) -> Option<Kind> {
+        [
+            Kind::Plain,
+            Kind::Check,
+            Kind::Panic,
+            Kind::Departure,
+            Kind::CannotRun,
+            Kind::Broken,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+}
+
+/// One trial's result, for the report.
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub trial: String,
+    pub group: Group,
+    pub outcome: Outcome,
+    pub kind: Kind,
+    pub message: String,
+    /// For a failure: the API held responsible (`blame.rs`), when it is not the trial's own.
+    pub blame: Option<u32>,
+    pub secs: f64,
+    pub notes: Vec<String>,
+    /// The trial needs a device, and the process running it answered (did not die or hang).
+    pub device_answer: bool,
+    /// The device a single-device trial ran on (the owner, for pair and multi-device trials).
+    pub dev: Option<CUdevice>,
+    /// How the case spreads over devices.
+    pub per: Per,
+    /// The trial's checked calls (`observe.rs`).
+    pub observations: Vec<Observation>,
+    /// When the trial started and ended, in seconds since the run started (0 when not run).
+    pub span: (f64, f64),
+}
+impl Record {
+    /// A record with nothing measured yet: no blame, no time, no notes, no observations.
+    pub fn new(trial: impl Into<String>, group: Group, outcome: Outcome, kind: Kind, message: String) -> Record {
+        Record {
+            trial: trial.into(),
+            group,
+            outcome,
+            kind,
+            message,
+            blame: None,
+            secs: 0.0,
+            notes: vec![],
+            device_answer: false,
+            dev: None,
+            per: Per::Once,
+            observations: vec![],
+            span: (0.0, 0.0),
+        }
+    }
+    /// The API this record counts against in the report: a failure's blame, else its own API.
+    pub fn counted_api(&self) -> Option<u32> {
+        match (self.outcome, self.group) {
+            (Outcome::Failed, Group::Api(own)) => Some(self.blame.unwrap_or(own)),
+            _ => self.group.api(),
+        }
+    }
+}
+
+/// What one execution of a case's body came to, in the process that ran it.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    pub outcome: Outcome,
+    pub kind: Kind,
+    pub message: String,
+    pub blame: Option<u32>,
+    pub secs: f64,
+    pub notes: Vec<String>,
+    pub observations: Vec<Observation>,
+}
+impl Answer {
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"outcome": self.outcome.as_str(), "kind": self.kind.as_str(),
+            "message": self.message, "blame": self.blame, "secs": self.secs, "notes": self.notes,
+            "observations": self.observations.iter().map(|o| o.to_json()).collect::<Vec<_>>()})
+    }
+    pub fn from_json(j: &serde_json::Value) -> Result<Answer, String> {
+        Ok(Answer {
+            outcome: j["outcome"]
+                .as_str()
+                .and_then(Outcome::parse)
+                .ok_or_else(|| format!("worker answer without an outcome: {j}"))?,
+            kind: j["kind"]
+                .as_str()
+                .and_then(Kind::parse_answer)
+                .ok_or_else(|| format!("worker answer without a kind: {j}"))?,
+            message: j["message"].as_str().unwrap_or("").to_string(),
+            blame: j["blame"].as_u64().map(|b| b as u32),
+            secs: j["secs"].as_f64().unwrap_or(0.0),
+            notes: j["notes"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|n| n.as_str().map(String::from)).collect())
+                .unwrap_or_default(),
+            observations: j["observations"]
+                .as_array()
+                .map(|a| a.iter().map(Observation::from_json).collect())
+                .unwrap_or_default(),
+        })
+    }
+}
+
+/// What came back from the process that ran a trial.
+#[derive(Debug)]
+pub enum Raw {
+    Answer(Answer),
+    /// The process died while running the trial (`signal` if a signal ended it).
+    Died {
+        how: String,
+        signal: Option<i32>,
+        inside: Option<(u32, String)>,
+        log: String,
+        secs: f64,
+    },
+    /// No answer within the deadline; the process was killed.
+    Hung {
+        secs: f64,
+        inside: Option<(u32, String)>,
+        log: String,
+    },
+    /// The trial could not be run at all (no worker could be started, say).
+    Broken(String),
+}

@@ -1,0 +1,173 @@
+//! Probing the machine, once per process: driver, libcuda in use, devices, pool support, handle
+//! types, peers; in a child of its own for the coordinator; and the device contexts it retains.
+
+use crate::driver::check::*;
+use crate::driver::cu::*;
+use crate::harness::machine::{Device, Machine, P2p};
+use std::ffi::CStr;
+
+fn attr(a: CUdevice_attribute, dev: CUdevice) -> i32 {
+    let mut v = 0;
+    let r = unsafe { cuDeviceGetAttribute(&mut v, a, dev) };
+    if r == SUCCESS {
+        v
+    } else {
+        0
+    }
+}
+
+/// Which libcuda this process mapped (Linux; "unknown" elsewhere).
+fn libcuda_path() -> String {
+    std::fs::read_to_string("/proc/self/maps")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .filter_map(|l| l.split_whitespace().nth(5))
+                .find(|p| p.contains("libcuda.so"))
+                .map(String::from)
+        })
+        .map(|p| std::fs::canonicalize(&p).map(|c| c.display().to_string()).unwrap_or(p))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Probe the machine (calls cuInit). Contexts are each process's own business (`retain_context`).
+pub fn probe() -> Machine {
+    let loaded = crate::driver::cu::load();
+    let mut m = Machine {
+        entry: loaded.describe(),
+        missing: loaded.missing.iter().map(|s| s.to_string()).collect(),
+        ..Machine::default()
+    };
+    if let Some(e) = &loaded.error {
+        m.probe_error = Some(format!(
+            "the driver library could not be loaded: {e}. Install the NVIDIA driver (Debian: libcuda1 \
+             from non-free), or point {} at a libcuda",
+            crate::driver::cu::Library::ENV
+        ));
+    }
+    for (idx, api) in crate::driver::APIS {
+        m.exported.push((*idx, loaded.has(api)));
+    }
+    m.selectors = ["cuMemGetDefaultMemPool", "cuMemGetMemPool", "cuMemSetMemPool"]
+        .iter()
+        .all(|s| loaded.has(s));
+    m.imex_channels = std::path::Path::new("/dev/nvidia-caps-imex-channels").exists();
+    unsafe {
+        let _ = cuDriverGetVersion(&mut m.driver_version);
+        m.init = cuInit(0).0 as i32;
+        m.libcuda = libcuda_path();
+        crate::driver::departures::set_driver(&m.libcuda);
+        if m.init != 0 {
+            return m;
+        }
+        let mut n = 0;
+        let _ = cuDeviceGetCount(&mut n);
+        for i in 0..n {
+            let mut dev = 0;
+            if cuDeviceGet(&mut dev, i) != SUCCESS {
+                continue;
+            }
+            let mut name = [0 as std::ffi::c_char; 256];
+            let _ = cuDeviceGetName(name.as_mut_ptr(), 256, dev);
+            let mut total = 0usize;
+            let _ = cuDeviceTotalMem_v2(&mut total, dev);
+            use CUdevice_attribute as A;
+            m.devices.push(Device {
+                ordinal: i,
+                name: CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned(),
+                cc: (
+                    attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+                    attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+                ),
+                pools: attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, dev) != 0,
+                handle_types: attr(A::CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, dev) as u32,
+                host_pools: attr(A::CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED, dev) != 0,
+                host_numa_pools: attr(A::CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED, dev) != 0,
+                host_numa_id: attr(A::CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, dev),
+                fabric: attr(A::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, dev) != 0,
+                total_mem: total,
+            });
+        }
+        for i in 0..n {
+            let row = (0..n)
+                .map(|j| {
+                    let mut can = 0;
+                    i != j && cuDeviceCanAccessPeer(&mut can, i, j) == SUCCESS && can != 0
+                })
+                .collect();
+            m.peer.push(row);
+        }
+        for a in 0..n {
+            for b in (0..n).filter(|&b| b != a) {
+                let (mut rank, mut atomic) = (-1, 0);
+                use CUdevice_P2PAttribute as P;
+                let _ = cuDeviceGetP2PAttribute(&mut rank, P::CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, a, b);
+                let _ = cuDeviceGetP2PAttribute(&mut atomic, P::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, a, b);
+                m.p2p.push(P2p {
+                    a,
+                    b,
+                    rank,
+                    atomic: atomic != 0,
+                });
+            }
+        }
+    }
+    // What a process without the coordinator's choice uses: the default.
+    m.selection =
+        crate::harness::devices::select(&crate::harness::devices::Request::Default, &m, false).unwrap_or_default();
+    crate::driver::departures::set_driver(&m.libcuda);
+    m
+}
+
+static HELD: std::sync::Mutex<std::collections::BTreeMap<CUdevice, usize>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+/// The primary contexts this process holds: (device, context).
+pub fn held_contexts() -> Vec<(CUdevice, usize)> {
+    HELD.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .map(|(d, c)| (*d, *c))
+        .collect()
+}
+
+/// Device `dev`'s primary context, retained for the rest of the process on first use; its handle
+/// (0 if it cannot be had).
+pub fn retain_context(dev: CUdevice) -> usize {
+    let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(&c) = held.get(&dev) {
+        return c;
+    }
+    let mut ctx = std::ptr::null_mut();
+    if unsafe { cuDevicePrimaryCtxRetain(&mut ctx, dev) } == SUCCESS {
+        held.insert(dev, ctx as usize);
+        ctx as usize
+    } else {
+        0
+    }
+}
+
+/// Child role `probe`: probe and print the machine as one JSON line.
+pub fn child_main() -> i32 {
+    println!("{}", probe().to_json());
+    0
+}
+
+/// Probe in a child process, so that a driver (or interposer) that crashes or hangs in cuInit
+/// or a device query costs the probe, not the run.
+pub fn probe_in_child(timeout: std::time::Duration) -> Machine {
+    match crate::harness::child::run_child_for(&crate::harness::child::Role::Probe, &[], timeout) {
+        Err(e) => Machine::failed(e),
+        Ok(out) if out.status.and_then(|s| s.code()) == Some(0) => {
+            let line = out.last_json().unwrap_or("");
+            match serde_json::from_str(line)
+                .map_err(|e| e.to_string())
+                .and_then(|j| Machine::from_json(&j))
+            {
+                Ok(m) => m,
+                Err(e) => Machine::failed(format!("unreadable answer ({e}); {}", out.describe())),
+            }
+        }
+        Ok(out) => Machine::failed(out.describe()),
+    }
+}

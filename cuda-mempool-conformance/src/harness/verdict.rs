@@ -1,0 +1,248 @@
+//! The verdict: every kind of expectation matched in one place. Before a trial runs, what the case
+//! needs against the machine (and CONFORMANCE_REQUIRE); after, what came back against what the
+//! case declares (an answer, or a crash seen on some drivers); last, the user's expectation file
+//! (CONFORMANCE_EXPECT). Departures of the driver are judged where the call is checked
+//! (`driver::departures`) and arrive here as a typed answer.
+
+use crate::driver::check::code_name;
+use crate::driver::departures;
+use crate::harness::case::{Case, Crash};
+use crate::harness::child::{inside_text, signal_name, signal_names};
+use crate::harness::expect;
+use crate::harness::machine::{Cap, Machine};
+use crate::harness::outcome::{Answer, Kind, Outcome, Raw, Record};
+
+/// What a case comes to before it runs.
+pub enum Before {
+    /// It can run here.
+    Run,
+    /// A capability it needs is missing and not required: ignored, never run.
+    Ignore(Record),
+    /// A capability it needs is missing and required (CONFORMANCE_REQUIRE): failed, never run.
+    Fail(Record),
+}
+
+/// Whether `case` can run on `m`, given the capabilities a run requires.
+pub fn before(case: &Case, m: &Machine, required: &[Cap]) -> Before {
+    let Some((cap, why)) = case.missing(m) else {
+        return Before::Run;
+    };
+    let r = |outcome, message| Record {
+        dev: Some(case.dev),
+        per: case.per,
+        ..Record::new(case.trial_name(), case.group, outcome, Kind::Missing(cap), message)
+    };
+    if required.contains(&cap) {
+        Before::Fail(r(
+            Outcome::Failed,
+            format!(
+                "required capability `{}` missing (CONFORMANCE_REQUIRE): {why}",
+                cap.name()
+            ),
+        ))
+    } else {
+        Before::Ignore(r(Outcome::Ignored, format!("needs `{}`: {why}", cap.name())))
+    }
+}
+
+/// What came back, judged against what the case declares, then against the user's expectations.
+pub fn judge(case: &Case, raw: Raw) -> Record {
+    let observations = match &raw {
+        Raw::Answer(a) => a.observations.clone(),
+        _ => Vec::new(),
+    };
+    let mut r = against_case(case, raw);
+    r.observations = observations;
+    expected(r)
+}
+
+/// A record the user's expectation file (CONFORMANCE_EXPECT, checked before any trial ran) lists:
+/// a listed failure becomes an expected failure, a listed pass fails. Others are left as they are.
+pub fn expected(mut r: Record) -> Record {
+    if let Ok(Some(e)) = expect::load() {
+        if e.apply(&mut r) {
+            r.kind = Kind::Expectation;
+        }
+    }
+    r
+}
+
+fn with_log(msg: String, log: &str) -> String {
+    if log.trim().is_empty() {
+        format!("{msg}; it wrote nothing to stderr during this trial")
+    } else {
+        format!("{msg}; the last lines it wrote:\n{}", log.trim_end())
+    }
+}
+
+/// The process died or hung where no crash was expected of this driver.
+fn lost(case: &Case, raw: Raw) -> Record {
+    match raw {
+        Raw::Died {
+            how,
+            signal,
+            inside,
+            log,
+            secs,
+        } => one(
+            case,
+            Outcome::Failed,
+            Kind::Died(signal),
+            with_log(
+                format!("the process running this trial {how}{}", inside_text(&inside)),
+                &log,
+            ),
+            inside.map(|i| i.0),
+            secs,
+        ),
+        Raw::Hung { secs, inside, log } => one(
+            case,
+            Outcome::Failed,
+            Kind::Hung,
+            with_log(
+                format!(
+                    "no answer after {secs:.0} s{}; the process was killed",
+                    inside_text(&inside)
+                ),
+                &log,
+            ),
+            inside.map(|i| i.0),
+            secs,
+        ),
+        Raw::Broken(e) => one(
+            case,
+            Outcome::Failed,
+            Kind::Broken,
+            format!("could not run: {e}"),
+            None,
+            0.0,
+        ),
+        Raw::Answer(a) => answered(case, a),
+    }
+}
+
+/// A record of this case with nothing but an outcome, its kind, a message, blame and time.
+fn one(case: &Case, outcome: Outcome, kind: Kind, message: String, blame: Option<u32>, secs: f64) -> Record {
+    Record {
+        blame: blame.filter(|b| Some(*b) != case.group.api()),
+        secs,
+        device_answer: false,
+        dev: Some(case.dev),
+        per: case.per,
+        ..Record::new(case.trial_name(), case.group, outcome, kind, message)
+    }
+}
+
+/// The body answered: its own outcome stands.
+fn answered(case: &Case, a: Answer) -> Record {
+    Record {
+        notes: a.notes,
+        device_answer: case.needs.contains(&Cap::Gpu),
+        ..one(case, a.outcome, a.kind, a.message, a.blame, a.secs)
+    }
+}
+
+fn against_case(case: &Case, raw: Raw) -> Record {
+    match case.crash {
+        None => lost(case, raw),
+        // A crash declared for other drivers: here the documented code is expected, a crash fails.
+        Some(c) if !departures::in_branches(c.branches) => match raw {
+            Raw::Died {
+                how, inside, log, secs, ..
+            } => {
+                let (version, _) = departures::driver();
+                let message = with_log(
+                    format!(
+                        "the process {how}{} on driver {version}; the crash by {} was declared for driver branches \
+                         {}–{} ({}), elsewhere the documented {} is expected",
+                        inside_text(&inside),
+                        signal_names(c.signals),
+                        c.branches.0,
+                        c.branches.1,
+                        c.seen_on,
+                        code_name(c.documented)
+                    ),
+                    &log,
+                );
+                one(case, Outcome::Failed, Kind::Crash, message, case.group.api(), secs)
+            }
+            other => lost(case, other),
+        },
+        Some(c) => crash_declared(case, c, raw),
+    }
+}
+
+/// A case whose input crashed the driver it was written against, on a driver of those branches.
+fn crash_declared(case: &Case, c: Crash, raw: Raw) -> Record {
+    let own = case.group.api();
+    match raw {
+        Raw::Broken(_) => lost(case, raw),
+        Raw::Died {
+            signal: Some(s),
+            secs,
+            inside,
+            ..
+        } if c.signals.contains(&s) => Record {
+            notes: vec![format!(
+                "crashed by {}{} as seen on {}",
+                signal_name(s),
+                inside_text(&inside),
+                c.seen_on
+            )],
+            ..one(case, Outcome::Passed, Kind::Crash, String::new(), None, secs)
+        },
+        // The expected crash did not come: the case's own API answers for it.
+        Raw::Died {
+            how, inside, log, secs, ..
+        } => {
+            let message = with_log(
+                format!(
+                    "expected a crash by {} (as seen on {}), but the process {how}{}",
+                    signal_names(c.signals),
+                    c.seen_on,
+                    inside_text(&inside)
+                ),
+                &log,
+            );
+            one(case, Outcome::Failed, Kind::Crash, message, own, secs)
+        }
+        Raw::Hung { secs, inside, log } => {
+            let message = with_log(
+                format!(
+                    "no answer after {secs:.0} s{}: a hang, not the crash by {} seen on {}",
+                    inside_text(&inside),
+                    signal_names(c.signals),
+                    c.seen_on
+                ),
+                &log,
+            );
+            one(case, Outcome::Failed, Kind::Hung, message, own, secs)
+        }
+        Raw::Answer(a) => match a.outcome {
+            Outcome::Passed => Record {
+                message: format!(
+                    "no longer crashes: returned the documented {} where {} crashed by {}",
+                    code_name(c.documented),
+                    c.seen_on,
+                    signal_names(c.signals)
+                ),
+                outcome: Outcome::Changed,
+                kind: Kind::Crash,
+                blame: None,
+                ..answered(case, a)
+            },
+            Outcome::Failed => Record {
+                message: format!(
+                    "neither crashed (by {}, as on {}) nor returned the documented {}: {}",
+                    signal_names(c.signals),
+                    c.seen_on,
+                    code_name(c.documented),
+                    a.message
+                ),
+                kind: Kind::Crash,
+                ..answered(case, a)
+            },
+            _ => answered(case, a),
+        },
+    }
+}

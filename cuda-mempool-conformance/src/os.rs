@@ -1,0 +1,117 @@
+//! The few OS calls the suite makes (Linux), behind one module: how a child of this binary is set
+//! up between fork and exec, opening a library into the global namespace, and the fd table.
+//! Imports nothing of the crate.
+
+use std::collections::BTreeMap;
+use std::os::fd::RawFd;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+/// Set up the child `cmd` will start: each `(ours, theirs)` fd placed at `theirs` (inherited), the
+/// child killed when the thread that started it ends (so a worker killed for hanging takes its own
+/// children with it), and no core files (children crash on purpose; a core of a process holding a
+/// CUDA context runs to gigabytes).
+pub fn child_setup(cmd: &mut Command, fds: Vec<(RawFd, RawFd)>) {
+    // SAFETY: only async-signal-safe calls (fcntl, dup2, prctl, setrlimit) run between fork and
+    // exec. Every fd is first copied above 10 with close-on-exec, so placing one at a low number
+    // cannot overwrite another; the copies at their targets have close-on-exec cleared (dup2).
+    unsafe {
+        cmd.pre_exec(move || {
+            // At most a few fds: a fixed array, since nothing may allocate here.
+            let mut copies = [-1; 8];
+            for (i, &(ours, _)) in fds.iter().take(copies.len()).enumerate() {
+                copies[i] = libc::fcntl(ours, libc::F_DUPFD_CLOEXEC, 10);
+                if copies[i] < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            for (i, &(_, theirs)) in fds.iter().take(copies.len()).enumerate() {
+                if libc::dup2(copies[i], theirs) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &none);
+            Ok(())
+        });
+    }
+}
+
+/// `dlopen(library, RTLD_NOW | RTLD_GLOBAL)`, kept open for the life of the process: its symbols
+/// join the default namespace, behind the executable's and LD_PRELOAD's.
+pub fn dlopen_global(library: &str) -> Result<(), String> {
+    let name = std::ffi::CString::new(library).map_err(|e| format!("{library:?}: {e}"))?;
+    // SAFETY: a NUL-terminated name; dlerror's string is read before any other dl call.
+    unsafe {
+        if libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL).is_null() {
+            let e = libc::dlerror();
+            let why = if e.is_null() {
+                "unknown error".to_string()
+            } else {
+                std::ffi::CStr::from_ptr(e).to_string_lossy().into_owned()
+            };
+            return Err(format!("cannot open {library}: {why}"));
+        }
+    }
+    Ok(())
+}
+
+/// Close a raw fd this process owns (one a driver call handed over).
+pub fn close(fd: RawFd) {
+    // SAFETY: closing an fd has no memory effects; a bad fd is an error return.
+    unsafe {
+        libc::close(fd);
+    }
+}
+
+/// Whether `fd` is open in this process.
+pub fn fd_is_open(fd: RawFd) -> bool {
+    // SAFETY: F_GETFD only reads the fd's flags.
+    unsafe { libc::fcntl(fd, libc::F_GETFD) != -1 }
+}
+
+/// A new fd for what `fd` refers to (-1 on failure).
+pub fn dup(fd: RawFd) -> RawFd {
+    // SAFETY: dup has no memory effects.
+    unsafe { libc::dup(fd) }
+}
+
+/// Open fds of this process (Linux /proc/self/fd), excluding the listing's own handle.
+pub fn open_fds() -> usize {
+    fd_table().len()
+}
+
+/// fd -> what it refers to (readlink of /proc/self/fd/N), without the listing's own handle (whose
+/// link no longer resolves once the listing is done).
+pub fn fd_table() -> BTreeMap<i32, String> {
+    let mut fds = Vec::new();
+    if let Ok(d) = std::fs::read_dir("/proc/self/fd") {
+        fds.extend(
+            d.flatten()
+                .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok()),
+        );
+    }
+    fds.into_iter()
+        .filter_map(|fd| {
+            std::fs::read_link(format!("/proc/self/fd/{fd}"))
+                .ok()
+                .map(|t| (fd, t.display().to_string()))
+        })
+        .collect()
+}
+
+/// The fds in `after` that `before` lacked (and the reverse), with their targets.
+pub fn fd_diff(before: &BTreeMap<i32, String>, after: &BTreeMap<i32, String>) -> String {
+    let only = |a: &BTreeMap<i32, String>, b: &BTreeMap<i32, String>| {
+        a.iter()
+            .filter(|(k, v)| b.get(k) != Some(v))
+            .map(|(k, v)| format!("{k} -> {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!("new: [{}], closed: [{}]", only(after, before), only(before, after))
+}

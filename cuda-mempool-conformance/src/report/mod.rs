@@ -1,0 +1,7 @@
+//! Layer 3, what a run says: the summary (Markdown and JSON), JUnit, the diff of two reports, and an
+//! expectation file written from a report. Reads the harness's records; never runs a trial.
+
+pub mod diff;
+pub mod expectations;
+pub mod junit;
+pub mod summary;

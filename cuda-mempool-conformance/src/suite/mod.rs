@@ -1,0 +1,260 @@
+//! Layer 4, the suite: `main`, shared by `tests/conformance.rs` and any harness that runs the suite
+//! under a different libcuda (tests/shim.rs): child roles first, then the coordinator — settings,
+//! workers, probe, trials, `suite::no_leaks`, the report.
+
+pub mod roles;
+pub mod trials;
+
+use crate::harness::devices::{request, select, Request};
+use crate::harness::leaks::{self, Coordinator, WorkerState};
+use crate::harness::{probe, Cap, Case, Env, Outcome, CHILD_VAR};
+use crate::report::{diff, expectations, junit, summary};
+use crate::run::scheduler::{Prestarted, Scheduler};
+use crate::run::{Runner, RUN_START};
+use libtest_mimic::Arguments;
+use roles::all_cases;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+use trials::{LeakCheck, NO_LEAKS};
+
+/// Default test threads (and so general worker processes, besides one per lane): the driver
+/// creates contexts one at a time (H100, R580: 4 processes start in 0.6 s, 16 in 3.0 s), so more
+/// workers cost more start-up than they save. Full runs on the H100 took 6.0 s with 3 workers,
+/// 6.3 s with 4, 6.5 s with 6 and 7.0 s with 8 (docs/reliability.md).
+const DEFAULT_PARALLEL: usize = 4;
+
+fn default_parallel() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(DEFAULT_PARALLEL)
+}
+
+/// CONFORMANCE_WORKERS=0 runs every trial in this process (crash cases still in children), the way
+/// nextest's one-process-per-trial runs do; any other value is an error.
+fn in_process_mode() -> Result<bool, String> {
+    if std::env::var_os("NEXTEST").is_some() {
+        return Ok(true);
+    }
+    match std::env::var("CONFORMANCE_WORKERS").as_deref() {
+        Err(_) => Ok(false),
+        Ok("0") => Ok(true),
+        Ok("1") => Ok(false),
+        Ok(v) => Err(format!(
+            "CONFORMANCE_WORKERS={v:?}: expected 0 (run trials in this process) or 1 (worker processes, the default); \
+             the number of workers is --test-threads"
+        )),
+    }
+}
+
+/// Environment variables, checked before anything runs.
+struct Settings {
+    devices: Request,
+    required: Vec<Cap>,
+    timeout: Duration,
+    in_process: bool,
+}
+fn settings() -> Result<Settings, String> {
+    leaks::plants()?;
+    crate::driver::cu::Entry::from_env()?;
+    crate::harness::expect::load()?;
+    let timeout = crate::harness::config::trial_timeout()?;
+    crate::cases::load::settings(timeout)?;
+    Ok(Settings {
+        devices: request()?,
+        required: crate::harness::config::required_caps()?,
+        timeout,
+        in_process: in_process_mode()?,
+    })
+}
+
+/// Commands that run no trial: `--diff OLD.json NEW.json`, `--expectations-from REPORT.json`.
+fn command(argv: &[String]) -> Option<ExitCode> {
+    if let Some(i) = argv.iter().position(|a| a == "--diff") {
+        return Some(diff::main(&argv[i + 1..]));
+    }
+    let i = argv.iter().position(|a| a == "--expectations-from")?;
+    Some(match argv.get(i + 1).map(|p| expectations::from_report(p)) {
+        Some(Ok(text)) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Some(Err(e)) => {
+            eprintln!("conformance: --expectations-from: {e}");
+            ExitCode::from(2)
+        }
+        None => {
+            eprintln!("conformance: usage: --expectations-from REPORT.json");
+            ExitCode::from(2)
+        }
+    })
+}
+
+/// The suite: a child role if this process is one, a command, or the coordinator of a run.
+pub fn main() -> ExitCode {
+    crate::driver::cu::load();
+    if let Ok(role) = std::env::var(CHILD_VAR) {
+        return roles::child(&role);
+    }
+    let argv: Vec<String> = std::env::args().collect();
+    if let Some(code) = command(&argv) {
+        return code;
+    }
+    let mut args = Arguments::from_args();
+    let s = match settings() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let start = *RUN_START.get_or_init(Instant::now);
+    let templates: Vec<Case> = all_cases();
+    let parallel = args.test_threads.unwrap_or_else(default_parallel);
+    args.test_threads = Some(parallel);
+    let workers = !s.in_process && !args.list;
+
+    // Start the workers first: their cuInit and context creation overlap the probe. Lanes start
+    // their own workers (some need no context).
+    let pre = Arc::new(if workers {
+        let general = templates
+            .iter()
+            .filter(|c| c.lane.is_none() && !trials::filtered_out(&args, &c.trial_name()))
+            .count();
+        Prestarted::start(general.min(parallel))
+    } else {
+        Prestarted::start(0)
+    });
+    let mut m = if s.in_process || args.list {
+        probe::probe()
+    } else {
+        probe::probe_in_child(Duration::from_secs(30).min(s.timeout))
+    };
+    // Which devices the cases spread over: a request this machine cannot meet is an error before
+    // any trial runs.
+    match select(&s.devices, &m, s.required.contains(&Cap::Peer)) {
+        Ok(sel) => m.selection = sel,
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            pre.discard();
+            return ExitCode::from(2);
+        }
+    }
+    if !args.list {
+        println!("conformance: machine\n{}", m.summary());
+    }
+    let cases: Vec<Arc<Case>> = templates
+        .iter()
+        .flat_map(|c| c.spread(&m.selection))
+        .map(Arc::new)
+        .collect();
+    // Every entry of an expectation file must name a trial of this run.
+    if let Ok(Some(known)) = crate::harness::expect::load() {
+        let mut names: Vec<String> = cases.iter().map(|c| c.trial_name()).collect();
+        names.push(NO_LEAKS.to_string());
+        if let Err(e) = known.check_trials(&names) {
+            eprintln!("conformance: {e}");
+            pre.discard();
+            return ExitCode::from(2);
+        }
+    }
+    let coordinator = Coordinator::baseline();
+    let env = Arc::new(if s.in_process {
+        Env::on(Arc::new(m.clone()), 0)
+    } else {
+        Env {
+            m: Arc::new(m.clone()),
+            dev: 0,
+            peer: None,
+            multi: vec![],
+            ctx: 0,
+        }
+    });
+    let runner = Arc::new(OnceLock::new());
+    let plan = trials::plan(&m, &cases, &s.required, &args, runner.clone());
+    let scheduler = workers.then(|| {
+        Arc::new(Scheduler::start(
+            env.clone(),
+            plan.jobs.clone(),
+            parallel,
+            s.timeout,
+            pre.clone(),
+        ))
+    });
+    let _ = runner.set(match &scheduler {
+        Some(s) => Runner::Workers(s.clone()),
+        None => Runner::InProcess {
+            env: env.clone(),
+            timeout: s.timeout,
+        },
+    });
+    let leak_check = match &scheduler {
+        Some(s) => LeakCheck::Workers(s.clone(), coordinator),
+        // In this process (CONFORMANCE_WORKERS=0): this process is the one worker.
+        None if std::env::var_os("NEXTEST").is_none() && !args.list => {
+            LeakCheck::InProcess(Mutex::new(WorkerState::start(&env)), env.clone(), plan.jobs.len())
+        }
+        None => LeakCheck::PerTrialProcesses,
+    };
+    let mut all = plan.trials;
+    all.push(trials::no_leaks(leak_check));
+    let conclusion = libtest_mimic::run(&args, all);
+    if let Some(s) = &scheduler {
+        s.finish();
+    }
+    pre.discard();
+    if args.list {
+        return conclusion.exit_code();
+    }
+    write_report(&env, start.elapsed().as_secs_f64(), parallel);
+    conclusion.exit_code()
+}
+
+/// The summary on stdout, then report.md, report.json and (if asked for) JUnit on disk.
+fn write_report(env: &Env, wall: f64, parallel: usize) {
+    let records = trials::records();
+    let rows = summary::rows(&env.m, &records);
+    let date = summary::now_utc();
+    let md = summary::markdown(&env.m, &rows, &records, &date, wall, parallel);
+    println!();
+    for line in md.lines().filter(|l| l.starts_with('|') || l.starts_with("Total:")) {
+        println!("{line}");
+    }
+    let ignored: Vec<_> = records.iter().filter(|r| r.outcome == Outcome::Ignored).collect();
+    if !ignored.is_empty() {
+        println!("ignored trials and why:");
+        for r in ignored {
+            println!("  {}: {}", r.trial, r.message);
+        }
+    }
+    if std::env::var_os("NEXTEST").is_some() {
+        // One process per trial under nextest: its JUnit output is the report.
+        return;
+    }
+    let dir = summary::report_dir();
+    let written = std::fs::create_dir_all(&dir)
+        .and_then(|_| std::fs::write(dir.join("report.md"), &md))
+        .and_then(|_| {
+            let j = summary::json(&env.m, &rows, &records, &date, wall, parallel);
+            std::fs::write(
+                dir.join("report.json"),
+                serde_json::to_string_pretty(&j).unwrap() + "\n",
+            )
+        });
+    if let Ok(path) = std::env::var(junit::JUNIT_VAR) {
+        match std::fs::write(&path, junit::render(&records, wall)) {
+            Ok(()) => println!("conformance: JUnit written to {path}"),
+            Err(e) => eprintln!(
+                "conformance: cannot write JUnit to {path} ({e}); check {}",
+                junit::JUNIT_VAR
+            ),
+        }
+    }
+    match written {
+        Ok(()) => println!("conformance: report written to {}", dir.display()),
+        Err(e) => eprintln!(
+            "conformance: cannot write the report to {} ({e}); set CONFORMANCE_REPORT_DIR",
+            dir.display()
+        ),
+    }
+}

@@ -1,0 +1,75 @@
+//! What this binary does in each child role (`harness::child::Role`): one dispatch, the roles'
+//! bodies living in the layer they belong to.
+
+use crate::cases;
+use crate::harness::child::{Role, CHILD_VAR};
+use crate::harness::devices::{request, select, Request};
+use crate::harness::execute::execute;
+use crate::harness::leaks;
+use crate::harness::{probe, Cap, Case, Env, Group, Machine};
+use crate::run::worker;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// The suite's cases plus the test-only planted leaks.
+pub fn all_cases() -> Vec<Case> {
+    let mut v = cases::all();
+    for p in leaks::plants().unwrap_or_default() {
+        let needs: &[Cap] = if p == "fd" { &[] } else { &[Cap::Gpu] };
+        v.push(Case::of(Group::Suite, format!("planted_leak_{p}"), needs, move |e| {
+            leaks::plant(p, e)
+        }));
+    }
+    v
+}
+
+/// A child's view of the run: the machine probed again, the devices chosen as the coordinator
+/// chose them (same CONFORMANCE_DEVICES), and the cases spread over them.
+fn child_machine() -> (Machine, Vec<Case>) {
+    let mut m = probe::probe();
+    let req = request().unwrap_or(Request::Default);
+    m.selection = select(&req, &m, false).unwrap_or_default();
+    let cases = all_cases().iter().flat_map(|c| c.spread(&m.selection)).collect();
+    (m, cases)
+}
+
+/// Run as the child `name` ([`CHILD_VAR`]) asks.
+pub fn child(name: &str) -> ExitCode {
+    let Some(role) = Role::parse(name) else {
+        eprintln!("{CHILD_VAR}={name:?}: unknown child role");
+        return ExitCode::from(2);
+    };
+    let code = match role {
+        Role::Noop => 0,
+        Role::Probe => probe::child_main(),
+        Role::Uninit => cases::uninit::child_main(false),
+        Role::NoDevice => cases::uninit::child_main(true),
+        Role::Worker => worker::main(all_cases()),
+        Role::IpcImport | Role::IpcRules => {
+            let env = Env::on(Arc::new(probe::probe()), cases::xproc::importer_device());
+            if role == Role::IpcImport {
+                cases::xproc::import_main(&env)
+            } else {
+                cases::xproc::rules_main(&env)
+            }
+        }
+        Role::BenchIpc => {
+            eprintln!("{CHILD_VAR}={name:?}: only the benchmark binary has this role");
+            2
+        }
+        Role::Case(trial) => {
+            let (m, cases) = child_machine();
+            match cases.iter().find(|c| c.trial_name() == trial) {
+                Some(c) => {
+                    println!("{}", execute(c, &Env::on(Arc::new(m), 0)).to_json());
+                    0
+                }
+                None => {
+                    eprintln!("no case named {trial}");
+                    2
+                }
+            }
+        }
+    };
+    ExitCode::from(code as u8)
+}

@@ -1,0 +1,161 @@
+//! The only libtest-mimic code: cases as trials, `suite::no_leaks` last, and the records they leave
+//! for the report. A trial's outcome comes from the verdict; here it is only shown.
+
+use crate::harness::leaks::{Coordinator, WorkerState};
+use crate::harness::verdict::{self, Before};
+use crate::harness::{Cap, Case, Env, Group, Kind, Machine, Outcome, Record};
+use crate::run::scheduler::Scheduler;
+use crate::run::Runner;
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The trial that runs last and checks what the run left behind.
+pub const NO_LEAKS: &str = "suite::no_leaks";
+
+/// Every record of this run, in the order trials finished.
+static RECORDS: Mutex<Vec<Record>> = Mutex::new(Vec::new());
+/// How many scheduled trials have completed (in-process mode's `suite::no_leaks` waits on it).
+static COMPLETED: AtomicUsize = AtomicUsize::new(0);
+
+/// The records so far.
+pub fn records() -> Vec<Record> {
+    RECORDS.lock().unwrap().clone()
+}
+
+/// Whether `--list`, a filter or `--skip` leaves out a trial of this name (before any is built).
+pub fn filtered_out(args: &Arguments, name: &str) -> bool {
+    args.is_filtered_out(&Trial::test(name, || Ok(())))
+}
+
+/// Show a record as libtest-mimic expects, print what a reader must see beside the trial's line,
+/// and keep it for the report.
+fn finish(r: Record) -> Result<Completion, Failed> {
+    let result = match r.outcome {
+        Outcome::Passed | Outcome::Changed | Outcome::Expected => Ok(Completion::Completed),
+        Outcome::Ignored => Ok(Completion::ignored_with(r.message.clone())),
+        Outcome::Failed => Err(r.message.clone().into()),
+    };
+    match r.outcome {
+        Outcome::Failed => eprintln!("FAILED {}: {}", r.trial, r.message),
+        Outcome::Changed => println!("CHANGED {}: {}", r.trial, r.message),
+        Outcome::Expected => println!("EXPECTED FAILURE {}: {}", r.trial, r.message),
+        _ => {}
+    }
+    RECORDS.lock().unwrap().push(r);
+    result
+}
+
+/// The trials of a run, and the cases among them that will really run (not filtered out, not
+/// ignored up front). `runner` is set once those are known (the scheduler needs them).
+pub struct Planned {
+    pub trials: Vec<Trial>,
+    pub jobs: Vec<Arc<Case>>,
+}
+
+/// Turn cases into libtest-mimic trials. A missing capability that is not required ignores the
+/// trial up front (every runner shows it as ignored, nextest too), its reason recorded; a missing
+/// required one fails it. The others are run by `runner` and judged.
+pub fn plan(
+    m: &Machine,
+    cases: &[Arc<Case>],
+    required: &[Cap],
+    args: &Arguments,
+    runner: Arc<OnceLock<Runner>>,
+) -> Planned {
+    let mut trials = Vec::new();
+    let mut jobs = Vec::new();
+    for c in cases {
+        let name = c.trial_name();
+        let before = verdict::before(c, m, required);
+        let up_front = match &before {
+            Before::Ignore(r) => Some(r.clone()),
+            _ => None,
+        };
+        let runs = !matches!(before, Before::Fail(_));
+        let (case, runner) = (c.clone(), runner.clone());
+        let trial = Trial::ignorable_test(name, move || {
+            let r = match &before {
+                Before::Fail(r) => verdict::expected(r.clone()),
+                _ => {
+                    let r = runner
+                        .get()
+                        .expect("the runner is set before the trials run")
+                        .run(&case);
+                    COMPLETED.fetch_add(1, Ordering::SeqCst);
+                    r
+                }
+            };
+            finish(r)
+        })
+        .with_ignored_flag(up_front.is_some());
+        let listed = !args.is_filtered_out(&trial);
+        // Ignored up front: recorded with its reason unless the run asks for ignored trials.
+        if let Some(r) = up_front.filter(|_| listed && !args.include_ignored && !args.ignored) {
+            RECORDS.lock().unwrap().push(r);
+        }
+        if listed && !args.is_ignored(&trial) && runs {
+            jobs.push(c.clone());
+        }
+        trials.push(trial);
+    }
+    Planned { trials, jobs }
+}
+
+/// What `suite::no_leaks` checks: each worker's leak check and the coordinator's (workers), the
+/// one process's (in-process mode), or nothing (nextest: a process per trial).
+pub enum LeakCheck {
+    Workers(Arc<Scheduler>, Coordinator),
+    InProcess(Mutex<WorkerState>, Arc<Env>, usize),
+    PerTrialProcesses,
+}
+
+/// `suite::no_leaks`, last: once every other trial is done, each worker's leak check and the
+/// coordinator's own. A failing trial like any other, so the exit code, the totals and JUnit agree.
+pub fn no_leaks(check: LeakCheck) -> Trial {
+    Trial::ignorable_test(NO_LEAKS, move || {
+        let start = Instant::now();
+        let findings = match &check {
+            LeakCheck::Workers(s, coordinator) => {
+                let mut l = s.finish();
+                l.extend(coordinator.check());
+                Some(l)
+            }
+            LeakCheck::InProcess(state, env, jobs) => {
+                wait_for_others(*jobs);
+                Some(state.lock().unwrap().end_check(env))
+            }
+            LeakCheck::PerTrialProcesses => None,
+        };
+        let (outcome, kind, message) = match findings {
+            None => (
+                Outcome::Ignored,
+                Kind::CannotRun,
+                "each trial ran in a process of its own (nextest): nothing outlives a trial to leak".into(),
+            ),
+            Some(l) if l.is_empty() => (Outcome::Passed, Kind::Plain, String::new()),
+            Some(l) => (
+                Outcome::Failed,
+                Kind::Leak,
+                format!("the run left behind:\n- {}", l.join("\n- ")),
+            ),
+        };
+        let r = Record {
+            secs: start.elapsed().as_secs_f64(),
+            ..Record::new(NO_LEAKS, Group::Suite, outcome, kind, message)
+        };
+        finish(verdict::expected(r))
+    })
+}
+
+/// In-process mode: wait until the other trials have recorded their results.
+fn wait_for_others(jobs: usize) {
+    let until = Instant::now() + Duration::from_secs(600);
+    while Instant::now() < until {
+        if COMPLETED.load(Ordering::SeqCst) >= jobs {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
