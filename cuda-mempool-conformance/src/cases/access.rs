@@ -131,7 +131,7 @@ pub fn cases() -> Vec<Case> {
         v.push(Case::gpu(831, name, move |e| {
             let p = Pool::on_device(e.dev)?;
             let r = set_access(p.0, loc(e), flags);
-            // The codes the documentation does not list are R580's departures (`deviations.rs`).
+            // The codes the documentation does not list are R580's departures (`driver/departures.rs`).
             match want {
                 E_DEVICE => expect_code("set_access_invalid_device", "cuMemPoolSetAccess", r),
                 E_NOT_SUPPORTED => expect_code("set_access_not_supported", "cuMemPoolSetAccess", r),

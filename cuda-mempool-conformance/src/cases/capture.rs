@@ -333,7 +333,7 @@ fn freed_outside(dev: CUdevice, auto_free: bool) -> R {
 struct DuringCapture {
     api: u32,
     name: &'static str,
-    /// The call's expected answer: a declared departure of the driver (`deviations.rs`), or a
+    /// The call's expected answer: a declared departure of the driver (`driver/departures.rs`), or a
     /// documented code.
     want: Want,
     /// Whether the capture is still active after the call is refused (it must be after a success).

@@ -1,6 +1,6 @@
 //! Access maps and streams across several devices (831, 827, and 820/822 across every device):
 //! one access map for every peer at once and revoking one peer while the others keep access (three
-//! or more devices that all reach each other: once over the group `devices.rs` picks), duplicate
+//! or more devices that all reach each other: once over the group `harness/devices.rs` picks), duplicate
 //! and conflicting descriptors for one device in one map (each peer pair), and allocation and free
 //! on every device's stream (the group). Access is judged by the data path, and what
 //! cuMemPoolGetAccess reports is checked against it (a wrong report counts against 827).

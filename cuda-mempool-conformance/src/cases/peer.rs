@@ -1,5 +1,5 @@
 //! Peer access on two devices (827, 831, and cross-device use of 820–822). Each case runs on a pair
-//! of devices that can access each other (`devices.rs`: by default device 0 and the first such
+//! of devices that can access each other (`harness/devices.rs`: by default device 0 and the first such
 //! device; with CONFORMANCE_DEVICES, every ordered pair). Pool memory lives on device A (the case's
 //! device); device B (its peer) works through its own primary context and streams.
 

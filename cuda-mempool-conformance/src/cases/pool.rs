@@ -12,7 +12,7 @@ struct BadProps {
     case: &'static str,
     edit: fn(&mut CUmemPoolProps, &Env),
     want: CUresult,
-    /// The driver's answer departs from the documentation (`deviations.rs`).
+    /// The driver's answer departs from the documentation (`driver/departures.rs`).
     deviation: Option<&'static str>,
 }
 

@@ -230,7 +230,7 @@ pub fn expect_code(id: &str, what: &str, got: CUresult) -> R {
     if !inside && got == d.observed {
         return Err(Fail::Departure(format!(
             "{what}: expected the documented {documented}, driver {version} returned {} — deviation `{id}`, \
-             declared for branches {}–{} (seen on {}); extend its branches in deviations.rs if this driver is \
+             declared for branches {}–{} (seen on {}); extend its branches in driver/departures.rs if this driver is \
              meant to keep it",
             code_name(got),
             d.branches.0,

@@ -17,7 +17,7 @@ pub struct Observation {
     pub expected: String,
     pub observed: String,
     pub ok: bool,
-    /// The scoped driver deviation this check follows (`deviations.rs`), if any.
+    /// The scoped driver deviation this check follows (`driver/departures.rs`), if any.
     pub deviation: Option<String>,
 }
 

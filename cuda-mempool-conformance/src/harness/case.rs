@@ -105,7 +105,7 @@ pub struct Crash {
     pub signals: &'static [i32],
     pub documented: CUresult,
     pub seen_on: &'static str,
-    /// Driver branches the crash is expected on (`deviations.rs`); outside them the documented
+    /// Driver branches the crash is expected on (`driver/departures.rs`); outside them the documented
     /// code is.
     pub branches: (u32, u32),
 }
@@ -114,7 +114,7 @@ pub const SIGSEGV: &[i32] = &[11];
 /// library's heap checks at a later free, depending on the allocator's state.
 pub const SIGSEGV_OR_SIGABRT: &[i32] = &[11, 6];
 
-/// How a case spreads over the devices a run uses (`devices.rs`).
+/// How a case spreads over the devices a run uses (`harness/devices.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Per {
     /// Once per run (no device, or the machine as a whole).

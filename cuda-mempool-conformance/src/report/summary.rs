@@ -254,7 +254,7 @@ pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_
     if !known.is_empty() {
         writeln!(
             s,
-            "\n## Known departures of drivers from the documentation (deviations.rs)\n"
+            "\n## Known departures of drivers from the documentation (driver/departures.rs)\n"
         )
         .unwrap();
         writeln!(

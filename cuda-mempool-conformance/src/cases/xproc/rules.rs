@@ -412,7 +412,7 @@ pub(super) fn rule_answer(env: &Env, key: &str) -> R<Value> {
     Ok(v.clone())
 }
 
-/// What a rule step must answer: a code, or a departure of the driver's (`deviations.rs`).
+/// What a rule step must answer: a code, or a departure of the driver's (`driver/departures.rs`).
 #[derive(Clone, Copy)]
 pub(super) enum Want {
     Code(CUresult),
