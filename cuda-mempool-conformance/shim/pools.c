@@ -23,7 +23,7 @@ int shim_pool_non_ipc(CUmemoryPool pool) { return shim_set_has(&non_ipc, (uintpt
 int shim_pool_imported(CUmemoryPool pool) { return shim_set_has(&imported, (uintptr_t)pool); }
 
 /* The number of devices, 0 if the driver cannot say. */
-static int device_count(void) {
+int shim_device_count(void) {
   static CUresult (*count)(int *);
   if (!count) *(void **)&count = shim_next("cuDeviceGetCount");
   int n = 0;
@@ -35,7 +35,7 @@ int shim_pool_is_default(CUmemoryPool pool) {
   static CUresult (*get_default)(CUmemoryPool *, CUdevice);
   if (!get_default) *(void **)&get_default = shim_next("cuDeviceGetDefaultMemPool");
   if (!pool || !get_default) return 0;
-  for (int d = 0, n = device_count(); d < n; d++) {
+  for (int d = 0, n = shim_device_count(); d < n; d++) {
     CUmemoryPool p = NULL;
     if (get_default(&p, d) == CUDA_SUCCESS && p == pool) return 1;
   }

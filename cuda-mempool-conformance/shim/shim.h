@@ -106,6 +106,8 @@ int shim_pool_non_ipc(CUmemoryPool pool);
 int shim_pool_imported(CUmemoryPool pool);
 /* Whether `pool` is a device's default pool, per the driver; 0 when unknown. */
 int shim_pool_is_default(CUmemoryPool pool);
+/* The number of devices the driver reports; 0 when it cannot say. */
+int shim_device_count(void);
 
 /* `real`: the driver's definition of this function, looked up once. */
 #define REAL(name, ret, args)             \

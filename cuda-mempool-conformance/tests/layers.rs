@@ -95,7 +95,11 @@ fn imports_run_downward_without_cycles() {
             edges.entry(m.clone()).or_default().insert(t);
         }
     }
-    assert!(wrong.is_empty(), "imports that do not run downward:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "imports that do not run downward:\n{}",
+        wrong.join("\n")
+    );
     // A cycle: a module that reaches itself.
     for start in edges.keys() {
         let mut seen = BTreeSet::new();

@@ -116,14 +116,6 @@ static CUresult real_get(CUmemoryPool pool, int attr, void *value) {
   return get ? get(pool, attr, value) : CUDA_ERROR_UNKNOWN;
 }
 
-static int device_count(void) {
-  static CUresult (*count)(int *);
-  if (!count) *(void **)&count = shim_next("cuDeviceGetCount");
-  int n = 0;
-  if (!count || count(&n) != CUDA_SUCCESS) return 0;
-  return n;
-}
-
 static CUmemoryPool default_pool(CUdevice d) {
   static CUresult (*get)(CUmemoryPool *, CUdevice);
   if (!get) *(void **)&get = shim_next("cuDeviceGetDefaultMemPool");
@@ -142,7 +134,7 @@ static CUmemoryPool default_pool_here(void) {
 }
 
 static int is_default_pool(CUmemoryPool pool) {
-  for (int d = 0, n = device_count(); d < n; d++)
+  for (int d = 0, n = shim_device_count(); d < n; d++)
     if (default_pool(d) == pool) return 1;
   return 0;
 }

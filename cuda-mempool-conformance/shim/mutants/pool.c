@@ -82,14 +82,6 @@ static CUdevice current_device(void) {
   return d;
 }
 
-static int device_count(void) {
-  static CUresult (*count)(int *);
-  if (!count) *(void **)&count = shim_next("cuDeviceGetCount");
-  int n = 0;
-  if (!count || count(&n) != CUDA_SUCCESS) n = 0;
-  return n;
-}
-
 /* Every mutant here acts only once the driver is initialised, with a device: before cuInit, and
  * after a failed one, the answers are init.c's mutants' business. */
 static int driver_up(void) {
@@ -130,7 +122,7 @@ HOOK CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
   const int loc_type = mine.location.type;
   if (shim_on("823-location-type-unchecked") && (loc_type < 1 || loc_type > 4)) mine.location.type = 1;
   if (shim_on("823-bad-device-invalid-device") && loc_type == 1 &&
-      (mine.location.id < 0 || mine.location.id >= device_count()))
+      (mine.location.id < 0 || mine.location.id >= shim_device_count()))
     return CUDA_ERROR_INVALID_DEVICE;
   if (shim_on("823-unknown-handle-bits-dropped")) mine.handleTypes &= 0xf;
   if (shim_on("823-win32-not-supported") && (mine.handleTypes & 0x6)) return CUDA_ERROR_NOT_SUPPORTED;
@@ -160,7 +152,7 @@ static unsigned long long current_on(CUmemoryPool pool) {
   static CUresult (*get_current)(CUmemoryPool *, CUdevice);
   if (!get_current) *(void **)&get_current = shim_next("cuDeviceGetMemPool");
   unsigned long long bits = 0;
-  for (int d = 0, n = device_count(); get_current && d < n && d < 64; d++) {
+  for (int d = 0, n = shim_device_count(); get_current && d < n && d < 64; d++) {
     CUmemoryPool p = NULL;
     if (get_current(&p, d) == CUDA_SUCCESS && p == pool) bits |= 1ull << d;
   }

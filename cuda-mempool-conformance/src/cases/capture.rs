@@ -141,14 +141,25 @@ fn graph_mem(dev: CUdevice, a: CUgraphMem_attribute) -> R<u64> {
     Ok(v)
 }
 
-/// After the graphs are gone: trimming returns all of the device's graph memory.
-fn graph_memory_released(dev: CUdevice) -> R {
+/// The device's graph memory (used, reserved) once trimmed: what a trial starts from. Graph memory
+/// is per device, so an earlier trial in the same process that failed with a graph allocation
+/// live leaves it behind; each trial answers only for its own.
+fn graph_memory_trimmed(dev: CUdevice) -> R<(u64, u64)> {
     ok("cuDeviceGraphMemTrim", unsafe { cuDeviceGraphMemTrim(dev) })?;
-    let reserved = graph_mem(dev, CUgraphMem_attribute::CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT)?;
     let used = graph_mem(dev, CUgraphMem_attribute::CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT)?;
+    let reserved = graph_mem(dev, CUgraphMem_attribute::CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT)?;
+    Ok((used, reserved))
+}
+
+/// After the graphs are gone: trimming returns all the graph memory the trial took.
+fn graph_memory_released(dev: CUdevice, start: (u64, u64)) -> R {
+    let (used, reserved) = graph_memory_trimmed(dev)?;
     ensure!(
-        reserved == 0 && used == 0,
-        "graph memory after the graphs were destroyed and trimmed: {used} used, {reserved} reserved"
+        used <= start.0 && reserved <= start.1,
+        "graph memory after the graphs were destroyed and trimmed: {used} used, {reserved} reserved \
+         ({} and {} when the trial began)",
+        start.0,
+        start.1
     );
     Ok(())
 }
@@ -192,6 +203,7 @@ fn alloc_free_nodes(dev: CUdevice, mode: M, via: Via) -> R {
     };
     let used = || get_u64(pool, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
     let before = used()?;
+    let graph_start = graph_memory_trimmed(dev)?;
     let s = Stream::new()?;
     let (work, end, g) = capture(s.0, mode, |c| {
         let p = alloc_via(via, pool, MIB, c)?;
@@ -272,13 +284,14 @@ fn alloc_free_nodes(dev: CUdevice, mode: M, via: Via) -> R {
     }
     drop(g);
     ensure!(used()? == before, "the pool's used memory changed after the graph ran");
-    graph_memory_released(dev)
+    graph_memory_released(dev, graph_start)
 }
 
 /// Capture an allocation (and a fill) that the graph does not free. After a launch the memory is
 /// there at the captured address; relaunching while it is live is refused without
 /// AUTO_FREE_ON_LAUNCH and frees-then-reallocates with it.
 fn freed_outside(dev: CUdevice, auto_free: bool) -> R {
+    let graph_start = graph_memory_trimmed(dev)?;
     let s = Stream::new()?;
     let (work, end, g) = capture(s.0, M::CU_STREAM_CAPTURE_MODE_GLOBAL, |c| {
         let p = alloc_async(MIB, c)?;
@@ -326,7 +339,7 @@ fn freed_outside(dev: CUdevice, auto_free: bool) -> R {
     live.free()?;
     drop(x);
     drop(g);
-    graph_memory_released(dev)
+    graph_memory_released(dev, graph_start)
 }
 
 /// One pool call made while a stream captures: what it answers, and whether the capture survives.
