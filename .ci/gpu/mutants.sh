@@ -9,6 +9,9 @@
 # in the next, made at once so that the machine stays held:
 #   call 1: MUTANTS_OUT=/tmp/m setsid bash .ci/gpu/mutants.sh > /tmp/m.log 2>&1 < /dev/null & sleep 570
 #   call 2: while pgrep -f bin/mutants >/dev/null; do sleep 5; done; cp -r /tmp/m/mutants $OUT/
+# Call 2 must not carry .gpu again: a call re-sends the paths it carries, which replaces the binaries
+# under the running suite (seen on the H100, 2026-11-24: 38 mutants then failed "No such file").
+# Several collecting calls of at most 10 minutes each are fine as long as none names `carry`.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
