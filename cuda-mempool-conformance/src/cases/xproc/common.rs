@@ -2,7 +2,7 @@
 //! hex, the importer's device and switches, the waits, and the fault switch.
 
 use crate::cases::prelude::*;
-use crate::harness::channel::unhex;
+use crate::harness::channel::{unhex, Channel};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -128,3 +128,23 @@ pub(super) fn code(r: CUresult) -> Value {
 
 pub(super) const KIB: usize = 1 << 10;
 pub(super) const MIB: usize = 1 << 20;
+
+/// An importer role's body over the channel it inherited: a failure goes to stderr and to the
+/// exporter (with its blame); the exit code says whether it failed.
+pub(super) fn serve(who: &str, env: &Env, body: impl FnOnce(&Env, &Channel) -> R) -> i32 {
+    let chan = match Channel::from_inherited() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{who}: {e}");
+            return 1;
+        }
+    };
+    match body(env, &chan) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("{who}: {e}");
+            chan.send_error(e.message());
+            1
+        }
+    }
+}

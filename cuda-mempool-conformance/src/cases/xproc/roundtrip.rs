@@ -217,19 +217,7 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
 
 /// Child role `ipc-import`.
 pub fn import_main(env: &Env) -> i32 {
-    let chan = match crate::harness::channel::Channel::from_inherited() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("importer: {e}");
-            return 1;
-        }
-    };
-    let r = importer(env, &chan);
-    if let Err(e) = &r {
-        eprintln!("importer: {e}");
-        chan.send_error(e.message());
-    }
-    i32::from(r.is_err())
+    serve("importer", env, importer)
 }
 
 pub(super) fn importer(env: &Env, chan: &crate::harness::channel::Channel) -> R {

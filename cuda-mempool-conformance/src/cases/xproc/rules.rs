@@ -76,21 +76,10 @@ pub(super) const RULES_BYTES: usize = 4096;
 
 /// Child role `ipc-rules`: import the pool and ask the driver what an imported pool allows.
 pub fn rules_main(env: &Env) -> i32 {
-    let chan = match crate::harness::channel::Channel::from_inherited() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("rules: {e}");
-            return 1;
-        }
-    };
-    match rules(env, &chan) {
-        Ok(()) => i32::from(chan.send(&json!({"op": "done"}), None).is_err()),
-        Err(e) => {
-            eprintln!("rules: {e}");
-            chan.send_error(e.message());
-            1
-        }
-    }
+    serve("rules", env, |env, chan| {
+        rules(env, chan)?;
+        chan.send(&json!({"op": "done"}), None)
+    })
 }
 
 pub(super) fn rules(env: &Env, chan: &crate::harness::channel::Channel) -> R {
