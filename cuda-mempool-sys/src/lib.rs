@@ -7,7 +7,8 @@
 //! * Every C enum is a `#[repr(transparent)]` newtype with associated constants, so a value a newer
 //!   driver returns that these headers do not know (a new `CUresult`, say) is a valid value, not UB.
 //!   Its `Debug` prints the constant's name (`CUDA_ERROR_NO_DEVICE`), or `CUresult(999)` for a value
-//!   the headers do not name. `CUresult` is `#[must_use]`.
+//!   the headers do not name; `const fn name(self) -> Option<&'static str>` gives that name or `None`.
+//!   `CUresult` is `#[must_use]`.
 //! * Functions carry the symbol names cuda.h's macros resolve to (`cuMemAlloc_v2`, …); the C names
 //!   are aliases in each module's `c_names`. `*_ptsz` are the per-thread-default-stream variants.
 //!

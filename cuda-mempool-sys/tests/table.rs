@@ -1,4 +1,4 @@
-//! The entry-point tables and enum `Debug`, against the installed driver library.
+//! The entry-point tables and enum `name()` and `Debug`, against the installed driver library.
 //!
 //! Without a GPU a real libcuda still answers: `cuGetProcAddress` and `cuDriverGetVersion` work,
 //! `cuInit` returns CUDA_ERROR_NO_DEVICE. Without libcuda.so.1 at all, the trials that need it say
@@ -26,6 +26,18 @@ macro_rules! per_major {
                     format!("{:?}", CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED),
                     "CU_MEM_ALLOCATION_TYPE_PINNED"
                 );
+            }
+
+            #[test]
+            fn enum_name_is_what_debug_prints() {
+                const NO_DEVICE: Option<&str> = CUresult::CUDA_ERROR_NO_DEVICE.name();
+                assert_eq!(NO_DEVICE, Some("CUDA_ERROR_NO_DEVICE"));
+                assert_eq!(CUresult(123_456).name(), None);
+                assert_eq!(
+                    format!("{:?}", CUresult::CUDA_ERROR_NO_DEVICE),
+                    "CUDA_ERROR_NO_DEVICE"
+                );
+                assert_eq!(format!("{:?}", CUresult(123_456)), "CUresult(123456)");
             }
 
             #[test]

@@ -352,8 +352,8 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     let tbl = table::table(major, &funcs, &abis, &header_text)?;
 
     // Own docs above the allocator functions; NVIDIA's comments are not carried over. Enum newtypes
-    // lose bindgen's derived Debug (they get one that prints names, below), and the extern block
-    // disappears under the `dynamic-loading` feature.
+    // lose bindgen's derived Debug (they get `name()` and a Debug that prints it, below), and the
+    // extern block disappears under the `dynamic-loading` feature.
     let mut lines: Vec<String> = Vec::new();
     for line in bindings.lines() {
         if let Some(rest) = line.trim_start().strip_prefix("pub fn ") {
@@ -394,7 +394,7 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
 
     out.push_str("\n// Written by `cargo xtask regen` itself (xtask/src/table.rs), not by bindgen.\n\n");
     out.push_str("pub use crate::EntryPoint;\n#[cfg(unix)]\npub use crate::{Library, LoadError, LoadErrorKind};\n\n");
-    out.push_str(&table::enum_debug(&enums, &aliases));
+    out.push_str(&table::enum_name_and_debug(&enums, &aliases));
     out.push('\n');
     for k in allowlist::HAND_CONSTS {
         writeln!(

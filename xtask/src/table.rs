@@ -1,7 +1,8 @@
 //! The parts of a major's module that bindgen does not write, derived from bindgen's own output and
-//! from the headers: `Debug` for every enum newtype, the hand constants and `mem_location`, and the
-//! entry-point table `EntryPoints` (one field per function, the ABI version each is resolved at,
-//! loaders, call methods). Also the C assertions the ABI probe makes about the table.
+//! from the headers: `name()` and `Debug` for every enum newtype, the hand constants and
+//! `mem_location`, and the entry-point table `EntryPoints` (one field per function, the ABI version
+//! each is resolved at, loaders, call methods). Also the C assertions the ABI probe makes about the
+//! table.
 
 use crate::allowlist;
 use std::collections::{BTreeMap, BTreeSet};
@@ -282,31 +283,43 @@ pub fn enum_newtypes(file: &syn::File) -> Vec<(String, Vec<(String, i128)>)> {
     out
 }
 
-/// `Debug` for every enum newtype: the constant's name, or `Alias(value)` for a value these
-/// headers do not name. Where cuda.h gives one value several names, the first one declared wins.
-pub fn enum_debug(enums: &[(String, Vec<(String, i128)>)], aliases: &BTreeMap<String, String>) -> String {
+/// `name()` and `Debug` for every enum newtype: the constant's name, or `None` / `Alias(value)` for a
+/// value these headers do not name. Where cuda.h gives one value several names, the first one
+/// declared wins.
+pub fn enum_name_and_debug(enums: &[(String, Vec<(String, i128)>)], aliases: &BTreeMap<String, String>) -> String {
     let mut out = String::new();
     for (ty, consts) in enums {
         let shown = aliases.get(ty).unwrap_or(ty);
+        let example = consts.first().map(|(n, _)| format!(" (`{n}`)")).unwrap_or_default();
         let mut seen = BTreeSet::new();
+        writeln!(out, "impl {ty} {{").unwrap();
+        writeln!(
+            out,
+            "    /// The constant's name in cuda.h{example}, or `None` for a value these headers do not name."
+        )
+        .unwrap();
+        writeln!(
+            out,
+            "    pub const fn name(self) -> ::core::option::Option<&'static str> {{"
+        )
+        .unwrap();
+        writeln!(out, "        match self.0 {{").unwrap();
+        for (name, v) in consts {
+            if seen.insert(*v) {
+                writeln!(out, "            {v} => Some(\"{name}\"),").unwrap();
+            }
+        }
+        writeln!(out, "            _ => None,\n        }}\n    }}\n}}").unwrap();
         writeln!(out, "impl ::core::fmt::Debug for {ty} {{").unwrap();
         writeln!(
             out,
             "    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {{"
         )
         .unwrap();
-        writeln!(out, "        f.write_str(match self.0 {{").unwrap();
-        for (name, v) in consts {
-            if seen.insert(*v) {
-                writeln!(out, "            {v} => \"{name}\",").unwrap();
-            }
-        }
-        writeln!(
-            out,
-            "            other => return ::core::write!(f, \"{shown}({{}})\", other),"
-        )
-        .unwrap();
-        writeln!(out, "        }})\n    }}\n}}").unwrap();
+        writeln!(out, "        match self.name() {{").unwrap();
+        writeln!(out, "            Some(n) => f.write_str(n),").unwrap();
+        writeln!(out, "            None => ::core::write!(f, \"{shown}({{}})\", self.0),").unwrap();
+        writeln!(out, "        }}\n    }}\n}}").unwrap();
     }
     out
 }

@@ -1615,443 +1615,614 @@ pub use crate::EntryPoint;
 #[cfg(unix)]
 pub use crate::{Library, LoadError, LoadErrorKind};
 
+impl CUctx_flags_enum {
+    /// The constant's name in cuda.h (`CU_CTX_SCHED_AUTO`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            0 => Some("CU_CTX_SCHED_AUTO"),
+            1 => Some("CU_CTX_SCHED_SPIN"),
+            2 => Some("CU_CTX_SCHED_YIELD"),
+            4 => Some("CU_CTX_SCHED_BLOCKING_SYNC"),
+            7 => Some("CU_CTX_SCHED_MASK"),
+            8 => Some("CU_CTX_MAP_HOST"),
+            16 => Some("CU_CTX_LMEM_RESIZE_TO_MAX"),
+            31 => Some("CU_CTX_FLAGS_MASK"),
+            _ => None,
+        }
+    }
+}
 impl ::core::fmt::Debug for CUctx_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            0 => "CU_CTX_SCHED_AUTO",
-            1 => "CU_CTX_SCHED_SPIN",
-            2 => "CU_CTX_SCHED_YIELD",
-            4 => "CU_CTX_SCHED_BLOCKING_SYNC",
-            7 => "CU_CTX_SCHED_MASK",
-            8 => "CU_CTX_MAP_HOST",
-            16 => "CU_CTX_LMEM_RESIZE_TO_MAX",
-            31 => "CU_CTX_FLAGS_MASK",
-            other => return ::core::write!(f, "CUctx_flags({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUctx_flags({})", self.0),
+        }
+    }
+}
+impl CUstream_flags_enum {
+    /// The constant's name in cuda.h (`CU_STREAM_DEFAULT`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            0 => Some("CU_STREAM_DEFAULT"),
+            1 => Some("CU_STREAM_NON_BLOCKING"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUstream_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            0 => "CU_STREAM_DEFAULT",
-            1 => "CU_STREAM_NON_BLOCKING",
-            other => return ::core::write!(f, "CUstream_flags({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUstream_flags({})", self.0),
+        }
+    }
+}
+impl CUevent_flags_enum {
+    /// The constant's name in cuda.h (`CU_EVENT_DEFAULT`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            0 => Some("CU_EVENT_DEFAULT"),
+            1 => Some("CU_EVENT_BLOCKING_SYNC"),
+            2 => Some("CU_EVENT_DISABLE_TIMING"),
+            4 => Some("CU_EVENT_INTERPROCESS"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUevent_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            0 => "CU_EVENT_DEFAULT",
-            1 => "CU_EVENT_BLOCKING_SYNC",
-            2 => "CU_EVENT_DISABLE_TIMING",
-            4 => "CU_EVENT_INTERPROCESS",
-            other => return ::core::write!(f, "CUevent_flags({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUevent_flags({})", self.0),
+        }
+    }
+}
+impl CUevent_wait_flags_enum {
+    /// The constant's name in cuda.h (`CU_EVENT_WAIT_DEFAULT`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            0 => Some("CU_EVENT_WAIT_DEFAULT"),
+            1 => Some("CU_EVENT_WAIT_EXTERNAL"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUevent_wait_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            0 => "CU_EVENT_WAIT_DEFAULT",
-            1 => "CU_EVENT_WAIT_EXTERNAL",
-            other => return ::core::write!(f, "CUevent_wait_flags({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUevent_wait_flags({})", self.0),
+        }
+    }
+}
+impl CUdevice_attribute_enum {
+    /// The constant's name in cuda.h (`CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            1 => Some("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK"),
+            2 => Some("CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X"),
+            3 => Some("CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y"),
+            4 => Some("CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z"),
+            5 => Some("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X"),
+            6 => Some("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y"),
+            7 => Some("CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z"),
+            8 => Some("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK"),
+            9 => Some("CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY"),
+            10 => Some("CU_DEVICE_ATTRIBUTE_WARP_SIZE"),
+            11 => Some("CU_DEVICE_ATTRIBUTE_MAX_PITCH"),
+            12 => Some("CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK"),
+            13 => Some("CU_DEVICE_ATTRIBUTE_CLOCK_RATE"),
+            14 => Some("CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT"),
+            15 => Some("CU_DEVICE_ATTRIBUTE_GPU_OVERLAP"),
+            16 => Some("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"),
+            17 => Some("CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT"),
+            18 => Some("CU_DEVICE_ATTRIBUTE_INTEGRATED"),
+            19 => Some("CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY"),
+            20 => Some("CU_DEVICE_ATTRIBUTE_COMPUTE_MODE"),
+            21 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH"),
+            22 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH"),
+            23 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT"),
+            24 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH"),
+            25 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT"),
+            26 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH"),
+            27 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH"),
+            28 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT"),
+            29 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS"),
+            30 => Some("CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT"),
+            31 => Some("CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS"),
+            32 => Some("CU_DEVICE_ATTRIBUTE_ECC_ENABLED"),
+            33 => Some("CU_DEVICE_ATTRIBUTE_PCI_BUS_ID"),
+            34 => Some("CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID"),
+            35 => Some("CU_DEVICE_ATTRIBUTE_TCC_DRIVER"),
+            36 => Some("CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE"),
+            37 => Some("CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH"),
+            38 => Some("CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE"),
+            39 => Some("CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR"),
+            40 => Some("CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT"),
+            41 => Some("CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING"),
+            42 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH"),
+            43 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS"),
+            44 => Some("CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER"),
+            45 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH"),
+            46 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT"),
+            47 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE"),
+            48 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE"),
+            49 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE"),
+            50 => Some("CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID"),
+            51 => Some("CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT"),
+            52 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH"),
+            53 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH"),
+            54 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS"),
+            55 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH"),
+            56 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH"),
+            57 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT"),
+            58 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH"),
+            59 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT"),
+            60 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH"),
+            61 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH"),
+            62 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS"),
+            63 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH"),
+            64 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT"),
+            65 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS"),
+            66 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH"),
+            67 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH"),
+            68 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS"),
+            69 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH"),
+            70 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH"),
+            71 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT"),
+            72 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH"),
+            73 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH"),
+            74 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT"),
+            75 => Some("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"),
+            76 => Some("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"),
+            77 => Some("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH"),
+            78 => Some("CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED"),
+            79 => Some("CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED"),
+            80 => Some("CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED"),
+            81 => Some("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"),
+            82 => Some("CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR"),
+            83 => Some("CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY"),
+            84 => Some("CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD"),
+            85 => Some("CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID"),
+            86 => Some("CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED"),
+            87 => Some("CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO"),
+            88 => Some("CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS"),
+            89 => Some("CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS"),
+            90 => Some("CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED"),
+            91 => Some("CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"),
+            92 => Some("CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS"),
+            93 => Some("CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS"),
+            94 => Some("CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR"),
+            95 => Some("CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH"),
+            96 => Some("CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH"),
+            97 => Some("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
+            98 => Some("CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES"),
+            99 => Some("CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED"),
+            100 => Some("CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES"),
+            101 => Some("CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST"),
+            102 => Some("CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED"),
+            103 => Some("CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED"),
+            104 => Some("CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED"),
+            105 => Some("CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED"),
+            106 => Some("CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR"),
+            107 => Some("CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED"),
+            108 => Some("CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE"),
+            109 => Some("CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE"),
+            110 => Some("CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED"),
+            111 => Some("CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK"),
+            112 => Some("CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED"),
+            113 => Some("CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED"),
+            114 => Some("CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED"),
+            115 => Some("CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED"),
+            116 => Some("CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED"),
+            117 => Some("CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS"),
+            118 => Some("CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING"),
+            119 => Some("CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES"),
+            120 => Some("CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH"),
+            121 => Some("CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED"),
+            122 => Some("CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V2"),
+            123 => Some("CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V2"),
+            124 => Some("CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED"),
+            125 => Some("CU_DEVICE_ATTRIBUTE_MAX"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUdevice_attribute_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            1 => "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK",
-            2 => "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X",
-            3 => "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y",
-            4 => "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z",
-            5 => "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X",
-            6 => "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y",
-            7 => "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z",
-            8 => "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK",
-            9 => "CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY",
-            10 => "CU_DEVICE_ATTRIBUTE_WARP_SIZE",
-            11 => "CU_DEVICE_ATTRIBUTE_MAX_PITCH",
-            12 => "CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK",
-            13 => "CU_DEVICE_ATTRIBUTE_CLOCK_RATE",
-            14 => "CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT",
-            15 => "CU_DEVICE_ATTRIBUTE_GPU_OVERLAP",
-            16 => "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT",
-            17 => "CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT",
-            18 => "CU_DEVICE_ATTRIBUTE_INTEGRATED",
-            19 => "CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY",
-            20 => "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE",
-            21 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH",
-            22 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH",
-            23 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT",
-            24 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH",
-            25 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT",
-            26 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH",
-            27 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH",
-            28 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT",
-            29 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS",
-            30 => "CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT",
-            31 => "CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS",
-            32 => "CU_DEVICE_ATTRIBUTE_ECC_ENABLED",
-            33 => "CU_DEVICE_ATTRIBUTE_PCI_BUS_ID",
-            34 => "CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID",
-            35 => "CU_DEVICE_ATTRIBUTE_TCC_DRIVER",
-            36 => "CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE",
-            37 => "CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH",
-            38 => "CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE",
-            39 => "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR",
-            40 => "CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT",
-            41 => "CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING",
-            42 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH",
-            43 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS",
-            44 => "CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER",
-            45 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH",
-            46 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT",
-            47 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE",
-            48 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE",
-            49 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE",
-            50 => "CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID",
-            51 => "CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT",
-            52 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH",
-            53 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH",
-            54 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS",
-            55 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH",
-            56 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH",
-            57 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT",
-            58 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH",
-            59 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT",
-            60 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH",
-            61 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH",
-            62 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS",
-            63 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH",
-            64 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT",
-            65 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS",
-            66 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH",
-            67 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH",
-            68 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS",
-            69 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH",
-            70 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH",
-            71 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT",
-            72 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH",
-            73 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH",
-            74 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT",
-            75 => "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR",
-            76 => "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR",
-            77 => "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH",
-            78 => "CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED",
-            79 => "CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED",
-            80 => "CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED",
-            81 => "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR",
-            82 => "CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR",
-            83 => "CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY",
-            84 => "CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD",
-            85 => "CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID",
-            86 => "CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED",
-            87 => "CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO",
-            88 => "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS",
-            89 => "CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS",
-            90 => "CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED",
-            91 => "CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM",
-            92 => "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS",
-            93 => "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS",
-            94 => "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR",
-            95 => "CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH",
-            96 => "CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH",
-            97 => "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
-            98 => "CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES",
-            99 => "CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED",
-            100 => "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES",
-            101 => "CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST",
-            102 => "CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED",
-            103 => "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED",
-            104 => "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED",
-            105 => "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED",
-            106 => "CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR",
-            107 => "CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED",
-            108 => "CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE",
-            109 => "CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE",
-            110 => "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED",
-            111 => "CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK",
-            112 => "CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED",
-            113 => "CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED",
-            114 => "CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED",
-            115 => "CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED",
-            116 => "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED",
-            117 => "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS",
-            118 => "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING",
-            119 => "CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES",
-            120 => "CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH",
-            121 => "CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED",
-            122 => "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V2",
-            123 => "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V2",
-            124 => "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED",
-            125 => "CU_DEVICE_ATTRIBUTE_MAX",
-            other => return ::core::write!(f, "CUdevice_attribute({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUdevice_attribute({})", self.0),
+        }
+    }
+}
+impl CUpointer_attribute_enum {
+    /// The constant's name in cuda.h (`CU_POINTER_ATTRIBUTE_CONTEXT`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            1 => Some("CU_POINTER_ATTRIBUTE_CONTEXT"),
+            2 => Some("CU_POINTER_ATTRIBUTE_MEMORY_TYPE"),
+            3 => Some("CU_POINTER_ATTRIBUTE_DEVICE_POINTER"),
+            4 => Some("CU_POINTER_ATTRIBUTE_HOST_POINTER"),
+            5 => Some("CU_POINTER_ATTRIBUTE_P2P_TOKENS"),
+            6 => Some("CU_POINTER_ATTRIBUTE_SYNC_MEMOPS"),
+            7 => Some("CU_POINTER_ATTRIBUTE_BUFFER_ID"),
+            8 => Some("CU_POINTER_ATTRIBUTE_IS_MANAGED"),
+            9 => Some("CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL"),
+            10 => Some("CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE"),
+            11 => Some("CU_POINTER_ATTRIBUTE_RANGE_START_ADDR"),
+            12 => Some("CU_POINTER_ATTRIBUTE_RANGE_SIZE"),
+            13 => Some("CU_POINTER_ATTRIBUTE_MAPPED"),
+            14 => Some("CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES"),
+            15 => Some("CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE"),
+            16 => Some("CU_POINTER_ATTRIBUTE_ACCESS_FLAGS"),
+            17 => Some("CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE"),
+            18 => Some("CU_POINTER_ATTRIBUTE_MAPPING_SIZE"),
+            19 => Some("CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR"),
+            20 => Some("CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUpointer_attribute_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            1 => "CU_POINTER_ATTRIBUTE_CONTEXT",
-            2 => "CU_POINTER_ATTRIBUTE_MEMORY_TYPE",
-            3 => "CU_POINTER_ATTRIBUTE_DEVICE_POINTER",
-            4 => "CU_POINTER_ATTRIBUTE_HOST_POINTER",
-            5 => "CU_POINTER_ATTRIBUTE_P2P_TOKENS",
-            6 => "CU_POINTER_ATTRIBUTE_SYNC_MEMOPS",
-            7 => "CU_POINTER_ATTRIBUTE_BUFFER_ID",
-            8 => "CU_POINTER_ATTRIBUTE_IS_MANAGED",
-            9 => "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL",
-            10 => "CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE",
-            11 => "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR",
-            12 => "CU_POINTER_ATTRIBUTE_RANGE_SIZE",
-            13 => "CU_POINTER_ATTRIBUTE_MAPPED",
-            14 => "CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES",
-            15 => "CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE",
-            16 => "CU_POINTER_ATTRIBUTE_ACCESS_FLAGS",
-            17 => "CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE",
-            18 => "CU_POINTER_ATTRIBUTE_MAPPING_SIZE",
-            19 => "CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR",
-            20 => "CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID",
-            other => return ::core::write!(f, "CUpointer_attribute({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUpointer_attribute({})", self.0),
+        }
+    }
+}
+impl CUgraphNodeType_enum {
+    /// The constant's name in cuda.h (`CU_GRAPH_NODE_TYPE_KERNEL`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            0 => Some("CU_GRAPH_NODE_TYPE_KERNEL"),
+            1 => Some("CU_GRAPH_NODE_TYPE_MEMCPY"),
+            2 => Some("CU_GRAPH_NODE_TYPE_MEMSET"),
+            3 => Some("CU_GRAPH_NODE_TYPE_HOST"),
+            4 => Some("CU_GRAPH_NODE_TYPE_GRAPH"),
+            5 => Some("CU_GRAPH_NODE_TYPE_EMPTY"),
+            6 => Some("CU_GRAPH_NODE_TYPE_WAIT_EVENT"),
+            7 => Some("CU_GRAPH_NODE_TYPE_EVENT_RECORD"),
+            8 => Some("CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL"),
+            9 => Some("CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT"),
+            10 => Some("CU_GRAPH_NODE_TYPE_MEM_ALLOC"),
+            11 => Some("CU_GRAPH_NODE_TYPE_MEM_FREE"),
+            12 => Some("CU_GRAPH_NODE_TYPE_BATCH_MEM_OP"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUgraphNodeType_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            0 => "CU_GRAPH_NODE_TYPE_KERNEL",
-            1 => "CU_GRAPH_NODE_TYPE_MEMCPY",
-            2 => "CU_GRAPH_NODE_TYPE_MEMSET",
-            3 => "CU_GRAPH_NODE_TYPE_HOST",
-            4 => "CU_GRAPH_NODE_TYPE_GRAPH",
-            5 => "CU_GRAPH_NODE_TYPE_EMPTY",
-            6 => "CU_GRAPH_NODE_TYPE_WAIT_EVENT",
-            7 => "CU_GRAPH_NODE_TYPE_EVENT_RECORD",
-            8 => "CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL",
-            9 => "CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT",
-            10 => "CU_GRAPH_NODE_TYPE_MEM_ALLOC",
-            11 => "CU_GRAPH_NODE_TYPE_MEM_FREE",
-            12 => "CU_GRAPH_NODE_TYPE_BATCH_MEM_OP",
-            other => return ::core::write!(f, "CUgraphNodeType({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUgraphNodeType({})", self.0),
+        }
+    }
+}
+impl CUstreamCaptureStatus_enum {
+    /// The constant's name in cuda.h (`CU_STREAM_CAPTURE_STATUS_NONE`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            0 => Some("CU_STREAM_CAPTURE_STATUS_NONE"),
+            1 => Some("CU_STREAM_CAPTURE_STATUS_ACTIVE"),
+            2 => Some("CU_STREAM_CAPTURE_STATUS_INVALIDATED"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUstreamCaptureStatus_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            0 => "CU_STREAM_CAPTURE_STATUS_NONE",
-            1 => "CU_STREAM_CAPTURE_STATUS_ACTIVE",
-            2 => "CU_STREAM_CAPTURE_STATUS_INVALIDATED",
-            other => return ::core::write!(f, "CUstreamCaptureStatus({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUstreamCaptureStatus({})", self.0),
+        }
+    }
+}
+impl CUstreamCaptureMode_enum {
+    /// The constant's name in cuda.h (`CU_STREAM_CAPTURE_MODE_GLOBAL`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            0 => Some("CU_STREAM_CAPTURE_MODE_GLOBAL"),
+            1 => Some("CU_STREAM_CAPTURE_MODE_THREAD_LOCAL"),
+            2 => Some("CU_STREAM_CAPTURE_MODE_RELAXED"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUstreamCaptureMode_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            0 => "CU_STREAM_CAPTURE_MODE_GLOBAL",
-            1 => "CU_STREAM_CAPTURE_MODE_THREAD_LOCAL",
-            2 => "CU_STREAM_CAPTURE_MODE_RELAXED",
-            other => return ::core::write!(f, "CUstreamCaptureMode({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUstreamCaptureMode({})", self.0),
+        }
+    }
+}
+impl CUdriverProcAddress_flags_enum {
+    /// The constant's name in cuda.h (`CU_GET_PROC_ADDRESS_DEFAULT`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            0 => Some("CU_GET_PROC_ADDRESS_DEFAULT"),
+            1 => Some("CU_GET_PROC_ADDRESS_LEGACY_STREAM"),
+            2 => Some("CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUdriverProcAddress_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            0 => "CU_GET_PROC_ADDRESS_DEFAULT",
-            1 => "CU_GET_PROC_ADDRESS_LEGACY_STREAM",
-            2 => "CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM",
-            other => return ::core::write!(f, "CUdriverProcAddress_flags({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUdriverProcAddress_flags({})", self.0),
+        }
+    }
+}
+impl cudaError_enum {
+    /// The constant's name in cuda.h (`CUDA_SUCCESS`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            0 => Some("CUDA_SUCCESS"),
+            1 => Some("CUDA_ERROR_INVALID_VALUE"),
+            2 => Some("CUDA_ERROR_OUT_OF_MEMORY"),
+            3 => Some("CUDA_ERROR_NOT_INITIALIZED"),
+            4 => Some("CUDA_ERROR_DEINITIALIZED"),
+            5 => Some("CUDA_ERROR_PROFILER_DISABLED"),
+            6 => Some("CUDA_ERROR_PROFILER_NOT_INITIALIZED"),
+            7 => Some("CUDA_ERROR_PROFILER_ALREADY_STARTED"),
+            8 => Some("CUDA_ERROR_PROFILER_ALREADY_STOPPED"),
+            34 => Some("CUDA_ERROR_STUB_LIBRARY"),
+            46 => Some("CUDA_ERROR_DEVICE_UNAVAILABLE"),
+            100 => Some("CUDA_ERROR_NO_DEVICE"),
+            101 => Some("CUDA_ERROR_INVALID_DEVICE"),
+            102 => Some("CUDA_ERROR_DEVICE_NOT_LICENSED"),
+            200 => Some("CUDA_ERROR_INVALID_IMAGE"),
+            201 => Some("CUDA_ERROR_INVALID_CONTEXT"),
+            202 => Some("CUDA_ERROR_CONTEXT_ALREADY_CURRENT"),
+            205 => Some("CUDA_ERROR_MAP_FAILED"),
+            206 => Some("CUDA_ERROR_UNMAP_FAILED"),
+            207 => Some("CUDA_ERROR_ARRAY_IS_MAPPED"),
+            208 => Some("CUDA_ERROR_ALREADY_MAPPED"),
+            209 => Some("CUDA_ERROR_NO_BINARY_FOR_GPU"),
+            210 => Some("CUDA_ERROR_ALREADY_ACQUIRED"),
+            211 => Some("CUDA_ERROR_NOT_MAPPED"),
+            212 => Some("CUDA_ERROR_NOT_MAPPED_AS_ARRAY"),
+            213 => Some("CUDA_ERROR_NOT_MAPPED_AS_POINTER"),
+            214 => Some("CUDA_ERROR_ECC_UNCORRECTABLE"),
+            215 => Some("CUDA_ERROR_UNSUPPORTED_LIMIT"),
+            216 => Some("CUDA_ERROR_CONTEXT_ALREADY_IN_USE"),
+            217 => Some("CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"),
+            218 => Some("CUDA_ERROR_INVALID_PTX"),
+            219 => Some("CUDA_ERROR_INVALID_GRAPHICS_CONTEXT"),
+            220 => Some("CUDA_ERROR_NVLINK_UNCORRECTABLE"),
+            221 => Some("CUDA_ERROR_JIT_COMPILER_NOT_FOUND"),
+            222 => Some("CUDA_ERROR_UNSUPPORTED_PTX_VERSION"),
+            223 => Some("CUDA_ERROR_JIT_COMPILATION_DISABLED"),
+            224 => Some("CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY"),
+            300 => Some("CUDA_ERROR_INVALID_SOURCE"),
+            301 => Some("CUDA_ERROR_FILE_NOT_FOUND"),
+            302 => Some("CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND"),
+            303 => Some("CUDA_ERROR_SHARED_OBJECT_INIT_FAILED"),
+            304 => Some("CUDA_ERROR_OPERATING_SYSTEM"),
+            400 => Some("CUDA_ERROR_INVALID_HANDLE"),
+            401 => Some("CUDA_ERROR_ILLEGAL_STATE"),
+            500 => Some("CUDA_ERROR_NOT_FOUND"),
+            600 => Some("CUDA_ERROR_NOT_READY"),
+            700 => Some("CUDA_ERROR_ILLEGAL_ADDRESS"),
+            701 => Some("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"),
+            702 => Some("CUDA_ERROR_LAUNCH_TIMEOUT"),
+            703 => Some("CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING"),
+            704 => Some("CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED"),
+            705 => Some("CUDA_ERROR_PEER_ACCESS_NOT_ENABLED"),
+            708 => Some("CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE"),
+            709 => Some("CUDA_ERROR_CONTEXT_IS_DESTROYED"),
+            710 => Some("CUDA_ERROR_ASSERT"),
+            711 => Some("CUDA_ERROR_TOO_MANY_PEERS"),
+            712 => Some("CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"),
+            713 => Some("CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"),
+            714 => Some("CUDA_ERROR_HARDWARE_STACK_ERROR"),
+            715 => Some("CUDA_ERROR_ILLEGAL_INSTRUCTION"),
+            716 => Some("CUDA_ERROR_MISALIGNED_ADDRESS"),
+            717 => Some("CUDA_ERROR_INVALID_ADDRESS_SPACE"),
+            718 => Some("CUDA_ERROR_INVALID_PC"),
+            719 => Some("CUDA_ERROR_LAUNCH_FAILED"),
+            720 => Some("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"),
+            800 => Some("CUDA_ERROR_NOT_PERMITTED"),
+            801 => Some("CUDA_ERROR_NOT_SUPPORTED"),
+            802 => Some("CUDA_ERROR_SYSTEM_NOT_READY"),
+            803 => Some("CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"),
+            804 => Some("CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"),
+            805 => Some("CUDA_ERROR_MPS_CONNECTION_FAILED"),
+            806 => Some("CUDA_ERROR_MPS_RPC_FAILURE"),
+            807 => Some("CUDA_ERROR_MPS_SERVER_NOT_READY"),
+            808 => Some("CUDA_ERROR_MPS_MAX_CLIENTS_REACHED"),
+            809 => Some("CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED"),
+            810 => Some("CUDA_ERROR_MPS_CLIENT_TERMINATED"),
+            900 => Some("CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"),
+            901 => Some("CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"),
+            902 => Some("CUDA_ERROR_STREAM_CAPTURE_MERGE"),
+            903 => Some("CUDA_ERROR_STREAM_CAPTURE_UNMATCHED"),
+            904 => Some("CUDA_ERROR_STREAM_CAPTURE_UNJOINED"),
+            905 => Some("CUDA_ERROR_STREAM_CAPTURE_ISOLATION"),
+            906 => Some("CUDA_ERROR_STREAM_CAPTURE_IMPLICIT"),
+            907 => Some("CUDA_ERROR_CAPTURED_EVENT"),
+            908 => Some("CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD"),
+            909 => Some("CUDA_ERROR_TIMEOUT"),
+            910 => Some("CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE"),
+            911 => Some("CUDA_ERROR_EXTERNAL_DEVICE"),
+            912 => Some("CUDA_ERROR_INVALID_CLUSTER_SIZE"),
+            999 => Some("CUDA_ERROR_UNKNOWN"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for cudaError_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            0 => "CUDA_SUCCESS",
-            1 => "CUDA_ERROR_INVALID_VALUE",
-            2 => "CUDA_ERROR_OUT_OF_MEMORY",
-            3 => "CUDA_ERROR_NOT_INITIALIZED",
-            4 => "CUDA_ERROR_DEINITIALIZED",
-            5 => "CUDA_ERROR_PROFILER_DISABLED",
-            6 => "CUDA_ERROR_PROFILER_NOT_INITIALIZED",
-            7 => "CUDA_ERROR_PROFILER_ALREADY_STARTED",
-            8 => "CUDA_ERROR_PROFILER_ALREADY_STOPPED",
-            34 => "CUDA_ERROR_STUB_LIBRARY",
-            46 => "CUDA_ERROR_DEVICE_UNAVAILABLE",
-            100 => "CUDA_ERROR_NO_DEVICE",
-            101 => "CUDA_ERROR_INVALID_DEVICE",
-            102 => "CUDA_ERROR_DEVICE_NOT_LICENSED",
-            200 => "CUDA_ERROR_INVALID_IMAGE",
-            201 => "CUDA_ERROR_INVALID_CONTEXT",
-            202 => "CUDA_ERROR_CONTEXT_ALREADY_CURRENT",
-            205 => "CUDA_ERROR_MAP_FAILED",
-            206 => "CUDA_ERROR_UNMAP_FAILED",
-            207 => "CUDA_ERROR_ARRAY_IS_MAPPED",
-            208 => "CUDA_ERROR_ALREADY_MAPPED",
-            209 => "CUDA_ERROR_NO_BINARY_FOR_GPU",
-            210 => "CUDA_ERROR_ALREADY_ACQUIRED",
-            211 => "CUDA_ERROR_NOT_MAPPED",
-            212 => "CUDA_ERROR_NOT_MAPPED_AS_ARRAY",
-            213 => "CUDA_ERROR_NOT_MAPPED_AS_POINTER",
-            214 => "CUDA_ERROR_ECC_UNCORRECTABLE",
-            215 => "CUDA_ERROR_UNSUPPORTED_LIMIT",
-            216 => "CUDA_ERROR_CONTEXT_ALREADY_IN_USE",
-            217 => "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
-            218 => "CUDA_ERROR_INVALID_PTX",
-            219 => "CUDA_ERROR_INVALID_GRAPHICS_CONTEXT",
-            220 => "CUDA_ERROR_NVLINK_UNCORRECTABLE",
-            221 => "CUDA_ERROR_JIT_COMPILER_NOT_FOUND",
-            222 => "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
-            223 => "CUDA_ERROR_JIT_COMPILATION_DISABLED",
-            224 => "CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY",
-            300 => "CUDA_ERROR_INVALID_SOURCE",
-            301 => "CUDA_ERROR_FILE_NOT_FOUND",
-            302 => "CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND",
-            303 => "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED",
-            304 => "CUDA_ERROR_OPERATING_SYSTEM",
-            400 => "CUDA_ERROR_INVALID_HANDLE",
-            401 => "CUDA_ERROR_ILLEGAL_STATE",
-            500 => "CUDA_ERROR_NOT_FOUND",
-            600 => "CUDA_ERROR_NOT_READY",
-            700 => "CUDA_ERROR_ILLEGAL_ADDRESS",
-            701 => "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
-            702 => "CUDA_ERROR_LAUNCH_TIMEOUT",
-            703 => "CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING",
-            704 => "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
-            705 => "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED",
-            708 => "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE",
-            709 => "CUDA_ERROR_CONTEXT_IS_DESTROYED",
-            710 => "CUDA_ERROR_ASSERT",
-            711 => "CUDA_ERROR_TOO_MANY_PEERS",
-            712 => "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
-            713 => "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
-            714 => "CUDA_ERROR_HARDWARE_STACK_ERROR",
-            715 => "CUDA_ERROR_ILLEGAL_INSTRUCTION",
-            716 => "CUDA_ERROR_MISALIGNED_ADDRESS",
-            717 => "CUDA_ERROR_INVALID_ADDRESS_SPACE",
-            718 => "CUDA_ERROR_INVALID_PC",
-            719 => "CUDA_ERROR_LAUNCH_FAILED",
-            720 => "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
-            800 => "CUDA_ERROR_NOT_PERMITTED",
-            801 => "CUDA_ERROR_NOT_SUPPORTED",
-            802 => "CUDA_ERROR_SYSTEM_NOT_READY",
-            803 => "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
-            804 => "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
-            805 => "CUDA_ERROR_MPS_CONNECTION_FAILED",
-            806 => "CUDA_ERROR_MPS_RPC_FAILURE",
-            807 => "CUDA_ERROR_MPS_SERVER_NOT_READY",
-            808 => "CUDA_ERROR_MPS_MAX_CLIENTS_REACHED",
-            809 => "CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED",
-            810 => "CUDA_ERROR_MPS_CLIENT_TERMINATED",
-            900 => "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
-            901 => "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
-            902 => "CUDA_ERROR_STREAM_CAPTURE_MERGE",
-            903 => "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED",
-            904 => "CUDA_ERROR_STREAM_CAPTURE_UNJOINED",
-            905 => "CUDA_ERROR_STREAM_CAPTURE_ISOLATION",
-            906 => "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT",
-            907 => "CUDA_ERROR_CAPTURED_EVENT",
-            908 => "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD",
-            909 => "CUDA_ERROR_TIMEOUT",
-            910 => "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE",
-            911 => "CUDA_ERROR_EXTERNAL_DEVICE",
-            912 => "CUDA_ERROR_INVALID_CLUSTER_SIZE",
-            999 => "CUDA_ERROR_UNKNOWN",
-            other => return ::core::write!(f, "CUresult({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUresult({})", self.0),
+        }
+    }
+}
+impl CUdevice_P2PAttribute_enum {
+    /// The constant's name in cuda.h (`CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            1 => Some("CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK"),
+            2 => Some("CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED"),
+            3 => Some("CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED"),
+            4 => Some("CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUdevice_P2PAttribute_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            1 => "CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK",
-            2 => "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED",
-            3 => "CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED",
-            4 => "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED",
-            other => return ::core::write!(f, "CUdevice_P2PAttribute({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUdevice_P2PAttribute({})", self.0),
+        }
+    }
+}
+impl CUmemAllocationHandleType_enum {
+    /// The constant's name in cuda.h (`CU_MEM_HANDLE_TYPE_NONE`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            0 => Some("CU_MEM_HANDLE_TYPE_NONE"),
+            1 => Some("CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR"),
+            2 => Some("CU_MEM_HANDLE_TYPE_WIN32"),
+            4 => Some("CU_MEM_HANDLE_TYPE_WIN32_KMT"),
+            2147483647 => Some("CU_MEM_HANDLE_TYPE_MAX"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUmemAllocationHandleType_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            0 => "CU_MEM_HANDLE_TYPE_NONE",
-            1 => "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR",
-            2 => "CU_MEM_HANDLE_TYPE_WIN32",
-            4 => "CU_MEM_HANDLE_TYPE_WIN32_KMT",
-            2147483647 => "CU_MEM_HANDLE_TYPE_MAX",
-            other => return ::core::write!(f, "CUmemAllocationHandleType({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUmemAllocationHandleType({})", self.0),
+        }
+    }
+}
+impl CUmemAccess_flags_enum {
+    /// The constant's name in cuda.h (`CU_MEM_ACCESS_FLAGS_PROT_NONE`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            0 => Some("CU_MEM_ACCESS_FLAGS_PROT_NONE"),
+            1 => Some("CU_MEM_ACCESS_FLAGS_PROT_READ"),
+            3 => Some("CU_MEM_ACCESS_FLAGS_PROT_READWRITE"),
+            2147483647 => Some("CU_MEM_ACCESS_FLAGS_PROT_MAX"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUmemAccess_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            0 => "CU_MEM_ACCESS_FLAGS_PROT_NONE",
-            1 => "CU_MEM_ACCESS_FLAGS_PROT_READ",
-            3 => "CU_MEM_ACCESS_FLAGS_PROT_READWRITE",
-            2147483647 => "CU_MEM_ACCESS_FLAGS_PROT_MAX",
-            other => return ::core::write!(f, "CUmemAccess_flags({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUmemAccess_flags({})", self.0),
+        }
+    }
+}
+impl CUmemLocationType_enum {
+    /// The constant's name in cuda.h (`CU_MEM_LOCATION_TYPE_INVALID`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            0 => Some("CU_MEM_LOCATION_TYPE_INVALID"),
+            1 => Some("CU_MEM_LOCATION_TYPE_DEVICE"),
+            2147483647 => Some("CU_MEM_LOCATION_TYPE_MAX"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUmemLocationType_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            0 => "CU_MEM_LOCATION_TYPE_INVALID",
-            1 => "CU_MEM_LOCATION_TYPE_DEVICE",
-            2147483647 => "CU_MEM_LOCATION_TYPE_MAX",
-            other => return ::core::write!(f, "CUmemLocationType({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUmemLocationType({})", self.0),
+        }
+    }
+}
+impl CUmemAllocationType_enum {
+    /// The constant's name in cuda.h (`CU_MEM_ALLOCATION_TYPE_INVALID`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            0 => Some("CU_MEM_ALLOCATION_TYPE_INVALID"),
+            1 => Some("CU_MEM_ALLOCATION_TYPE_PINNED"),
+            2147483647 => Some("CU_MEM_ALLOCATION_TYPE_MAX"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUmemAllocationType_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            0 => "CU_MEM_ALLOCATION_TYPE_INVALID",
-            1 => "CU_MEM_ALLOCATION_TYPE_PINNED",
-            2147483647 => "CU_MEM_ALLOCATION_TYPE_MAX",
-            other => return ::core::write!(f, "CUmemAllocationType({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUmemAllocationType({})", self.0),
+        }
+    }
+}
+impl CUmemPool_attribute_enum {
+    /// The constant's name in cuda.h (`CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            1 => Some("CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES"),
+            2 => Some("CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC"),
+            3 => Some("CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES"),
+            4 => Some("CU_MEMPOOL_ATTR_RELEASE_THRESHOLD"),
+            5 => Some("CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT"),
+            6 => Some("CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH"),
+            7 => Some("CU_MEMPOOL_ATTR_USED_MEM_CURRENT"),
+            8 => Some("CU_MEMPOOL_ATTR_USED_MEM_HIGH"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUmemPool_attribute_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            1 => "CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES",
-            2 => "CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC",
-            3 => "CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES",
-            4 => "CU_MEMPOOL_ATTR_RELEASE_THRESHOLD",
-            5 => "CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT",
-            6 => "CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH",
-            7 => "CU_MEMPOOL_ATTR_USED_MEM_CURRENT",
-            8 => "CU_MEMPOOL_ATTR_USED_MEM_HIGH",
-            other => return ::core::write!(f, "CUmemPool_attribute({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUmemPool_attribute({})", self.0),
+        }
+    }
+}
+impl CUgraphMem_attribute_enum {
+    /// The constant's name in cuda.h (`CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            0 => Some("CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT"),
+            1 => Some("CU_GRAPH_MEM_ATTR_USED_MEM_HIGH"),
+            2 => Some("CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT"),
+            3 => Some("CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUgraphMem_attribute_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            0 => "CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT",
-            1 => "CU_GRAPH_MEM_ATTR_USED_MEM_HIGH",
-            2 => "CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT",
-            3 => "CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH",
-            other => return ::core::write!(f, "CUgraphMem_attribute({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUgraphMem_attribute({})", self.0),
+        }
+    }
+}
+impl CUgraphInstantiate_flags_enum {
+    /// The constant's name in cuda.h (`CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            1 => Some("CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH"),
+            8 => Some("CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY"),
+            _ => None,
+        }
     }
 }
 impl ::core::fmt::Debug for CUgraphInstantiate_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.write_str(match self.0 {
-            1 => "CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH",
-            8 => "CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY",
-            other => return ::core::write!(f, "CUgraphInstantiate_flags({})", other),
-        })
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUgraphInstantiate_flags({})", self.0),
+        }
     }
 }
 
