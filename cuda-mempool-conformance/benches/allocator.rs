@@ -28,7 +28,7 @@
 use conformance::driver::check::*;
 use conformance::driver::cu::untracked;
 use conformance::driver::cu::*;
-use conformance::harness::channel::{hex, unhex, Channel, Peer, RECV_TIMEOUT};
+use conformance::harness::channel::{hex, unhex, Channel, Peer};
 use conformance::harness::child::Role;
 use conformance::harness::{probe, Cap, Env, CHILD_VAR};
 use serde_json::{json, Value};
@@ -446,7 +446,7 @@ fn ipc(e: &Env, sc: Scale) -> R<Vec<Row>> {
         export_us.push(us(t));
         data.push(json!(hex(&d.reserved)));
     }
-    let peer = Peer::spawn(&Role::BenchIpc, &[], RECV_TIMEOUT)?;
+    let peer = Peer::spawn(&Role::BenchIpc, &[], conformance::driver::deadline::trial())?;
     let answer = peer
         .chan
         .send(&json!({"data": data}), Some(fd.as_raw_fd()))

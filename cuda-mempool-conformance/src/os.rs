@@ -1,5 +1,6 @@
 //! The few OS calls the suite makes (Linux), behind one module: how a child of this binary is set
-//! up between fork and exec, opening a library into the global namespace, and the fd table.
+//! up between fork and exec, opening libraries and asking which object holds an address, and the
+//! fd table.
 //! Imports nothing of the crate.
 
 use std::collections::BTreeMap;
@@ -44,10 +45,24 @@ pub fn child_setup(cmd: &mut Command, fds: Vec<(RawFd, RawFd)>) {
 /// `dlopen(library, RTLD_NOW | RTLD_GLOBAL)`, kept open for the life of the process: its symbols
 /// join the default namespace, behind the executable's and LD_PRELOAD's.
 pub fn dlopen_global(library: &str) -> Result<(), String> {
+    dlopen(library, libc::RTLD_NOW | libc::RTLD_GLOBAL).map(|_| ())
+}
+
+/// An open library (never closed: its functions may be called until the process ends).
+#[derive(Clone, Copy)]
+pub struct Handle(*mut libc::c_void);
+
+/// `dlopen(library, RTLD_NOW | RTLD_LOCAL)`, kept open for the life of the process.
+pub fn dlopen_local(library: &str) -> Result<Handle, String> {
+    dlopen(library, libc::RTLD_NOW | libc::RTLD_LOCAL).map(Handle)
+}
+
+fn dlopen(library: &str, flags: libc::c_int) -> Result<*mut libc::c_void, String> {
     let name = std::ffi::CString::new(library).map_err(|e| format!("{library:?}: {e}"))?;
     // SAFETY: a NUL-terminated name; dlerror's string is read before any other dl call.
     unsafe {
-        if libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL).is_null() {
+        let h = libc::dlopen(name.as_ptr(), flags);
+        if h.is_null() {
             let e = libc::dlerror();
             let why = if e.is_null() {
                 "unknown error".to_string()
@@ -56,8 +71,31 @@ pub fn dlopen_global(library: &str) -> Result<(), String> {
             };
             return Err(format!("cannot open {library}: {why}"));
         }
+        Ok(h)
     }
-    Ok(())
+}
+
+impl Handle {
+    /// The address of `symbol` in this library, if it has one.
+    pub fn symbol(self, symbol: &str) -> Option<*mut libc::c_void> {
+        let name = std::ffi::CString::new(symbol).ok()?;
+        // SAFETY: a live handle and a NUL-terminated name.
+        let p = unsafe { libc::dlsym(self.0, name.as_ptr()) };
+        (!p.is_null()).then_some(p)
+    }
+}
+
+/// The file of the loaded object that holds `addr` (`dladdr`), if any does.
+pub fn object_of(addr: usize) -> Option<String> {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the address and fills `info`; dli_fname points into the loader's
+    // own tables, read at once.
+    unsafe {
+        if addr == 0 || libc::dladdr(addr as *const libc::c_void, &mut info) == 0 || info.dli_fname.is_null() {
+            return None;
+        }
+        Some(std::ffi::CStr::from_ptr(info.dli_fname).to_string_lossy().into_owned())
+    }
 }
 
 /// Close a raw fd this process owns (one a driver call handed over).

@@ -4,7 +4,7 @@
 
 use crate::cases::prelude::*;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 const E_OOM: CUresult = CUresult::CUDA_ERROR_OUT_OF_MEMORY;
@@ -391,7 +391,7 @@ pub fn cases() -> Vec<Case> {
             let watchdog = {
                 let gate = gate.clone();
                 std::thread::spawn(move || {
-                    let forced = rx.recv_timeout(Duration::from_secs(5)).is_err();
+                    let forced = rx.recv_timeout(crate::driver::deadline::gate() / 6).is_err();
                     gate.open();
                     forced
                 })

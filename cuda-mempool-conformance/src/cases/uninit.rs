@@ -88,8 +88,7 @@ static NO_DEVICE: Shared<Answers> = Shared::new();
 /// A child normally answers all 14 in milliseconds; one that hangs must not cost the trial's
 /// deadline.
 fn child_bound() -> Duration {
-    let trial = crate::harness::config::trial_timeout().unwrap_or(crate::harness::config::DEFAULT_TRIAL_TIMEOUT);
-    Duration::from_secs(10).min(trial / 4)
+    crate::driver::deadline::child_answer()
 }
 
 fn answers(role: &Role, envs: &[(&str, &str)]) -> Result<Answers, String> {
@@ -151,7 +150,8 @@ pub fn cases() -> Vec<Case> {
                     &format!("{api} before cuInit"),
                 )
             })
-            .lane("uninit"),
+            .lane("uninit")
+            .relies(&[Precondition::Library]),
         );
         v.push(
             Case::new(*idx, "after_cuInit_no_device_not_initialized", &[], move |_| {
@@ -170,7 +170,13 @@ pub fn cases() -> Vec<Case> {
                     &format!("{api} after cuInit found no device"),
                 )
             })
-            .lane("uninit"),
+            .lane("uninit")
+            .relies(&[
+                Precondition::Library,
+                Precondition::Probe,
+                Precondition::Init,
+                Precondition::HiddenNoDevice,
+            ]),
         );
     }
     v

@@ -3,24 +3,20 @@
 
 use crate::driver::cu::*;
 pub use crate::driver::fail::{ignore, Fail, R};
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub const SUCCESS: CUresult = CUresult::CUDA_SUCCESS;
 
-/// `CUDA_ERROR_X (n)`, or `unknown (n)` for a code the driver does not name (a negative value,
-/// which no CUresult is, shows as such: `unknown (-1)`).
+/// `CUDA_ERROR_X (n)`, or `unknown (n)` for a code the bindings do not name (a negative value,
+/// which no CUresult is, shows as such: `unknown (-1)`). Named by the bindings' own table, never by
+/// the driver: the library under test may be absent, broken, or crash when asked.
 pub fn code_name(r: CUresult) -> String {
-    let mut p = std::ptr::null();
-    // SAFETY: out-pointer is valid; the driver stores a static string or leaves it null.
-    let known = unsafe { cuGetErrorName(r, &mut p) } == SUCCESS && !p.is_null();
-    if known {
-        let name = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
-        format!("{name} ({})", r.0)
-    } else {
-        format!("unknown ({})", r.0 as i32)
+    match r.name() {
+        Some(name) => format!("{name} ({})", r.0),
+        None => format!("unknown ({})", r.0 as i32),
     }
 }
 
@@ -266,7 +262,7 @@ impl Drop for CurrentPool {
     }
 }
 
-/// Holds a stream at a host function until `open` (or drop, or a 30 s safety limit), so a case can
+/// Holds a stream at a host function until `open` (or drop, or a safety limit: `deadline::gate`), so a case can
 /// decide exactly which of its stream operations have completed.
 pub struct Gate {
     open: Arc<AtomicBool>,
@@ -275,7 +271,7 @@ unsafe extern "C" fn gate_wait(user: *mut c_void) {
     // SAFETY: `user` is the Arc<AtomicBool> leaked by Gate::close, reclaimed here exactly once.
     let flag = unsafe { Arc::from_raw(user as *const AtomicBool) };
     let start = Instant::now();
-    while !flag.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(30) {
+    while !flag.load(Ordering::Acquire) && start.elapsed() < crate::driver::deadline::gate() {
         std::thread::sleep(Duration::from_micros(200));
     }
 }

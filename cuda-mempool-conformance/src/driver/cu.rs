@@ -74,6 +74,8 @@ pub struct Loaded {
     pub error: Option<String>,
     /// Symbols the table lacks.
     pub missing: Vec<&'static str>,
+    /// Each entry the table has: its symbol and the address it resolved to.
+    pub addresses: Vec<(&'static str, usize)>,
 }
 
 impl Loaded {
@@ -122,12 +124,19 @@ pub fn load() -> &'static Loaded {
         } else {
             Vec::new()
         };
+        let addresses = EntryPoints::ENTRIES
+            .iter()
+            .zip(table.addresses())
+            .filter(|(_, a)| !a.is_null())
+            .map(|(e, a)| (e.symbol, a as usize))
+            .collect();
         install(Box::leak(Box::new(table)));
         Loaded {
             entry,
             library,
             error,
             missing,
+            addresses,
         }
     })
 }

@@ -2,12 +2,13 @@
 //! versions it was seen on and the driver branches it is expected on (the idea of wgpu's
 //! `FailureCase`).
 //!
-//! Inside its branches a check expects the driver's answer; outside them, the documented one. The
-//! report shows both either way. A departure that no longer reproduces inside its branches (the
-//! driver now gives the documented answer) is reported as `changed`, not as a failure; one that
-//! shows up outside its branches fails, naming the entry to extend if that driver is meant to keep
-//! it. Departures the documentation says nothing about (`documented: None`) are expected
-//! everywhere.
+//! On a branch a departure was verified on (its own `branches`, or one a team recorded in its
+//! expectation file) a check expects the driver's answer; elsewhere the documented one. The report
+//! shows both either way. A departure that no longer reproduces on a verified branch is `changed`;
+//! one that reproduces on a branch it was not verified on is a `known-departure`, counted apart and
+//! not failing; an answer that is neither fails. CONFORMANCE_STRICT=documented fails every
+//! departure from the documentation. Departures the documentation says nothing about
+//! (`documented: None`) are expected everywhere.
 
 use crate::driver::check::code_name;
 use crate::driver::cu::*;
@@ -172,16 +173,11 @@ pub fn get(id: &str) -> &'static Deviation {
 
 static DRIVER: OnceLock<(String, Option<u32>)> = OnceLock::new();
 
-/// The driver version this process talks to ("580.159.04"), read from the libcuda file's name, and
-/// its branch (580). Call once the machine is known.
-pub fn set_driver(libcuda: &str) {
-    let version = libcuda
-        .rsplit_once("libcuda.so.")
-        .map(|(_, v)| v.to_string())
-        .filter(|v| v.chars().next().is_some_and(|c| c.is_ascii_digit()))
-        .unwrap_or_default();
+/// The driver version this process talks to ("580.159.04", as `harness::identity` found it; empty
+/// when unknown) and so its branch (580). Call once the machine is known.
+pub fn set_driver(version: &str) {
     let branch = version.split('.').next().and_then(|b| b.parse().ok());
-    let _ = DRIVER.set((version, branch));
+    let _ = DRIVER.set((version.to_string(), branch));
 }
 
 /// The driver version and branch, if known.
@@ -194,12 +190,121 @@ pub fn in_branches(branches: (u32, u32)) -> bool {
     driver().1.is_some_and(|b| branches.0 <= b && b <= branches.1)
 }
 
-/// Check `got` against deviation `id`: the driver's answer inside its branches, the documented one
-/// outside. `what` starts with the call's name (for the blame, as in `driver::expect`).
+/// The variable that makes every departure from the documentation fail, verified or not.
+pub const STRICT_VAR: &str = "CONFORMANCE_STRICT";
+
+/// CONFORMANCE_STRICT, checked: unset (or empty) for the default policy, `documented` for strict.
+pub fn strict_from_env() -> Result<bool, String> {
+    match std::env::var(STRICT_VAR).as_deref().map(str::trim) {
+        Err(_) | Ok("") => Ok(false),
+        Ok("documented") => Ok(true),
+        Ok(v) => Err(format!(
+            "{STRICT_VAR}={v:?}: the one value is `documented` (every departure from the documentation fails, \
+             even on a driver branch it was verified on); unset it for the default policy"
+        )),
+    }
+}
+
+/// Whether this run is strict (an unusable value was refused before any trial ran).
+pub fn strict() -> bool {
+    static STRICT: OnceLock<bool> = OnceLock::new();
+    *STRICT.get_or_init(|| strict_from_env().unwrap_or(false))
+}
+
+/// Branches a team verified beyond the declared ones: (departure id or `*`, branch), from the
+/// expectation file's `[[verified]]` entries (`harness::expect`).
+static VERIFIED: OnceLock<Vec<(String, u32)>> = OnceLock::new();
+
+/// Record the branches the user verified (once per process, before the first check).
+pub fn set_verified(v: Vec<(String, u32)>) {
+    let _ = VERIFIED.set(v);
+}
+
+/// The branches departure `d` counts as verified on: its own, then the user's.
+fn verified_text(d: &Deviation) -> String {
+    let mut s = format!("{}–{}", d.branches.0, d.branches.1);
+    for (id, b) in VERIFIED.get().into_iter().flatten() {
+        if id == d.id || id == "*" {
+            s.push_str(&format!(", {b} (CONFORMANCE_EXPECT)"));
+        }
+    }
+    s
+}
+
+/// Whether departure `d` was verified on the running driver's branch.
+pub fn verified_here(d: &Deviation) -> bool {
+    in_branches(d.branches)
+        || driver().1.is_some_and(|b| {
+            VERIFIED
+                .get()
+                .into_iter()
+                .flatten()
+                .any(|(id, vb)| *vb == b && (id == d.id || id == "*"))
+        })
+}
+
+thread_local! {
+    static KNOWN: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The known departures the trial that just ran on this thread met (and forget them).
+pub fn take_known() -> Vec<String> {
+    KNOWN.with(|k| std::mem::take(&mut *k.borrow_mut()))
+}
+
+/// "driver 580.159.04 (branch 580)", or what is missing.
+pub fn driver_text() -> String {
+    match driver() {
+        ("", _) => "a driver of unknown version".to_string(),
+        (v, Some(b)) => format!("driver {v} (branch {b})"),
+        (v, None) => format!("driver {v} (branch unknown)"),
+    }
+}
+
+/// What an answer to a call with a declared departure comes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Judged {
+    /// The answer expected here.
+    Pass,
+    /// The departure's answer on a branch it was not verified on: accepted, reported apart.
+    Known,
+    /// The documented answer on a branch the departure was verified on: the driver changed.
+    Changed,
+    /// The departure's answer under CONFORMANCE_STRICT=documented.
+    Strict,
+    /// Neither the documented answer nor the departure's.
+    Wrong,
+}
+
+/// The policy, as a pure function: departure `d`, the answer `got`, whether `d` was verified on
+/// this branch, whether the run is strict; and the answer expected.
+pub fn judge(d: &Deviation, got: CUresult, verified: bool, strict: bool) -> (Judged, CUresult) {
+    let strict = strict && d.documented.is_some();
+    let verified = verified || d.documented.is_none();
+    let want = match d.documented {
+        Some(doc) if strict || !verified => doc,
+        _ => d.observed,
+    };
+    let j = if got == want {
+        Judged::Pass
+    } else if got == d.observed && strict {
+        Judged::Strict
+    } else if got == d.observed {
+        Judged::Known
+    } else if verified && !strict && Some(got) == d.documented {
+        Judged::Changed
+    } else {
+        Judged::Wrong
+    };
+    (j, want)
+}
+
+/// Check `got` against deviation `id` (`judge`, on this run's branch and strictness): a known
+/// departure is recorded for the report and the case goes on; a change, a strict failure or a
+/// wrong answer end it. `what` starts with the call's name (for the blame, as in `driver::expect`).
 pub fn expect_code(id: &str, what: &str, got: CUresult) -> R {
     let d = get(id);
-    let inside = in_branches(d.branches) || d.documented.is_none();
-    let want = if inside { d.observed } else { d.documented.unwrap() };
+    let (judged, want) = judge(d, got, verified_here(d), strict());
     let documented = d
         .documented
         .map_or("(the documentation is silent)".to_string(), code_name);
@@ -209,50 +314,92 @@ pub fn expect_code(id: &str, what: &str, got: CUresult) -> R {
         documented: documented.clone(),
         expected: code_name(want),
         observed: code_name(got),
-        ok: got == want,
+        ok: matches!(judged, Judged::Pass | Judged::Known),
         deviation: Some(id.to_string()),
     });
-    if got == want {
-        return Ok(());
-    }
-    let (version, _) = driver();
-    if inside && Some(got) == d.documented {
-        return Err(Fail::Changed(format!(
-            "{what}: returned the documented {documented}; driver {version} no longer shows deviation \
-             `{id}` (seen on {}: {})",
-            d.seen_on.join(", "),
-            code_name(d.observed)
-        )));
+    let driver = driver_text();
+    let seen = format!(
+        "verified on branches {}; seen on {}",
+        verified_text(d),
+        d.seen_on.join(", ")
+    );
+    match judged {
+        Judged::Pass => return Ok(()),
+        Judged::Known => {
+            KNOWN.with(|k| {
+                k.borrow_mut().push(format!(
+                    "{what}: {driver} returned {}, departure `{id}` from the documented {documented} ({seen}); \
+                     not verified on this branch: record it in a CONFORMANCE_EXPECT [[verified]] entry once checked",
+                    code_name(got)
+                ))
+            });
+            return Ok(());
+        }
+        Judged::Changed => {
+            return Err(Fail::Changed(format!(
+                "{what}: returned the documented {documented}; {driver} no longer shows departure `{id}` ({seen}: {})",
+                code_name(d.observed)
+            )))
+        }
+        Judged::Strict | Judged::Wrong => {}
     }
     if let Some(api) = crate::driver::blame::api_of(what) {
         crate::driver::blame::set(api);
     }
-    if !inside && got == d.observed {
+    if judged == Judged::Strict {
         return Err(Fail::Departure(format!(
-            "{what}: expected the documented {documented}, driver {version} returned {} — deviation `{id}`, \
-             declared for branches {}–{} (seen on {}); extend its branches in driver/departures.rs if this driver is \
-             meant to keep it",
-            code_name(got),
-            d.branches.0,
-            d.branches.1,
-            d.seen_on.join(", ")
+            "{what}: expected the documented {documented}, {driver} returned {} — departure `{id}` ({seen}), \
+             a failure because {STRICT_VAR}=documented",
+            code_name(got)
         )));
     }
     Err(Fail::Wrong(format!(
-        "{what}: expected {} ({}), driver returned {}; documented: {documented}",
+        "{what}: expected {}, {driver} returned {}; documented: {documented}; departure `{id}`: {} ({seen})",
         code_name(want),
-        if inside {
-            format!("deviation `{id}` of driver branches {}–{}", d.branches.0, d.branches.1)
-        } else {
-            "the documented answer".to_string()
-        },
-        code_name(got)
+        code_name(got),
+        code_name(d.observed)
     )))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// The policy's table: each row a mutant of `judge` it kills (swap verified/unverified, ignore
+    /// strictness, take a change for a pass, accept any answer).
+    #[test]
+    fn policy_table() {
+        let d = get("size_zero_succeeds"); // documented INVALID_VALUE, observed SUCCESS
+        let (doc, dep, other) = (
+            CUresult::CUDA_ERROR_INVALID_VALUE,
+            CUresult::CUDA_SUCCESS,
+            CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+        );
+        use Judged::*;
+        // (answer, verified here, strict) -> judged
+        let rows = [
+            (dep, true, false, Pass),
+            (doc, true, false, Changed),
+            (dep, false, false, Known),
+            (doc, false, false, Pass),
+            (dep, true, true, Strict),
+            (dep, false, true, Strict),
+            (doc, true, true, Pass),
+            (other, true, false, Wrong),
+            (other, false, false, Wrong),
+            (other, false, true, Wrong),
+        ];
+        for (got, verified, strict, want) in rows {
+            assert_eq!(
+                judge(d, got, verified, strict).0,
+                want,
+                "{got:?} verified={verified} strict={strict}"
+            );
+        }
+        // A departure the documentation is silent on is expected everywhere, strict or not.
+        let silent = get("win32_handle_on_linux");
+        assert_eq!(judge(silent, silent.observed, false, true).0, Pass);
+    }
+
     #[test]
     fn ids_are_unique() {
         for (i, a) in ALL.iter().enumerate() {

@@ -12,8 +12,8 @@ pub enum Fail {
     /// A declared departure of the driver no longer reproduces: the documented answer came back.
     /// Reported as changed, not as a failure.
     Changed(String),
-    /// The driver gave an answer a declared departure names, on a driver outside the branches
-    /// it was declared for.
+    /// The driver gave an answer a declared departure names where it fails: under
+    /// CONFORMANCE_STRICT=documented.
     Departure(String),
 }
 

@@ -7,6 +7,7 @@ pub mod blame;
 pub mod check;
 pub mod crumb;
 pub mod cu;
+pub mod deadline;
 pub mod departures;
 pub mod fail;
 pub mod ledger;

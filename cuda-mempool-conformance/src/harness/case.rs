@@ -5,6 +5,7 @@ use crate::driver::cu::*;
 use crate::driver::fail::{Fail, R};
 use crate::harness::machine::Selection;
 use crate::harness::machine::{Cap, Machine};
+use crate::harness::precondition::Precondition;
 use crate::harness::probe::retain_context;
 use std::sync::{Arc, OnceLock};
 
@@ -149,6 +150,9 @@ pub struct Case {
     /// Runs with no other trial in its process (it compares process-wide counts such as open fds).
     /// Workers run one trial at a time anyway; this matters when trials share one process.
     pub alone: bool,
+    /// The run's preconditions it relies on: where one does not hold, it is not run
+    /// (`harness::precondition`).
+    pub relies: &'static [Precondition],
     pub body: Body,
 }
 
@@ -179,6 +183,7 @@ impl Case {
             crash: None,
             slow: false,
             alone: false,
+            relies: crate::harness::precondition::DEFAULT,
             body: Arc::new(body),
         }
     }
@@ -218,6 +223,11 @@ impl Case {
     }
     pub fn serial(self) -> Case {
         self.lane(SERIAL)
+    }
+    /// It relies on these preconditions rather than the default ones.
+    pub fn relies(mut self, on: &'static [Precondition]) -> Case {
+        self.relies = on;
+        self
     }
     /// The driver crashes on this input: see [`Crash`]. The body returns Ok when the call returned
     /// the documented code instead (the driver no longer crashes).

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 pub const CHILD_FD: RawFd = 3;
 /// How long any one wait for a message (or for the child's exit) may take, unless the spawner
 /// says otherwise.
-pub const RECV_TIMEOUT: Duration = Duration::from_secs(60);
+
 const MAX_MSG: usize = 1 << 20;
 
 pub struct Channel {
@@ -40,7 +40,7 @@ impl Channel {
     pub fn from_inherited() -> R<Channel> {
         // SAFETY: the parent placed the socket at CHILD_FD for this role and nothing else owns it.
         let sock = unsafe { OwnedFd::from_raw_fd(CHILD_FD) };
-        Channel::new(sock, RECV_TIMEOUT)
+        Channel::new(sock, crate::driver::deadline::trial())
     }
 
     pub fn send(&self, msg: &Value, fd: Option<RawFd>) -> R {

@@ -18,6 +18,8 @@ pub enum Role {
     Noop,
     /// Probe the machine and print it (`harness::probe`).
     Probe,
+    /// cuInit with every device hidden, and print its answer (`harness::probe`).
+    HiddenInit,
     /// Every API before `cuInit` (`cases::uninit`).
     Uninit,
     /// Every API after `cuInit` found no device (`cases::uninit`).
@@ -36,6 +38,7 @@ pub enum Role {
 const ROLES: &[(&str, Role)] = &[
     ("noop", Role::Noop),
     ("probe", Role::Probe),
+    ("hidden-init", Role::HiddenInit),
     ("uninit", Role::Uninit),
     ("nodevice", Role::NoDevice),
     ("worker", Role::Worker),
@@ -64,9 +67,6 @@ impl Role {
         }
     }
 }
-
-/// How long [`run_child`] waits by default.
-pub const CHILD_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Output of a child run of this same binary.
 pub struct ChildOut {
@@ -150,7 +150,7 @@ pub fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<String> {
 
 /// Re-run this binary in a child role, with a bounded wait; the child is always reaped.
 pub fn run_child(role: &Role, envs: &[(&str, &str)]) -> Result<ChildOut, String> {
-    run_child_for(role, envs, CHILD_TIMEOUT)
+    run_child_for(role, envs, crate::driver::deadline::trial())
 }
 
 /// [`run_child`] with its own bound.

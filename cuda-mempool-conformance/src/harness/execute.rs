@@ -28,6 +28,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
     crate::driver::blame::reset();
     let _ = crate::driver::check::take_notes();
     let _ = crate::driver::observe::take();
+    let _ = crate::driver::departures::take_known();
     crate::driver::ledger::set_trial(&name);
     let start = Instant::now();
     let answer = |outcome, kind, message: String| {
@@ -59,8 +60,10 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
     env.bind();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (case.body)(env)));
     crate::driver::ledger::set_trial("");
+    let known = crate::driver::departures::take_known();
     match result {
-        Ok(Ok(())) => answer(Outcome::Passed, Kind::Plain, String::new()),
+        Ok(Ok(())) if known.is_empty() => answer(Outcome::Passed, Kind::Plain, String::new()),
+        Ok(Ok(())) => answer(Outcome::Known, Kind::Departure, known.join("\n")),
         Ok(Err(Fail::Ignore(why))) => answer(Outcome::Ignored, Kind::CannotRun, why),
         Ok(Err(Fail::Changed(what))) => answer(Outcome::Changed, Kind::Departure, what),
         Ok(Err(Fail::Departure(what))) => answer(Outcome::Failed, Kind::Departure, what),

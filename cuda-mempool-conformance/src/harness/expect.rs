@@ -8,6 +8,16 @@
 //! reason = "our pool trims lazily, at the next allocation"
 //! ```
 //!
+//! A team that checked a driver branch records it, so that the departures declared in
+//! `driver/departures.rs` are expected there as on the branches they were verified on:
+//!
+//! ```toml
+//! [[verified]]
+//! departure = "size_zero_succeeds"   # or "*": every declared departure
+//! branch = 570
+//! reason = "checked on our R570 fleet, 2026-11"
+//! ```
+//!
 //! A listed trial that fails (with the `observed` answer, when one is given) is an *expected
 //! failure*: reported, not failing. A listed trial that passes is *unexpectedly passing*, which
 //! fails, so that the file gets cleaned up. A listed trial that fails differently, and any unlisted
@@ -25,6 +35,17 @@ pub const EXPECT_VAR: &str = "CONFORMANCE_EXPECT";
 struct File {
     #[serde(default)]
     deviation: Vec<Entry>,
+    #[serde(default)]
+    verified: Vec<Verified>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Verified {
+    departure: toml::Spanned<String>,
+    branch: u32,
+    #[allow(dead_code)]
+    reason: String,
 }
 
 #[derive(Deserialize)]
@@ -47,6 +68,8 @@ pub struct Known {
 pub struct Expectations {
     pub path: String,
     pub known: Vec<Known>,
+    /// (departure id or `*`, driver branch) the user verified.
+    pub verified: Vec<(String, u32)>,
 }
 
 static LOADED: OnceLock<Option<Expectations>> = OnceLock::new();
@@ -74,9 +97,22 @@ pub fn parse(path: &str, text: &str) -> Result<Expectations, String> {
             reason: d.reason,
         })
         .collect();
+    let mut verified = Vec::new();
+    for v in file.verified {
+        let line = line_of(text, v.departure.span().start);
+        let id = v.departure.into_inner();
+        if id != "*" && !crate::driver::departures::ALL.iter().any(|d| d.id == id) {
+            return Err(format!(
+                "{EXPECT_VAR}={path}: line {line}: no declared departure {id:?} (the ids are in the report's \
+                 departures table, or \"*\" for all)"
+            ));
+        }
+        verified.push((id, v.branch));
+    }
     Ok(Expectations {
         path: path.to_string(),
         known,
+        verified,
     })
 }
 
@@ -95,7 +131,9 @@ pub fn load() -> Result<Option<&'static Expectations>, String> {
             Some(parse(&path, &text)?)
         }
     };
-    Ok(LOADED.get_or_init(|| e).as_ref())
+    let loaded = LOADED.get_or_init(|| e).as_ref();
+    crate::driver::departures::set_verified(loaded.map(|e| e.verified.clone()).unwrap_or_default());
+    Ok(loaded)
 }
 
 impl Expectations {
@@ -140,7 +178,7 @@ impl Expectations {
                     );
                 }
             }
-            Outcome::Passed | Outcome::Changed => {
+            Outcome::Passed | Outcome::Changed | Outcome::Known => {
                 r.outcome = Outcome::Failed;
                 r.message = format!(
                     "unexpectedly passing: {at} lists it as a known deviation ({}); remove that entry",

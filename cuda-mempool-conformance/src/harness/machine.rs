@@ -2,6 +2,7 @@
 
 use crate::driver::check::*;
 use crate::driver::cu::*;
+use crate::harness::identity::Identity;
 use std::fmt::Write as _;
 
 /// Something a case may need that a machine may lack. Names are those of CONFORMANCE_REQUIRE.
@@ -59,8 +60,23 @@ pub struct Device {
 
 #[derive(Clone, Debug, Default)]
 pub struct Machine {
+    /// cuDriverGetVersion's answer (13000 for CUDA 13.0).
     pub driver_version: i32,
+    /// The driver's version and branch, and where they came from.
+    pub identity: Identity,
     pub libcuda: String,
+    /// Why the driver library could not be loaded, if it could not.
+    pub load_error: Option<String>,
+    /// cuInit's answer in a child with every device hidden (CUDA_VISIBLE_DEVICES=""), asked by the
+    /// coordinator after the probe; None where it was not asked (in-process mode) or gave none.
+    pub hidden_init: Option<i32>,
+    /// How long the probe's child took, start to answer (the coordinator's measure of how fast a
+    /// process of this run starts: waits for children scale with it).
+    pub startup_secs: f64,
+    /// Each entry point the table has and the object it resolved to (`dladdr`), in the mode used.
+    pub resolved: Vec<(String, String)>,
+    /// The libraries LD_PRELOAD names.
+    pub preloaded: Vec<String>,
     /// cuInit's answer.
     pub init: i32,
     pub devices: Vec<Device>,
@@ -145,16 +161,31 @@ impl Machine {
         let v = self.driver_version;
         writeln!(
             s,
-            "driver: CUDA {}.{} ({v}); libcuda: {}",
+            "driver: {}; CUDA {}.{} ({v}); libcuda: {}",
+            self.identity.describe(),
             v / 1000,
             v % 1000 / 10,
             self.libcuda
         )
         .unwrap();
+        let sources: Vec<String> = self.identity.sources.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        writeln!(s, "driver version sources: {}", sources.join("; ")).unwrap();
         if let Some(e) = &self.probe_error {
             writeln!(s, "PROBE FAILED: {e}").unwrap();
         }
         writeln!(s, "cuInit: {}", code_name(CUresult(self.init as u32))).unwrap();
+        if let Some(h) = self.hidden_init {
+            writeln!(
+                s,
+                "cuInit with every device hidden (CUDA_VISIBLE_DEVICES=\"\"): {}",
+                code_name(CUresult(h as u32))
+            )
+            .unwrap();
+        }
+        writeln!(s, "answered by: {}", self.answered_by()).unwrap();
+        if let Some(w) = self.not_reached() {
+            writeln!(s, "LIBRARY UNDER TEST NOT REACHED: {w}").unwrap();
+        }
         for d in &self.devices {
             writeln!(
                 s,
@@ -229,8 +260,54 @@ impl Machine {
         s
     }
 
+    /// The 14 APIs' entries by the object they resolved to: "libcuda.so.580.159.04 (14)".
+    pub fn answered_by(&self) -> String {
+        let mut by: Vec<(String, usize)> = Vec::new();
+        for (_, api) in crate::driver::APIS {
+            let object = self
+                .resolved
+                .iter()
+                .find(|(sym, _)| sym == api)
+                .map_or("nothing (missing)", |(_, o)| o.as_str());
+            match by.iter_mut().find(|(o, _)| o == object) {
+                Some(e) => e.1 += 1,
+                None => by.push((object.to_string(), 1)),
+            }
+        }
+        let parts: Vec<String> = by.iter().map(|(o, n)| format!("{o} ({n} of the 14 APIs)")).collect();
+        format!("{} [{}]", parts.join(", "), self.entry)
+    }
+
+    /// Why the library under test was not reached: LD_PRELOAD names libraries, and no entry point
+    /// resolved into any of them in the mode this run used.
+    pub fn not_reached(&self) -> Option<String> {
+        if self.preloaded.is_empty() || self.resolved.is_empty() {
+            return None;
+        }
+        let file = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+        let preloaded: Vec<String> = self.preloaded.iter().map(|p| file(p)).collect();
+        let reached = self.resolved.iter().any(|(_, o)| preloaded.contains(&file(o)));
+        (!reached).then(|| {
+            format!(
+                "LD_PRELOAD names {}, but no entry point resolved into it in mode {}: this report is about {}, \
+                 not about the preloaded library (try CONFORMANCE_ENTRY=proc-address, dlsym or link, whichever path \
+                 the library hooks)",
+                preloaded.join(", "),
+                self.entry,
+                self.answered_by()
+            )
+        })
+    }
+
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({
+            "identity": self.identity,
+            "load_error": self.load_error,
+            "hidden_init": self.hidden_init,
+            "startup_secs": self.startup_secs,
+            "resolved": self.resolved,
+            "preloaded": self.preloaded,
+            "not_reached": self.not_reached(),
             "driver_version": self.driver_version,
             "libcuda": self.libcuda,
             "cuInit": self.init,
@@ -258,6 +335,12 @@ impl Machine {
         let int = |v: &serde_json::Value, what: &str| v.as_i64().ok_or_else(|| bad(what));
         let flag = |v: &serde_json::Value| v.as_bool().unwrap_or(false);
         let mut m = Machine {
+            identity: serde_json::from_value(j["identity"].clone()).map_err(|e| bad(&format!("identity ({e})")))?,
+            load_error: j["load_error"].as_str().map(String::from),
+            hidden_init: j["hidden_init"].as_i64().map(|v| v as i32),
+            startup_secs: j["startup_secs"].as_f64().unwrap_or(0.0),
+            resolved: serde_json::from_value(j["resolved"].clone()).unwrap_or_default(),
+            preloaded: serde_json::from_value(j["preloaded"].clone()).unwrap_or_default(),
             driver_version: int(&j["driver_version"], "driver_version")? as i32,
             libcuda: j["libcuda"].as_str().unwrap_or("unknown").to_string(),
             init: int(&j["cuInit"], "cuInit")? as i32,
@@ -285,7 +368,7 @@ impl Machine {
                 .unwrap_or_default(),
             ..Machine::default()
         };
-        crate::driver::departures::set_driver(&m.libcuda);
+        crate::driver::departures::set_driver(&m.identity.version);
         for d in j["devices"].as_array().ok_or_else(|| bad("devices"))? {
             m.devices.push(Device {
                 ordinal: int(&d["ordinal"], "ordinal")? as i32,

@@ -9,9 +9,11 @@ pub mod config;
 pub mod devices;
 pub mod execute;
 pub mod expect;
+pub mod identity;
 pub mod leaks;
 pub mod machine;
 pub mod outcome;
+pub mod precondition;
 pub mod probe;
 pub mod verdict;
 

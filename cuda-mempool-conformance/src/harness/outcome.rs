@@ -18,6 +18,10 @@ pub enum Outcome {
     Changed,
     /// A failure the user's expectation file lists (CONFORMANCE_EXPECT): reported, not failing.
     Expected,
+    /// A declared departure of drivers from the documentation (or a declared crash) that reproduced
+    /// on a driver branch it was not verified on: reported apart, not failing (unless
+    /// CONFORMANCE_STRICT=documented, which makes it a failure).
+    Known,
 }
 impl Outcome {
     pub fn as_str(self) -> &'static str {
@@ -27,6 +31,7 @@ impl Outcome {
             Outcome::Ignored => "ignored",
             Outcome::Changed => "changed",
             Outcome::Expected => "expected-failure",
+            Outcome::Known => "known-departure",
         }
     }
     pub fn parse(s: &str) -> Option<Outcome> {
@@ -36,6 +41,7 @@ impl Outcome {
             Outcome::Ignored,
             Outcome::Changed,
             Outcome::Expected,
+            Outcome::Known,
         ]
         .into_iter()
         .find(|o| o.as_str() == s)
@@ -70,6 +76,9 @@ pub enum Kind {
     Expectation,
     /// The run left something behind (`suite::no_leaks`).
     Leak,
+    /// A precondition of the run does not hold (`harness::precondition`): the suite-level trial
+    /// that says so, and the trials that rely on it, not run.
+    Precondition,
 }
 impl Kind {
     /// The name in report.json and JUnit.
@@ -87,6 +96,7 @@ impl Kind {
             Kind::CannotRun => "cannot-run",
             Kind::Expectation => "expectation",
             Kind::Leak => "leak",
+            Kind::Precondition => "precondition",
         }
     }
     /// The kinds a worker's answer can carry (what a body came to in its own process).

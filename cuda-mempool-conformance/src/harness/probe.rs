@@ -31,20 +31,21 @@ fn libcuda_path() -> String {
 }
 
 /// Probe the machine (calls cuInit). Contexts are each process's own business (`retain_context`).
+/// Nothing is asked of the library before cuInit but the entry points themselves: a layer may
+/// crash on calls made before it.
 pub fn probe() -> Machine {
     let loaded = crate::driver::cu::load();
     let mut m = Machine {
         entry: loaded.describe(),
         missing: loaded.missing.iter().map(|s| s.to_string()).collect(),
+        preloaded: std::env::var("LD_PRELOAD")
+            .unwrap_or_default()
+            .split(|c: char| c == ':' || c.is_whitespace())
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect(),
         ..Machine::default()
     };
-    if let Some(e) = &loaded.error {
-        m.probe_error = Some(format!(
-            "the driver library could not be loaded: {e}. Install the NVIDIA driver (Debian: libcuda1 \
-             from non-free), or point {} at a libcuda",
-            crate::driver::cu::Library::ENV
-        ));
-    }
     for (idx, api) in crate::driver::APIS {
         m.exported.push((*idx, loaded.has(api)));
     }
@@ -52,11 +53,30 @@ pub fn probe() -> Machine {
         .iter()
         .all(|s| loaded.has(s));
     m.imex_channels = std::path::Path::new("/dev/nvidia-caps-imex-channels").exists();
+    m.resolved = loaded
+        .addresses
+        .iter()
+        .map(|(sym, a)| {
+            (
+                sym.to_string(),
+                crate::os::object_of(*a).unwrap_or_else(|| "unknown".into()),
+            )
+        })
+        .collect();
+    if let Some(e) = &loaded.error {
+        m.load_error = Some(e.clone());
+        m.init = CUresult::CUDA_ERROR_NOT_FOUND.0 as i32;
+        m.libcuda = "none".into();
+        m.identity = crate::harness::identity::identify("");
+        crate::driver::departures::set_driver(&m.identity.version);
+        return m;
+    }
     unsafe {
-        let _ = cuDriverGetVersion(&mut m.driver_version);
         m.init = cuInit(0).0 as i32;
+        let _ = cuDriverGetVersion(&mut m.driver_version);
         m.libcuda = libcuda_path();
-        crate::driver::departures::set_driver(&m.libcuda);
+        m.identity = crate::harness::identity::identify(&m.libcuda);
+        crate::driver::departures::set_driver(&m.identity.version);
         if m.init != 0 {
             return m;
         }
@@ -115,7 +135,6 @@ pub fn probe() -> Machine {
     // What a process without the coordinator's choice uses: the default.
     m.selection =
         crate::harness::devices::select(&crate::harness::devices::Request::Default, &m, false).unwrap_or_default();
-    crate::driver::departures::set_driver(&m.libcuda);
     m
 }
 
@@ -154,9 +173,10 @@ pub fn child_main() -> i32 {
 }
 
 /// Probe in a child process, so that a driver (or interposer) that crashes or hangs in cuInit
-/// or a device query costs the probe, not the run.
+/// or a device query costs the probe, not the run. The time it took is the run's start-up measure.
 pub fn probe_in_child(timeout: std::time::Duration) -> Machine {
-    match crate::harness::child::run_child_for(&crate::harness::child::Role::Probe, &[], timeout) {
+    let start = std::time::Instant::now();
+    let mut m = match crate::harness::child::run_child_for(&crate::harness::child::Role::Probe, &[], timeout) {
         Err(e) => Machine::failed(e),
         Ok(out) if out.status.and_then(|s| s.code()) == Some(0) => {
             let line = out.last_json().unwrap_or("");
@@ -169,5 +189,26 @@ pub fn probe_in_child(timeout: std::time::Duration) -> Machine {
             }
         }
         Ok(out) => Machine::failed(out.describe()),
+    };
+    m.startup_secs = start.elapsed().as_secs_f64();
+    if m.probe_error.is_none() && m.load_error.is_none() {
+        m.hidden_init = hidden_init_in_child(timeout);
     }
+    m
+}
+
+/// Child role `hidden-init`: cuInit (the coordinator hid every device) and its answer as JSON.
+pub fn hidden_init_main() -> i32 {
+    let r = unsafe { cuInit(0) };
+    println!("{}", serde_json::json!({ "cuInit": r.0 }));
+    0
+}
+
+/// cuInit's answer with every device hidden (CUDA_VISIBLE_DEVICES=""), asked of a child; None if
+/// it gave none (died, hung).
+pub fn hidden_init_in_child(timeout: std::time::Duration) -> Option<i32> {
+    let role = crate::harness::child::Role::HiddenInit;
+    let out = crate::harness::child::run_child_for(&role, &[("CUDA_VISIBLE_DEVICES", "")], timeout).ok()?;
+    let j: serde_json::Value = serde_json::from_str(out.last_json()?).ok()?;
+    j["cuInit"].as_i64().map(|v| v as i32)
 }

@@ -11,6 +11,7 @@ use crate::harness::child::{inside_text, signal_name, signal_names};
 use crate::harness::expect;
 use crate::harness::machine::{Cap, Machine};
 use crate::harness::outcome::{Answer, Kind, Outcome, Raw, Record};
+use crate::harness::precondition::Broken;
 
 /// What a case comes to before it runs.
 pub enum Before {
@@ -22,8 +23,26 @@ pub enum Before {
     Fail(Record),
 }
 
-/// Whether `case` can run on `m`, given the capabilities a run requires.
-pub fn before(case: &Case, m: &Machine, required: &[Cap]) -> Before {
+/// Whether `case` can run on `m`, given the precondition that does not hold (if one does not) and
+/// the capabilities a run requires. A trial that relies on a broken precondition is not run and
+/// counts against nothing: `suite::preconditions` says it once.
+pub fn before(case: &Case, m: &Machine, broken: Option<&Broken>, required: &[Cap]) -> Before {
+    if let Some(b) = broken.filter(|b| case.relies.contains(&b.which)) {
+        return Before::Ignore(Record {
+            dev: Some(case.dev),
+            per: case.per,
+            ..Record::new(
+                case.trial_name(),
+                case.group,
+                Outcome::Ignored,
+                Kind::Precondition,
+                format!(
+                    "not run: it relies on `{}`, which does not hold here (suite::preconditions says why)",
+                    b.which.what()
+                ),
+            )
+        });
+    }
     let Some((cap, why)) = case.missing(m) else {
         return Before::Run;
     };
@@ -146,20 +165,51 @@ fn against_case(case: &Case, raw: Raw) -> Record {
     match case.crash {
         None => lost(case, raw),
         // A crash declared for other drivers: here the documented code is expected, a crash fails.
-        Some(c) if !departures::in_branches(c.branches) => match raw {
+        Some(c) if !departures::in_branches(c.branches) || departures::strict() => match raw {
+            // The declared crash, on a branch it was not verified on: a known departure.
+            Raw::Died {
+                signal: Some(s),
+                inside,
+                secs,
+                ..
+            } if c.signals.contains(&s) && !departures::strict() => Record {
+                notes: vec![format!("crashed by {}{}", signal_name(s), inside_text(&inside))],
+                ..one(
+                    case,
+                    Outcome::Known,
+                    Kind::Crash,
+                    format!(
+                        "{} crashed by {} as declared for driver branches {}–{} ({}), not verified on this \
+                         branch; the documentation's answer is {}",
+                        departures::driver_text(),
+                        signal_name(s),
+                        c.branches.0,
+                        c.branches.1,
+                        c.seen_on,
+                        code_name(c.documented)
+                    ),
+                    None,
+                    secs,
+                )
+            },
             Raw::Died {
                 how, inside, log, secs, ..
             } => {
-                let (version, _) = departures::driver();
                 let message = with_log(
                     format!(
-                        "the process {how}{} on driver {version}; the crash by {} was declared for driver branches \
-                         {}–{} ({}), elsewhere the documented {} is expected",
+                        "the process {how}{} on {}; a crash by {} was declared for driver branches {}–{} ({}); \
+                         {} the documented {} is expected",
                         inside_text(&inside),
+                        departures::driver_text(),
                         signal_names(c.signals),
                         c.branches.0,
                         c.branches.1,
                         c.seen_on,
+                        if departures::strict() {
+                            format!("under {}=documented", departures::STRICT_VAR)
+                        } else {
+                            "this is not that crash, so".to_string()
+                        },
                         code_name(c.documented)
                     ),
                     &log,

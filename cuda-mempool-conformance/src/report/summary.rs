@@ -22,6 +22,8 @@ pub struct Row {
     pub failed: usize,
     pub ignored: usize,
     pub changed: usize,
+    /// Departures that reproduced on a branch they were not verified on (`known-departure`).
+    pub known: usize,
     /// Failures the user's expectation file lists.
     pub expected: usize,
     /// Trials of this row that needed a device and ran (not ignored).
@@ -34,7 +36,7 @@ impl Row {
             "✗"
         } else if self.device_ran == 0 && matches!(self.group, Group::Api(_)) {
             "—"
-        } else if self.passed + self.changed > 0 {
+        } else if self.passed + self.changed + self.known > 0 {
             "✓"
         } else {
             "—"
@@ -85,6 +87,7 @@ fn row(m: &Machine, group: Group, name: String, records: &[Record]) -> Row {
         failed,
         ignored: count(Outcome::Ignored),
         changed: count(Outcome::Changed),
+        known: count(Outcome::Known),
         expected: count(Outcome::Expected),
         device_ran,
         secs: own.iter().map(|r| r.secs).sum(),
@@ -126,15 +129,15 @@ pub fn report_dir() -> PathBuf {
 fn table(s: &mut String, rows: &[Row]) {
     writeln!(
         s,
-        "| Index | API | Supported | Test Passed | passed | failed | ignored | changed | known | time (s) |"
+        "| Index | API | Supported | Test Passed | passed | failed | ignored | changed | known departures | expected failures | time (s) |"
     )
     .unwrap();
-    writeln!(s, "|---|---|---|---|---|---|---|---|---|---|").unwrap();
+    writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|").unwrap();
     for r in rows {
         let index = r.group.api().map_or("—".to_string(), |i| i.to_string());
         writeln!(
             s,
-            "| {index} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} |",
+            "| {index} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} |",
             r.name,
             r.supported,
             r.verdict(),
@@ -142,6 +145,7 @@ fn table(s: &mut String, rows: &[Row]) {
             r.failed,
             r.ignored,
             r.changed,
+            r.known,
             r.expected,
             r.secs
         )
@@ -160,7 +164,7 @@ pub fn sets(m: &Machine, records: &[Record]) -> Vec<(String, Vec<Row>)> {
         crate::driver::APIS
             .iter()
             .map(|(idx, api)| row(m, Group::Api(*idx), api.to_string(), &rs))
-            .filter(|r| r.passed + r.failed + r.ignored + r.changed > 0)
+            .filter(|r| r.passed + r.failed + r.ignored + r.changed + r.known > 0)
             .collect()
     };
     let mut v = Vec::new();
@@ -179,16 +183,36 @@ pub fn sets(m: &Machine, records: &[Record]) -> Vec<(String, Vec<Row>)> {
     v
 }
 
-fn totals(rows: &[Row]) -> (usize, usize, usize, usize, usize) {
-    rows.iter().fold((0, 0, 0, 0, 0), |a, r| {
-        (
-            a.0 + r.passed,
-            a.1 + r.failed,
-            a.2 + r.ignored,
-            a.3 + r.changed,
-            a.4 + r.expected,
+/// Counts over every row.
+pub struct Totals {
+    pub passed: usize,
+    pub failed: usize,
+    pub ignored: usize,
+    pub changed: usize,
+    pub known: usize,
+    pub expected: usize,
+}
+
+fn totals(rows: &[Row]) -> Totals {
+    let sum = |f: fn(&Row) -> usize| rows.iter().map(f).sum();
+    Totals {
+        passed: sum(|r| r.passed),
+        failed: sum(|r| r.failed),
+        ignored: sum(|r| r.ignored),
+        changed: sum(|r| r.changed),
+        known: sum(|r| r.known),
+        expected: sum(|r| r.expected),
+    }
+}
+
+impl Totals {
+    /// "Total: 215 passed, 0 failed, …".
+    pub fn line(&self) -> String {
+        format!(
+            "Total: {} passed, {} failed, {} ignored, {} changed, {} known departures, {} expected failures.",
+            self.passed, self.failed, self.ignored, self.changed, self.known, self.expected
         )
-    })
+    }
 }
 
 fn sorted(records: &[Record], o: Outcome) -> Vec<&Record> {
@@ -205,14 +229,26 @@ pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_
         "Date: {date}. Wall time: {wall_s:.1} s ({workers} worker processes).\n"
     )
     .unwrap();
-    writeln!(s, "```\n{}```\n", m.summary()).unwrap();
-    table(&mut s, rows);
-    let (p, f, i, c, k) = totals(rows);
+    if let Some(b) = crate::harness::precondition::broken(m) {
+        writeln!(s, "**{}**\n", b.text()).unwrap();
+    }
+    if let Some(w) = m.not_reached() {
+        writeln!(s, "**The library under test was not reached:** {w}\n").unwrap();
+    }
     writeln!(
         s,
-        "\nTotal: {p} passed, {f} failed, {i} ignored, {c} changed, {k} expected failures."
+        "Departure policy: {}.\n",
+        if crate::driver::departures::strict() {
+            "CONFORMANCE_STRICT=documented (every departure from the documentation fails)"
+        } else {
+            "default (a departure verified on this branch is expected; one that reproduces on a branch it was not \
+             verified on is a known departure, counted apart, not failing)"
+        }
     )
     .unwrap();
+    writeln!(s, "```\n{}```\n", m.summary()).unwrap();
+    table(&mut s, rows);
+    writeln!(s, "\n{}", totals(rows).line()).unwrap();
     for (title, rows) in sets(m, records) {
         writeln!(s, "\n### {title}\n").unwrap();
         table(&mut s, &rows);
@@ -272,6 +308,17 @@ pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_
             .unwrap();
         }
     }
+    let known = sorted(records, Outcome::Known);
+    if !known.is_empty() {
+        writeln!(
+            s,
+            "\n## Known departures on a branch they were not verified on (not failing; CONFORMANCE_STRICT=documented fails them)\n"
+        )
+        .unwrap();
+        for r in known {
+            writeln!(s, "- `{}`: {}", r.trial, r.message.replace('\n', " ⏎ ")).unwrap();
+        }
+    }
     let expected = sorted(records, Outcome::Expected);
     if !expected.is_empty() {
         writeln!(s, "\n## Expected failures (CONFORMANCE_EXPECT)\n").unwrap();
@@ -326,7 +373,7 @@ pub fn json(
 ) -> serde_json::Value {
     let mut recs: Vec<&Record> = records.iter().collect();
     recs.sort_by(|a, b| a.trial.cmp(&b.trial));
-    let (p, f, i, c, k) = totals(rows);
+    let t = totals(rows);
     serde_json::json!({
         "date": date,
         "wall_s": wall_s,
@@ -334,14 +381,21 @@ pub fn json(
         "machine": m.to_json(),
         "driver_version": m.driver_version,
         "cuInit": m.init,
-        "totals": {"passed": p, "failed": f, "ignored": i, "changed": c, "expected_failures": k},
+        "totals": {"passed": t.passed, "failed": t.failed, "ignored": t.ignored, "changed": t.changed,
+            "known_departures": t.known, "expected_failures": t.expected},
         "driver": crate::driver::departures::driver().0,
+        "driver_branch": crate::driver::departures::driver().1,
+        "driver_source": m.identity.source,
+        "strict": crate::driver::departures::strict(),
+        "precondition": crate::harness::precondition::broken(m).map(|b| serde_json::json!({
+            "what": b.which.what(), "cause": b.cause, "fix": b.fix})),
+        "not_reached": m.not_reached(),
         "deviations": departures(records).iter().map(|d| serde_json::json!({"id": d.0, "api": d.1,
             "documented": d.2, "observed": d.3, "seen_on": d.4, "branches": d.5, "this_run": d.6})).collect::<Vec<_>>(),
         "apis": rows.iter().filter(|r| r.group.api().is_some()).map(|r| serde_json::json!({
             "index": r.group.api(), "api": r.name, "supported": r.supported, "test_passed": r.verdict(),
             "passed": r.passed, "failed": r.failed, "ignored": r.ignored, "changed": r.changed,
-            "expected_failures": r.expected, "secs": r.secs,
+            "known_departures": r.known, "expected_failures": r.expected, "secs": r.secs,
         })).collect::<Vec<_>>(),
         "groups": rows.iter().filter(|r| r.group.api().is_none()).map(|r| serde_json::json!({
             "group": r.group.label(), "test_passed": r.verdict(),
@@ -350,7 +404,7 @@ pub fn json(
         "sets": sets(m, records).iter().map(|(title, rows)| serde_json::json!({"title": title,
             "apis": rows.iter().map(|r| serde_json::json!({"index": r.group.api(), "api": r.name,
                 "test_passed": r.verdict(), "passed": r.passed, "failed": r.failed, "ignored": r.ignored,
-                "changed": r.changed})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+                "changed": r.changed, "known_departures": r.known})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
         "trials": recs.iter().map(|r| serde_json::json!({
             "trial": r.trial, "api": r.group.api(), "group": r.group.label(), "outcome": r.outcome.as_str(), "kind": r.kind.as_str(),
             "message": r.message, "blame": r.blame, "secs": r.secs, "notes": r.notes,

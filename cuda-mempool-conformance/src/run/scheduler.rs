@@ -93,7 +93,7 @@ impl Ctx {
 
 /// How long a trial runs before it stops counting against the parallelism.
 fn stuck_after(deadline: Duration) -> Duration {
-    (deadline / 4).clamp(Duration::from_secs(2), Duration::from_secs(10))
+    crate::driver::deadline::stuck(deadline)
 }
 
 impl Scheduler {

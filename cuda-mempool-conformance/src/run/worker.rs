@@ -78,7 +78,7 @@ impl Worker {
             ],
             Stdio::piped(),
             Some(&crumb),
-            Duration::from_secs(60),
+            crate::driver::deadline::worker_start(),
         )?;
         let log = Arc::new(Mutex::new(Log::default()));
         let mut readers = Vec::new();
@@ -118,7 +118,7 @@ impl Worker {
     /// Reap the process (bounded) and collect what it wrote.
     fn reap(&mut self) -> Option<std::process::ExitStatus> {
         use wait_timeout::ChildExt;
-        let status = match self.child.wait_timeout(Duration::from_secs(5)) {
+        let status = match self.child.wait_timeout(crate::driver::deadline::reap()) {
             Ok(Some(s)) => Some(s),
             _ => {
                 let _ = self.child.kill();

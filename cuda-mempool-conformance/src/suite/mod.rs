@@ -16,7 +16,7 @@ use roles::all_cases;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-use trials::{LeakCheck, NO_LEAKS};
+use trials::{LeakCheck, NO_LEAKS, PRECONDITIONS};
 
 /// Default test threads (and so general worker processes, besides one per lane): the driver
 /// creates contexts one at a time (H100, R580: 4 processes start in 0.6 s, 16 in 3.0 s), so more
@@ -59,6 +59,7 @@ fn settings() -> Result<Settings, String> {
     crate::driver::cu::Entry::from_env()?;
     crate::harness::expect::load()?;
     let timeout = crate::harness::config::trial_timeout()?;
+    crate::driver::departures::strict_from_env()?;
     crate::cases::load::settings(timeout)?;
     Ok(Settings {
         devices: request()?,
@@ -91,8 +92,10 @@ fn command(argv: &[String]) -> Option<ExitCode> {
 }
 
 /// The suite: a child role if this process is one, a command, or the coordinator of a run.
+/// The coordinator never calls the library under test (nor loads it): every call runs in a child
+/// (the probe, workers), and the coordinator reads their answers. Only CONFORMANCE_WORKERS=0 makes
+/// it a worker too.
 pub fn main() -> ExitCode {
-    crate::driver::cu::load();
     if let Ok(role) = std::env::var(CHILD_VAR) {
         return roles::child(&role);
     }
@@ -125,10 +128,12 @@ pub fn main() -> ExitCode {
     } else {
         Prestarted::start(0)
     });
-    let mut m = if s.in_process || args.list {
-        probe::probe()
+    let mut m = if s.in_process {
+        let mut m = probe::probe();
+        m.hidden_init = probe::hidden_init_in_child(s.timeout);
+        m
     } else {
-        probe::probe_in_child(Duration::from_secs(30).min(s.timeout))
+        probe::probe_in_child(s.timeout)
     };
     // Which devices the cases spread over: a request this machine cannot meet is an error before
     // any trial runs.
@@ -142,6 +147,9 @@ pub fn main() -> ExitCode {
     }
     if !args.list {
         println!("conformance: machine\n{}", m.summary());
+        if let Some(b) = crate::harness::precondition::broken(&m) {
+            eprintln!("conformance: {}", b.text());
+        }
     }
     let cases: Vec<Arc<Case>> = templates
         .iter()
@@ -152,6 +160,7 @@ pub fn main() -> ExitCode {
     if let Ok(Some(known)) = crate::harness::expect::load() {
         let mut names: Vec<String> = cases.iter().map(|c| c.trial_name()).collect();
         names.push(NO_LEAKS.to_string());
+        names.push(PRECONDITIONS.to_string());
         if let Err(e) = known.check_trials(&names) {
             eprintln!("conformance: {e}");
             pre.discard();

@@ -39,9 +39,12 @@ pub fn child(name: &str) -> ExitCode {
         eprintln!("{CHILD_VAR}={name:?}: unknown child role");
         return ExitCode::from(2);
     };
+    crate::driver::cu::load();
+    let _ = crate::harness::expect::load();
     let code = match role {
         Role::Noop => 0,
         Role::Probe => probe::child_main(),
+        Role::HiddenInit => probe::hidden_init_main(),
         Role::Uninit => cases::uninit::child_main(false),
         Role::NoDevice => cases::uninit::child_main(true),
         Role::Worker => worker::main(all_cases()),

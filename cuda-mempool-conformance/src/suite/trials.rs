@@ -2,6 +2,7 @@
 //! for the report. A trial's outcome comes from the verdict; here it is only shown.
 
 use crate::harness::leaks::{Coordinator, WorkerState};
+use crate::harness::precondition::{self, Broken};
 use crate::harness::verdict::{self, Before};
 use crate::harness::{Cap, Case, Env, Group, Kind, Machine, Outcome, Record};
 use crate::run::scheduler::Scheduler;
@@ -13,6 +14,8 @@ use std::time::{Duration, Instant};
 
 /// The trial that runs last and checks what the run left behind.
 pub const NO_LEAKS: &str = "suite::no_leaks";
+/// The trial that says whether the run's preconditions hold (`harness::precondition`).
+pub const PRECONDITIONS: &str = "suite::preconditions";
 
 /// Every record of this run, in the order trials finished.
 static RECORDS: Mutex<Vec<Record>> = Mutex::new(Vec::new());
@@ -33,7 +36,7 @@ pub fn filtered_out(args: &Arguments, name: &str) -> bool {
 /// and keep it for the report.
 fn finish(r: Record) -> Result<Completion, Failed> {
     let result = match r.outcome {
-        Outcome::Passed | Outcome::Changed | Outcome::Expected => Ok(Completion::Completed),
+        Outcome::Passed | Outcome::Changed | Outcome::Expected | Outcome::Known => Ok(Completion::Completed),
         Outcome::Ignored => Ok(Completion::ignored_with(r.message.clone())),
         Outcome::Failed => Err(r.message.clone().into()),
     };
@@ -41,6 +44,7 @@ fn finish(r: Record) -> Result<Completion, Failed> {
         Outcome::Failed => eprintln!("FAILED {}: {}", r.trial, r.message),
         Outcome::Changed => println!("CHANGED {}: {}", r.trial, r.message),
         Outcome::Expected => println!("EXPECTED FAILURE {}: {}", r.trial, r.message),
+        Outcome::Known => println!("KNOWN DEPARTURE {}: {}", r.trial, r.message),
         _ => {}
     }
     RECORDS.lock().unwrap().push(r);
@@ -64,11 +68,16 @@ pub fn plan(
     args: &Arguments,
     runner: Arc<OnceLock<Runner>>,
 ) -> Planned {
-    let mut trials = Vec::new();
+    let broken = precondition::broken(m);
+    let blocked = cases
+        .iter()
+        .filter(|c| broken.as_ref().is_some_and(|b| c.relies.contains(&b.which)))
+        .count();
+    let mut trials = vec![preconditions(broken.clone(), blocked)];
     let mut jobs = Vec::new();
     for c in cases {
         let name = c.trial_name();
-        let before = verdict::before(c, m, required);
+        let before = verdict::before(c, m, broken.as_ref(), required);
         let up_front = match &before {
             Before::Ignore(r) => Some(r.clone()),
             _ => None,
@@ -101,6 +110,32 @@ pub fn plan(
         trials.push(trial);
     }
     Planned { trials, jobs }
+}
+
+/// `suite::preconditions`, first: fails, once, naming the cause and the fix, when a precondition of
+/// the run does not hold (`blocked` trials then not run).
+fn preconditions(broken: Option<Broken>, blocked: usize) -> Trial {
+    Trial::ignorable_test(PRECONDITIONS, move || {
+        let (outcome, message) = match &broken {
+            None => (Outcome::Passed, String::new()),
+            Some(b) => (
+                Outcome::Failed,
+                format!("{} {blocked} trials that rely on it were not run.", b.text()),
+            ),
+        };
+        let kind = if broken.is_some() {
+            Kind::Precondition
+        } else {
+            Kind::Plain
+        };
+        finish(verdict::expected(Record::new(
+            PRECONDITIONS,
+            Group::Suite,
+            outcome,
+            kind,
+            message,
+        )))
+    })
 }
 
 /// What `suite::no_leaks` checks: each worker's leak check and the coordinator's (workers), the
@@ -151,7 +186,7 @@ pub fn no_leaks(check: LeakCheck) -> Trial {
 
 /// In-process mode: wait until the other trials have recorded their results.
 fn wait_for_others(jobs: usize) {
-    let until = Instant::now() + Duration::from_secs(600);
+    let until = Instant::now() + crate::driver::deadline::all_trials(jobs);
     while Instant::now() < until {
         if COMPLETED.load(Ordering::SeqCst) >= jobs {
             return;

@@ -116,10 +116,7 @@ pub(super) fn fault_at(step: &str) {
 /// context, while a dozen other processes create theirs) can take on a busy GPU (seen on the H100
 /// with a 10 s deadline: 2.5 s waits failed round trips whose importers were merely slow to start).
 pub fn child_wait() -> Duration {
-    let trial = crate::harness::config::trial_timeout().unwrap_or(crate::harness::config::DEFAULT_TRIAL_TIMEOUT);
-    crate::harness::channel::RECV_TIMEOUT
-        .min(trial / 4)
-        .max(Duration::from_secs(5))
+    crate::driver::deadline::importer_step()
 }
 
 pub(super) fn code(r: CUresult) -> Value {

@@ -5,10 +5,7 @@ use super::common::*;
 use super::roundtrip::{round_trip, Spec};
 use crate::cases::prelude::*;
 use crate::os::{fd_diff, fd_table};
-use std::time::{Duration, Instant};
-
-/// How long the harness's own fault trials wait for a hung importer (once it has started).
-pub(super) const FAULT_TIMEOUT: Duration = Duration::from_secs(1);
+use std::time::Instant;
 
 /// (case, fault, what the failure message must mention): the harness against importers that die
 /// or hang on purpose (CONFORMANCE_IPC_FAULT). These test the harness, not an API.
@@ -42,7 +39,7 @@ pub(super) fn cases() -> Vec<Case> {
                 // Short waits: a hung importer must fail the trial in seconds.
                 let spec = Spec {
                     fault: Some(fault),
-                    timeout: FAULT_TIMEOUT,
+                    timeout: crate::driver::deadline::hung_step(e.m.startup_secs),
                     ..Spec::new(vec![vec![MIB]], 1)
                 };
                 let r = round_trip(e, &spec);
@@ -60,7 +57,7 @@ pub(super) fn cases() -> Vec<Case> {
                     msg.contains(mention),
                     "failure message does not carry the importer's stderr: {msg}"
                 );
-                ensure!(t.elapsed() < 5 * FAULT_TIMEOUT, "took {secs:.1} s to fail");
+                ensure!(t.elapsed() < 5 * spec.timeout, "took {secs:.1} s to fail");
                 ensure!(
                     before == after,
                     "fds differ after the failed round trip: {}",

@@ -1,0 +1,92 @@
+//! The trial deadline (CONFORMANCE_TRIAL_TIMEOUT) and every wait of the suite, derived from it in
+//! one place: a slow but correct layer (a sanitizer, a debugger, a remote GPU) passes once the user
+//! raises the deadline. The fractions keep today's waits at the default of 60 s.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+pub const TRIAL_TIMEOUT_VAR: &str = "CONFORMANCE_TRIAL_TIMEOUT";
+pub const DEFAULT_TRIAL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// CONFORMANCE_TRIAL_TIMEOUT=SECS: how long one trial may go without an answer.
+pub fn trial_timeout() -> Result<Duration, String> {
+    match std::env::var(TRIAL_TIMEOUT_VAR) {
+        Err(_) => Ok(DEFAULT_TRIAL_TIMEOUT),
+        Ok(v) => match v.trim().parse::<f64>() {
+            Ok(s) if (1.0..=86400.0).contains(&s) => Ok(Duration::from_secs_f64(s)),
+            _ => Err(format!(
+                "{TRIAL_TIMEOUT_VAR}={v:?}: expected a number of seconds from 1 to 86400 (default {})",
+                DEFAULT_TRIAL_TIMEOUT.as_secs()
+            )),
+        },
+    }
+}
+
+/// The trial deadline of this run (an unusable value was refused before any trial ran).
+pub fn trial() -> Duration {
+    static T: OnceLock<Duration> = OnceLock::new();
+    *T.get_or_init(|| trial_timeout().unwrap_or(DEFAULT_TRIAL_TIMEOUT))
+}
+
+/// A crash case's bound (a third of `trial`): it should die at once, and a hang must not cost a
+/// full deadline.
+pub fn crash(trial: Duration) -> Duration {
+    trial / 3
+}
+
+/// How long an exporter waits for an importer's next message: half the deadline, so that an
+/// importer that hangs fails its trial with its breadcrumb before the worker's deadline, and one
+/// that is merely slow to start (cuInit and a context under a sanitizer) has time.
+pub fn importer_step() -> Duration {
+    (trial() / 2).max(Duration::from_secs(5))
+}
+
+/// How long the harness's fault trials wait for an importer told to hang, once it has started:
+/// a sixtieth of the deadline, or twice this run's measured start-up of a process (the probe's),
+/// whichever is longer, so that a slow layer's importer still reaches the step it hangs at.
+pub fn hung_step(startup_secs: f64) -> Duration {
+    (trial() / 60).max(Duration::from_secs_f64(startup_secs.max(0.0) * 2.0))
+}
+
+/// How long a short-lived child (the before-cuInit answers, a probe of cuInit) may take.
+pub fn child_answer() -> Duration {
+    trial() / 6
+}
+
+/// How long a worker may take to start and greet.
+pub fn worker_start() -> Duration {
+    trial()
+}
+
+/// How long a finished child may take to exit before it is killed.
+pub fn reap() -> Duration {
+    trial() / 12
+}
+
+/// When a running trial counts as stuck (spare workers start then; nothing fails).
+pub fn stuck(deadline: Duration) -> Duration {
+    (deadline / 6).max(Duration::from_secs(2))
+}
+
+/// The longest a stream may be held at a host-function gate, or a watchdog may wait to open one.
+pub fn gate() -> Duration {
+    trial() / 2
+}
+
+/// In-process mode: how long `suite::no_leaks` waits for `jobs` other trials.
+pub fn all_trials(jobs: usize) -> Duration {
+    trial() * (jobs as u32).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_scale_with_the_deadline() {
+        let t = Duration::from_secs(600);
+        assert_eq!(crash(t), Duration::from_secs(200));
+        assert_eq!(crash(DEFAULT_TRIAL_TIMEOUT), Duration::from_secs(20));
+        assert_eq!(stuck(t), Duration::from_secs(100));
+    }
+}
