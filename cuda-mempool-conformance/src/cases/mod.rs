@@ -10,6 +10,7 @@ pub mod load;
 pub mod multi;
 pub mod peer;
 pub mod pool;
+pub mod poolless;
 pub mod prelude;
 pub mod uninit;
 pub mod xproc;
@@ -52,6 +53,7 @@ pub fn all() -> Vec<Case> {
     v.extend(uninit::cases());
     v.extend(alloc::cases());
     v.extend(pool::cases());
+    v.extend(poolless::cases());
     v.extend(ipc::cases());
     v.extend(access::cases());
     v.extend(attr::cases());

@@ -26,6 +26,9 @@ pub enum Cap {
     Imex,
     /// Three or more devices of the selection that all reach each other (multi-device cases).
     MultiPeer,
+    /// A device that reports no memory-pool support (vGPU profiles, some embedded boards): the
+    /// cases that check the APIs' answers there.
+    PoolLess,
 }
 pub const ALL_CAPS: &[(Cap, &str)] = &[
     (Cap::Gpu, "gpu"),
@@ -37,6 +40,7 @@ pub const ALL_CAPS: &[(Cap, &str)] = &[
     (Cap::Fabric, "fabric"),
     (Cap::Imex, "imex"),
     (Cap::MultiPeer, "multi-peer"),
+    (Cap::PoolLess, "pool-less"),
 ];
 impl Cap {
     pub fn name(self) -> &'static str {
@@ -120,7 +124,13 @@ impl Machine {
         if let Some(e) = &self.probe_error {
             return Err(format!("the probe failed: {e}"));
         }
+        if let Some(e) = &self.load_error {
+            return Err(format!("the driver library could not be loaded: {e}"));
+        }
         let why = match cap {
+            Cap::PoolLess if self.init != 0 => "no CUDA device".into(),
+            Cap::PoolLess if d.is_some_and(|d| !d.pools) => return Ok(()),
+            Cap::PoolLess => format!("device {dev} supports memory pools (these cases are for a device without)"),
             Cap::Gpu if self.init != 0 => format!(
                 "no CUDA device (cuInit returned {})",
                 code_name(CUresult(self.init as u32))

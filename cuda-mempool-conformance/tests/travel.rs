@@ -1,0 +1,280 @@
+//! A verdict that travels, tested without a GPU: another driver branch (a fake NVML), an unknown
+//! branch, cuInit answering 803 or initialising with every device hidden, a pool-less device (the
+//! shim's fake device), a slow layer, a library that crashes before cuInit or on any call from
+//! the coordinator, and a library the suite's entry path bypasses. Each scenario runs the whole
+//! suite in a child and checks its report and exit code.
+//!
+//! The faults are shim/'s (LD_PRELOAD, built by build.rs) and the fake NVML is
+//! shim/fake_nvml/ (CONFORMANCE_FAKE_NVML_SO=path uses a copy). Scenarios that need a machine
+//! without a GPU say so when there is one. CONFORMANCE_TRAVEL_KEEP=DIR keeps every report.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+mod common;
+#[path = "common/shimlib.rs"]
+mod shimlib;
+use shimlib::Variant;
+
+/// What a scenario's run came to: its report and exit code.
+struct Run {
+    j: Value,
+    code: Option<i32>,
+}
+
+impl Run {
+    fn trial(&self, name: &str) -> Option<&Value> {
+        self.j["trials"].as_array()?.iter().find(|t| t["trial"] == name)
+    }
+    fn total(&self, what: &str) -> i64 {
+        self.j["totals"][what].as_i64().unwrap_or(-1)
+    }
+    /// No API has a failure counted against it.
+    fn no_api_failures(&self) -> Result<(), String> {
+        let bad: Vec<String> = self.j["apis"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|a| a["failed"] != 0)
+            .map(|a| format!("{} ({} failed)", a["api"], a["failed"]))
+            .collect();
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("failures counted against APIs: {}", bad.join(", ")))
+        }
+    }
+}
+
+fn keep_dir(tag: &str) -> PathBuf {
+    match std::env::var_os("CONFORMANCE_TRAVEL_KEEP") {
+        Some(k) => PathBuf::from(k).join(tag),
+        None => std::env::temp_dir().join(format!("cump-travel-{}-{tag}", std::process::id())),
+    }
+}
+
+fn fake_nvml() -> Result<PathBuf, String> {
+    let p = std::env::var_os("CONFORMANCE_FAKE_NVML_SO")
+        .map(PathBuf::from)
+        .or_else(|| option_env!("CONFORMANCE_FAKE_NVML_BUILT").map(PathBuf::from))
+        .ok_or("the fake NVML is built on Linux only; set CONFORMANCE_FAKE_NVML_SO")?;
+    if p.is_file() {
+        Ok(p)
+    } else {
+        Err(format!("the fake NVML {} does not exist", p.display()))
+    }
+}
+
+/// Run the suite under `preload` (a shim variant, if any) with `envs`.
+fn run(tag: &str, preload: Option<Variant>, envs: &[(&str, String)]) -> Result<Run, String> {
+    let dir = keep_dir(tag);
+    let mut c = common::suite()?;
+    c.env("CONFORMANCE_REPORT_DIR", &dir);
+    if let Some(v) = preload {
+        c.env("LD_PRELOAD", shimlib::path(v)?);
+    }
+    c.envs(envs.iter().map(|(k, v)| (*k, v.as_str())));
+    let out = c.output().map_err(|e| format!("cannot run the suite: {e}"))?;
+    let text = std::fs::read_to_string(dir.join("report.json")).map_err(|e| {
+        format!(
+            "{tag}: the suite wrote no report ({e}; exit {:?}); its stderr:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })?;
+    let j = serde_json::from_str(&text).map_err(|e| format!("{tag}: unreadable report: {e}"))?;
+    Ok(Run {
+        j,
+        code: out.status.code(),
+    })
+}
+
+fn faults(f: &str) -> (&'static str, String) {
+    ("CONFORMANCE_SHIM_FAULTS", f.to_string())
+}
+
+/// Fails unless `cond`, with the report's totals and precondition beside `what`.
+fn need(r: &Run, cond: bool, what: &str) -> Result<(), String> {
+    if cond {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}; exit {:?}, totals {}, precondition {}",
+            r.code, r.j["totals"], r.j["precondition"]
+        ))
+    }
+}
+
+/// The machine has no GPU (the scenarios that fake one, or rely on cuInit finding none, need that).
+fn no_gpu() -> bool {
+    !std::path::Path::new("/dev/nvidia0").exists()
+}
+
+fn other_branch() -> Result<(), String> {
+    let envs = [
+        ("CONFORMANCE_NVML", fake_nvml()?.display().to_string()),
+        ("CONFORMANCE_FAKE_NVML_VERSION", "570.86.15".to_string()),
+    ];
+    let r = run("branch-570", None, &envs)?;
+    need(&r, r.j["driver_branch"] == 570, "the fake NVML's branch 570 is not the report's")?;
+    let src = r.j["driver_source"].as_str().unwrap_or("");
+    need(&r, src.starts_with("NVML ("), &format!("the source is {src:?}, not NVML"))?;
+    need(&r, r.code == Some(0), "a plain run on branch 570 does not exit 0")
+}
+
+fn unknown_branch() -> Result<(), String> {
+    // A libcuda whose file name has no version (a copy), and no NVML.
+    let real = std::fs::canonicalize("/usr/lib/x86_64-linux-gnu/libcuda.so.1")
+        .or_else(|_| std::fs::canonicalize("/usr/lib/aarch64-linux-gnu/libcuda.so.1"))
+        .map_err(|e| format!("no libcuda.so.1 to copy ({e}); install the driver (Debian: libcuda1)"))?;
+    let dir = keep_dir("unknown-branch-lib");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let copy = dir.join("libcuda.so.1");
+    std::fs::copy(&real, &copy).map_err(|e| format!("cannot copy {}: {e}", real.display()))?;
+    let envs = [
+        ("CONFORMANCE_NVML", "/nonexistent/libnvidia-ml.so.1".to_string()),
+        ("CUDA_MEMPOOL_SYS_LIBCUDA", copy.display().to_string()),
+    ];
+    let r = run("branch-unknown", None, &envs)?;
+    if !no_gpu() {
+        // A GPU machine has /proc/driver/nvidia/version: the branch is known from it.
+        return need(&r, r.j["driver_source"] == "/proc/driver/nvidia/version", "source is not the module's file");
+    }
+    need(&r, r.j["driver_branch"].is_null(), "a branch was made up")?;
+    need(&r, r.j["driver_source"] == "none", "a source was named")?;
+    need(&r, r.code == Some(0), "an unknown branch alone fails the run")
+}
+
+fn init_mismatch() -> Result<(), String> {
+    let r = run("init-803", Some(Variant::EveryPath), &[faults("init-803")])?;
+    let cause = r.j["precondition"]["cause"].as_str().unwrap_or("");
+    need(&r, cause.contains("CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)"), "803 not named")?;
+    need(&r, cause.contains("does not match the loaded kernel module"), "the mismatch not explained")?;
+    let fix = r.j["precondition"]["fix"].as_str().unwrap_or("");
+    need(&r, fix.contains("CUDA_MEMPOOL_SYS_LIBCUDA"), "the fix does not name the variable")?;
+    need(&r, r.total("failed") == 1, "not exactly one failure")?;
+    need(&r, r.trial("suite::preconditions").is_some_and(|t| t["outcome"] == "failed"), "no failing suite::preconditions")?;
+    r.no_api_failures()?;
+    need(&r, r.code.is_some_and(|c| c != 0), "exit 0")
+}
+
+fn init_with_devices_hidden() -> Result<(), String> {
+    if !no_gpu() {
+        return Err("skip: needs a machine without a GPU (cuInit must find none)".into());
+    }
+    let r = run("init-anyway", Some(Variant::EveryPath), &[faults("init-anyway")])?;
+    need(&r, r.j["precondition"]["what"].as_str().is_some_and(|w| w.contains("every device hidden")), "wrong precondition")?;
+    need(&r, r.total("failed") == 1, "not exactly one failure")?;
+    r.no_api_failures()?;
+    let blocked = r.j["trials"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["kind"] == "precondition" && t["outcome"] == "ignored")
+        .count();
+    need(&r, blocked == 14, &format!("{blocked} trials not run for it, not the 14 no-device ones"))?;
+    need(&r, r.code.is_some_and(|c| c != 0), "exit 0")
+}
+
+fn pool_less_device() -> Result<(), String> {
+    if !no_gpu() {
+        return Err("skip: the fake device stands in for a GPU only where there is none".into());
+    }
+    let r = run("pool-less", Some(Variant::EveryPath), &[faults("fake-device,no-pools")])?;
+    for t in ["820_cuMemAllocAsync::pool_less_device_not_supported", "823_cuMemPoolCreate::pool_less_device_not_supported"] {
+        need(&r, r.trial(t).is_some_and(|x| x["outcome"] == "passed"), &format!("{t} did not pass"))?;
+    }
+    let reason = r.trial("823_cuMemPoolCreate::create_destroy").map(|t| t["message"].clone());
+    need(
+        &r,
+        reason.as_ref().is_some_and(|m| m.as_str().unwrap_or("").contains("does not support memory pools")),
+        &format!("a pool case is not ignored for the missing pool support: {reason:?}"),
+    )?;
+    need(&r, r.code == Some(0) && r.total("failed") == 0, "a pool-less device fails the run")?;
+    let strict = run(
+        "pool-less-require-gpu",
+        Some(Variant::EveryPath),
+        &[faults("fake-device,no-pools"), ("CONFORMANCE_REQUIRE", "gpu".into())],
+    )?;
+    need(&strict, strict.code.is_some_and(|c| c != 0) && strict.total("failed") > 0, "CONFORMANCE_REQUIRE=gpu passes")
+}
+
+fn slow_layer() -> Result<(), String> {
+    // 0.7 s a call: a before-cuInit child (14 calls) takes ~10 s, past the old fixed 10 s bound and
+    // inside a sixth of the raised deadline.
+    let envs = [
+        faults("slow"),
+        ("CONFORMANCE_SHIM_DELAY_MS", "700".into()),
+        ("CONFORMANCE_TRIAL_TIMEOUT", "90".into()),
+    ];
+    let r = run("slow", Some(Variant::EveryPath), &envs)?;
+    need(&r, r.total("failed") == 0 && r.code == Some(0), "a slow but correct layer fails")?;
+    need(&r, r.total("passed") >= 29, "fewer trials passed than without the delay")
+}
+
+fn crash_before_init() -> Result<(), String> {
+    let r = run("crash-before-init", Some(Variant::EveryPath), &[faults("crash-before-init")])?;
+    need(&r, r.trial("suite::preconditions").is_some_and(|t| t["outcome"] == "passed"), "the preconditions failed")?;
+    // The library's own crashes are the library's: each before-cuInit trial dies, blamed on its API.
+    let died = r.j["trials"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["outcome"] == "failed" && t["trial"].as_str().unwrap_or("").ends_with("before_cuInit_not_initialized"))
+        .count();
+    need(&r, died == 14, &format!("{died} before-cuInit trials failed, not 14"))
+}
+
+fn crash_in_coordinator() -> Result<(), String> {
+    let plain = run("plain", None, &[])?;
+    let r = run("crash-in-coordinator", Some(Variant::EveryPath), &[faults("crash-in-coordinator")])?;
+    need(&r, r.j["totals"] == plain.j["totals"], &format!("totals differ from a plain run's {}", plain.j["totals"]))?;
+    need(&r, r.code == plain.code, "exit code differs from a plain run's")
+}
+
+fn bypassed_library() -> Result<(), String> {
+    let r = run(
+        "bypassed",
+        Some(Variant::ProcAddressOnly),
+        &[("CONFORMANCE_ENTRY", "dlsym".to_string())],
+    )?;
+    let w = r.j["not_reached"].as_str().unwrap_or("");
+    need(&r, w.contains("libmisbehave-proc-only.so"), &format!("a bypassed library is not said: {w:?}"))?;
+    let reached = run("reached", Some(Variant::ProcAddressOnly), &[])?;
+    need(&reached, reached.j["not_reached"].is_null(), "a library reached is said to be bypassed")?;
+    let by = reached.j["machine"]["resolved"].to_string();
+    need(&reached, by.contains("libmisbehave-proc-only.so"), "no entry resolved into the library under test")
+}
+
+fn main() -> ExitCode {
+    if let Some(code) = common::run_suite_if_asked() {
+        return code;
+    }
+    let args = Arguments::from_args();
+    let scenarios: &[(&str, fn() -> Result<(), String>)] = &[
+        ("travel::another_branch_from_nvml", other_branch),
+        ("travel::unknown_branch_is_said", unknown_branch),
+        ("travel::init_803_said_once", init_mismatch),
+        ("travel::init_with_devices_hidden_said_once", init_with_devices_hidden),
+        ("travel::pool_less_device", pool_less_device),
+        ("travel::slow_layer_passes_with_a_raised_deadline", slow_layer),
+        ("travel::crash_before_init_costs_trials_not_the_report", crash_before_init),
+        ("travel::crash_in_coordinator_changes_nothing", crash_in_coordinator),
+        ("travel::bypassed_library_is_said", bypassed_library),
+    ];
+    let trials = scenarios
+        .iter()
+        .map(|&(name, f)| {
+            Trial::test(name, move || match f() {
+                Err(e) if e.starts_with("skip: ") => {
+                    println!("{name}: {e}");
+                    Ok(())
+                }
+                r => r.map_err(Failed::from),
+            })
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit_code()
+}
