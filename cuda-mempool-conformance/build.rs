@@ -1,8 +1,10 @@
-//! Compiles the C half of the FFI-overhead benchmark (benches/ffi_loop.c) with `cc`, and the
+//! Compiles the C half of the FFI-overhead benchmark (benches/ffi_loop.c) with `cc`, the
 //! test-only mutation library (shim/: `libmisbehave.so`, and `libmisbehave-proc-only.so`, the
 //! variant that hooks only cuGetProcAddress) that tests/shim.rs, tests/mutants.rs and
-//! tests/reports.rs load with LD_PRELOAD. The libraries' paths reach the tests as
-//! CONFORMANCE_SHIM_BUILT and CONFORMANCE_SHIM_BUILT_PROC_ONLY (compile-time variables).
+//! tests/reports.rs load with LD_PRELOAD, and the test-only stand-in NVML
+//! (shim/fake_nvml/: `libfake-nvml.so`). The libraries' paths reach the tests as
+//! CONFORMANCE_SHIM_BUILT, CONFORMANCE_SHIM_BUILT_PROC_ONLY and CONFORMANCE_FAKE_NVML_BUILT
+//! (compile-time variables).
 use std::path::{Path, PathBuf};
 
 fn main() {
@@ -19,7 +21,8 @@ fn main() {
         return;
     }
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    // shim/*.c (the plumbing and what the groups share) and shim/mutants/*.c (one file per group).
+    // shim/*.c (the plumbing and what the groups share) and shim/mutants/*.c (one file per group);
+    // not shim/fake_nvml/, a library of its own (read_dir does not descend into it).
     let mut sources: Vec<PathBuf> = ["shim", "shim/mutants"]
         .iter()
         .flat_map(|dir| std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{dir}/ is part of the package: {e}")))
@@ -39,6 +42,9 @@ fn main() {
         shared_library(&so, &sources, define);
         println!("cargo:rustc-env={var}={}", so.display());
     }
+    let nvml = out.join("libfake-nvml.so");
+    shared_library(&nvml, &[PathBuf::from("shim/fake_nvml/fake_nvml.c")], None);
+    println!("cargo:rustc-env=CONFORMANCE_FAKE_NVML_BUILT={}", nvml.display());
 }
 
 /// One shared library from `sources`, with the compiler `cc` would use for the target.
@@ -51,12 +57,16 @@ fn shared_library(so: &Path, sources: &[PathBuf], define: Option<&str>) {
         .arg(so)
         .args(sources)
         .args(["-ldl", "-lpthread"]);
-    let status = cmd
-        .status()
-        .unwrap_or_else(|e| panic!("cannot run the C compiler {:?} for shim/: {e}", compiler.path()));
+    let status = cmd.status().unwrap_or_else(|e| {
+        panic!(
+            "cannot run the C compiler {:?} for {}: {e}",
+            compiler.path(),
+            so.display()
+        )
+    });
     assert!(
         status.success(),
-        "compiling the mutation library shim/ into {} failed ({status}); the compiler's messages are above",
+        "compiling {} failed ({status}); the compiler's messages are above",
         so.display()
     );
 }

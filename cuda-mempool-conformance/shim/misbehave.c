@@ -19,7 +19,9 @@
  * hooks are hidden, and its dlsym hands out nothing but its cuGetProcAddress). The mutants live in
  * mutants/, one file per API group, each hook beginning with BEGIN (shim.h); what several group
  * files need lives beside this file (set.c, pools.c, init_state.c), declared in shim.h, and no
- * group file calls another.
+ * group file calls another. The faults of the machine (a driver that will not start, a crashing or
+ * slow layer, a device without pools, a fake device) are precondition.c's, a group of its own
+ * whose faults every hook and every look-up of a driver function asks (their list is there).
  *
  * Faults of the plumbing itself:
  *   missing-833  cuMemPoolTrimTo does not exist: dlsym answers NULL, cuGetProcAddress
@@ -39,9 +41,10 @@ static const struct shim_entry plumbing_entries[] = {
 
 static const struct shim_entry *const ENTRIES[] = {
     plumbing_entries, init_entries, alloc_entries, pool_entries, ipc_entries, access_entries, attr_entries,
+    precondition_entries,
 };
 static const struct shim_hook *const HOOKS[] = {
-    init_hooks, alloc_hooks, pool_hooks, ipc_hooks, access_hooks, attr_hooks,
+    init_hooks, alloc_hooks, pool_hooks, ipc_hooks, access_hooks, attr_hooks, precondition_hooks,
 };
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 
@@ -124,36 +127,54 @@ static void *hook(const char *name) {
 }
 static int missing(const char *name) { return name && shim_on("missing-833") && !strcmp(name, "cuMemPoolTrimTo"); }
 
+/* This library's function in place of `fn`, the driver's answer to cuGetProcAddress for `symbol`:
+ * the hook of `symbol`, else that of `symbol`_v2 when `fn` is the driver's `symbol`_v2 (the ABI
+ * it answers from the version that introduced it on: cuMemGetInfo_v2 for cuMemGetInfo at 3020).
+ * NULL when it hooks neither, or `fn` is NULL. */
+static void *hook_for(const char *symbol, void *fn) {
+  char v2[128];
+  if (!symbol || !fn) return NULL;
+  void *mine = hook(symbol);
+  if (mine || snprintf(v2, sizeof v2, "%s_v2", symbol) >= (int)sizeof v2) return mine;
+  mine = hook(v2);
+  return mine && shim_next(v2) == fn ? mine : NULL;
+}
+
 /* cuGetProcAddress: the driver's answer, with this library's functions in place of its own
  * (except the per-thread-default-stream variants, which stay the driver's). */
 EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags, int *status) {
   REAL("cuGetProcAddress_v2", CUresult, (const char *, void **, int, cuuint64_t, int *));
+  shim_lookup_precondition();
   if (missing(symbol)) {
     if (pfn) *pfn = NULL;
     if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     return CUDA_ERROR_NOT_FOUND;
   }
   CUresult r = real(symbol, pfn, version, flags, status);
-  void *mine = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? NULL : hook(symbol);
-  if (r == 0 && pfn && *pfn && mine) *pfn = mine;
+  int ptds = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+  void *mine = r == 0 && pfn && !ptds ? hook_for(symbol, *pfn) : NULL;
+  if (mine) *pfn = mine;
   return r;
 }
 
 EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags) {
   REAL("cuGetProcAddress", CUresult, (const char *, void **, int, cuuint64_t));
+  shim_lookup_precondition();
   if (missing(symbol)) {
     if (pfn) *pfn = NULL;
     return CUDA_ERROR_NOT_FOUND;
   }
   CUresult r = real(symbol, pfn, version, flags);
-  void *mine = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? NULL : hook(symbol);
-  if (r == 0 && pfn && *pfn && mine) *pfn = mine;
+  int ptds = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+  void *mine = r == 0 && pfn && !ptds ? hook_for(symbol, *pfn) : NULL;
+  if (mine) *pfn = mine;
   return r;
 }
 
 /* dlsym: this library's functions for their names, whatever the handle. */
 EXPORT void *dlsym(void *handle, const char *name) {
   if (!real_dlsym) shim_next("dlsym");
+  if (!strncmp(name, "cu", 2)) shim_lookup_precondition();
   if (missing(name)) return NULL;
   if (!strcmp(name, "cuGetProcAddress_v2")) return (void *)cuGetProcAddress_v2;
   if (!strcmp(name, "cuGetProcAddress")) return (void *)cuGetProcAddress;

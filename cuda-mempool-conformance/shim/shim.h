@@ -25,6 +25,7 @@ typedef unsigned long long CUdeviceptr;
 typedef unsigned long long cuuint64_t;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef struct CUstream_st *CUstream;
+typedef struct CUctx_st *CUcontext;
 typedef unsigned int CUmemAccess_flags;
 typedef struct {
   int type; /* CUmemLocationType: 1 device, 2 host, 3 host NUMA, 4 host NUMA current */
@@ -59,6 +60,7 @@ enum {
   CUDA_ERROR_NOT_FOUND = 500,
   CUDA_ERROR_NOT_PERMITTED = 800,
   CUDA_ERROR_NOT_SUPPORTED = 801,
+  CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803,
   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
   CUDA_ERROR_UNKNOWN = 999,
 };
@@ -74,8 +76,21 @@ int shim_on(const char *name);
 extern volatile int shim_init_state;
 /* The before-cuInit / failed-cuInit mutants of API `api` (init_state.c; named in mutants/init.c):
  * 1 when one answers in place of the driver, with its answer in *r; 0 (and *r untouched) when none
- * does, the driver then answering. Every hook of the 14 APIs calls it first (BEGIN). */
+ * does, the driver then answering. Every hook of the 14 APIs calls it (BEGIN, after
+ * shim_precondition). */
 int shim_init_mutant(unsigned api, CUresult *r);
+
+/* The faults of the machine the suite runs on (precondition.c), for every hooked function `name`
+ * (cuInit and the 14 APIs included): crash, wait, or answer in the driver's place. 1 when a fault
+ * answers, with its answer in *r; 0 (and *r untouched) when none does. Every hook calls it first
+ * (BEGIN; cuInit's hook in mutants/init.c). */
+int shim_precondition(const char *name, CUresult *r);
+/* What cuInit answers its caller when the driver (or a fault in its place) answered `r`
+ * (precondition.c): `r`, or init-anyway's SUCCESS for NO_DEVICE. */
+CUresult shim_init_answer(CUresult r);
+/* The faults of a look-up of a driver function (precondition.c): cuGetProcAddress, and dlsym asked
+ * for a name starting with "cu". Returns only when none crashes. */
+void shim_lookup_precondition(void);
 
 /* A small thread-safe set of handles or addresses (set.c). Full, it stops growing: a mutant that
  * relies on it then misses some. 0 is never a member: adding or deleting it does nothing.
@@ -115,16 +130,18 @@ int shim_device_count(void);
   if (!real) *(void **)&real = shim_next(name); \
   if (!real) return CUDA_ERROR_UNKNOWN
 
-/* The start of each hook of API `api`: its driver function, and the init-state mutants. */
+/* The start of each hook of API `api`: its driver function, the machine's faults, and the
+ * init-state mutants. */
 #define BEGIN(api, name, ret, args)       \
   REAL(name, ret, args);                  \
   {                                       \
     CUresult init_r_;                     \
-    if (shim_init_mutant(api, &init_r_)) return init_r_; \
+    if (shim_precondition(name, &init_r_) || shim_init_mutant(api, &init_r_)) return init_r_; \
   }
 
-/* One mutant or fault: its name, the API it breaks, what the machine needs for the suite to be
- * able to see it ("none", "gpu", "ipc", "peer", "multi"), mutant or fault, and what it breaks. */
+/* One mutant or fault: its name, the API it breaks (0 for none: a fault of the machine), what the
+ * machine needs for the suite to be able to see it ("none", "gpu", "ipc", "peer", "multi"), mutant
+ * or fault, and what it breaks. */
 struct shim_entry {
   const char *name;
   unsigned api;
@@ -150,5 +167,6 @@ SHIM_GROUP(pool);
 SHIM_GROUP(ipc);
 SHIM_GROUP(access);
 SHIM_GROUP(attr);
+SHIM_GROUP(precondition);
 
 #endif

@@ -6,15 +6,17 @@
  * `before_cuInit_not_initialized` and `after_cuInit_no_device_not_initialized` trials see them on any
  * machine, GPU or not (CI runs them). The uninitialised call of each API is cases/uninit.rs's.
  * The state and the answers every hook asks for (shim_init_state, shim_init_mutant) are
- * ../init_state.c's, shared by every group file; this file names the mutants. */
+ * ../init_state.c's, shared by every group file; this file names the mutants. What cuInit answers
+ * under the machine's faults (init-803, init-anyway, fake-device) is ../precondition.c's. */
 #include "../shim.h"
 
 HOOK CUresult cuInit(unsigned flags) {
   REAL("cuInit", CUresult, (unsigned));
-  CUresult r = real(flags);
+  CUresult r;
+  if (!shim_precondition("cuInit", &r)) r = real(flags);
   /* Once the driver is up it stays up: a later failing call does not make it uninitialised. */
   if (shim_init_state != 1) shim_init_state = r == CUDA_SUCCESS ? 1 : 2;
-  return r;
+  return shim_init_answer(r);
 }
 
 /* Each name's code word is the answer init_state.c's BEFORE gives for that API. */
