@@ -118,9 +118,17 @@ fn other_branch() -> Result<(), String> {
         ("CONFORMANCE_FAKE_NVML_VERSION", "570.86.15".to_string()),
     ];
     let r = run("branch-570", None, &envs)?;
-    need(&r, r.j["driver_branch"] == 570, "the fake NVML's branch 570 is not the report's")?;
+    need(
+        &r,
+        r.j["driver_branch"] == 570,
+        "the fake NVML's branch 570 is not the report's",
+    )?;
     let src = r.j["driver_source"].as_str().unwrap_or("");
-    need(&r, src.starts_with("NVML ("), &format!("the source is {src:?}, not NVML"))?;
+    need(
+        &r,
+        src.starts_with("NVML ("),
+        &format!("the source is {src:?}, not NVML"),
+    )?;
     need(&r, r.code == Some(0), "a plain run on branch 570 does not exit 0")
 }
 
@@ -140,7 +148,11 @@ fn unknown_branch() -> Result<(), String> {
     let r = run("branch-unknown", None, &envs)?;
     if !no_gpu() {
         // A GPU machine has /proc/driver/nvidia/version: the branch is known from it.
-        return need(&r, r.j["driver_source"] == "/proc/driver/nvidia/version", "source is not the module's file");
+        return need(
+            &r,
+            r.j["driver_source"] == "/proc/driver/nvidia/version",
+            "source is not the module's file",
+        );
     }
     need(&r, r.j["driver_branch"].is_null(), "a branch was made up")?;
     need(&r, r.j["driver_source"] == "none", "a source was named")?;
@@ -150,12 +162,29 @@ fn unknown_branch() -> Result<(), String> {
 fn init_mismatch() -> Result<(), String> {
     let r = run("init-803", Some(Variant::EveryPath), &[faults("init-803")])?;
     let cause = r.j["precondition"]["cause"].as_str().unwrap_or("");
-    need(&r, cause.contains("CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)"), "803 not named")?;
-    need(&r, cause.contains("does not match the loaded kernel module"), "the mismatch not explained")?;
+    need(
+        &r,
+        cause.contains("CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)"),
+        "803 not named",
+    )?;
+    need(
+        &r,
+        cause.contains("does not match the loaded kernel module"),
+        "the mismatch not explained",
+    )?;
     let fix = r.j["precondition"]["fix"].as_str().unwrap_or("");
-    need(&r, fix.contains("CUDA_MEMPOOL_SYS_LIBCUDA"), "the fix does not name the variable")?;
+    need(
+        &r,
+        fix.contains("CUDA_MEMPOOL_SYS_LIBCUDA"),
+        "the fix does not name the variable",
+    )?;
     need(&r, r.total("failed") == 1, "not exactly one failure")?;
-    need(&r, r.trial("suite::preconditions").is_some_and(|t| t["outcome"] == "failed"), "no failing suite::preconditions")?;
+    need(
+        &r,
+        r.trial("suite::preconditions")
+            .is_some_and(|t| t["outcome"] == "failed"),
+        "no failing suite::preconditions",
+    )?;
     r.no_api_failures()?;
     need(&r, r.code.is_some_and(|c| c != 0), "exit 0")
 }
@@ -165,7 +194,13 @@ fn init_with_devices_hidden() -> Result<(), String> {
         return Err("skip: needs a machine without a GPU (cuInit must find none)".into());
     }
     let r = run("init-anyway", Some(Variant::EveryPath), &[faults("init-anyway")])?;
-    need(&r, r.j["precondition"]["what"].as_str().is_some_and(|w| w.contains("every device hidden")), "wrong precondition")?;
+    need(
+        &r,
+        r.j["precondition"]["what"]
+            .as_str()
+            .is_some_and(|w| w.contains("every device hidden")),
+        "wrong precondition",
+    )?;
     need(&r, r.total("failed") == 1, "not exactly one failure")?;
     r.no_api_failures()?;
     let blocked = r.j["trials"]
@@ -174,7 +209,11 @@ fn init_with_devices_hidden() -> Result<(), String> {
         .flatten()
         .filter(|t| t["kind"] == "precondition" && t["outcome"] == "ignored")
         .count();
-    need(&r, blocked == 14, &format!("{blocked} trials not run for it, not the 14 no-device ones"))?;
+    need(
+        &r,
+        blocked == 14,
+        &format!("{blocked} trials not run for it, not the 14 no-device ones"),
+    )?;
     need(&r, r.code.is_some_and(|c| c != 0), "exit 0")
 }
 
@@ -183,22 +222,41 @@ fn pool_less_device() -> Result<(), String> {
         return Err("skip: the fake device stands in for a GPU only where there is none".into());
     }
     let r = run("pool-less", Some(Variant::EveryPath), &[faults("fake-device,no-pools")])?;
-    for t in ["820_cuMemAllocAsync::pool_less_device_not_supported", "823_cuMemPoolCreate::pool_less_device_not_supported"] {
-        need(&r, r.trial(t).is_some_and(|x| x["outcome"] == "passed"), &format!("{t} did not pass"))?;
+    for t in [
+        "820_cuMemAllocAsync::pool_less_device_not_supported",
+        "823_cuMemPoolCreate::pool_less_device_not_supported",
+    ] {
+        need(
+            &r,
+            r.trial(t).is_some_and(|x| x["outcome"] == "passed"),
+            &format!("{t} did not pass"),
+        )?;
     }
-    let reason = r.trial("823_cuMemPoolCreate::create_destroy").map(|t| t["message"].clone());
+    let reason = r
+        .trial("823_cuMemPoolCreate::device_pool_created_and_destroyed")
+        .map(|t| t["message"].clone());
     need(
         &r,
-        reason.as_ref().is_some_and(|m| m.as_str().unwrap_or("").contains("does not support memory pools")),
+        reason
+            .as_ref()
+            .is_some_and(|m| m.as_str().unwrap_or("").contains("does not support memory pools")),
         &format!("a pool case is not ignored for the missing pool support: {reason:?}"),
     )?;
-    need(&r, r.code == Some(0) && r.total("failed") == 0, "a pool-less device fails the run")?;
+    need(
+        &r,
+        r.code == Some(0) && r.total("failed") == 0,
+        "a pool-less device fails the run",
+    )?;
     let strict = run(
         "pool-less-require-gpu",
         Some(Variant::EveryPath),
         &[faults("fake-device,no-pools"), ("CONFORMANCE_REQUIRE", "gpu".into())],
     )?;
-    need(&strict, strict.code.is_some_and(|c| c != 0) && strict.total("failed") > 0, "CONFORMANCE_REQUIRE=gpu passes")
+    need(
+        &strict,
+        strict.code.is_some_and(|c| c != 0) && strict.total("failed") > 0,
+        "CONFORMANCE_REQUIRE=gpu passes",
+    )
 }
 
 fn slow_layer() -> Result<(), String> {
@@ -210,27 +268,58 @@ fn slow_layer() -> Result<(), String> {
         ("CONFORMANCE_TRIAL_TIMEOUT", "90".into()),
     ];
     let r = run("slow", Some(Variant::EveryPath), &envs)?;
-    need(&r, r.total("failed") == 0 && r.code == Some(0), "a slow but correct layer fails")?;
-    need(&r, r.total("passed") >= 29, "fewer trials passed than without the delay")
+    need(
+        &r,
+        r.total("failed") == 0 && r.code == Some(0),
+        "a slow but correct layer fails",
+    )?;
+    need(
+        &r,
+        r.total("passed") >= 29,
+        "fewer trials passed than without the delay",
+    )
 }
 
 fn crash_before_init() -> Result<(), String> {
-    let r = run("crash-before-init", Some(Variant::EveryPath), &[faults("crash-before-init")])?;
-    need(&r, r.trial("suite::preconditions").is_some_and(|t| t["outcome"] == "passed"), "the preconditions failed")?;
+    let r = run(
+        "crash-before-init",
+        Some(Variant::EveryPath),
+        &[faults("crash-before-init")],
+    )?;
+    need(
+        &r,
+        r.trial("suite::preconditions")
+            .is_some_and(|t| t["outcome"] == "passed"),
+        "the preconditions failed",
+    )?;
     // The library's own crashes are the library's: each before-cuInit trial dies, blamed on its API.
     let died = r.j["trials"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|t| t["outcome"] == "failed" && t["trial"].as_str().unwrap_or("").ends_with("before_cuInit_not_initialized"))
+        .filter(|t| {
+            t["outcome"] == "failed"
+                && t["trial"]
+                    .as_str()
+                    .unwrap_or("")
+                    .ends_with("before_cuInit_not_initialized")
+        })
         .count();
     need(&r, died == 14, &format!("{died} before-cuInit trials failed, not 14"))
 }
 
 fn crash_in_coordinator() -> Result<(), String> {
     let plain = run("plain", None, &[])?;
-    let r = run("crash-in-coordinator", Some(Variant::EveryPath), &[faults("crash-in-coordinator")])?;
-    need(&r, r.j["totals"] == plain.j["totals"], &format!("totals differ from a plain run's {}", plain.j["totals"]))?;
+    let r = run(
+        "crash-in-coordinator",
+        Some(Variant::EveryPath),
+        &[faults("crash-in-coordinator")],
+    )?;
+    need(
+        &r,
+        r.j["totals"] == plain.j["totals"],
+        &format!("totals differ from a plain run's {}", plain.j["totals"]),
+    )?;
     need(&r, r.code == plain.code, "exit code differs from a plain run's")
 }
 
@@ -241,11 +330,23 @@ fn bypassed_library() -> Result<(), String> {
         &[("CONFORMANCE_ENTRY", "dlsym".to_string())],
     )?;
     let w = r.j["not_reached"].as_str().unwrap_or("");
-    need(&r, w.contains("libmisbehave-proc-only.so"), &format!("a bypassed library is not said: {w:?}"))?;
+    need(
+        &r,
+        w.contains("libmisbehave-proc-only.so"),
+        &format!("a bypassed library is not said: {w:?}"),
+    )?;
     let reached = run("reached", Some(Variant::ProcAddressOnly), &[])?;
-    need(&reached, reached.j["not_reached"].is_null(), "a library reached is said to be bypassed")?;
+    need(
+        &reached,
+        reached.j["not_reached"].is_null(),
+        "a library reached is said to be bypassed",
+    )?;
     let by = reached.j["machine"]["resolved"].to_string();
-    need(&reached, by.contains("libmisbehave-proc-only.so"), "no entry resolved into the library under test")
+    need(
+        &reached,
+        by.contains("libmisbehave-proc-only.so"),
+        "no entry resolved into the library under test",
+    )
 }
 
 fn main() -> ExitCode {
@@ -260,7 +361,10 @@ fn main() -> ExitCode {
         ("travel::init_with_devices_hidden_said_once", init_with_devices_hidden),
         ("travel::pool_less_device", pool_less_device),
         ("travel::slow_layer_passes_with_a_raised_deadline", slow_layer),
-        ("travel::crash_before_init_costs_trials_not_the_report", crash_before_init),
+        (
+            "travel::crash_before_init_costs_trials_not_the_report",
+            crash_before_init,
+        ),
         ("travel::crash_in_coordinator_changes_nothing", crash_in_coordinator),
         ("travel::bypassed_library_is_said", bypassed_library),
     ];

@@ -19,8 +19,16 @@ fn call(api: u32, dev: CUdevice) -> CUresult {
 
 /// (API, case name, what the call is, in words).
 const CASES: &[(u32, &str, &str)] = &[
-    (820, "pool_less_device_not_supported", "cuMemAllocAsync(1 MiB) on a device without pools"),
-    (823, "pool_less_device_not_supported", "cuMemPoolCreate(device pool) on a device without pools"),
+    (
+        820,
+        "pool_less_device_not_supported",
+        "cuMemAllocAsync(1 MiB) on a device without pools",
+    ),
+    (
+        823,
+        "pool_less_device_not_supported",
+        "cuMemPoolCreate(device pool) on a device without pools",
+    ),
 ];
 
 pub fn cases() -> Vec<Case> {

@@ -296,7 +296,12 @@ impl Machine {
         }
         let file = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
         let preloaded: Vec<String> = self.preloaded.iter().map(|p| file(p)).collect();
-        let reached = self.resolved.iter().any(|(_, o)| preloaded.contains(&file(o)));
+        // Reached: one of the 14 APIs resolved into it (cuGetProcAddress alone is not an answer).
+        let reached = self
+            .resolved
+            .iter()
+            .filter(|(sym, _)| crate::driver::APIS.iter().any(|(_, a)| a == sym))
+            .any(|(_, o)| preloaded.contains(&file(o)));
         (!reached).then(|| {
             format!(
                 "LD_PRELOAD names {}, but no entry point resolved into it in mode {}: this report is about {}, \
