@@ -349,12 +349,15 @@ fn bypassed_library() -> Result<(), String> {
     )
 }
 
+/// A scenario: Ok, a failure, or `skip: why` where this machine cannot show it.
+type Scenario = fn() -> Result<(), String>;
+
 fn main() -> ExitCode {
     if let Some(code) = common::run_suite_if_asked() {
         return code;
     }
     let args = Arguments::from_args();
-    let scenarios: &[(&str, fn() -> Result<(), String>)] = &[
+    let scenarios: &[(&str, Scenario)] = &[
         ("travel::another_branch_from_nvml", other_branch),
         ("travel::unknown_branch_is_said", unknown_branch),
         ("travel::init_803_said_once", init_mismatch),

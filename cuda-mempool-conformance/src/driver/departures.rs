@@ -231,6 +231,19 @@ fn verified_text(d: &Deviation) -> String {
     s
 }
 
+/// Whether a declared crash of `branches` was verified on the running driver's branch: its own
+/// branches, or a `[[verified]]` entry for every departure (`*`) of this branch.
+pub fn crash_verified_here(branches: (u32, u32)) -> bool {
+    in_branches(branches)
+        || driver().1.is_some_and(|b| {
+            VERIFIED
+                .get()
+                .into_iter()
+                .flatten()
+                .any(|(id, vb)| *vb == b && id == "*")
+        })
+}
+
 /// Whether departure `d` was verified on the running driver's branch.
 pub fn verified_here(d: &Deviation) -> bool {
     in_branches(d.branches)

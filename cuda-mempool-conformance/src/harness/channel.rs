@@ -20,9 +20,6 @@ use std::time::{Duration, Instant};
 
 /// The fd number the child finds its end of the channel at.
 pub const CHILD_FD: RawFd = 3;
-/// How long any one wait for a message (or for the child's exit) may take, unless the spawner
-/// says otherwise.
-
 const MAX_MSG: usize = 1 << 20;
 
 pub struct Channel {

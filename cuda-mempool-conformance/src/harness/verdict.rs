@@ -165,7 +165,7 @@ fn against_case(case: &Case, raw: Raw) -> Record {
     match case.crash {
         None => lost(case, raw),
         // A crash declared for other drivers: here the documented code is expected, a crash fails.
-        Some(c) if !departures::in_branches(c.branches) || departures::strict() => match raw {
+        Some(c) if !departures::crash_verified_here(c.branches) || departures::strict() => match raw {
             // The declared crash, on a branch it was not verified on: a known departure.
             Raw::Died {
                 signal: Some(s),
