@@ -8,7 +8,9 @@
 //!   driver returns that these headers do not know (a new `CUresult`, say) is a valid value, not UB.
 //!   Its `Debug` prints the constant's name (`CUDA_ERROR_NO_DEVICE`), or `CUresult(999)` for a value
 //!   the headers do not name; `const fn name(self) -> Option<&'static str>` gives that name or `None`.
-//!   `CUresult` is `#[must_use]`.
+//!   `CUresult` is `#[must_use]`; `result()` turns it into `Result<(), CUresult>`, its `Display`
+//!   reads `CUDA_ERROR_NO_DEVICE (100)` (from these tables, never the driver), and with `std` it is a
+//!   `std::error::Error`. `name()` answers `None` for an unnamed code rather than a made-up name.
 //! * Functions carry the symbol names cuda.h's macros resolve to (`cuMemAlloc_v2`, …); the C names
 //!   are aliases in each module's `c_names`. `*_ptsz` are the per-thread-default-stream variants.
 //!
@@ -18,10 +20,13 @@
 //!   `cuda13`: types, constants, functions, `CU_STREAM_*`, `mem_location` and `EntryPoints`.
 //!   Features only add modules: the crate root is `cuda12` re-exported (when `cuda-12` is
 //!   enabled), whatever else is enabled, so crates that want different majors share one build.
-//! * `dynamic-loading`: links nothing and declares no `extern` functions; `EntryPoints` is the API.
-//!   Unlike the others this feature takes something away, so a library crate that calls the
-//!   `extern` functions breaks a graph where another crate enables it: libraries that should work
-//!   either way call through `EntryPoints`.
+//! * `dynamic-loading`: links nothing. The free functions (`cuInit`, `cuMemPoolCreate`, …) keep
+//!   their names and signatures and call through one process-wide table that loads the driver on
+//!   the first call (`global`; no install step): code written against the linked functions builds
+//!   and runs unchanged when any crate of the graph enables this feature. A free function answers
+//!   `global::LOAD_FAILED` (`CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`) when the driver library could
+//!   not be loaded (`global::load_error` says why) and `CUDA_ERROR_NOT_FOUND` only for an entry the
+//!   library lacks. An `EntryPoints` of one's own stays available.
 //! * `std`: implements `std::error::Error` for [`LoadError`].
 //!
 //! # Linked functions or the entry-point table
@@ -94,7 +99,8 @@ pub const ROOT_CUDA_MAJOR: u32 = 12;
 #[cfg(not(any(feature = "cuda-11", feature = "cuda-12", feature = "cuda-13")))]
 compile_error!("cuda-mempool-sys: enable at least one of the features `cuda-11`, `cuda-12` (the default), `cuda-13`");
 
-/// The README's example, compiled and linked (not run) by `cargo test --doc`.
-#[cfg(all(doctest, feature = "cuda-12", not(feature = "dynamic-loading")))]
+/// The README's examples, compiled (not run) by `cargo test --doc`: linked, and with
+/// `dynamic-loading` (the same code).
+#[cfg(all(doctest, feature = "cuda-12"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

@@ -285,3 +285,78 @@ fn nothing_linked_under_dynamic_loading() {
     let ns = EntryPoints::from_default_namespace();
     assert_eq!(ns.missing().count(), EntryPoints::LEN);
 }
+
+/// Dynamic loading, additive: the free functions exist with the linked ones' names and signatures
+/// and load the driver's table themselves on the first call, with no install step.
+#[cfg(all(unix, feature = "cuda-12", feature = "dynamic-loading"))]
+#[test]
+fn free_functions_load_the_table_themselves() {
+    use cuda_mempool_sys::cuda12::{cuDriverGetVersion, global, CUresult};
+    let mut v = 0;
+    // SAFETY: a valid out-pointer.
+    let r = unsafe { cuDriverGetVersion(&mut v) };
+    match global::load_error() {
+        None => {
+            assert_eq!(r, CUresult::CUDA_SUCCESS);
+            assert!(v > 0 && global::table().is_some());
+        }
+        // No driver on this machine: the distinct code, not CUDA_ERROR_NOT_FOUND.
+        Some(e) => {
+            assert_eq!(r, global::LOAD_FAILED, "{e}");
+        }
+    }
+}
+
+/// Dynamic loading without a driver library: every free function answers `LOAD_FAILED` (not the
+/// missing-entry code) and `load_error` names the library. Runs in a child of this test binary,
+/// since the table is loaded once per process.
+#[cfg(all(unix, feature = "cuda-12", feature = "dynamic-loading"))]
+#[test]
+fn a_library_that_cannot_load_is_a_distinct_answer() {
+    const CHILD: &str = "CUDA_MEMPOOL_SYS_TEST_LOAD_FAILURE_CHILD";
+    use cuda_mempool_sys::cuda12::{cuInit, global, CUresult};
+    if std::env::var_os(CHILD).is_some() {
+        // SAFETY: flags 0.
+        let r = unsafe { cuInit(0) };
+        assert_eq!(r, global::LOAD_FAILED);
+        assert_ne!(r, CUresult::CUDA_ERROR_NOT_FOUND);
+        let e = global::load_error().expect("a load error");
+        assert!(format!("{e}").contains("/nonexistent/libcuda.so.1"), "{e}");
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_library_that_cannot_load_is_a_distinct_answer",
+            "--nocapture",
+        ])
+        .env(CHILD, "1")
+        .env("CUDA_MEMPOOL_SYS_LIBCUDA", "/nonexistent/libcuda.so.1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `CUresult`'s helpers: `result()`, `Display` from the bindings' own names, `Error`.
+#[cfg(feature = "cuda-12")]
+#[test]
+fn curesult_helpers() {
+    use cuda_mempool_sys::cuda12::CUresult;
+    assert_eq!(CUresult::CUDA_SUCCESS.result(), Ok(()));
+    assert_eq!(
+        CUresult::CUDA_ERROR_NO_DEVICE.result(),
+        Err(CUresult::CUDA_ERROR_NO_DEVICE)
+    );
+    assert_eq!(CUresult::CUDA_ERROR_NO_DEVICE.to_string(), "CUDA_ERROR_NO_DEVICE (100)");
+    assert_eq!(CUresult(123456).to_string(), "unknown CUresult (123456)");
+    #[cfg(feature = "std")]
+    {
+        let e: Box<dyn std::error::Error> = Box::new(CUresult::CUDA_ERROR_INVALID_VALUE);
+        assert!(e.to_string().contains("INVALID_VALUE"));
+    }
+}

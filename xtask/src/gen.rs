@@ -396,6 +396,7 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     out.push_str("pub use crate::EntryPoint;\n#[cfg(unix)]\npub use crate::{Library, LoadError, LoadErrorKind};\n\n");
     out.push_str(&table::enum_name_and_debug(&enums, &aliases));
     out.push('\n');
+    out.push_str(CURESULT_HELPERS);
     for k in allowlist::HAND_CONSTS {
         writeln!(
             out,
@@ -420,7 +421,6 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     let aliases: Vec<_> = resolved.iter().filter(|(c, s)| c != s).collect();
     if !aliases.is_empty() {
         out.push_str("/// C API names as cuda.h's macros resolve them (no per-thread default stream).\n");
-        out.push_str("#[cfg(not(feature = \"dynamic-loading\"))]\n");
         out.push_str("pub mod c_names {\n");
         for (c, s) in aliases {
             writeln!(out, "    pub use super::{s} as {c};").unwrap();
@@ -603,3 +603,30 @@ fn c_type_name(header: &str, kw: &str, name: &str) -> String {
         name.to_string()
     }
 }
+
+/// What a wrapper needs of `CUresult` beyond its name: `result()`, `Display`, and `Error` (`std`).
+const CURESULT_HELPERS: &str = r#"impl CUresult {
+    /// `Ok(())` for `CUDA_SUCCESS`, else `Err(self)`: `unsafe { cuInit(0) }.result()?`.
+    #[inline]
+    pub const fn result(self) -> ::core::result::Result<(), CUresult> {
+        if self.0 == 0 {
+            Ok(())
+        } else {
+            Err(self)
+        }
+    }
+}
+/// The constant's name and the number (`CUDA_ERROR_NO_DEVICE (100)`), from the bindings' own
+/// table: no driver call.
+impl ::core::fmt::Display for CUresult {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        match self.name() {
+            Some(n) => ::core::write!(f, "{} ({})", n, self.0),
+            None => ::core::write!(f, "unknown CUresult ({})", self.0),
+        }
+    }
+}
+#[cfg(feature = "std")]
+impl std::error::Error for CUresult {}
+
+"#;

@@ -423,7 +423,7 @@ fn feature_union(root: &Path) -> Result<(), String> {
     let dir = root.join(FEATURE_UNION);
     let target = root.join("target/feature-union");
     let target = target.to_str().ok_or("non-UTF-8 target path")?;
-    for bin in ["app", "loads"] {
+    for bin in ["app", "loads", "mixed"] {
         run_in(
             &dir,
             "feature-union workspace",
@@ -525,7 +525,7 @@ fn msrv(root: &Path) -> Result<(), String> {
     let target = target.to_str().ok_or("non-UTF-8 path")?;
     let replace = "source.crates-io.replace-with=\"vendored-sources\"".to_string();
     let directory = format!("source.vendored-sources.directory=\"{vendor}\"");
-    for bin in ["app", "loads"] {
+    for bin in ["app", "loads", "mixed"] {
         run_in(
             &dir,
             &format!("MSRV {msrv} build"),

@@ -351,6 +351,7 @@ pub fn table(
     let mut addrs = String::new();
     let mut calls = String::new();
     let mut globals = String::new();
+    let mut reexports = Vec::new();
     let mut c_asserts = String::new();
     let mut probe = Vec::new();
     for (i, f) in funcs.iter().enumerate() {
@@ -424,12 +425,13 @@ pub fn table(
             args.join(", ")
         )
         .unwrap();
+        reexports.push(sym.clone());
         writeln!(
             globals,
-            "    /// Calls {what} through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `{sym}`.\n    \
+            "    /// Calls {what} through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `{sym}`.\n    \
              #[inline]\n    pub unsafe fn {sym}({}) -> CUresult {{\n        \
              match table() {{\n            Some(__t) => __t.{sym}({}),\n            \
-             None => CUresult::CUDA_ERROR_NOT_FOUND,\n        }}\n    }}",
+             None => no_table(),\n        }}\n    }}",
             params_rs.join(", "),
             args.join(", ")
         )
@@ -473,6 +475,7 @@ pub fn table(
         }
     }
     let n = funcs.len();
+    let reexports = reexports.join(", ");
     let rust = format!(
         r#"/// Every function of this module as an optional function pointer, filled at run time.
 ///
@@ -610,32 +613,98 @@ impl ::core::fmt::Debug for EntryPoints {{
     }}
 }}
 
-/// The module's functions as free functions that call through one table installed for the whole
-/// process: code written against the C names keeps its shape under `dynamic-loading`.
+/// The module's functions as free functions that call through one table for the whole process.
+/// With the `dynamic-loading` feature the module's own functions are these, so code written
+/// against the C names compiles and runs the same in every feature combination.
 ///
-/// [`install`](global::install) a table once (before any call); each function then calls that
-/// table's entry and returns `CUDA_ERROR_NOT_FOUND` where the table has none, or when no table is
-/// installed yet.
+/// The table loads itself on the first call ([`EntryPoints::load`], once per process, thread-safe),
+/// unless one was [`install`](global::install)ed before. A function answers
+/// [`LOAD_FAILED`](global::LOAD_FAILED) when the driver library could not be loaded (`load_error`
+/// says why) and `CUDA_ERROR_NOT_FOUND` when the library lacks its entry.
 pub mod global {{
     use super::*;
-    use ::core::sync::atomic::{{AtomicPtr, Ordering}};
+    use ::core::sync::atomic::{{AtomicPtr, AtomicU8, Ordering}};
 
     static TABLE: AtomicPtr<EntryPoints> = AtomicPtr::new(::core::ptr::null_mut());
+    /// 0: not loaded yet; 1: loading; 2: a table is there; 3: loading failed.
+    static STATE: AtomicU8 = AtomicU8::new(0);
+    #[cfg(unix)]
+    static LOAD_ERROR: AtomicPtr<crate::LoadError> = AtomicPtr::new(::core::ptr::null_mut());
 
-    /// Make `table` the one every function of this module calls through, from now on.
+    /// What every function answers when the driver library could not be loaded
+    /// (`CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`); distinct from a missing entry's `CUDA_ERROR_NOT_FOUND`.
+    pub const LOAD_FAILED: CUresult = CUresult::CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+
+    /// Make `table` the one every function of this module calls through, from now on (call it
+    /// before the first call: a process has one table; the last one installed wins).
     pub fn install(table: &'static EntryPoints) {{
         TABLE.store(table as *const EntryPoints as *mut EntryPoints, Ordering::Release);
+        STATE.store(2, Ordering::Release);
     }}
 
-    /// The installed table, if any.
+    /// The process's table: the installed one, else the driver's, loaded on first use; `None`
+    /// when it could not be loaded (or, where loading is not supported, none was installed).
     #[inline]
     pub fn table() -> ::core::option::Option<&'static EntryPoints> {{
-        // SAFETY: only `install` stores here, and only pointers to tables that live forever.
+        // SAFETY: only `install` and `load_once` store here, only pointers to tables that live
+        // forever.
+        if let Some(t) = unsafe {{ TABLE.load(Ordering::Acquire).as_ref() }} {{
+            return Some(t);
+        }}
+        load_once();
         unsafe {{ TABLE.load(Ordering::Acquire).as_ref() }}
+    }}
+
+    /// Load the driver's table, once: the first caller loads, the others wait for it.
+    #[cfg(unix)]
+    fn load_once() {{
+        loop {{
+            match STATE.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire) {{
+                Ok(_) => {{
+                    match EntryPoints::load() {{
+                        Ok(t) => {{
+                            let t = alloc::boxed::Box::leak(alloc::boxed::Box::new(t));
+                            TABLE.store(t, Ordering::Release);
+                            STATE.store(2, Ordering::Release);
+                        }}
+                        Err(e) => {{
+                            LOAD_ERROR.store(alloc::boxed::Box::leak(alloc::boxed::Box::new(e)), Ordering::Release);
+                            STATE.store(3, Ordering::Release);
+                        }}
+                    }}
+                    return;
+                }}
+                Err(1) => ::core::hint::spin_loop(),
+                Err(_) => return,
+            }}
+        }}
+    }}
+    #[cfg(not(unix))]
+    fn load_once() {{}}
+
+    /// Why the driver library could not be loaded, once a call tried and failed.
+    #[cfg(unix)]
+    pub fn load_error() -> ::core::option::Option<&'static crate::LoadError> {{
+        // SAFETY: stored once by `load_once`, leaked: it lives forever.
+        unsafe {{ LOAD_ERROR.load(Ordering::Acquire).as_ref() }}
+    }}
+
+    #[cold]
+    fn no_table() -> CUresult {{
+        if STATE.load(Ordering::Acquire) == 3 {{
+            LOAD_FAILED
+        }} else {{
+            CUresult::CUDA_ERROR_NOT_FOUND
+        }}
     }}
 
 {globals}
 }}
+
+/// Under `dynamic-loading` the module's functions are [`global`]'s: the same names and signatures
+/// as the linked ones.
+#[cfg(feature = "dynamic-loading")]
+pub use self::global::{{{reexports}}};
 "#
     );
     Ok(Table { rust, c_asserts, probe })

@@ -2721,6 +2721,30 @@ impl ::core::fmt::Debug for CUgraphInstantiate_flags_enum {
     }
 }
 
+impl CUresult {
+    /// `Ok(())` for `CUDA_SUCCESS`, else `Err(self)`: `unsafe { cuInit(0) }.result()?`.
+    #[inline]
+    pub const fn result(self) -> ::core::result::Result<(), CUresult> {
+        if self.0 == 0 {
+            Ok(())
+        } else {
+            Err(self)
+        }
+    }
+}
+/// The constant's name and the number (`CUDA_ERROR_NO_DEVICE (100)`), from the bindings' own
+/// table: no driver call.
+impl ::core::fmt::Display for CUresult {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        match self.name() {
+            Some(n) => ::core::write!(f, "{} ({})", n, self.0),
+            None => ::core::write!(f, "unknown CUresult ({})", self.0),
+        }
+    }
+}
+#[cfg(feature = "std")]
+impl std::error::Error for CUresult {}
+
 /// The legacy default stream, whatever the compilation's default-stream mode.
 pub const CU_STREAM_LEGACY: CUstream = 0x1 as CUstream;
 /// The per-thread default stream, whatever the compilation's default-stream mode.
@@ -2737,7 +2761,6 @@ pub const fn mem_location(type_: CUmemLocationType, id: ::core::ffi::c_int) -> C
     }
 }
 /// C API names as cuda.h's macros resolve them (no per-thread default stream).
-#[cfg(not(feature = "dynamic-loading"))]
 pub mod c_names {
     pub use super::cuCtxPopCurrent_v2 as cuCtxPopCurrent;
     pub use super::cuCtxPushCurrent_v2 as cuCtxPushCurrent;
@@ -4260,757 +4283,823 @@ impl ::core::fmt::Debug for EntryPoints {
     }
 }
 
-/// The module's functions as free functions that call through one table installed for the whole
-/// process: code written against the C names keeps its shape under `dynamic-loading`.
+/// The module's functions as free functions that call through one table for the whole process.
+/// With the `dynamic-loading` feature the module's own functions are these, so code written
+/// against the C names compiles and runs the same in every feature combination.
 ///
-/// [`install`](global::install) a table once (before any call); each function then calls that
-/// table's entry and returns `CUDA_ERROR_NOT_FOUND` where the table has none, or when no table is
-/// installed yet.
+/// The table loads itself on the first call ([`EntryPoints::load`], once per process, thread-safe),
+/// unless one was [`install`](global::install)ed before. A function answers
+/// [`LOAD_FAILED`](global::LOAD_FAILED) when the driver library could not be loaded (`load_error`
+/// says why) and `CUDA_ERROR_NOT_FOUND` when the library lacks its entry.
 pub mod global {
     use super::*;
-    use ::core::sync::atomic::{AtomicPtr, Ordering};
+    use ::core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
     static TABLE: AtomicPtr<EntryPoints> = AtomicPtr::new(::core::ptr::null_mut());
+    /// 0: not loaded yet; 1: loading; 2: a table is there; 3: loading failed.
+    static STATE: AtomicU8 = AtomicU8::new(0);
+    #[cfg(unix)]
+    static LOAD_ERROR: AtomicPtr<crate::LoadError> = AtomicPtr::new(::core::ptr::null_mut());
 
-    /// Make `table` the one every function of this module calls through, from now on.
+    /// What every function answers when the driver library could not be loaded
+    /// (`CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`); distinct from a missing entry's `CUDA_ERROR_NOT_FOUND`.
+    pub const LOAD_FAILED: CUresult = CUresult::CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+
+    /// Make `table` the one every function of this module calls through, from now on (call it
+    /// before the first call: a process has one table; the last one installed wins).
     pub fn install(table: &'static EntryPoints) {
         TABLE.store(table as *const EntryPoints as *mut EntryPoints, Ordering::Release);
+        STATE.store(2, Ordering::Release);
     }
 
-    /// The installed table, if any.
+    /// The process's table: the installed one, else the driver's, loaded on first use; `None`
+    /// when it could not be loaded (or, where loading is not supported, none was installed).
     #[inline]
     pub fn table() -> ::core::option::Option<&'static EntryPoints> {
-        // SAFETY: only `install` stores here, and only pointers to tables that live forever.
+        // SAFETY: only `install` and `load_once` store here, only pointers to tables that live
+        // forever.
+        if let Some(t) = unsafe { TABLE.load(Ordering::Acquire).as_ref() } {
+            return Some(t);
+        }
+        load_once();
         unsafe { TABLE.load(Ordering::Acquire).as_ref() }
     }
 
-    /// Calls `cuGetErrorString` at the ABI of CUDA 6.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGetErrorString`.
+    /// Load the driver's table, once: the first caller loads, the others wait for it.
+    #[cfg(unix)]
+    fn load_once() {
+        loop {
+            match STATE.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => {
+                    match EntryPoints::load() {
+                        Ok(t) => {
+                            let t = alloc::boxed::Box::leak(alloc::boxed::Box::new(t));
+                            TABLE.store(t, Ordering::Release);
+                            STATE.store(2, Ordering::Release);
+                        }
+                        Err(e) => {
+                            LOAD_ERROR.store(alloc::boxed::Box::leak(alloc::boxed::Box::new(e)), Ordering::Release);
+                            STATE.store(3, Ordering::Release);
+                        }
+                    }
+                    return;
+                }
+                Err(1) => ::core::hint::spin_loop(),
+                Err(_) => return,
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    fn load_once() {}
+
+    /// Why the driver library could not be loaded, once a call tried and failed.
+    #[cfg(unix)]
+    pub fn load_error() -> ::core::option::Option<&'static crate::LoadError> {
+        // SAFETY: stored once by `load_once`, leaked: it lives forever.
+        unsafe { LOAD_ERROR.load(Ordering::Acquire).as_ref() }
+    }
+
+    #[cold]
+    fn no_table() -> CUresult {
+        if STATE.load(Ordering::Acquire) == 3 {
+            LOAD_FAILED
+        } else {
+            CUresult::CUDA_ERROR_NOT_FOUND
+        }
+    }
+
+    /// Calls `cuGetErrorString` at the ABI of CUDA 6.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGetErrorString`.
     #[inline]
     pub unsafe fn cuGetErrorString(error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
         match table() {
             Some(__t) => __t.cuGetErrorString(error, pStr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuGetErrorName` at the ABI of CUDA 6.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGetErrorName`.
+    /// Calls `cuGetErrorName` at the ABI of CUDA 6.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGetErrorName`.
     #[inline]
     pub unsafe fn cuGetErrorName(error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
         match table() {
             Some(__t) => __t.cuGetErrorName(error, pStr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuInit` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuInit`.
+    /// Calls `cuInit` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuInit`.
     #[inline]
     pub unsafe fn cuInit(Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
             Some(__t) => __t.cuInit(Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDriverGetVersion` at the ABI of CUDA 2.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDriverGetVersion`.
+    /// Calls `cuDriverGetVersion` at the ABI of CUDA 2.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDriverGetVersion`.
     #[inline]
     pub unsafe fn cuDriverGetVersion(driverVersion: *mut ::core::ffi::c_int) -> CUresult {
         match table() {
             Some(__t) => __t.cuDriverGetVersion(driverVersion),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDeviceGet` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGet`.
+    /// Calls `cuDeviceGet` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGet`.
     #[inline]
     pub unsafe fn cuDeviceGet(device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGet(device, ordinal),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDeviceGetCount` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGetCount`.
+    /// Calls `cuDeviceGetCount` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetCount`.
     #[inline]
     pub unsafe fn cuDeviceGetCount(count: *mut ::core::ffi::c_int) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetCount(count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDeviceGetName` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGetName`.
+    /// Calls `cuDeviceGetName` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetName`.
     #[inline]
     pub unsafe fn cuDeviceGetName(name: *mut ::core::ffi::c_char, len: ::core::ffi::c_int, dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetName(name, len, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDeviceTotalMem` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceTotalMem_v2`.
+    /// Calls `cuDeviceTotalMem` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceTotalMem_v2`.
     #[inline]
     pub unsafe fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceTotalMem_v2(bytes, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDeviceGetAttribute` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGetAttribute`.
+    /// Calls `cuDeviceGetAttribute` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetAttribute`.
     #[inline]
     pub unsafe fn cuDeviceGetAttribute(pi: *mut ::core::ffi::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetAttribute(pi, attrib, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDeviceSetMemPool` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceSetMemPool`.
+    /// Calls `cuDeviceSetMemPool` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceSetMemPool`.
     #[inline]
     pub unsafe fn cuDeviceSetMemPool(dev: CUdevice, pool: CUmemoryPool) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceSetMemPool(dev, pool),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDeviceGetMemPool` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGetMemPool`.
+    /// Calls `cuDeviceGetMemPool` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetMemPool`.
     #[inline]
     pub unsafe fn cuDeviceGetMemPool(pool: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetMemPool(pool, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDeviceGetDefaultMemPool` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGetDefaultMemPool`.
+    /// Calls `cuDeviceGetDefaultMemPool` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetDefaultMemPool`.
     #[inline]
     pub unsafe fn cuDeviceGetDefaultMemPool(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetDefaultMemPool(pool_out, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDevicePrimaryCtxRetain` at the ABI of CUDA 7.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDevicePrimaryCtxRetain`.
+    /// Calls `cuDevicePrimaryCtxRetain` at the ABI of CUDA 7.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDevicePrimaryCtxRetain`.
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDevicePrimaryCtxRetain(pctx, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDevicePrimaryCtxRelease` at the ABI of CUDA 11.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDevicePrimaryCtxRelease_v2`.
+    /// Calls `cuDevicePrimaryCtxRelease` at the ABI of CUDA 11.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDevicePrimaryCtxRelease_v2`.
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDevicePrimaryCtxRelease_v2(dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDevicePrimaryCtxGetState` at the ABI of CUDA 7.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDevicePrimaryCtxGetState`.
+    /// Calls `cuDevicePrimaryCtxGetState` at the ABI of CUDA 7.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDevicePrimaryCtxGetState`.
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxGetState(dev: CUdevice, flags: *mut ::core::ffi::c_uint, active: *mut ::core::ffi::c_int) -> CUresult {
         match table() {
             Some(__t) => __t.cuDevicePrimaryCtxGetState(dev, flags, active),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDevicePrimaryCtxReset` at the ABI of CUDA 11.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDevicePrimaryCtxReset_v2`.
+    /// Calls `cuDevicePrimaryCtxReset` at the ABI of CUDA 11.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDevicePrimaryCtxReset_v2`.
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDevicePrimaryCtxReset_v2(dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuCtxPushCurrent` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxPushCurrent_v2`.
+    /// Calls `cuCtxPushCurrent` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxPushCurrent_v2`.
     #[inline]
     pub unsafe fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxPushCurrent_v2(ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuCtxPopCurrent` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxPopCurrent_v2`.
+    /// Calls `cuCtxPopCurrent` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxPopCurrent_v2`.
     #[inline]
     pub unsafe fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxPopCurrent_v2(pctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuCtxSetCurrent` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxSetCurrent`.
+    /// Calls `cuCtxSetCurrent` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxSetCurrent`.
     #[inline]
     pub unsafe fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxSetCurrent(ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuCtxGetCurrent` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxGetCurrent`.
+    /// Calls `cuCtxGetCurrent` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxGetCurrent`.
     #[inline]
     pub unsafe fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxGetCurrent(pctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuCtxGetDevice` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxGetDevice`.
+    /// Calls `cuCtxGetDevice` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxGetDevice`.
     #[inline]
     pub unsafe fn cuCtxGetDevice(device: *mut CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxGetDevice(device),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuCtxSynchronize` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxSynchronize`.
+    /// Calls `cuCtxSynchronize` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxSynchronize`.
     #[inline]
     pub unsafe fn cuCtxSynchronize() -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxSynchronize(),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemGetInfo` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemGetInfo_v2`.
+    /// Calls `cuMemGetInfo` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemGetInfo_v2`.
     #[inline]
     pub unsafe fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemGetInfo_v2(free, total),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemAlloc` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemAlloc_v2`.
+    /// Calls `cuMemAlloc` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemAlloc_v2`.
     #[inline]
     pub unsafe fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemAlloc_v2(dptr, bytesize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemFree` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemFree_v2`.
+    /// Calls `cuMemFree` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemFree_v2`.
     #[inline]
     pub unsafe fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemFree_v2(dptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuIpcGetEventHandle` at the ABI of CUDA 4.1 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuIpcGetEventHandle`.
+    /// Calls `cuIpcGetEventHandle` at the ABI of CUDA 4.1 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuIpcGetEventHandle`.
     #[inline]
     pub unsafe fn cuIpcGetEventHandle(pHandle: *mut CUipcEventHandle, event: CUevent) -> CUresult {
         match table() {
             Some(__t) => __t.cuIpcGetEventHandle(pHandle, event),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuIpcOpenEventHandle` at the ABI of CUDA 4.1 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuIpcOpenEventHandle`.
+    /// Calls `cuIpcOpenEventHandle` at the ABI of CUDA 4.1 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuIpcOpenEventHandle`.
     #[inline]
     pub unsafe fn cuIpcOpenEventHandle(phEvent: *mut CUevent, handle: CUipcEventHandle) -> CUresult {
         match table() {
             Some(__t) => __t.cuIpcOpenEventHandle(phEvent, handle),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemcpy` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpy`.
+    /// Calls `cuMemcpy` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpy`.
     #[inline]
     pub unsafe fn cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpy(dst, src, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemcpyPeer` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpyPeer`.
+    /// Calls `cuMemcpyPeer` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyPeer`.
     #[inline]
     pub unsafe fn cuMemcpyPeer(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemcpyHtoD` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpyHtoD_v2`.
+    /// Calls `cuMemcpyHtoD` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyHtoD_v2`.
     #[inline]
     pub unsafe fn cuMemcpyHtoD_v2(dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemcpyDtoH` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpyDtoH_v2`.
+    /// Calls `cuMemcpyDtoH` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyDtoH_v2`.
     #[inline]
     pub unsafe fn cuMemcpyDtoH_v2(dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemcpyAsync` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpyAsync`.
+    /// Calls `cuMemcpyAsync` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyAsync`.
     #[inline]
     pub unsafe fn cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpyAsync(dst, src, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemcpyPeerAsync` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpyPeerAsync`.
+    /// Calls `cuMemcpyPeerAsync` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyPeerAsync`.
     #[inline]
     pub unsafe fn cuMemcpyPeerAsync(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemcpyHtoDAsync` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpyHtoDAsync_v2`.
+    /// Calls `cuMemcpyHtoDAsync` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyHtoDAsync_v2`.
     #[inline]
     pub unsafe fn cuMemcpyHtoDAsync_v2(dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemcpyDtoHAsync` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemcpyDtoHAsync_v2`.
+    /// Calls `cuMemcpyDtoHAsync` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyDtoHAsync_v2`.
     #[inline]
     pub unsafe fn cuMemcpyDtoHAsync_v2(dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemsetD8` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemsetD8_v2`.
+    /// Calls `cuMemsetD8` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemsetD8_v2`.
     #[inline]
     pub unsafe fn cuMemsetD8_v2(dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemsetD8_v2(dstDevice, uc, N),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemsetD32` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemsetD32_v2`.
+    /// Calls `cuMemsetD32` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemsetD32_v2`.
     #[inline]
     pub unsafe fn cuMemsetD32_v2(dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemsetD32_v2(dstDevice, ui, N),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemsetD8Async` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemsetD8Async`.
+    /// Calls `cuMemsetD8Async` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemsetD8Async`.
     #[inline]
     pub unsafe fn cuMemsetD8Async(dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemsetD8Async(dstDevice, uc, N, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemsetD32Async` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemsetD32Async`.
+    /// Calls `cuMemsetD32Async` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemsetD32Async`.
     #[inline]
     pub unsafe fn cuMemsetD32Async(dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemsetD32Async(dstDevice, ui, N, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemFreeAsync`.
+    /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemFreeAsync`.
     #[inline]
     pub unsafe fn cuMemFreeAsync(dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemFreeAsync(dptr, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemAllocAsync`.
+    /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemAllocAsync`.
     #[inline]
     pub unsafe fn cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemAllocAsync(dptr, bytesize, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemPoolTrimTo` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolTrimTo`.
+    /// Calls `cuMemPoolTrimTo` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolTrimTo`.
     #[inline]
     pub unsafe fn cuMemPoolTrimTo(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolTrimTo(pool, minBytesToKeep),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemPoolSetAttribute` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolSetAttribute`.
+    /// Calls `cuMemPoolSetAttribute` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolSetAttribute`.
     #[inline]
     pub unsafe fn cuMemPoolSetAttribute(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolSetAttribute(pool, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemPoolGetAttribute` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolGetAttribute`.
+    /// Calls `cuMemPoolGetAttribute` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolGetAttribute`.
     #[inline]
     pub unsafe fn cuMemPoolGetAttribute(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolGetAttribute(pool, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemPoolSetAccess` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolSetAccess`.
+    /// Calls `cuMemPoolSetAccess` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolSetAccess`.
     #[inline]
     pub unsafe fn cuMemPoolSetAccess(pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolSetAccess(pool, map, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemPoolGetAccess` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolGetAccess`.
+    /// Calls `cuMemPoolGetAccess` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolGetAccess`.
     #[inline]
     pub unsafe fn cuMemPoolGetAccess(flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolGetAccess(flags, memPool, location),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemPoolCreate` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolCreate`.
+    /// Calls `cuMemPoolCreate` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolCreate`.
     #[inline]
     pub unsafe fn cuMemPoolCreate(pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolCreate(pool, poolProps),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemPoolDestroy` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolDestroy`.
+    /// Calls `cuMemPoolDestroy` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolDestroy`.
     #[inline]
     pub unsafe fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolDestroy(pool),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemGetDefaultMemPool` at the ABI of CUDA 13.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemGetDefaultMemPool`.
+    /// Calls `cuMemGetDefaultMemPool` at the ABI of CUDA 13.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemGetDefaultMemPool`.
     #[inline]
     pub unsafe fn cuMemGetDefaultMemPool(pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemGetDefaultMemPool(pool_out, location, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemGetMemPool` at the ABI of CUDA 13.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemGetMemPool`.
+    /// Calls `cuMemGetMemPool` at the ABI of CUDA 13.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemGetMemPool`.
     #[inline]
     pub unsafe fn cuMemGetMemPool(pool: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemGetMemPool(pool, location, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemSetMemPool` at the ABI of CUDA 13.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemSetMemPool`.
+    /// Calls `cuMemSetMemPool` at the ABI of CUDA 13.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemSetMemPool`.
     #[inline]
     pub unsafe fn cuMemSetMemPool(location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemSetMemPool(location, type_, pool),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemAllocFromPoolAsync`.
+    /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemAllocFromPoolAsync`.
     #[inline]
     pub unsafe fn cuMemAllocFromPoolAsync(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemPoolExportToShareableHandle` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolExportToShareableHandle`.
+    /// Calls `cuMemPoolExportToShareableHandle` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolExportToShareableHandle`.
     #[inline]
     pub unsafe fn cuMemPoolExportToShareableHandle(handle_out: *mut ::core::ffi::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemPoolImportFromShareableHandle` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolImportFromShareableHandle`.
+    /// Calls `cuMemPoolImportFromShareableHandle` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolImportFromShareableHandle`.
     #[inline]
     pub unsafe fn cuMemPoolImportFromShareableHandle(pool_out: *mut CUmemoryPool, handle: *mut ::core::ffi::c_void, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolImportFromShareableHandle(pool_out, handle, handleType, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemPoolExportPointer` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolExportPointer`.
+    /// Calls `cuMemPoolExportPointer` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolExportPointer`.
     #[inline]
     pub unsafe fn cuMemPoolExportPointer(shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolExportPointer(shareData_out, ptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemPoolImportPointer` at the ABI of CUDA 11.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemPoolImportPointer`.
+    /// Calls `cuMemPoolImportPointer` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolImportPointer`.
     #[inline]
     pub unsafe fn cuMemPoolImportPointer(ptr_out: *mut CUdeviceptr, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolImportPointer(ptr_out, pool, shareData),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuPointerGetAttribute` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuPointerGetAttribute`.
+    /// Calls `cuPointerGetAttribute` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuPointerGetAttribute`.
     #[inline]
     pub unsafe fn cuPointerGetAttribute(data: *mut ::core::ffi::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult {
         match table() {
             Some(__t) => __t.cuPointerGetAttribute(data, attribute, ptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuPointerGetAttributes` at the ABI of CUDA 7.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuPointerGetAttributes`.
+    /// Calls `cuPointerGetAttributes` at the ABI of CUDA 7.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuPointerGetAttributes`.
     #[inline]
     pub unsafe fn cuPointerGetAttributes(numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult {
         match table() {
             Some(__t) => __t.cuPointerGetAttributes(numAttributes, attributes, data, ptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuStreamCreate` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamCreate`.
+    /// Calls `cuStreamCreate` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamCreate`.
     #[inline]
     pub unsafe fn cuStreamCreate(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamCreate(phStream, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuStreamWaitEvent` at the ABI of CUDA 3.2 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamWaitEvent`.
+    /// Calls `cuStreamWaitEvent` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamWaitEvent`.
     #[inline]
     pub unsafe fn cuStreamWaitEvent(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamWaitEvent(hStream, hEvent, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuStreamBeginCapture` at the ABI of CUDA 10.1 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamBeginCapture_v2`.
+    /// Calls `cuStreamBeginCapture` at the ABI of CUDA 10.1 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamBeginCapture_v2`.
     #[inline]
     pub unsafe fn cuStreamBeginCapture_v2(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamBeginCapture_v2(hStream, mode),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuStreamEndCapture` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamEndCapture`.
+    /// Calls `cuStreamEndCapture` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamEndCapture`.
     #[inline]
     pub unsafe fn cuStreamEndCapture(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamEndCapture(hStream, phGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuStreamIsCapturing` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamIsCapturing`.
+    /// Calls `cuStreamIsCapturing` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamIsCapturing`.
     #[inline]
     pub unsafe fn cuStreamIsCapturing(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamIsCapturing(hStream, captureStatus),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuStreamQuery` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamQuery`.
+    /// Calls `cuStreamQuery` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamQuery`.
     #[inline]
     pub unsafe fn cuStreamQuery(hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamQuery(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuStreamSynchronize` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamSynchronize`.
+    /// Calls `cuStreamSynchronize` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamSynchronize`.
     #[inline]
     pub unsafe fn cuStreamSynchronize(hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamSynchronize(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuStreamDestroy` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuStreamDestroy_v2`.
+    /// Calls `cuStreamDestroy` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamDestroy_v2`.
     #[inline]
     pub unsafe fn cuStreamDestroy_v2(hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamDestroy_v2(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuEventCreate` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuEventCreate`.
+    /// Calls `cuEventCreate` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuEventCreate`.
     #[inline]
     pub unsafe fn cuEventCreate(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
             Some(__t) => __t.cuEventCreate(phEvent, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuEventRecord` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuEventRecord`.
+    /// Calls `cuEventRecord` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuEventRecord`.
     #[inline]
     pub unsafe fn cuEventRecord(hEvent: CUevent, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuEventRecord(hEvent, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuEventQuery` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuEventQuery`.
+    /// Calls `cuEventQuery` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuEventQuery`.
     #[inline]
     pub unsafe fn cuEventQuery(hEvent: CUevent) -> CUresult {
         match table() {
             Some(__t) => __t.cuEventQuery(hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuEventSynchronize` at the ABI of CUDA 2.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuEventSynchronize`.
+    /// Calls `cuEventSynchronize` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuEventSynchronize`.
     #[inline]
     pub unsafe fn cuEventSynchronize(hEvent: CUevent) -> CUresult {
         match table() {
             Some(__t) => __t.cuEventSynchronize(hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuEventDestroy` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuEventDestroy_v2`.
+    /// Calls `cuEventDestroy` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuEventDestroy_v2`.
     #[inline]
     pub unsafe fn cuEventDestroy_v2(hEvent: CUevent) -> CUresult {
         match table() {
             Some(__t) => __t.cuEventDestroy_v2(hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuLaunchHostFunc` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuLaunchHostFunc`.
+    /// Calls `cuLaunchHostFunc` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuLaunchHostFunc`.
     #[inline]
     pub unsafe fn cuLaunchHostFunc(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
             Some(__t) => __t.cuLaunchHostFunc(hStream, fn_, userData),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuGraphMemAllocNodeGetParams` at the ABI of CUDA 11.4 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphMemAllocNodeGetParams`.
+    /// Calls `cuGraphMemAllocNodeGetParams` at the ABI of CUDA 11.4 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphMemAllocNodeGetParams`.
     #[inline]
     pub unsafe fn cuGraphMemAllocNodeGetParams(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphMemAllocNodeGetParams(hNode, params_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuGraphMemFreeNodeGetParams` at the ABI of CUDA 11.4 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphMemFreeNodeGetParams`.
+    /// Calls `cuGraphMemFreeNodeGetParams` at the ABI of CUDA 11.4 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphMemFreeNodeGetParams`.
     #[inline]
     pub unsafe fn cuGraphMemFreeNodeGetParams(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphMemFreeNodeGetParams(hNode, dptr_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDeviceGraphMemTrim` at the ABI of CUDA 11.4 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGraphMemTrim`.
+    /// Calls `cuDeviceGraphMemTrim` at the ABI of CUDA 11.4 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGraphMemTrim`.
     #[inline]
     pub unsafe fn cuDeviceGraphMemTrim(device: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGraphMemTrim(device),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDeviceGetGraphMemAttribute` at the ABI of CUDA 11.4 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGetGraphMemAttribute`.
+    /// Calls `cuDeviceGetGraphMemAttribute` at the ABI of CUDA 11.4 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetGraphMemAttribute`.
     #[inline]
     pub unsafe fn cuDeviceGetGraphMemAttribute(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetGraphMemAttribute(device, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDeviceSetGraphMemAttribute` at the ABI of CUDA 11.4 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceSetGraphMemAttribute`.
+    /// Calls `cuDeviceSetGraphMemAttribute` at the ABI of CUDA 11.4 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceSetGraphMemAttribute`.
     #[inline]
     pub unsafe fn cuDeviceSetGraphMemAttribute(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceSetGraphMemAttribute(device, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuGraphNodeGetType` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphNodeGetType`.
+    /// Calls `cuGraphNodeGetType` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphNodeGetType`.
     #[inline]
     pub unsafe fn cuGraphNodeGetType(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphNodeGetType(hNode, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuGraphGetNodes` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphGetNodes`.
+    /// Calls `cuGraphGetNodes` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphGetNodes`.
     #[inline]
     pub unsafe fn cuGraphGetNodes(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphGetNodes(hGraph, nodes, numNodes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuGraphInstantiateWithFlags` at the ABI of CUDA 11.4 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphInstantiateWithFlags`.
+    /// Calls `cuGraphInstantiateWithFlags` at the ABI of CUDA 11.4 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphInstantiateWithFlags`.
     #[inline]
     pub unsafe fn cuGraphInstantiateWithFlags(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuGraphLaunch` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphLaunch`.
+    /// Calls `cuGraphLaunch` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphLaunch`.
     #[inline]
     pub unsafe fn cuGraphLaunch(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphLaunch(hGraphExec, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuGraphExecDestroy` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphExecDestroy`.
+    /// Calls `cuGraphExecDestroy` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphExecDestroy`.
     #[inline]
     pub unsafe fn cuGraphExecDestroy(hGraphExec: CUgraphExec) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphExecDestroy(hGraphExec),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuGraphDestroy` at the ABI of CUDA 10.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGraphDestroy`.
+    /// Calls `cuGraphDestroy` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphDestroy`.
     #[inline]
     pub unsafe fn cuGraphDestroy(hGraph: CUgraph) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphDestroy(hGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDeviceCanAccessPeer` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceCanAccessPeer`.
+    /// Calls `cuDeviceCanAccessPeer` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceCanAccessPeer`.
     #[inline]
     pub unsafe fn cuDeviceCanAccessPeer(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceCanAccessPeer(canAccessPeer, dev, peerDev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuCtxEnablePeerAccess` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxEnablePeerAccess`.
+    /// Calls `cuCtxEnablePeerAccess` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxEnablePeerAccess`.
     #[inline]
     pub unsafe fn cuCtxEnablePeerAccess(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxEnablePeerAccess(peerContext, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuCtxDisablePeerAccess` at the ABI of CUDA 4.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuCtxDisablePeerAccess`.
+    /// Calls `cuCtxDisablePeerAccess` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxDisablePeerAccess`.
     #[inline]
     pub unsafe fn cuCtxDisablePeerAccess(peerContext: CUcontext) -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxDisablePeerAccess(peerContext),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuDeviceGetP2PAttribute` at the ABI of CUDA 8.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuDeviceGetP2PAttribute`.
+    /// Calls `cuDeviceGetP2PAttribute` at the ABI of CUDA 8.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetP2PAttribute`.
     #[inline]
     pub unsafe fn cuDeviceGetP2PAttribute(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetP2PAttribute(value, attrib, srcDevice, dstDevice),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuGetProcAddress` at the ABI of CUDA 12.0 through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuGetProcAddress_v2`.
+    /// Calls `cuGetProcAddress` at the ABI of CUDA 12.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGetProcAddress_v2`.
     #[inline]
     pub unsafe fn cuGetProcAddress_v2(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult {
         match table() {
             Some(__t) => __t.cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2, per-thread default stream through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemAllocAsync_ptsz`.
+    /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2, per-thread default stream through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemAllocAsync_ptsz`.
     #[inline]
     pub unsafe fn cuMemAllocAsync_ptsz(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemAllocAsync_ptsz(dptr, bytesize, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2, per-thread default stream through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemAllocFromPoolAsync_ptsz`.
+    /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2, per-thread default stream through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemAllocFromPoolAsync_ptsz`.
     #[inline]
     pub unsafe fn cuMemAllocFromPoolAsync_ptsz(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemAllocFromPoolAsync_ptsz(dptr, bytesize, pool, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
-    /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2, per-thread default stream through the installed table; `CUDA_ERROR_NOT_FOUND` when none is installed or it has no `cuMemFreeAsync_ptsz`.
+    /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2, per-thread default stream through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemFreeAsync_ptsz`.
     #[inline]
     pub unsafe fn cuMemFreeAsync_ptsz(dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemFreeAsync_ptsz(dptr, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => no_table(),
         }
     }
 
 }
+
+/// Under `dynamic-loading` the module's functions are [`global`]'s: the same names and signatures
+/// as the linked ones.
+#[cfg(feature = "dynamic-loading")]
+pub use self::global::{cuGetErrorString, cuGetErrorName, cuInit, cuDriverGetVersion, cuDeviceGet, cuDeviceGetCount, cuDeviceGetName, cuDeviceTotalMem_v2, cuDeviceGetAttribute, cuDeviceSetMemPool, cuDeviceGetMemPool, cuDeviceGetDefaultMemPool, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxReset_v2, cuCtxPushCurrent_v2, cuCtxPopCurrent_v2, cuCtxSetCurrent, cuCtxGetCurrent, cuCtxGetDevice, cuCtxSynchronize, cuMemGetInfo_v2, cuMemAlloc_v2, cuMemFree_v2, cuIpcGetEventHandle, cuIpcOpenEventHandle, cuMemcpy, cuMemcpyPeer, cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyAsync, cuMemcpyPeerAsync, cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemsetD8_v2, cuMemsetD32_v2, cuMemsetD8Async, cuMemsetD32Async, cuMemFreeAsync, cuMemAllocAsync, cuMemPoolTrimTo, cuMemPoolSetAttribute, cuMemPoolGetAttribute, cuMemPoolSetAccess, cuMemPoolGetAccess, cuMemPoolCreate, cuMemPoolDestroy, cuMemGetDefaultMemPool, cuMemGetMemPool, cuMemSetMemPool, cuMemAllocFromPoolAsync, cuMemPoolExportToShareableHandle, cuMemPoolImportFromShareableHandle, cuMemPoolExportPointer, cuMemPoolImportPointer, cuPointerGetAttribute, cuPointerGetAttributes, cuStreamCreate, cuStreamWaitEvent, cuStreamBeginCapture_v2, cuStreamEndCapture, cuStreamIsCapturing, cuStreamQuery, cuStreamSynchronize, cuStreamDestroy_v2, cuEventCreate, cuEventRecord, cuEventQuery, cuEventSynchronize, cuEventDestroy_v2, cuLaunchHostFunc, cuGraphMemAllocNodeGetParams, cuGraphMemFreeNodeGetParams, cuDeviceGraphMemTrim, cuDeviceGetGraphMemAttribute, cuDeviceSetGraphMemAttribute, cuGraphNodeGetType, cuGraphGetNodes, cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy, cuGraphDestroy, cuDeviceCanAccessPeer, cuCtxEnablePeerAccess, cuCtxDisablePeerAccess, cuDeviceGetP2PAttribute, cuGetProcAddress_v2, cuMemAllocAsync_ptsz, cuMemAllocFromPoolAsync_ptsz, cuMemFreeAsync_ptsz};

@@ -1,7 +1,8 @@
 //! Written against the crate root as if only `cuda-12` were enabled: CUDA 12 layouts (a plain `id`
 //! in `CUmemLocation`) and linked functions. It must keep compiling when another crate in the graph
 //! enables `cuda-13`.
-use cuda_mempool_sys::{cuDriverGetVersion, CUmemLocation, CUmemLocationType, CUresult, ROOT_CUDA_MAJOR};
+pub use cuda_mempool_sys::CUresult;
+use cuda_mempool_sys::{cuDriverGetVersion, CUmemLocation, CUmemLocationType, ROOT_CUDA_MAJOR};
 
 pub const MAJOR: u32 = ROOT_CUDA_MAJOR;
 
@@ -21,3 +22,6 @@ pub fn driver_version() -> Result<i32, CUresult> {
         e => Err(e),
     }
 }
+
+/// What a free function answers when the driver library could not be loaded (`dynamic-loading`).
+pub const LOAD_FAILED: CUresult = cuda_mempool_sys::global::LOAD_FAILED;
