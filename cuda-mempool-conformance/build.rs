@@ -8,18 +8,19 @@
 use std::path::{Path, PathBuf};
 
 fn main() {
+    // The suite is Linux-only (src/lib.rs says so in one sentence elsewhere): compile nothing, so
+    // that a missing C compiler for the target (MSVC's cl.exe, say) is not the first error.
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
+        return;
+    }
     println!("cargo:rerun-if-changed=benches/ffi_loop.c");
     cc::Build::new()
         .file("benches/ffi_loop.c")
         .warnings(true)
         .compile("cump_ffi_loop");
 
+    // LD_PRELOAD, dlvsym and RTLD_NEXT: glibc on Linux.
     println!("cargo:rerun-if-changed=shim");
-    // LD_PRELOAD, dlvsym and RTLD_NEXT: glibc on Linux only. Elsewhere the tests that need the
-    // library say so (CONFORMANCE_SHIM_SO may still name one).
-    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
-        return;
-    }
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     // shim/*.c (the plumbing and what the groups share) and shim/mutants/*.c (one file per group);
     // not shim/fake_nvml/, a library of its own (read_dir does not descend into it).

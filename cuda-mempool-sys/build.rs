@@ -5,9 +5,10 @@
 //!   1. CUDA_MEMPOOL_SYS_LIB_DIR: a directory holding libcuda.so (or cuda.lib); authoritative
 //!   2. CUDA_PATH, CUDA_HOME, CUDA_ROOT, CUDA_TOOLKIT_ROOT_DIR: the toolkit's library directories
 //!      (natively lib64/, lib/, lib/x64/ and targets/<arch>/lib/; cross-compiling, only the
-//!      targets/<arch>/lib/ directory of the target's architecture)
+//!      targets/<arch>/lib/ directory of the target's architecture; for a Windows target, lib/x64/)
 //!   3. pkg-config: cuda-MAJOR.MINOR for each enabled major (newest first), then cuda
-//!   4. the usual driver directories for the target's architecture (native builds only)
+//!   4. the usual driver directories for the target's architecture (native builds only; on
+//!      Windows the toolkits under %ProgramFiles%\NVIDIA GPU Computing Toolkit\CUDA, newest first)
 //!   5. stub libraries (a `stubs` directory found by any rule above, then the toolkit's usual
 //!      stubs/), strictly last and always with a warning: they link, but a program run with them
 //!      finds no GPU
@@ -17,6 +18,13 @@
 //!
 //! Nothing is linked with the `dynamic-loading` feature, with CUDA_MEMPOOL_SYS_NO_LINK=1 (for crates
 //! that link libcuda themselves), or on docs.rs (DOCS_RS).
+//!
+//! When no rule finds a library the build fails with one message saying what was tried and how to
+//! fix it, except when cross-compiling for Windows: there `cuda` is linked by name only (rule 6),
+//! left to the linker's own search path (MSVC's LIB, say), with a warning. A build script cannot
+//! tell `cargo check` from `cargo build`, and a Windows toolkit is rarely found on a non-Windows
+//! host, so this keeps `cargo check --target x86_64-pc-windows-msvc` working without one; a program
+//! still links only where the linker finds cuda.lib (else the linker says it cannot find it).
 //!
 //! The rule that matched is printed (`cargo build -vv` shows it) and published to dependents
 //! (links = "cuda_mempool_sys"): DEP_CUDA_MEMPOOL_SYS_RULE, DEP_CUDA_MEMPOOL_SYS_LIB_DIR (absent when
@@ -71,6 +79,11 @@ impl Target {
             .filter(|_| linux)
             .map(PathBuf::from)
             .collect();
+        let mut usual_dirs: Vec<PathBuf> = usual_dirs;
+        // Windows toolkits, when building on Windows for Windows.
+        if os == "windows" && arch == "x86_64" && cfg!(windows) {
+            usual_dirs.extend(windows_toolkits());
+        }
         let usual_stub_dirs = ["/usr/local/cuda/lib64/stubs", "/opt/cuda/lib64/stubs"]
             .iter()
             .filter(|_| linux)
@@ -95,6 +108,27 @@ impl Target {
             "libcuda.so"
         }
     }
+    /// A toolkit root's library directories for this target (rule 2).
+    fn toolkit_lib_dirs(&self, root: &Path) -> Vec<PathBuf> {
+        if self.windows() {
+            // The Windows toolkit keeps its x64 import libraries in lib\x64, native or not.
+            return if self.arch == "x86_64" {
+                vec![root.join("lib").join("x64")]
+            } else {
+                Vec::new()
+            };
+        }
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        if !self.cross {
+            dirs.extend([root.join("lib64"), root.join("lib"), root.join("lib/x64")]);
+        }
+        dirs.extend(
+            self.toolkit_target_dirs()
+                .iter()
+                .map(|d| root.join("targets").join(d).join("lib")),
+        );
+        dirs
+    }
     /// The toolkit's `targets/<dir>` names for this architecture.
     fn toolkit_target_dirs(&self) -> &'static [&'static str] {
         match (self.os.as_str(), self.arch.as_str()) {
@@ -109,8 +143,46 @@ impl Target {
 /// What to do.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Decision {
-    NoLink { why: String },
-    Link { dir: PathBuf, rule: String, stub: bool },
+    NoLink {
+        why: String,
+    },
+    Link {
+        dir: PathBuf,
+        rule: String,
+        stub: bool,
+    },
+    /// Cross-compiling for Windows and no cuda.lib found: link `cuda` by name, from the linker's
+    /// own search path, and warn.
+    LinkByName {
+        rule: String,
+        warning: String,
+    },
+}
+
+/// The installed Windows toolkits' `lib\x64` directories, newest version first (rule 4 on a
+/// Windows host).
+fn windows_toolkits() -> Vec<PathBuf> {
+    let program_files = ["ProgramW6432", "ProgramFiles"]
+        .into_iter()
+        .find_map(env::var_os)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(r"C:\Program Files"));
+    let base = program_files.join("NVIDIA GPU Computing Toolkit").join("CUDA");
+    let mut found: Vec<((u32, u32), PathBuf)> = std::fs::read_dir(&base)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let (major, minor) = name.strip_prefix('v')?.split_once('.')?;
+            Some((
+                (major.parse().ok()?, minor.parse().ok()?),
+                e.path().join("lib").join("x64"),
+            ))
+        })
+        .collect();
+    found.sort_by_key(|(version, _)| std::cmp::Reverse(*version));
+    found.into_iter().map(|(_, dir)| dir).collect()
 }
 
 fn is_stub_dir(dir: &Path) -> bool {
@@ -197,15 +269,7 @@ pub fn decide(
             None => continue,
         };
         let root = PathBuf::from(root);
-        let mut dirs: Vec<PathBuf> = Vec::new();
-        if !t.cross {
-            dirs.extend([root.join("lib64"), root.join("lib"), root.join("lib/x64")]);
-        }
-        dirs.extend(
-            t.toolkit_target_dirs()
-                .iter()
-                .map(|d| root.join("targets").join(d).join("lib")),
-        );
+        let dirs = t.toolkit_lib_dirs(&root);
         let rule = format!("2: {name}");
         for d in dirs {
             if let Some(found) = s.probe(&d, &rule) {
@@ -257,6 +321,32 @@ pub fn decide(
     }
     if let Some((dir, rule)) = s.stubs.first() {
         return link(dir, format!("5: stub library, found by {rule}"), true);
+    }
+
+    if t.windows() {
+        let msg = format!(
+            "cannot find cuda.lib (the CUDA toolkit's import library for nvcuda.dll) for {}.\nTried:\n  - {}\n\n\
+             Fix one of:\n  \
+             - install the CUDA toolkit: its installer sets CUDA_PATH, and cuda.lib is in %CUDA_PATH%\\lib\\x64\n  \
+             - set CUDA_PATH to a CUDA toolkit, or {OWN_DIR_VAR} to the directory holding cuda.lib\n  \
+             - enable the `dynamic-loading` feature, which links nothing and loads nvcuda.dll at run time\n  \
+             - set CUDA_MEMPOOL_SYS_NO_LINK=1 if your crate links cuda.lib itself",
+            t.triple,
+            s.tried.join("\n  - ")
+        );
+        if t.cross {
+            return Ok(Decision::LinkByName {
+                rule: format!("6: cross-compiling for {}, no cuda.lib found: `cuda` by name", t.triple),
+                warning: format!(
+                    "no cuda.lib found for {} (cross-compiling): linking `cuda` by name, from the linker's own \
+                     search path. Checking needs nothing, but a program links only if the linker finds cuda.lib: \
+                     set {OWN_DIR_VAR} to its directory or CUDA_PATH to a Windows toolkit, or enable the \
+                     `dynamic-loading` feature",
+                    t.triple
+                ),
+            });
+        }
+        return Err(msg);
     }
 
     let hint = if so1_only.is_empty() {
@@ -340,6 +430,18 @@ fn main() {
             println!("cargo:lib_dir={}", dir.display());
             println!("cargo:stub={}", u8::from(stub));
         }
-        Err(msg) => panic!("\n\ncuda-mempool-sys: {msg}\n\n"),
+        Ok(Decision::LinkByName { rule, warning }) => {
+            println!("cuda-mempool-sys: linking libcuda by name only (rule {rule})");
+            println!("cargo:warning=cuda-mempool-sys: {warning}");
+            println!("cargo:rustc-link-lib=dylib=cuda");
+            println!("cargo:rule={rule}");
+            println!("cargo:stub=0");
+        }
+        Err(msg) => {
+            // A message, not a panic: nothing here is a bug of the build script, and a backtrace
+            // would only bury the advice.
+            eprintln!("\ncuda-mempool-sys: {msg}\n");
+            std::process::exit(1);
+        }
     }
 }

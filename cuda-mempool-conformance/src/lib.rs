@@ -14,16 +14,32 @@
 // helpers taking handles are safe to call by design (a bad handle is the case under test).
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+// Linux only (fork, LD_PRELOAD, SCM_RIGHTS, /proc): elsewhere one sentence instead of a page of
+// errors. Not in the crate's own unit-test build, so that `cargo test` says it once.
+#[cfg(all(not(target_os = "linux"), not(test)))]
+compile_error!(
+    "the conformance suite (package `conformance`) runs on Linux only: it drives libcuda.so.1 with fork, \
+     LD_PRELOAD and fd passing. Elsewhere, test the bindings with `cargo test -p cuda-mempool-sys`."
+);
+
+#[cfg(target_os = "linux")]
 pub mod os;
 
+#[cfg(target_os = "linux")]
 pub mod driver;
 
+#[cfg(target_os = "linux")]
 pub mod harness;
 
+#[cfg(target_os = "linux")]
 pub mod cases;
+#[cfg(target_os = "linux")]
 pub mod report;
+#[cfg(target_os = "linux")]
 pub mod run;
 
+#[cfg(target_os = "linux")]
 pub mod suite;
 
+#[cfg(target_os = "linux")]
 pub use suite::main;

@@ -37,12 +37,15 @@
 //! where no driver is installed.
 //!
 //! Each module's `EntryPoints` holds every function as an `Option` of a function pointer. `load()`
-//! opens `libcuda.so.1` (or the library named by `CUDA_MEMPOOL_SYS_LIBCUDA`) and asks the driver's
-//! `cuGetProcAddress` for each function at the CUDA version its ABI dates from. What the driver
-//! lacks is `None`, and calling it through the table returns `CUDA_ERROR_NOT_FOUND`; without a
-//! driver `load()` returns a [`LoadError`] that names the library and the `dlerror` reason. The
-//! loaders (`load`, `from_library`, `from_proc_address`, `from_dlsym`, `from_default_namespace`)
-//! and [`Library`] need Unix; `from_linked()` and `from_fn()` work everywhere.
+//! opens `libcuda.so.1` (Windows: `nvcuda.dll`, from System32 only), or the library named by
+//! `CUDA_MEMPOOL_SYS_LIBCUDA`, and asks the driver's `cuGetProcAddress` for each function at the
+//! CUDA version its ABI dates from. What the driver lacks is `None`, and calling it through the
+//! table returns `CUDA_ERROR_NOT_FOUND`; without a driver `load()` returns a [`LoadError`] that
+//! names the library and the reason (`dlerror`; on Windows the `GetLastError` code and its text).
+//! The loaders (`load`, `from_library`, `from_proc_address`, `from_dlsym`) and [`Library`] work on
+//! Unix and Windows (`from_dlsym` uses `GetProcAddress` there); `from_default_namespace` needs
+//! Unix (`dlsym(RTLD_DEFAULT, …)` has no Windows counterpart); `from_linked()` and `from_fn()`
+//! work everywhere.
 //!
 //! NVIDIA's reference: <https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html>
 #![no_std]
@@ -55,7 +58,7 @@
     clashing_extern_declarations
 )]
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
@@ -63,9 +66,9 @@ extern crate std;
 mod entry;
 pub use entry::EntryPoint;
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 mod loader;
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub use loader::{Library, LoadError, LoadErrorKind};
 
 /// CUDA 11 bindings (cuda.h 11.8), complete: types, functions, helpers, `EntryPoints`.

@@ -1,10 +1,8 @@
-//! Opening the driver library and resolving entry points with `dlopen` / `dlsym` /
-//! `cuGetProcAddress` (Unix only). `dlopen`, `dlsym`, `dlerror` and `getenv` are declared here
-//! rather than taken from a crate, so the crate stays `no_std` with no dependencies; `libdl` is
-//! linked where the C library keeps them there (glibc before 2.34, Android).
+//! Opening the driver library and resolving entry points with `cuGetProcAddress`: the library is
+//! opened with `dlopen` / `dlsym` on Unix (`unix.rs`) and `LoadLibraryExW` / `GetProcAddress` on
+//! Windows (`windows.rs`); the rest is the same everywhere. The OS functions are declared in those
+//! files rather than taken from a crate, so the crate stays `no_std` with no dependencies.
 
-use alloc::borrow::ToOwned;
-use alloc::ffi::CString;
 use alloc::string::String;
 use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use core::fmt;
@@ -12,69 +10,32 @@ use core::ptr::{self, NonNull};
 
 use crate::EntryPoint;
 
-mod sys {
-    use core::ffi::{c_char, c_int, c_void};
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+use unix as os;
+#[cfg(unix)]
+pub(crate) use unix::default_namespace_symbol;
 
-    #[cfg_attr(
-        any(all(target_os = "linux", target_env = "gnu"), target_os = "android"),
-        link(name = "dl")
-    )]
-    extern "C" {
-        pub fn dlopen(filename: *const c_char, flag: c_int) -> *mut c_void;
-        pub fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
-        pub fn dlerror() -> *mut c_char;
-    }
-    extern "C" {
-        pub fn getenv(name: *const c_char) -> *mut c_char;
-    }
-
-    pub const RTLD_NOW: c_int = 2;
-    #[cfg(any(target_os = "macos", target_os = "ios", target_os = "tvos", target_os = "watchos"))]
-    pub const RTLD_LOCAL: c_int = 4;
-    #[cfg(target_os = "netbsd")]
-    pub const RTLD_LOCAL: c_int = 0x200;
-    #[cfg(not(any(
-        target_os = "macos",
-        target_os = "ios",
-        target_os = "tvos",
-        target_os = "watchos",
-        target_os = "netbsd"
-    )))]
-    pub const RTLD_LOCAL: c_int = 0;
-
-    #[cfg(any(target_os = "linux", all(target_os = "android", target_pointer_width = "64")))]
-    pub const RTLD_DEFAULT: *mut c_void = core::ptr::null_mut();
-    #[cfg(all(target_os = "android", target_pointer_width = "32"))]
-    pub const RTLD_DEFAULT: *mut c_void = 0xffff_ffff_usize as *mut c_void;
-    // Apple, the BSDs, illumos / Solaris.
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    pub const RTLD_DEFAULT: *mut c_void = -2isize as *mut c_void;
-}
-
-/// The last `dlerror()` message of this thread.
-fn dl_error() -> String {
-    // SAFETY: dlerror returns null or a NUL-terminated thread-local string.
-    let e = unsafe { sys::dlerror() };
-    if e.is_null() {
-        "unknown dlerror".to_owned()
-    } else {
-        // SAFETY: see above; copied before any other dl* call can overwrite it.
-        unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
-    }
-}
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as os;
 
 /// What went wrong while loading the driver library.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum LoadErrorKind {
-    /// `dlopen` failed (no such file, wrong architecture, missing dependency, …).
+    /// `dlopen` (Windows: `LoadLibraryExW`) failed: no such file, wrong architecture, missing
+    /// dependency, …
     Open,
     /// The library exports neither `cuGetProcAddress_v2` nor `cuGetProcAddress` (a driver older
     /// than CUDA 11.3, or not a driver library).
     NoProcAddress,
 }
 
-/// Loading the driver library failed: which library, what failed, and the reason (`dlerror`).
+/// Loading the driver library failed: which library, what failed, and the reason (`dlerror`; on
+/// Windows the `GetLastError` code and its `FormatMessageW` text).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadError {
     kind: LoadErrorKind,
@@ -87,11 +48,13 @@ impl LoadError {
     pub fn kind(&self) -> LoadErrorKind {
         self.kind
     }
-    /// The library as it was named to `dlopen`.
+    /// The library as it was named to `dlopen` / `LoadLibraryExW`.
     pub fn library(&self) -> &str {
         &self.library
     }
-    /// The reason, as `dlerror` gave it.
+    /// The reason, as `dlerror` gave it; on Windows the function that failed, where it searched,
+    /// and the error: `LoadLibraryExW (System32 only) failed with error 126: The specified module
+    /// could not be found.`
     pub fn reason(&self) -> &str {
         &self.reason
     }
@@ -126,64 +89,40 @@ pub struct Library {
     name: String,
 }
 
-// SAFETY: a dlopen handle is a process-wide token; dlsym on it is thread-safe.
+// SAFETY: a dlopen handle (an HMODULE) is a process-wide token; dlsym (GetProcAddress) on it is
+// thread-safe.
 unsafe impl Send for Library {}
 // SAFETY: as above.
 unsafe impl Sync for Library {}
 
 impl Library {
-    /// The driver library's run-time name on Linux.
-    pub const DEFAULT: &'static str = "libcuda.so.1";
+    /// The driver library's run-time name: `libcuda.so.1` on Unix, `nvcuda.dll` on Windows.
+    pub const DEFAULT: &'static str = os::DEFAULT;
     /// The environment variable that names another library (a path or a file name) to open in
     /// place of [`DEFAULT`](Self::DEFAULT).
     pub const ENV: &'static str = "CUDA_MEMPOOL_SYS_LIBCUDA";
 
     /// Opens the library named by [`ENV`](Self::ENV) when it is set and not empty, else
-    /// [`DEFAULT`](Self::DEFAULT). The variable is read with `getenv(3)`: do not call this while
-    /// another thread changes the environment.
+    /// [`DEFAULT`](Self::DEFAULT). The variable is read with `getenv(3)` on Unix (do not call this
+    /// while another thread changes the environment) and `GetEnvironmentVariableW` on Windows.
+    ///
+    /// On Windows, `nvcuda.dll` is searched for in System32 only (never the current directory or
+    /// `PATH`); a name from the variable is searched as [`open`](Self::open) does.
     pub fn open_default() -> Result<Self, LoadError> {
-        // SAFETY: the name is NUL-terminated; getenv returns null or a NUL-terminated string,
-        // copied at once.
-        let env = unsafe { sys::getenv(b"CUDA_MEMPOOL_SYS_LIBCUDA\0".as_ptr() as *const c_char) };
-        let name = if env.is_null() {
-            None
-        } else {
-            Some(unsafe { CStr::from_ptr(env) }.to_owned()).filter(|n| !n.as_bytes().is_empty())
-        };
-        let name = name.unwrap_or_else(|| CString::new(Self::DEFAULT).unwrap());
-        // SAFETY: opening the driver library the environment names is what the dynamic linker
-        // does for a linked program with LD_LIBRARY_PATH; its exports have cuda.h's signatures.
-        unsafe { Self::open_c(&name) }
+        os::open_default()
     }
 
-    /// Opens the library at `path` (a bare file name is searched for as `dlopen` does).
+    /// Opens the library at `path`. On Unix a bare file name is searched for as `dlopen` does. On
+    /// Windows it is searched for in the application's directory, System32 and the directories
+    /// added with `AddDllDirectory` (`LOAD_LIBRARY_SEARCH_DEFAULT_DIRS`), never the current
+    /// directory or `PATH`; a fully qualified path (`C:\…`, `\\server\…`) is opened as it is, its
+    /// dependencies searched for beside it too.
     ///
     /// # Safety
     /// Opening a library runs its initialisers, and the tables filled from it trust its exports
     /// to have cuda.h's signatures: `path` must be a CUDA driver library or a faithful stand-in.
     pub unsafe fn open(path: &str) -> Result<Self, LoadError> {
-        match CString::new(path) {
-            Ok(c) => Self::open_c(&c),
-            Err(_) => Err(LoadError {
-                kind: LoadErrorKind::Open,
-                library: path.to_owned(),
-                reason: "the name contains a NUL byte".to_owned(),
-            }),
-        }
-    }
-
-    unsafe fn open_c(path: &CStr) -> Result<Self, LoadError> {
-        let name = path.to_string_lossy().into_owned();
-        sys::dlerror(); // clear a stale message
-        let handle = sys::dlopen(path.as_ptr(), sys::RTLD_NOW | sys::RTLD_LOCAL);
-        match NonNull::new(handle) {
-            Some(handle) => Ok(Library { handle, name }),
-            None => Err(LoadError {
-                kind: LoadErrorKind::Open,
-                library: name,
-                reason: dl_error(),
-            }),
-        }
+        os::open(path)
     }
 
     /// The name the library was opened by.
@@ -191,15 +130,16 @@ impl Library {
         &self.name
     }
 
-    /// The `dlopen` handle.
+    /// The `dlopen` handle (Windows: the `HMODULE`).
     pub fn as_raw(&self) -> *mut c_void {
         self.handle.as_ptr()
     }
 
-    /// `dlsym(handle, symbol)`: the address the library exports under `symbol`, or null.
+    /// `dlsym(handle, symbol)` (Windows: `GetProcAddress(module, symbol)`): the address the
+    /// library exports under `symbol`, or null.
     pub fn symbol(&self, symbol: &CStr) -> *mut c_void {
         // SAFETY: a valid handle (never closed) and a NUL-terminated name.
-        unsafe { sys::dlsym(self.handle.as_ptr(), symbol.as_ptr()) }
+        unsafe { os::symbol(self.handle.as_ptr(), symbol) }
     }
 
     /// The library's `cuGetProcAddress_v2`, else its `cuGetProcAddress`.
@@ -222,7 +162,7 @@ impl Library {
         Err(LoadError {
             kind: LoadErrorKind::NoProcAddress,
             library: self.name.clone(),
-            reason: dl_error(),
+            reason: os::last_error(),
         })
     }
 }
@@ -259,10 +199,4 @@ impl ProcAddress {
             ptr::null_mut()
         }
     }
-}
-
-/// `dlsym(RTLD_DEFAULT, symbol)`.
-pub(crate) fn default_namespace_symbol(symbol: &CStr) -> *mut c_void {
-    // SAFETY: RTLD_DEFAULT and a NUL-terminated name.
-    unsafe { sys::dlsym(sys::RTLD_DEFAULT, symbol.as_ptr()) }
 }

@@ -1,5 +1,6 @@
 //! build.rs's rules, run on made-up directories: stubs strictly last (even where pkg-config points
-//! at them), always flagged, and no host directories when cross-compiling.
+//! at them), always flagged, no host directories when cross-compiling, and Windows (cuda.lib in a
+//! toolkit's lib/x64; without one, one message natively and `cuda` by name when cross-compiling).
 
 #[allow(dead_code)]
 #[path = "../build.rs"]
@@ -156,4 +157,63 @@ fn nothing_linked_when_asked() {
         decide(&t, &[12], false, &vars, &|_: &str| None).unwrap(),
         Decision::NoLink { .. }
     ));
+}
+
+fn windows_target(cross: bool) -> Target {
+    Target {
+        triple: "x86_64-pc-windows-msvc".into(),
+        cross,
+        os: "windows".into(),
+        arch: "x86_64".into(),
+        usual_dirs: vec![],
+        usual_stub_dirs: vec![],
+    }
+}
+
+#[test]
+fn windows_finds_cuda_lib_under_the_toolkit() {
+    let base = tree("win");
+    std::fs::create_dir_all(base.join("toolkit/lib/x64")).unwrap();
+    std::fs::write(base.join("toolkit/lib/x64/cuda.lib"), b"").unwrap();
+    let root = base.join("toolkit").display().to_string();
+    let vars = |n: &str| (n == "CUDA_PATH").then(|| ("CUDA_PATH".to_string(), root.clone()));
+    // Native or cross: the toolkit's lib/x64 is the Windows layout either way.
+    for cross in [false, true] {
+        let d = decide(&windows_target(cross), &[12], false, &vars, &|_: &str| None).unwrap();
+        assert_eq!(
+            d,
+            Decision::Link {
+                dir: base.join("toolkit/lib/x64"),
+                rule: "2: CUDA_PATH".into(),
+                stub: false
+            }
+        );
+    }
+}
+
+#[test]
+fn windows_without_a_toolkit() {
+    let base = tree("win-none");
+    // A Linux toolkit's libraries are no Windows import library.
+    let root = base.join("toolkit").display().to_string();
+    let vars = |n: &str| (n == "CUDA_PATH").then(|| ("CUDA_PATH".to_string(), root.clone()));
+    // Native: one message, Windows advice only.
+    let e = decide(&windows_target(false), &[12], false, &vars, &|_: &str| None).unwrap_err();
+    assert!(e.starts_with("cannot find cuda.lib"), "{e}");
+    assert!(e.contains("install the CUDA toolkit"), "{e}");
+    assert!(e.contains("dynamic-loading"), "{e}");
+    assert!(
+        e.contains(&base.join("toolkit").join("lib").join("x64").display().to_string()),
+        "{e}"
+    );
+    assert!(!e.contains("Debian") && !e.contains("libcuda.so"), "{e}");
+    // Cross-compiling: `cuda` by name, with a warning, so `cargo check` needs no toolkit.
+    let d = decide(&windows_target(true), &[12], false, &vars, &|_: &str| None).unwrap();
+    assert!(
+        matches!(&d, Decision::LinkByName { rule, warning } if rule.starts_with("6: ") && warning.contains("dynamic-loading")),
+        "{d:?}"
+    );
+    // dynamic-loading: nothing at all.
+    let d = decide(&windows_target(true), &[12], true, &vars, &|_: &str| None).unwrap();
+    assert!(matches!(d, Decision::NoLink { .. }), "{d:?}");
 }

@@ -1,7 +1,10 @@
 //! `CUDA_MEMPOOL_SYS_LIBCUDA` names the library `load()` opens. A test binary of its own, with one
 //! test: it changes the environment, which no other thread may read meanwhile.
 
-#[cfg(all(unix, any(feature = "cuda-11", feature = "cuda-12", feature = "cuda-13")))]
+#[cfg(all(
+    any(unix, windows),
+    any(feature = "cuda-11", feature = "cuda-12", feature = "cuda-13")
+))]
 #[test]
 fn env_override_names_the_library() {
     #[cfg(feature = "cuda-11")]

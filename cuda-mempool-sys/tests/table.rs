@@ -99,7 +99,7 @@ macro_rules! per_major {
 
             /// Loaded through cuGetProcAddress: an entry is there exactly when the driver is at
             /// least as new as the entry's ABI version.
-            #[cfg(unix)]
+            #[cfg(any(unix, windows))]
             #[test]
             fn load_resolves_by_driver_version() {
                 let Some(t) = crate::loaded(EntryPoints::load()) else {
@@ -133,7 +133,7 @@ macro_rules! per_major {
             }
 
             /// dlsym by symbol finds the same set of entry points as cuGetProcAddress.
-            #[cfg(unix)]
+            #[cfg(any(unix, windows))]
             #[test]
             fn dlsym_agrees_with_proc_address() {
                 let Some(lib) = crate::loaded(cuda_mempool_sys::Library::open_default()) else {
@@ -147,7 +147,7 @@ macro_rules! per_major {
             }
 
             /// The library's `cuGetProcAddress_v2` / `cuGetProcAddress` is itself a table entry.
-            #[cfg(unix)]
+            #[cfg(any(unix, windows))]
             #[test]
             fn proc_address_through_the_table() {
                 let Some(t) = crate::loaded(EntryPoints::load()) else {
@@ -183,7 +183,7 @@ fn struct_debug_prints_enum_names() {
 
 /// `Ok(x)`: `Some(x)`. No driver library on this machine: `None` (the trial passes, saying so),
 /// unless CUDA_MEMPOOL_SYS_REQUIRE_LIBCUDA=1.
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 fn loaded<T>(r: Result<T, cuda_mempool_sys::LoadError>) -> Option<T> {
     match r {
         Ok(t) => Some(t),
@@ -197,7 +197,7 @@ fn loaded<T>(r: Result<T, cuda_mempool_sys::LoadError>) -> Option<T> {
 
 /// The CUDA 13 selectors through the table: `None` on a driver older than 13.0 (CI's R535 is
 /// CUDA 12.2), and a call returns CUDA_ERROR_NOT_FOUND instead of failing to link or start.
-#[cfg(all(unix, feature = "cuda-13"))]
+#[cfg(all(any(unix, windows), feature = "cuda-13"))]
 #[test]
 fn cuda13_selectors_follow_the_driver() {
     use cuda_mempool_sys::cuda13::*;
@@ -253,6 +253,35 @@ fn load_errors_name_library_and_reason() {
         let t = EntryPoints::from_dlsym(&lib);
         assert_eq!(t.missing().count(), EntryPoints::LEN);
     }
+}
+
+/// Windows: errors name the DLL and the Windows error (GetLastError's code and text). Run under
+/// Wine by hand; `cargo xtask ci` runs the example there.
+#[cfg(all(windows, feature = "cuda-12"))]
+#[test]
+fn load_errors_name_the_dll_and_the_windows_error() {
+    use cuda_mempool_sys::{cuda12::EntryPoints, Library, LoadErrorKind};
+    assert_eq!(Library::DEFAULT, "nvcuda.dll");
+    // SAFETY: the file does not exist, so nothing is loaded.
+    let e = unsafe { EntryPoints::from_library(r"C:\nonexistent\nvcuda.dll") }.unwrap_err();
+    assert_eq!(e.kind(), LoadErrorKind::Open);
+    assert_eq!(e.library(), r"C:\nonexistent\nvcuda.dll");
+    assert!(e.reason().starts_with("LoadLibraryExW"), "{e}");
+    assert!(e.reason().contains("failed with error "), "{e}");
+    println!("{e}");
+
+    // A DLL that is there but is no driver: it has no cuGetProcAddress.
+    // SAFETY: kernel32 is loaded in every process.
+    let e = unsafe { EntryPoints::from_library("kernel32.dll") }.unwrap_err();
+    assert_eq!(e.kind(), LoadErrorKind::NoProcAddress);
+    assert!(e.reason().starts_with("GetProcAddress failed with error 127"), "{e}");
+    println!("{e}");
+    // SAFETY: as above.
+    let lib = unsafe { Library::open("kernel32.dll") }.unwrap();
+    assert!(!lib
+        .symbol(std::ffi::CStr::from_bytes_with_nul(b"GetLastError\0").unwrap())
+        .is_null());
+    assert_eq!(EntryPoints::from_dlsym(&lib).missing().count(), EntryPoints::LEN);
 }
 
 /// Linked: every entry is the linked function, which is what the dynamic linker binds

@@ -9,7 +9,9 @@
 //!       `regen --check`, the ABI check with every major, all tests (linked and `dynamic-loading`),
 //!       the feature-union workspace (a cuda-12 and a cuda-13 dependent in one build), the packaged
 //!       crate's tests from the unpacked .crate, the MSRV build (installed with rustup), the suite
-//!       under nextest (`--profile ci`, JUnit), and `.ci/gpu-job` with no GPU required.
+//!       under nextest (`--profile ci`, JUnit), `.ci/gpu-job` with no GPU required, and Windows:
+//!       clippy for x86_64-pc-windows-msvc and -gnu, and the `dynamic-loading` example and the
+//!       crate's tests cross-built for x86_64-pc-windows-gnu and run under Wine (no driver there).
 //!       `.ci/run` installs the system packages and then runs this.
 //!   cargo xtask diff OLD.json NEW.json
 //!       What changed between two conformance reports (exit 1 if anything regressed).
@@ -205,6 +207,12 @@ fn preflight() -> Result<(), String> {
     if !libs.contains("libclang") && std::env::var_os("LIBCLANG_PATH").is_none() {
         missing.push("libclang (Debian: `libclang-dev`), needed by bindgen for `regen --check`");
     }
+    if !runs(MINGW_GCC, &["--version"]) {
+        missing.push("x86_64-w64-mingw32-gcc (Debian: `gcc-mingw-w64-x86-64`), the linker for x86_64-pc-windows-gnu");
+    }
+    if wine().is_none() {
+        missing.push("wine (Debian: `wine64`), to run the Windows build");
+    }
     if missing.is_empty() {
         return Ok(());
     }
@@ -295,6 +303,7 @@ fn ci(root: &Path) -> Result<(), String> {
             &[("RUSTDOCFLAGS", "-D warnings")],
         )?;
     }
+    windows(root)?;
     println!("xtask ci: regen --check");
     regen(root, true, None)?;
     // The ABI test must run here: the headers are present (regen --check fetched them). Every major
@@ -314,6 +323,220 @@ fn ci(root: &Path) -> Result<(), String> {
     msrv(root)?;
     println!("xtask ci: all checks passed");
     Ok(())
+}
+
+/// Whether `program args` runs and succeeds.
+fn runs(program: &str, args: &[&str]) -> bool {
+    Command::new(program)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+const WINDOWS_MSVC: &str = "x86_64-pc-windows-msvc";
+const WINDOWS_GNU: &str = "x86_64-pc-windows-gnu";
+/// The C compiler and linker for x86_64-pc-windows-gnu (Debian's gcc-mingw-w64-x86-64).
+const MINGW_GCC: &str = "x86_64-w64-mingw32-gcc";
+
+/// Wine's 64-bit loader: `wine64` on PATH, where Debian 12's `wine64` package keeps it, or `wine`.
+fn wine() -> Option<&'static str> {
+    ["wine64", "/usr/lib/wine/wine64", "wine"]
+        .into_iter()
+        .find(|w| runs(w, &["--version"]))
+}
+
+/// Windows, checked from this Linux machine. No Windows toolkit is needed: clippy with every
+/// feature (checking links nothing), and the `dynamic-loading` build links nothing either.
+///
+/// 1. for x86_64-pc-windows-msvc and x86_64-pc-windows-gnu: check with default features, and
+///    clippy with every feature, warnings denied;
+/// 2. the `pool_roundtrip` example (`dynamic-loading`) cross-built for x86_64-pc-windows-gnu and
+///    run under Wine, which has no nvcuda.dll: it must say that it cannot open nvcuda.dll and exit
+///    with 1 (`ExitCode::FAILURE`), without a panic;
+/// 3. the crate's tests (every feature) run under Wine, except the ABI probe, which compiles C for
+///    the host.
+///
+/// Wine runs headless (no DISPLAY), quiet (WINEDEBUG=-all), in its own prefix under target/.
+fn windows(root: &Path) -> Result<(), String> {
+    run_in(
+        root,
+        "installing the Windows targets",
+        "rustup",
+        &["target", "add", WINDOWS_MSVC, WINDOWS_GNU],
+        &[],
+    )?;
+    for target in [WINDOWS_MSVC, WINDOWS_GNU] {
+        // Default features link cuda.lib: with no Windows toolkit here, build.rs links it by
+        // name and warns, and checking needs no library.
+        run(
+            root,
+            &format!("check ({target}, default features, no toolkit)"),
+            &["check", "-p", "cuda-mempool-sys", "--locked", "--target", target],
+            &[],
+        )?;
+        run(
+            root,
+            &format!("clippy ({target})"),
+            &[
+                "clippy",
+                "-p",
+                "cuda-mempool-sys",
+                "--all-features",
+                "--locked",
+                "--target",
+                target,
+                "--",
+                "-D",
+                "warnings",
+            ],
+            &[],
+        )?;
+    }
+    run(
+        root,
+        "cross-building the example for Windows",
+        &[
+            "build",
+            "-p",
+            "cuda-mempool-sys",
+            "--example",
+            "pool_roundtrip",
+            "--features",
+            "dynamic-loading",
+            "--locked",
+            "--target",
+            WINDOWS_GNU,
+        ],
+        &[],
+    )?;
+
+    let wine = wine().ok_or("wine is not installed: run `sudo bash .ci/install-deps`")?;
+    let prefix = root.join("target").join("wine-prefix");
+    let wine_cmd = |args: &[&std::ffi::OsStr]| {
+        let mut c = Command::new(wine);
+        c.args(args).current_dir(root);
+        wine_env(&mut c, &prefix);
+        c
+    };
+    println!("xtask ci: {wine} wineboot --init (WINEPREFIX={})", prefix.display());
+    let boot = wine_cmd(&["wineboot".as_ref(), "--init".as_ref()])
+        .output()
+        .map_err(|e| format!("cannot run {wine}: {e}"))?;
+    if !boot.status.success() {
+        return Err(format!(
+            "creating the Wine prefix failed ({}):
+{}",
+            boot.status,
+            String::from_utf8_lossy(&boot.stderr)
+        ));
+    }
+    // Rust's standard library imports ProcessPrng from bcryptprimitives.dll, which Debian 12's
+    // Wine 8.0 lacks: a stand-in (.ci/wine/bcryptprimitives.c) where the prefix has none.
+    let system32 = prefix.join("drive_c").join("windows").join("system32");
+    let bcrypt = system32.join("bcryptprimitives.dll");
+    if !bcrypt.exists() {
+        let stub = root.join(".ci").join("wine").join("bcryptprimitives.c");
+        let (stub, bcrypt_s) = (
+            stub.to_str().ok_or("non-UTF-8 path")?,
+            bcrypt.to_str().ok_or("non-UTF-8 path")?,
+        );
+        run_in(
+            root,
+            "building the bcryptprimitives.dll stand-in",
+            MINGW_GCC,
+            &[
+                "-shared",
+                "-O2",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-o",
+                bcrypt_s,
+                stub,
+                "-ladvapi32",
+            ],
+            &[],
+        )?;
+    }
+
+    let exe = root
+        .join("target")
+        .join(WINDOWS_GNU)
+        .join("debug")
+        .join("examples")
+        .join("pool_roundtrip.exe");
+    println!("xtask ci: {wine} {}", exe.display());
+    let out = wine_cmd(&[exe.as_os_str()])
+        .output()
+        .map_err(|e| format!("cannot run {wine}: {e}"))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in text.lines() {
+        println!("xtask ci:   | {line}");
+    }
+    let expected = "pool_roundtrip: cannot open the CUDA driver library nvcuda.dll: ";
+    let mut wrong = Vec::new();
+    if out.status.code() != Some(1) {
+        wrong.push(format!("exit status {} (expected 1)", out.status));
+    }
+    if !text.contains(expected) {
+        wrong.push(format!("no line starting {expected:?}"));
+    }
+    if text.contains("panicked") {
+        wrong.push("a panic".into());
+    }
+    if !wrong.is_empty() {
+        return Err(format!(
+            "the Windows example under Wine (no driver): {}",
+            wrong.join(", ")
+        ));
+    }
+    println!("xtask ci: under Wine without a driver: exit status 1, a LoadError naming nvcuda.dll, no panic");
+
+    println!("xtask ci: the crate's tests under Wine ({WINDOWS_GNU}, every feature; not the ABI probe)");
+    let mut tests = Command::new(cargo());
+    tests
+        .args([
+            "test",
+            "-p",
+            "cuda-mempool-sys",
+            "--all-features",
+            "--locked",
+            "--target",
+            WINDOWS_GNU,
+            "--lib",
+            "--test",
+            "table",
+            "--test",
+            "env_override",
+            "--test",
+            "build_rules",
+        ])
+        .current_dir(root)
+        .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER", wine);
+    let tests = wine_env(&mut tests, &prefix)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !tests.success() {
+        return Err(format!("the crate's tests under Wine failed ({tests})"));
+    }
+    Ok(())
+}
+
+/// Wine headless (no DISPLAY), quiet, in `prefix`, with no driver-related variable of ours.
+fn wine_env<'a>(c: &'a mut Command, prefix: &Path) -> &'a mut Command {
+    c.env("WINEPREFIX", prefix)
+        .env("WINEDEBUG", "-all")
+        // No Mono or Gecko installer at the prefix's creation.
+        .env("WINEDLLOVERRIDES", "mscoree,mshtml=")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        // There is no driver under Wine.
+        .env_remove("CUDA_MEMPOOL_SYS_REQUIRE_LIBCUDA")
+        .env_remove("CUDA_MEMPOOL_SYS_LIBCUDA")
 }
 
 /// `cargo nextest run -p conformance --profile ci`: every trial in its own process; JUnit in

@@ -2291,10 +2291,10 @@ pub mod c_names {
 /// [`ENTRIES`](Self::ENTRIES) describes every field (in field order) and [`missing`](Self::missing)
 /// lists the absent ones.
 ///
-/// Fill it with [`load`](Self::load) (the driver's `cuGetProcAddress`, Unix),
-/// [`from_dlsym`](Self::from_dlsym) / [`from_default_namespace`](Self::from_default_namespace)
-/// (`dlsym`, Unix), `from_linked` (the linked symbols; not with the `dynamic-loading` feature), or
-/// your own resolver with [`from_fn`](Self::from_fn).
+/// Fill it with [`load`](Self::load) (the driver's `cuGetProcAddress`, Unix and Windows),
+/// [`from_dlsym`](Self::from_dlsym) (`dlsym`; `GetProcAddress` on Windows),
+/// `from_default_namespace` (`dlsym(RTLD_DEFAULT, …)`, Unix), `from_linked` (the linked symbols;
+/// not with the `dynamic-loading` feature), or your own resolver with [`from_fn`](Self::from_fn).
 ///
 /// # Safety of the call methods
 /// Each call method is as unsafe as the C function it calls: the arguments must satisfy that
@@ -2864,20 +2864,21 @@ impl EntryPoints {
         }
     }
 
-    /// The driver library (`libcuda.so.1`, or the file named by `CUDA_MEMPOOL_SYS_LIBCUDA`),
-    /// opened and resolved through its `cuGetProcAddress` ([`from_proc_address`](Self::from_proc_address)).
-    /// The library is never closed.
-    #[cfg(unix)]
+    /// The driver library (`libcuda.so.1`; `nvcuda.dll` from System32 on Windows; or the file
+    /// named by `CUDA_MEMPOOL_SYS_LIBCUDA`), opened and resolved through its `cuGetProcAddress`
+    /// ([`from_proc_address`](Self::from_proc_address)). The library is never closed.
+    #[cfg(any(unix, windows))]
     pub fn load() -> ::core::result::Result<Self, crate::LoadError> {
         Self::from_proc_address(&crate::Library::open_default()?)
     }
 
-    /// [`load`](Self::load) from the library at `path` (a file name is searched like `dlopen` does).
+    /// [`load`](Self::load) from the library at `path` (a file name is searched for as
+    /// `crate::Library::open` does).
     ///
     /// # Safety
     /// Opening a library runs its initialisers, and its entry points are trusted to have cuda.h's
     /// signatures: `path` must be a CUDA driver library (or a faithful stand-in).
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     pub unsafe fn from_library(path: &str) -> ::core::result::Result<Self, crate::LoadError> {
         Self::from_proc_address(&crate::Library::open(path)?)
     }
@@ -2885,7 +2886,7 @@ impl EntryPoints {
     /// Each entry from the library's `cuGetProcAddress_v2` (`cuGetProcAddress` before CUDA 12.0),
     /// asked for the entry's C name at its CUDA version, with the per-thread-default-stream flag
     /// for `_ptsz` entries. Fails only when the library has neither function (drivers before 11.3).
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     pub fn from_proc_address(library: &crate::Library) -> ::core::result::Result<Self, crate::LoadError> {
         let resolver = library.proc_address()?;
         // SAFETY: the driver returns the entry point of the requested name and ABI version, which
@@ -2893,9 +2894,9 @@ impl EntryPoints {
         Ok(unsafe { Self::from_fn(|e| resolver.resolve(e)) })
     }
 
-    /// Each entry from `dlsym(library, symbol)`: the symbol the library exports under the field's
-    /// name, whatever CUDA version it reports.
-    #[cfg(unix)]
+    /// Each entry from `dlsym(library, symbol)` (`GetProcAddress` on Windows): the symbol the
+    /// library exports under the field's name, whatever CUDA version it reports.
+    #[cfg(any(unix, windows))]
     pub fn from_dlsym(library: &crate::Library) -> Self {
         // SAFETY: a driver library exports each symbol with cuda.h's signature for that symbol.
         unsafe { Self::from_fn(|e| library.symbol(e.symbol_cstr())) }
