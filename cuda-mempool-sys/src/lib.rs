@@ -71,6 +71,15 @@ mod loader;
 #[cfg(any(unix, windows))]
 pub use loader::{Library, LoadError, LoadErrorKind};
 
+/// The types every major's module shares: the opaque handle structs (`CUstream_st`,
+/// `CUmemPoolHandle_st`, …) and [`CUresult`](common::CUresult) with every code the pinned headers
+/// name. A handle or result from one module is the same type in another (`cuda13::CUmemoryPool` is
+/// `cuda12::CUmemoryPool`), so modules mix without conversions.
+#[path = "generated/common.rs"]
+#[rustfmt::skip]
+#[allow(clippy::all)]
+pub mod common;
+
 /// CUDA 11 bindings (cuda.h 11.8), complete: types, functions, helpers, `EntryPoints`.
 #[cfg(feature = "cuda-11")]
 #[path = "generated/cuda11.rs"]

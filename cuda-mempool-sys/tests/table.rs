@@ -389,3 +389,33 @@ fn curesult_helpers() {
         assert!(e.to_string().contains("INVALID_VALUE"));
     }
 }
+
+/// The modules mix: a handle or a result from one major's module is the same type in another's
+/// (issue: a pool from `cuda13::EntryPoints` did not fit a `cuda12` function).
+#[cfg(all(feature = "cuda-11", feature = "cuda-12", feature = "cuda-13"))]
+#[test]
+fn modules_share_handles_and_results() {
+    use cuda_mempool_sys::{common, cuda11, cuda12, cuda13};
+    fn same<T>(_: T, _: T) {}
+    let pool12: cuda12::CUmemoryPool = std::ptr::null_mut();
+    let pool13: cuda13::CUmemoryPool = std::ptr::null_mut();
+    let pool11: cuda11::CUmemoryPool = std::ptr::null_mut();
+    same(pool12, pool13);
+    same(pool11, pool13);
+    let s11: cuda11::CUstream = std::ptr::null_mut();
+    same(s11, cuda13::CU_STREAM_PER_THREAD);
+    let c12: cuda12::CUcontext = std::ptr::null_mut();
+    let c13: cuda13::CUcontext = std::ptr::null_mut();
+    same(c12, c13);
+    same(cuda11::CUresult::CUDA_SUCCESS, cuda13::CUresult::CUDA_ERROR_NOT_FOUND);
+    same(common::CUresult::CUDA_SUCCESS, cuda12::CUresult::CUDA_SUCCESS);
+    // A code only the CUDA 13 headers name is named through every module.
+    assert_eq!(
+        cuda11::CUresult::CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER.name(),
+        Some("CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER")
+    );
+    assert_eq!(
+        cuda11::CUresult(36).to_string(),
+        "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER (36)"
+    );
+}

@@ -1,6 +1,7 @@
 //! Generating one major's bindings and its ABI probe (C and Rust halves), all in memory.
 
 use crate::allowlist::{self, Func};
+use crate::common;
 use crate::headers::Headers;
 use crate::pins::{self, Pin};
 use crate::table;
@@ -12,6 +13,8 @@ use std::process::Command;
 pub struct Generated {
     /// (path relative to the workspace root, contents)
     pub files: Vec<(String, String)>,
+    /// What this major contributes to the shared module (generated/common.rs).
+    pub shared: common::Shared,
 }
 
 const DOCS_GROUP: &str = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html";
@@ -236,7 +239,7 @@ fn compile_and_run(root: &Path, include: &Path, src: &str) -> Result<String, Str
     Ok(String::from_utf8_lossy(&run.stdout).into_owned())
 }
 
-fn bindgen_version(root: &Path) -> Result<String, String> {
+pub fn bindgen_version(root: &Path) -> Result<String, String> {
     let lock = std::fs::read_to_string(root.join("Cargo.lock")).map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
     let mut lines = lock.lines();
     while let Some(l) = lines.next() {
@@ -351,11 +354,15 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
         + &std::fs::read_to_string(h.include.join("cudaTypedefs.h")).unwrap_or_default();
     let tbl = table::table(major, &funcs, &abis, &header_text)?;
 
+    // The opaque handles and CUresult are defined once, in `common`, for every major.
+    let shared = common::Shared::of(major, &file, &enums);
+    let own = common::strip_shared(&bindings, &shared);
+
     // Own docs above the allocator functions; NVIDIA's comments are not carried over. Enum newtypes
     // lose bindgen's derived Debug (they get `name()` and a Debug that prints it, below), and the
     // extern block disappears under the `dynamic-loading` feature.
     let mut lines: Vec<String> = Vec::new();
-    for line in bindings.lines() {
+    for line in own.lines() {
         if let Some(rest) = line.trim_start().strip_prefix("pub fn ") {
             let name = rest.split('(').next().unwrap_or("");
             let c_name = resolved
@@ -393,10 +400,11 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     out.push('\n');
 
     out.push_str("\n// Written by `cargo xtask regen` itself (xtask/src/table.rs), not by bindgen.\n\n");
-    out.push_str("pub use crate::EntryPoint;\n#[cfg(unix)]\npub use crate::{Library, LoadError, LoadErrorKind};\n\n");
-    out.push_str(&table::enum_name_and_debug(&enums, &aliases));
+    out.push_str("pub use crate::EntryPoint;\n#[cfg(any(unix, windows))]\npub use crate::{Library, LoadError, LoadErrorKind};\n\n");
+    out.push_str(&shared.reexport());
+    let own_enums: Vec<_> = enums.iter().filter(|(n, _)| n != common::RESULT).cloned().collect();
+    out.push_str(&table::enum_name_and_debug(&own_enums, &aliases));
     out.push('\n');
-    out.push_str(CURESULT_HELPERS);
     for k in allowlist::HAND_CONSTS {
         writeln!(
             out,
@@ -445,6 +453,7 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
             (pins::abi_c_path(major), abi_c),
             (pins::abi_rs_path(major), abi_rs),
         ],
+        shared,
     })
 }
 
@@ -603,30 +612,3 @@ fn c_type_name(header: &str, kw: &str, name: &str) -> String {
         name.to_string()
     }
 }
-
-/// What a wrapper needs of `CUresult` beyond its name: `result()`, `Display`, and `Error` (`std`).
-const CURESULT_HELPERS: &str = r#"impl CUresult {
-    /// `Ok(())` for `CUDA_SUCCESS`, else `Err(self)`: `unsafe { cuInit(0) }.result()?`.
-    #[inline]
-    pub const fn result(self) -> ::core::result::Result<(), CUresult> {
-        if self.0 == 0 {
-            Ok(())
-        } else {
-            Err(self)
-        }
-    }
-}
-/// The constant's name and the number (`CUDA_ERROR_NO_DEVICE (100)`), from the bindings' own
-/// table: no driver call.
-impl ::core::fmt::Display for CUresult {
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => ::core::write!(f, "{} ({})", n, self.0),
-            None => ::core::write!(f, "unknown CUresult ({})", self.0),
-        }
-    }
-}
-#[cfg(feature = "std")]
-impl std::error::Error for CUresult {}
-
-"#;

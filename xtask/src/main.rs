@@ -22,6 +22,7 @@
 //!       docs/conformance/mutants.md comes from a GPU machine, .ci/gpu/mutants.sh).
 
 mod allowlist;
+mod common;
 mod gen;
 mod headers;
 mod pins;
@@ -85,9 +86,13 @@ fn root() -> PathBuf {
 fn regen(root: &Path, check: bool, cuda_include: Option<&Path>) -> Result<(), String> {
     allowlist::check_sorted()?;
     let mut expected = Vec::new();
+    let mut shared = Vec::new();
     for (pin, h) in headers::all(root, cuda_include)? {
-        expected.extend(gen::generate(root, pin, &h)?.files);
+        let g = gen::generate(root, pin, &h)?;
+        expected.extend(g.files);
+        shared.push((pin, h.cuda_version, g.shared));
     }
+    expected.push(common::generate(&gen::bindgen_version(root)?, &shared)?);
     // Files under the generated folders that nothing generates any more are stale too.
     let mut stray = Vec::new();
     for dir in ["cuda-mempool-sys/src/generated", "cuda-mempool-sys/tests/abi"] {

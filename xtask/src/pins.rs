@@ -50,3 +50,6 @@ pub fn abi_c_path(major: u32) -> String {
 pub fn abi_rs_path(major: u32) -> String {
     format!("cuda-mempool-sys/tests/abi/cuda{major}.rs")
 }
+pub fn common_path() -> String {
+    "cuda-mempool-sys/src/generated/common.rs".to_string()
+}

@@ -629,7 +629,7 @@ pub mod global {{
     static TABLE: AtomicPtr<EntryPoints> = AtomicPtr::new(::core::ptr::null_mut());
     /// 0: not loaded yet; 1: loading; 2: a table is there; 3: loading failed.
     static STATE: AtomicU8 = AtomicU8::new(0);
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     static LOAD_ERROR: AtomicPtr<crate::LoadError> = AtomicPtr::new(::core::ptr::null_mut());
 
     /// What every function answers when the driver library could not be loaded
@@ -657,7 +657,7 @@ pub mod global {{
     }}
 
     /// Load the driver's table, once: the first caller loads, the others wait for it.
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     fn load_once() {{
         loop {{
             match STATE.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire) {{
@@ -680,11 +680,11 @@ pub mod global {{
             }}
         }}
     }}
-    #[cfg(not(unix))]
+    #[cfg(not(any(unix, windows)))]
     fn load_once() {{}}
 
     /// Why the driver library could not be loaded, once a call tried and failed.
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     pub fn load_error() -> ::core::option::Option<&'static crate::LoadError> {{
         // SAFETY: stored once by `load_once`, leaked: it lives forever.
         unsafe {{ LOAD_ERROR.load(Ordering::Acquire).as_ref() }}

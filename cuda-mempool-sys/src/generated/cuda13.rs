@@ -54,41 +54,6 @@ pub type PFN_cuMemSetMemPool_v13000 = ::core::option::Option<
     ) -> CUresult,
 >;
 #[repr(C)]
-#[derive(Debug)]
-pub struct CUctx_st {
-    _unused: [u8; 0],
-}
-#[repr(C)]
-#[derive(Debug)]
-pub struct CUevent_st {
-    _unused: [u8; 0],
-}
-#[repr(C)]
-#[derive(Debug)]
-pub struct CUstream_st {
-    _unused: [u8; 0],
-}
-#[repr(C)]
-#[derive(Debug)]
-pub struct CUgraph_st {
-    _unused: [u8; 0],
-}
-#[repr(C)]
-#[derive(Debug)]
-pub struct CUgraphNode_st {
-    _unused: [u8; 0],
-}
-#[repr(C)]
-#[derive(Debug)]
-pub struct CUgraphExec_st {
-    _unused: [u8; 0],
-}
-#[repr(C)]
-#[derive(Debug)]
-pub struct CUmemPoolHandle_st {
-    _unused: [u8; 0],
-}
-#[repr(C)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemFabricHandle_st {
     pub data: [::core::ffi::c_uchar; 64usize],
@@ -131,10 +96,6 @@ pub struct CUdriverProcAddress_flags_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdriverProcAddressQueryResult_enum(pub ::core::ffi::c_uint);
-#[repr(transparent)]
-#[must_use]
-#[derive(Copy, Clone, Hash, PartialEq, Eq)]
-pub struct cudaError_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdevice_P2PAttribute_enum(pub ::core::ffi::c_uint);
@@ -1182,140 +1143,6 @@ impl CUdriverProcAddressQueryResult_enum {
         2,
     );
 }
-impl cudaError_enum {
-    pub const CUDA_SUCCESS: cudaError_enum = cudaError_enum(0);
-    pub const CUDA_ERROR_INVALID_VALUE: cudaError_enum = cudaError_enum(1);
-    pub const CUDA_ERROR_OUT_OF_MEMORY: cudaError_enum = cudaError_enum(2);
-    pub const CUDA_ERROR_NOT_INITIALIZED: cudaError_enum = cudaError_enum(3);
-    pub const CUDA_ERROR_DEINITIALIZED: cudaError_enum = cudaError_enum(4);
-    pub const CUDA_ERROR_PROFILER_DISABLED: cudaError_enum = cudaError_enum(5);
-    pub const CUDA_ERROR_PROFILER_NOT_INITIALIZED: cudaError_enum = cudaError_enum(6);
-    pub const CUDA_ERROR_PROFILER_ALREADY_STARTED: cudaError_enum = cudaError_enum(7);
-    pub const CUDA_ERROR_PROFILER_ALREADY_STOPPED: cudaError_enum = cudaError_enum(8);
-    pub const CUDA_ERROR_STUB_LIBRARY: cudaError_enum = cudaError_enum(34);
-    pub const CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER: cudaError_enum = cudaError_enum(36);
-    pub const CUDA_ERROR_DEVICE_UNAVAILABLE: cudaError_enum = cudaError_enum(46);
-    pub const CUDA_ERROR_MULTICAST_RESOURCE_FULL: cudaError_enum = cudaError_enum(47);
-    pub const CUDA_ERROR_NO_DEVICE: cudaError_enum = cudaError_enum(100);
-    pub const CUDA_ERROR_INVALID_DEVICE: cudaError_enum = cudaError_enum(101);
-    pub const CUDA_ERROR_DEVICE_NOT_LICENSED: cudaError_enum = cudaError_enum(102);
-    pub const CUDA_ERROR_INVALID_IMAGE: cudaError_enum = cudaError_enum(200);
-    pub const CUDA_ERROR_INVALID_CONTEXT: cudaError_enum = cudaError_enum(201);
-    pub const CUDA_ERROR_CONTEXT_ALREADY_CURRENT: cudaError_enum = cudaError_enum(202);
-    pub const CUDA_ERROR_MAP_FAILED: cudaError_enum = cudaError_enum(205);
-    pub const CUDA_ERROR_UNMAP_FAILED: cudaError_enum = cudaError_enum(206);
-    pub const CUDA_ERROR_ARRAY_IS_MAPPED: cudaError_enum = cudaError_enum(207);
-    pub const CUDA_ERROR_ALREADY_MAPPED: cudaError_enum = cudaError_enum(208);
-    pub const CUDA_ERROR_NO_BINARY_FOR_GPU: cudaError_enum = cudaError_enum(209);
-    pub const CUDA_ERROR_ALREADY_ACQUIRED: cudaError_enum = cudaError_enum(210);
-    pub const CUDA_ERROR_NOT_MAPPED: cudaError_enum = cudaError_enum(211);
-    pub const CUDA_ERROR_NOT_MAPPED_AS_ARRAY: cudaError_enum = cudaError_enum(212);
-    pub const CUDA_ERROR_NOT_MAPPED_AS_POINTER: cudaError_enum = cudaError_enum(213);
-    pub const CUDA_ERROR_ECC_UNCORRECTABLE: cudaError_enum = cudaError_enum(214);
-    pub const CUDA_ERROR_UNSUPPORTED_LIMIT: cudaError_enum = cudaError_enum(215);
-    pub const CUDA_ERROR_CONTEXT_ALREADY_IN_USE: cudaError_enum = cudaError_enum(216);
-    pub const CUDA_ERROR_PEER_ACCESS_UNSUPPORTED: cudaError_enum = cudaError_enum(217);
-    pub const CUDA_ERROR_INVALID_PTX: cudaError_enum = cudaError_enum(218);
-    pub const CUDA_ERROR_INVALID_GRAPHICS_CONTEXT: cudaError_enum = cudaError_enum(219);
-    pub const CUDA_ERROR_NVLINK_UNCORRECTABLE: cudaError_enum = cudaError_enum(220);
-    pub const CUDA_ERROR_JIT_COMPILER_NOT_FOUND: cudaError_enum = cudaError_enum(221);
-    pub const CUDA_ERROR_UNSUPPORTED_PTX_VERSION: cudaError_enum = cudaError_enum(222);
-    pub const CUDA_ERROR_JIT_COMPILATION_DISABLED: cudaError_enum = cudaError_enum(223);
-    pub const CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY: cudaError_enum = cudaError_enum(224);
-    pub const CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC: cudaError_enum = cudaError_enum(225);
-    pub const CUDA_ERROR_CONTAINED: cudaError_enum = cudaError_enum(226);
-    pub const CUDA_ERROR_INSUFFICIENT_LOADER_VERSION: cudaError_enum = cudaError_enum(
-        227,
-    );
-    pub const CUDA_ERROR_INVALID_SOURCE: cudaError_enum = cudaError_enum(300);
-    pub const CUDA_ERROR_FILE_NOT_FOUND: cudaError_enum = cudaError_enum(301);
-    pub const CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND: cudaError_enum = cudaError_enum(
-        302,
-    );
-    pub const CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: cudaError_enum = cudaError_enum(303);
-    pub const CUDA_ERROR_OPERATING_SYSTEM: cudaError_enum = cudaError_enum(304);
-    pub const CUDA_ERROR_INVALID_HANDLE: cudaError_enum = cudaError_enum(400);
-    pub const CUDA_ERROR_ILLEGAL_STATE: cudaError_enum = cudaError_enum(401);
-    pub const CUDA_ERROR_LOSSY_QUERY: cudaError_enum = cudaError_enum(402);
-    pub const CUDA_ERROR_NOT_FOUND: cudaError_enum = cudaError_enum(500);
-    pub const CUDA_ERROR_NOT_READY: cudaError_enum = cudaError_enum(600);
-    pub const CUDA_ERROR_ILLEGAL_ADDRESS: cudaError_enum = cudaError_enum(700);
-    pub const CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: cudaError_enum = cudaError_enum(701);
-    pub const CUDA_ERROR_LAUNCH_TIMEOUT: cudaError_enum = cudaError_enum(702);
-    pub const CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING: cudaError_enum = cudaError_enum(
-        703,
-    );
-    pub const CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: cudaError_enum = cudaError_enum(
-        704,
-    );
-    pub const CUDA_ERROR_PEER_ACCESS_NOT_ENABLED: cudaError_enum = cudaError_enum(705);
-    pub const CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE: cudaError_enum = cudaError_enum(708);
-    pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: cudaError_enum = cudaError_enum(709);
-    pub const CUDA_ERROR_ASSERT: cudaError_enum = cudaError_enum(710);
-    pub const CUDA_ERROR_TOO_MANY_PEERS: cudaError_enum = cudaError_enum(711);
-    pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: cudaError_enum = cudaError_enum(
-        712,
-    );
-    pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: cudaError_enum = cudaError_enum(
-        713,
-    );
-    pub const CUDA_ERROR_HARDWARE_STACK_ERROR: cudaError_enum = cudaError_enum(714);
-    pub const CUDA_ERROR_ILLEGAL_INSTRUCTION: cudaError_enum = cudaError_enum(715);
-    pub const CUDA_ERROR_MISALIGNED_ADDRESS: cudaError_enum = cudaError_enum(716);
-    pub const CUDA_ERROR_INVALID_ADDRESS_SPACE: cudaError_enum = cudaError_enum(717);
-    pub const CUDA_ERROR_INVALID_PC: cudaError_enum = cudaError_enum(718);
-    pub const CUDA_ERROR_LAUNCH_FAILED: cudaError_enum = cudaError_enum(719);
-    pub const CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: cudaError_enum = cudaError_enum(
-        720,
-    );
-    pub const CUDA_ERROR_TENSOR_MEMORY_LEAK: cudaError_enum = cudaError_enum(721);
-    pub const CUDA_ERROR_NOT_PERMITTED: cudaError_enum = cudaError_enum(800);
-    pub const CUDA_ERROR_NOT_SUPPORTED: cudaError_enum = cudaError_enum(801);
-    pub const CUDA_ERROR_SYSTEM_NOT_READY: cudaError_enum = cudaError_enum(802);
-    pub const CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: cudaError_enum = cudaError_enum(803);
-    pub const CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: cudaError_enum = cudaError_enum(
-        804,
-    );
-    pub const CUDA_ERROR_MPS_CONNECTION_FAILED: cudaError_enum = cudaError_enum(805);
-    pub const CUDA_ERROR_MPS_RPC_FAILURE: cudaError_enum = cudaError_enum(806);
-    pub const CUDA_ERROR_MPS_SERVER_NOT_READY: cudaError_enum = cudaError_enum(807);
-    pub const CUDA_ERROR_MPS_MAX_CLIENTS_REACHED: cudaError_enum = cudaError_enum(808);
-    pub const CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED: cudaError_enum = cudaError_enum(
-        809,
-    );
-    pub const CUDA_ERROR_MPS_CLIENT_TERMINATED: cudaError_enum = cudaError_enum(810);
-    pub const CUDA_ERROR_CDP_NOT_SUPPORTED: cudaError_enum = cudaError_enum(811);
-    pub const CUDA_ERROR_CDP_VERSION_MISMATCH: cudaError_enum = cudaError_enum(812);
-    pub const CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: cudaError_enum = cudaError_enum(
-        900,
-    );
-    pub const CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: cudaError_enum = cudaError_enum(
-        901,
-    );
-    pub const CUDA_ERROR_STREAM_CAPTURE_MERGE: cudaError_enum = cudaError_enum(902);
-    pub const CUDA_ERROR_STREAM_CAPTURE_UNMATCHED: cudaError_enum = cudaError_enum(903);
-    pub const CUDA_ERROR_STREAM_CAPTURE_UNJOINED: cudaError_enum = cudaError_enum(904);
-    pub const CUDA_ERROR_STREAM_CAPTURE_ISOLATION: cudaError_enum = cudaError_enum(905);
-    pub const CUDA_ERROR_STREAM_CAPTURE_IMPLICIT: cudaError_enum = cudaError_enum(906);
-    pub const CUDA_ERROR_CAPTURED_EVENT: cudaError_enum = cudaError_enum(907);
-    pub const CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: cudaError_enum = cudaError_enum(
-        908,
-    );
-    pub const CUDA_ERROR_TIMEOUT: cudaError_enum = cudaError_enum(909);
-    pub const CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: cudaError_enum = cudaError_enum(910);
-    pub const CUDA_ERROR_EXTERNAL_DEVICE: cudaError_enum = cudaError_enum(911);
-    pub const CUDA_ERROR_INVALID_CLUSTER_SIZE: cudaError_enum = cudaError_enum(912);
-    pub const CUDA_ERROR_FUNCTION_NOT_LOADED: cudaError_enum = cudaError_enum(913);
-    pub const CUDA_ERROR_INVALID_RESOURCE_TYPE: cudaError_enum = cudaError_enum(914);
-    pub const CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION: cudaError_enum = cudaError_enum(
-        915,
-    );
-    pub const CUDA_ERROR_KEY_ROTATION: cudaError_enum = cudaError_enum(916);
-    pub const CUDA_ERROR_STREAM_DETACHED: cudaError_enum = cudaError_enum(917);
-    pub const CUDA_ERROR_GRAPH_RECAPTURE_FAILURE: cudaError_enum = cudaError_enum(918);
-    pub const CUDA_ERROR_FABRIC_NOT_READY: cudaError_enum = cudaError_enum(919);
-    pub const CUDA_ERROR_UNKNOWN: cudaError_enum = cudaError_enum(999);
-}
 impl CUdevice_P2PAttribute_enum {
     pub const CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
         1,
@@ -1553,7 +1380,6 @@ pub use self::CUstreamCaptureStatus_enum as CUstreamCaptureStatus;
 pub use self::CUstreamCaptureMode_enum as CUstreamCaptureMode;
 pub use self::CUdriverProcAddress_flags_enum as CUdriverProcAddress_flags;
 pub use self::CUdriverProcAddressQueryResult_enum as CUdriverProcAddressQueryResult;
-pub use self::cudaError_enum as CUresult;
 pub use self::CUdevice_P2PAttribute_enum as CUdevice_P2PAttribute;
 pub use self::CUmemAllocationHandleType_enum as CUmemAllocationHandleType;
 pub use self::CUmemAccess_flags_enum as CUmemAccess_flags;
@@ -1564,101 +1390,72 @@ pub use self::CUgraphMem_attribute_enum as CUgraphMem_attribute;
 pub use self::CUgraphInstantiate_flags_enum as CUgraphInstantiate_flags;
 #[cfg(not(feature = "dynamic-loading"))]
 extern "C" {
-    #[must_use]
     pub fn cuGetErrorString(
         error: CUresult,
         pStr: *mut *const ::core::ffi::c_char,
     ) -> CUresult;
-    #[must_use]
     pub fn cuGetErrorName(
         error: CUresult,
         pStr: *mut *const ::core::ffi::c_char,
     ) -> CUresult;
-    #[must_use]
     pub fn cuInit(Flags: ::core::ffi::c_uint) -> CUresult;
-    #[must_use]
     pub fn cuDriverGetVersion(driverVersion: *mut ::core::ffi::c_int) -> CUresult;
-    #[must_use]
     pub fn cuDeviceGet(device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult;
-    #[must_use]
     pub fn cuDeviceGetCount(count: *mut ::core::ffi::c_int) -> CUresult;
-    #[must_use]
     pub fn cuDeviceGetName(
         name: *mut ::core::ffi::c_char,
         len: ::core::ffi::c_int,
         dev: CUdevice,
     ) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuDeviceTotalMem` (a macro for this symbol).
     pub fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CUresult;
-    #[must_use]
     pub fn cuDeviceGetAttribute(
         pi: *mut ::core::ffi::c_int,
         attrib: CUdevice_attribute,
         dev: CUdevice,
     ) -> CUresult;
-    #[must_use]
     /// Make a pool the current pool of a device. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuDeviceSetMemPool(dev: CUdevice, pool: CUmemoryPool) -> CUresult;
-    #[must_use]
     /// The current pool of a device (the one cuMemAllocAsync draws from). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuDeviceGetMemPool(pool: *mut CUmemoryPool, dev: CUdevice) -> CUresult;
-    #[must_use]
     /// The default pool of a device. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuDeviceGetDefaultMemPool(
         pool_out: *mut CUmemoryPool,
         dev: CUdevice,
     ) -> CUresult;
-    #[must_use]
     pub fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuDevicePrimaryCtxRelease` (a macro for this symbol).
     pub fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult;
-    #[must_use]
     pub fn cuDevicePrimaryCtxGetState(
         dev: CUdevice,
         flags: *mut ::core::ffi::c_uint,
         active: *mut ::core::ffi::c_int,
     ) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuDevicePrimaryCtxReset` (a macro for this symbol).
     pub fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuCtxPushCurrent` (a macro for this symbol).
     pub fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuCtxPopCurrent` (a macro for this symbol).
     pub fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CUresult;
-    #[must_use]
     pub fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult;
-    #[must_use]
     pub fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CUresult;
-    #[must_use]
     pub fn cuCtxGetDevice(device: *mut CUdevice) -> CUresult;
-    #[must_use]
     pub fn cuCtxSynchronize() -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuMemGetInfo` (a macro for this symbol).
     pub fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuMemAlloc` (a macro for this symbol).
     pub fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuMemFree` (a macro for this symbol).
     pub fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult;
-    #[must_use]
     pub fn cuIpcGetEventHandle(
         pHandle: *mut CUipcEventHandle,
         event: CUevent,
     ) -> CUresult;
-    #[must_use]
     pub fn cuIpcOpenEventHandle(
         phEvent: *mut CUevent,
         handle: CUipcEventHandle,
     ) -> CUresult;
-    #[must_use]
     pub fn cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult;
-    #[must_use]
     pub fn cuMemcpyPeer(
         dstDevice: CUdeviceptr,
         dstContext: CUcontext,
@@ -1666,28 +1463,24 @@ extern "C" {
         srcContext: CUcontext,
         ByteCount: usize,
     ) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuMemcpyHtoD` (a macro for this symbol).
     pub fn cuMemcpyHtoD_v2(
         dstDevice: CUdeviceptr,
         srcHost: *const ::core::ffi::c_void,
         ByteCount: usize,
     ) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuMemcpyDtoH` (a macro for this symbol).
     pub fn cuMemcpyDtoH_v2(
         dstHost: *mut ::core::ffi::c_void,
         srcDevice: CUdeviceptr,
         ByteCount: usize,
     ) -> CUresult;
-    #[must_use]
     pub fn cuMemcpyAsync(
         dst: CUdeviceptr,
         src: CUdeviceptr,
         ByteCount: usize,
         hStream: CUstream,
     ) -> CUresult;
-    #[must_use]
     pub fn cuMemcpyPeerAsync(
         dstDevice: CUdeviceptr,
         dstContext: CUcontext,
@@ -1696,7 +1489,6 @@ extern "C" {
         ByteCount: usize,
         hStream: CUstream,
     ) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuMemcpyHtoDAsync` (a macro for this symbol).
     pub fn cuMemcpyHtoDAsync_v2(
         dstDevice: CUdeviceptr,
@@ -1704,7 +1496,6 @@ extern "C" {
         ByteCount: usize,
         hStream: CUstream,
     ) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuMemcpyDtoHAsync` (a macro for this symbol).
     pub fn cuMemcpyDtoHAsync_v2(
         dstHost: *mut ::core::ffi::c_void,
@@ -1712,106 +1503,89 @@ extern "C" {
         ByteCount: usize,
         hStream: CUstream,
     ) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuMemsetD8` (a macro for this symbol).
     pub fn cuMemsetD8_v2(
         dstDevice: CUdeviceptr,
         uc: ::core::ffi::c_uchar,
         N: usize,
     ) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuMemsetD32` (a macro for this symbol).
     pub fn cuMemsetD32_v2(
         dstDevice: CUdeviceptr,
         ui: ::core::ffi::c_uint,
         N: usize,
     ) -> CUresult;
-    #[must_use]
     pub fn cuMemsetD8Async(
         dstDevice: CUdeviceptr,
         uc: ::core::ffi::c_uchar,
         N: usize,
         hStream: CUstream,
     ) -> CUresult;
-    #[must_use]
     pub fn cuMemsetD32Async(
         dstDevice: CUdeviceptr,
         ui: ::core::ffi::c_uint,
         N: usize,
         hStream: CUstream,
     ) -> CUresult;
-    #[must_use]
     /// API 822: Return an allocation to its pool, ordered in the stream. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemFreeAsync(dptr: CUdeviceptr, hStream: CUstream) -> CUresult;
-    #[must_use]
     /// API 820: Allocate from the current pool of the stream's device, ordered in the stream. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemAllocAsync(
         dptr: *mut CUdeviceptr,
         bytesize: usize,
         hStream: CUstream,
     ) -> CUresult;
-    #[must_use]
     /// API 833: Release unused reserved memory of a pool down to a byte count. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolTrimTo(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult;
-    #[must_use]
     /// API 832: Set a writable pool attribute (width depends on the attribute). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolSetAttribute(
         pool: CUmemoryPool,
         attr: CUmemPool_attribute,
         value: *mut ::core::ffi::c_void,
     ) -> CUresult;
-    #[must_use]
     /// API 828: Read a pool attribute (width depends on the attribute). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolGetAttribute(
         pool: CUmemoryPool,
         attr: CUmemPool_attribute,
         value: *mut ::core::ffi::c_void,
     ) -> CUresult;
-    #[must_use]
     /// API 831: Grant or revoke access of locations to a pool's memory. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolSetAccess(
         pool: CUmemoryPool,
         map: *const CUmemAccessDesc,
         count: usize,
     ) -> CUresult;
-    #[must_use]
     /// API 827: Read the access a location has to a pool's memory. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolGetAccess(
         flags: *mut CUmemAccess_flags,
         memPool: CUmemoryPool,
         location: *mut CUmemLocation,
     ) -> CUresult;
-    #[must_use]
     /// API 823: Create a memory pool with the given properties. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolCreate(
         pool: *mut CUmemoryPool,
         poolProps: *const CUmemPoolProps,
     ) -> CUresult;
-    #[must_use]
     /// API 824: Destroy a pool (its memory is released once its outstanding allocations are freed). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult;
-    #[must_use]
     /// CUDA 13: the default pool of a location and allocation type (R580+; resolve with cuGetProcAddress to run on older drivers). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemGetDefaultMemPool(
         pool_out: *mut CUmemoryPool,
         location: *mut CUmemLocation,
         type_: CUmemAllocationType,
     ) -> CUresult;
-    #[must_use]
     /// CUDA 13: the current pool of a location and allocation type (R580+; resolve with cuGetProcAddress to run on older drivers). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemGetMemPool(
         pool: *mut CUmemoryPool,
         location: *mut CUmemLocation,
         type_: CUmemAllocationType,
     ) -> CUresult;
-    #[must_use]
     /// CUDA 13: make a pool current for a location and allocation type (R580+; resolve with cuGetProcAddress to run on older drivers). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemSetMemPool(
         location: *mut CUmemLocation,
         type_: CUmemAllocationType,
         pool: CUmemoryPool,
     ) -> CUresult;
-    #[must_use]
     /// API 821: Allocate from the given pool, ordered in the stream. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemAllocFromPoolAsync(
         dptr: *mut CUdeviceptr,
@@ -1819,7 +1593,6 @@ extern "C" {
         pool: CUmemoryPool,
         hStream: CUstream,
     ) -> CUresult;
-    #[must_use]
     /// API 826: Export an IPC-capable pool as an OS handle (POSIX fd, fabric, Win32). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolExportToShareableHandle(
         handle_out: *mut ::core::ffi::c_void,
@@ -1827,7 +1600,6 @@ extern "C" {
         handleType: CUmemAllocationHandleType,
         flags: ::core::ffi::c_ulonglong,
     ) -> CUresult;
-    #[must_use]
     /// API 829: Open a pool exported by another process from its OS handle. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolImportFromShareableHandle(
         pool_out: *mut CUmemoryPool,
@@ -1835,148 +1607,114 @@ extern "C" {
         handleType: CUmemAllocationHandleType,
         flags: ::core::ffi::c_ulonglong,
     ) -> CUresult;
-    #[must_use]
     /// API 825: Export one allocation of an IPC-capable pool as opaque export data. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolExportPointer(
         shareData_out: *mut CUmemPoolPtrExportData,
         ptr: CUdeviceptr,
     ) -> CUresult;
-    #[must_use]
     /// API 830: Map an allocation of an imported pool from its export data. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemPoolImportPointer(
         ptr_out: *mut CUdeviceptr,
         pool: CUmemoryPool,
         shareData: *mut CUmemPoolPtrExportData,
     ) -> CUresult;
-    #[must_use]
     pub fn cuPointerGetAttribute(
         data: *mut ::core::ffi::c_void,
         attribute: CUpointer_attribute,
         ptr: CUdeviceptr,
     ) -> CUresult;
-    #[must_use]
     pub fn cuPointerGetAttributes(
         numAttributes: ::core::ffi::c_uint,
         attributes: *mut CUpointer_attribute,
         data: *mut *mut ::core::ffi::c_void,
         ptr: CUdeviceptr,
     ) -> CUresult;
-    #[must_use]
     pub fn cuStreamCreate(
         phStream: *mut CUstream,
         Flags: ::core::ffi::c_uint,
     ) -> CUresult;
-    #[must_use]
     pub fn cuStreamWaitEvent(
         hStream: CUstream,
         hEvent: CUevent,
         Flags: ::core::ffi::c_uint,
     ) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuStreamBeginCapture` (a macro for this symbol).
     pub fn cuStreamBeginCapture_v2(
         hStream: CUstream,
         mode: CUstreamCaptureMode,
     ) -> CUresult;
-    #[must_use]
     pub fn cuStreamEndCapture(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult;
-    #[must_use]
     pub fn cuStreamIsCapturing(
         hStream: CUstream,
         captureStatus: *mut CUstreamCaptureStatus,
     ) -> CUresult;
-    #[must_use]
     pub fn cuStreamQuery(hStream: CUstream) -> CUresult;
-    #[must_use]
     pub fn cuStreamSynchronize(hStream: CUstream) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuStreamDestroy` (a macro for this symbol).
     pub fn cuStreamDestroy_v2(hStream: CUstream) -> CUresult;
-    #[must_use]
     pub fn cuEventCreate(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult;
-    #[must_use]
     pub fn cuEventRecord(hEvent: CUevent, hStream: CUstream) -> CUresult;
-    #[must_use]
     pub fn cuEventQuery(hEvent: CUevent) -> CUresult;
-    #[must_use]
     pub fn cuEventSynchronize(hEvent: CUevent) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuEventDestroy` (a macro for this symbol).
     pub fn cuEventDestroy_v2(hEvent: CUevent) -> CUresult;
-    #[must_use]
     pub fn cuLaunchHostFunc(
         hStream: CUstream,
         fn_: CUhostFn,
         userData: *mut ::core::ffi::c_void,
     ) -> CUresult;
-    #[must_use]
     pub fn cuGraphMemAllocNodeGetParams(
         hNode: CUgraphNode,
         params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
     ) -> CUresult;
-    #[must_use]
     pub fn cuGraphMemFreeNodeGetParams(
         hNode: CUgraphNode,
         dptr_out: *mut CUdeviceptr,
     ) -> CUresult;
-    #[must_use]
     pub fn cuDeviceGraphMemTrim(device: CUdevice) -> CUresult;
-    #[must_use]
     pub fn cuDeviceGetGraphMemAttribute(
         device: CUdevice,
         attr: CUgraphMem_attribute,
         value: *mut ::core::ffi::c_void,
     ) -> CUresult;
-    #[must_use]
     pub fn cuDeviceSetGraphMemAttribute(
         device: CUdevice,
         attr: CUgraphMem_attribute,
         value: *mut ::core::ffi::c_void,
     ) -> CUresult;
-    #[must_use]
     pub fn cuGraphNodeGetType(
         hNode: CUgraphNode,
         type_: *mut CUgraphNodeType,
     ) -> CUresult;
-    #[must_use]
     pub fn cuGraphGetNodes(
         hGraph: CUgraph,
         nodes: *mut CUgraphNode,
         numNodes: *mut usize,
     ) -> CUresult;
-    #[must_use]
     pub fn cuGraphInstantiateWithFlags(
         phGraphExec: *mut CUgraphExec,
         hGraph: CUgraph,
         flags: ::core::ffi::c_ulonglong,
     ) -> CUresult;
-    #[must_use]
     pub fn cuGraphLaunch(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult;
-    #[must_use]
     pub fn cuGraphExecDestroy(hGraphExec: CUgraphExec) -> CUresult;
-    #[must_use]
     pub fn cuGraphDestroy(hGraph: CUgraph) -> CUresult;
-    #[must_use]
     pub fn cuDeviceCanAccessPeer(
         canAccessPeer: *mut ::core::ffi::c_int,
         dev: CUdevice,
         peerDev: CUdevice,
     ) -> CUresult;
-    #[must_use]
     pub fn cuCtxEnablePeerAccess(
         peerContext: CUcontext,
         Flags: ::core::ffi::c_uint,
     ) -> CUresult;
-    #[must_use]
     pub fn cuCtxDisablePeerAccess(peerContext: CUcontext) -> CUresult;
-    #[must_use]
     pub fn cuDeviceGetP2PAttribute(
         value: *mut ::core::ffi::c_int,
         attrib: CUdevice_P2PAttribute,
         srcDevice: CUdevice,
         dstDevice: CUdevice,
     ) -> CUresult;
-    #[must_use]
     /// cuda.h names this `cuGetProcAddress` (a macro for this symbol).
     pub fn cuGetProcAddress_v2(
         symbol: *const ::core::ffi::c_char,
@@ -1985,14 +1723,12 @@ extern "C" {
         flags: cuuint64_t,
         symbolStatus: *mut CUdriverProcAddressQueryResult,
     ) -> CUresult;
-    #[must_use]
     /// `cuMemAllocAsync` with the per-thread default stream as stream 0. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemAllocAsync_ptsz(
         dptr: *mut CUdeviceptr,
         bytesize: usize,
         hStream: CUstream,
     ) -> CUresult;
-    #[must_use]
     /// `cuMemAllocFromPoolAsync` with the per-thread default stream as stream 0. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemAllocFromPoolAsync_ptsz(
         dptr: *mut CUdeviceptr,
@@ -2000,7 +1736,6 @@ extern "C" {
         pool: CUmemoryPool,
         hStream: CUstream,
     ) -> CUresult;
-    #[must_use]
     /// `cuMemFreeAsync` with the per-thread default stream as stream 0. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
     pub fn cuMemFreeAsync_ptsz(dptr: CUdeviceptr, hStream: CUstream) -> CUresult;
 }
@@ -2008,9 +1743,11 @@ extern "C" {
 // Written by `cargo xtask regen` itself (xtask/src/table.rs), not by bindgen.
 
 pub use crate::EntryPoint;
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub use crate::{Library, LoadError, LoadErrorKind};
 
+/// Shared by every major's module (see [`crate::common`]).
+pub use crate::common::{CUctx_st, CUevent_st, CUstream_st, CUgraph_st, CUgraphNode_st, CUgraphExec_st, CUmemPoolHandle_st, cudaError_enum, CUresult};
 impl CUctx_flags_enum {
     /// The constant's name in cuda.h (`CU_CTX_SCHED_AUTO`), or `None` for a value these headers do not name.
     pub const fn name(self) -> ::core::option::Option<&'static str> {
@@ -2420,128 +2157,6 @@ impl ::core::fmt::Debug for CUdriverProcAddressQueryResult_enum {
         }
     }
 }
-impl cudaError_enum {
-    /// The constant's name in cuda.h (`CUDA_SUCCESS`), or `None` for a value these headers do not name.
-    pub const fn name(self) -> ::core::option::Option<&'static str> {
-        match self.0 {
-            0 => Some("CUDA_SUCCESS"),
-            1 => Some("CUDA_ERROR_INVALID_VALUE"),
-            2 => Some("CUDA_ERROR_OUT_OF_MEMORY"),
-            3 => Some("CUDA_ERROR_NOT_INITIALIZED"),
-            4 => Some("CUDA_ERROR_DEINITIALIZED"),
-            5 => Some("CUDA_ERROR_PROFILER_DISABLED"),
-            6 => Some("CUDA_ERROR_PROFILER_NOT_INITIALIZED"),
-            7 => Some("CUDA_ERROR_PROFILER_ALREADY_STARTED"),
-            8 => Some("CUDA_ERROR_PROFILER_ALREADY_STOPPED"),
-            34 => Some("CUDA_ERROR_STUB_LIBRARY"),
-            36 => Some("CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER"),
-            46 => Some("CUDA_ERROR_DEVICE_UNAVAILABLE"),
-            47 => Some("CUDA_ERROR_MULTICAST_RESOURCE_FULL"),
-            100 => Some("CUDA_ERROR_NO_DEVICE"),
-            101 => Some("CUDA_ERROR_INVALID_DEVICE"),
-            102 => Some("CUDA_ERROR_DEVICE_NOT_LICENSED"),
-            200 => Some("CUDA_ERROR_INVALID_IMAGE"),
-            201 => Some("CUDA_ERROR_INVALID_CONTEXT"),
-            202 => Some("CUDA_ERROR_CONTEXT_ALREADY_CURRENT"),
-            205 => Some("CUDA_ERROR_MAP_FAILED"),
-            206 => Some("CUDA_ERROR_UNMAP_FAILED"),
-            207 => Some("CUDA_ERROR_ARRAY_IS_MAPPED"),
-            208 => Some("CUDA_ERROR_ALREADY_MAPPED"),
-            209 => Some("CUDA_ERROR_NO_BINARY_FOR_GPU"),
-            210 => Some("CUDA_ERROR_ALREADY_ACQUIRED"),
-            211 => Some("CUDA_ERROR_NOT_MAPPED"),
-            212 => Some("CUDA_ERROR_NOT_MAPPED_AS_ARRAY"),
-            213 => Some("CUDA_ERROR_NOT_MAPPED_AS_POINTER"),
-            214 => Some("CUDA_ERROR_ECC_UNCORRECTABLE"),
-            215 => Some("CUDA_ERROR_UNSUPPORTED_LIMIT"),
-            216 => Some("CUDA_ERROR_CONTEXT_ALREADY_IN_USE"),
-            217 => Some("CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"),
-            218 => Some("CUDA_ERROR_INVALID_PTX"),
-            219 => Some("CUDA_ERROR_INVALID_GRAPHICS_CONTEXT"),
-            220 => Some("CUDA_ERROR_NVLINK_UNCORRECTABLE"),
-            221 => Some("CUDA_ERROR_JIT_COMPILER_NOT_FOUND"),
-            222 => Some("CUDA_ERROR_UNSUPPORTED_PTX_VERSION"),
-            223 => Some("CUDA_ERROR_JIT_COMPILATION_DISABLED"),
-            224 => Some("CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY"),
-            225 => Some("CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC"),
-            226 => Some("CUDA_ERROR_CONTAINED"),
-            227 => Some("CUDA_ERROR_INSUFFICIENT_LOADER_VERSION"),
-            300 => Some("CUDA_ERROR_INVALID_SOURCE"),
-            301 => Some("CUDA_ERROR_FILE_NOT_FOUND"),
-            302 => Some("CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND"),
-            303 => Some("CUDA_ERROR_SHARED_OBJECT_INIT_FAILED"),
-            304 => Some("CUDA_ERROR_OPERATING_SYSTEM"),
-            400 => Some("CUDA_ERROR_INVALID_HANDLE"),
-            401 => Some("CUDA_ERROR_ILLEGAL_STATE"),
-            402 => Some("CUDA_ERROR_LOSSY_QUERY"),
-            500 => Some("CUDA_ERROR_NOT_FOUND"),
-            600 => Some("CUDA_ERROR_NOT_READY"),
-            700 => Some("CUDA_ERROR_ILLEGAL_ADDRESS"),
-            701 => Some("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"),
-            702 => Some("CUDA_ERROR_LAUNCH_TIMEOUT"),
-            703 => Some("CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING"),
-            704 => Some("CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED"),
-            705 => Some("CUDA_ERROR_PEER_ACCESS_NOT_ENABLED"),
-            708 => Some("CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE"),
-            709 => Some("CUDA_ERROR_CONTEXT_IS_DESTROYED"),
-            710 => Some("CUDA_ERROR_ASSERT"),
-            711 => Some("CUDA_ERROR_TOO_MANY_PEERS"),
-            712 => Some("CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"),
-            713 => Some("CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"),
-            714 => Some("CUDA_ERROR_HARDWARE_STACK_ERROR"),
-            715 => Some("CUDA_ERROR_ILLEGAL_INSTRUCTION"),
-            716 => Some("CUDA_ERROR_MISALIGNED_ADDRESS"),
-            717 => Some("CUDA_ERROR_INVALID_ADDRESS_SPACE"),
-            718 => Some("CUDA_ERROR_INVALID_PC"),
-            719 => Some("CUDA_ERROR_LAUNCH_FAILED"),
-            720 => Some("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"),
-            721 => Some("CUDA_ERROR_TENSOR_MEMORY_LEAK"),
-            800 => Some("CUDA_ERROR_NOT_PERMITTED"),
-            801 => Some("CUDA_ERROR_NOT_SUPPORTED"),
-            802 => Some("CUDA_ERROR_SYSTEM_NOT_READY"),
-            803 => Some("CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"),
-            804 => Some("CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"),
-            805 => Some("CUDA_ERROR_MPS_CONNECTION_FAILED"),
-            806 => Some("CUDA_ERROR_MPS_RPC_FAILURE"),
-            807 => Some("CUDA_ERROR_MPS_SERVER_NOT_READY"),
-            808 => Some("CUDA_ERROR_MPS_MAX_CLIENTS_REACHED"),
-            809 => Some("CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED"),
-            810 => Some("CUDA_ERROR_MPS_CLIENT_TERMINATED"),
-            811 => Some("CUDA_ERROR_CDP_NOT_SUPPORTED"),
-            812 => Some("CUDA_ERROR_CDP_VERSION_MISMATCH"),
-            900 => Some("CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"),
-            901 => Some("CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"),
-            902 => Some("CUDA_ERROR_STREAM_CAPTURE_MERGE"),
-            903 => Some("CUDA_ERROR_STREAM_CAPTURE_UNMATCHED"),
-            904 => Some("CUDA_ERROR_STREAM_CAPTURE_UNJOINED"),
-            905 => Some("CUDA_ERROR_STREAM_CAPTURE_ISOLATION"),
-            906 => Some("CUDA_ERROR_STREAM_CAPTURE_IMPLICIT"),
-            907 => Some("CUDA_ERROR_CAPTURED_EVENT"),
-            908 => Some("CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD"),
-            909 => Some("CUDA_ERROR_TIMEOUT"),
-            910 => Some("CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE"),
-            911 => Some("CUDA_ERROR_EXTERNAL_DEVICE"),
-            912 => Some("CUDA_ERROR_INVALID_CLUSTER_SIZE"),
-            913 => Some("CUDA_ERROR_FUNCTION_NOT_LOADED"),
-            914 => Some("CUDA_ERROR_INVALID_RESOURCE_TYPE"),
-            915 => Some("CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION"),
-            916 => Some("CUDA_ERROR_KEY_ROTATION"),
-            917 => Some("CUDA_ERROR_STREAM_DETACHED"),
-            918 => Some("CUDA_ERROR_GRAPH_RECAPTURE_FAILURE"),
-            919 => Some("CUDA_ERROR_FABRIC_NOT_READY"),
-            999 => Some("CUDA_ERROR_UNKNOWN"),
-            _ => None,
-        }
-    }
-}
-impl ::core::fmt::Debug for cudaError_enum {
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => f.write_str(n),
-            None => ::core::write!(f, "CUresult({})", self.0),
-        }
-    }
-}
 impl CUdevice_P2PAttribute_enum {
     /// The constant's name in cuda.h (`CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK`), or `None` for a value these headers do not name.
     pub const fn name(self) -> ::core::option::Option<&'static str> {
@@ -2720,30 +2335,6 @@ impl ::core::fmt::Debug for CUgraphInstantiate_flags_enum {
         }
     }
 }
-
-impl CUresult {
-    /// `Ok(())` for `CUDA_SUCCESS`, else `Err(self)`: `unsafe { cuInit(0) }.result()?`.
-    #[inline]
-    pub const fn result(self) -> ::core::result::Result<(), CUresult> {
-        if self.0 == 0 {
-            Ok(())
-        } else {
-            Err(self)
-        }
-    }
-}
-/// The constant's name and the number (`CUDA_ERROR_NO_DEVICE (100)`), from the bindings' own
-/// table: no driver call.
-impl ::core::fmt::Display for CUresult {
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => ::core::write!(f, "{} ({})", n, self.0),
-            None => ::core::write!(f, "unknown CUresult ({})", self.0),
-        }
-    }
-}
-#[cfg(feature = "std")]
-impl std::error::Error for CUresult {}
 
 /// The legacy default stream, whatever the compilation's default-stream mode.
 pub const CU_STREAM_LEGACY: CUstream = 0x1 as CUstream;
@@ -4299,7 +3890,7 @@ pub mod global {
     static TABLE: AtomicPtr<EntryPoints> = AtomicPtr::new(::core::ptr::null_mut());
     /// 0: not loaded yet; 1: loading; 2: a table is there; 3: loading failed.
     static STATE: AtomicU8 = AtomicU8::new(0);
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     static LOAD_ERROR: AtomicPtr<crate::LoadError> = AtomicPtr::new(::core::ptr::null_mut());
 
     /// What every function answers when the driver library could not be loaded
@@ -4327,7 +3918,7 @@ pub mod global {
     }
 
     /// Load the driver's table, once: the first caller loads, the others wait for it.
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     fn load_once() {
         loop {
             match STATE.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire) {
@@ -4350,11 +3941,11 @@ pub mod global {
             }
         }
     }
-    #[cfg(not(unix))]
+    #[cfg(not(any(unix, windows)))]
     fn load_once() {}
 
     /// Why the driver library could not be loaded, once a call tried and failed.
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     pub fn load_error() -> ::core::option::Option<&'static crate::LoadError> {
         // SAFETY: stored once by `load_once`, leaked: it lives forever.
         unsafe { LOAD_ERROR.load(Ordering::Acquire).as_ref() }
