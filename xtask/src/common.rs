@@ -70,7 +70,7 @@ pub fn strip_shared(bindings: &str, shared: &Shared) -> String {
         }
         let struct_name = line
             .strip_prefix("pub struct ")
-            .map(|r| r.split(|c| c == ' ' || c == '(').next().unwrap_or(""));
+            .map(|r| r.split([' ', '(']).next().unwrap_or(""));
         let drop_struct = struct_name.is_some_and(|n| n == RESULT || shared.opaque.iter().any(|o| o == n));
         if drop_struct {
             while out.last().is_some_and(|l| l.starts_with("#[")) {
