@@ -14,6 +14,31 @@
 //! * Functions carry the symbol names cuda.h's macros resolve to (`cuMemAlloc_v2`, …); the C names
 //!   are aliases in each module's `c_names`. `*_ptsz` are the per-thread-default-stream variants.
 //!
+//! # The 14 APIs
+//!
+//! Numbered as in the CUDA API support table of [PhOS](https://github.com/SJTU-IPADS/PhoenixOS)
+//! (PhoenixOS, an OS-level GPU checkpoint/restore system): interception layers state their coverage
+//! against that table, and the conformance suite (`cuda-mempool-conformance`) reports by the same
+//! numbers. Each function's page says what it does, the CUDA version of its ABI, its `# Safety`
+//! rules, and links to its entry in NVIDIA's reference.
+//!
+//! | PhOS | Function | What it does |
+//! |---|---|---|
+//! | 820 | [`cuMemAllocAsync`] | allocate from the stream's device's current pool, in stream order |
+//! | 821 | [`cuMemAllocFromPoolAsync`] | allocate from a given pool, in stream order |
+//! | 822 | [`cuMemFreeAsync`] | free in stream order |
+//! | 823 | [`cuMemPoolCreate`] | create a pool |
+//! | 824 | [`cuMemPoolDestroy`] | destroy a pool |
+//! | 825 | [`cuMemPoolExportPointer`] | export one allocation of a shareable pool |
+//! | 826 | [`cuMemPoolExportToShareableHandle`] | export a pool as an OS handle |
+//! | 827 | [`cuMemPoolGetAccess`] | read a location's access to a pool |
+//! | 828 | [`cuMemPoolGetAttribute`] | read a pool attribute (each `CU_MEMPOOL_ATTR_*` names its value type) |
+//! | 829 | [`cuMemPoolImportFromShareableHandle`] | open a pool from an OS handle |
+//! | 830 | [`cuMemPoolImportPointer`] | map an exported allocation of an imported pool |
+//! | 831 | [`cuMemPoolSetAccess`] | grant or revoke access to a pool |
+//! | 832 | [`cuMemPoolSetAttribute`] | set a pool attribute |
+//! | 833 | [`cuMemPoolTrimTo`] | release a pool's unused memory down to a size |
+//!
 //! # Modules and features
 //!
 //! * `cuda-11`, `cuda-12` (default), `cuda-13` each add one complete module, `cuda11`, `cuda12`,
@@ -49,6 +74,7 @@
 //!
 //! NVIDIA's reference: <https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html>
 #![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // clashing_extern_declarations: with several majors enabled, each module declares the same C symbols
 // with its own (ABI-identical) types.
 #![allow(
@@ -72,7 +98,7 @@ mod loader;
 pub use loader::{Library, LoadError, LoadErrorKind};
 
 /// The types every major's module shares: the opaque handle structs (`CUstream_st`,
-/// `CUmemPoolHandle_st`, …) and [`CUresult`](common::CUresult) with every code the pinned headers
+/// `CUmemPoolHandle_st`, …) and [`common::CUresult`] with every code the pinned headers
 /// name. A handle or result from one module is the same type in another (`cuda13::CUmemoryPool` is
 /// `cuda12::CUmemoryPool`), so modules mix without conversions.
 #[path = "generated/common.rs"]
@@ -82,6 +108,7 @@ pub mod common;
 
 /// CUDA 11 bindings (cuda.h 11.8), complete: types, functions, helpers, `EntryPoints`.
 #[cfg(feature = "cuda-11")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cuda-11")))]
 #[path = "generated/cuda11.rs"]
 #[rustfmt::skip]
 #[allow(clippy::all)]
@@ -89,6 +116,7 @@ pub mod cuda11;
 /// CUDA 12 bindings (cuda.h 12.9), complete: types, functions, helpers, `EntryPoints`. The crate
 /// root re-exports this module.
 #[cfg(feature = "cuda-12")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cuda-12")))]
 #[path = "generated/cuda12.rs"]
 #[rustfmt::skip]
 #[allow(clippy::all)]
@@ -96,6 +124,7 @@ pub mod cuda12;
 /// CUDA 13 bindings (cuda.h 13.5), complete: types, functions, helpers, `EntryPoints`, and the
 /// location-based pool selectors `cuMemGetDefaultMemPool` / `cuMemGetMemPool` / `cuMemSetMemPool`.
 #[cfg(feature = "cuda-13")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cuda-13")))]
 #[path = "generated/cuda13.rs"]
 #[rustfmt::skip]
 #[allow(clippy::all)]

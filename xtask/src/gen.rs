@@ -2,6 +2,7 @@
 
 use crate::allowlist::{self, Func};
 use crate::common;
+use crate::docs;
 use crate::headers::Headers;
 use crate::pins::{self, Pin};
 use crate::table;
@@ -15,49 +16,6 @@ pub struct Generated {
     pub files: Vec<(String, String)>,
     /// What this major contributes to the shared module (generated/common.rs).
     pub shared: common::Shared,
-}
-
-const DOCS_GROUP: &str = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html";
-
-/// One-line docs of our own for the stream-ordered allocator and pool selection calls.
-fn own_doc(name: &str) -> Option<String> {
-    let idx = allowlist::POOL_APIS.iter().find(|p| p.0 == name).map(|p| p.1);
-    let text = match name {
-        "cuMemAllocAsync" => "Allocate from the current pool of the stream's device, ordered in the stream.",
-        "cuMemAllocFromPoolAsync" => "Allocate from the given pool, ordered in the stream.",
-        "cuMemFreeAsync" => "Return an allocation to its pool, ordered in the stream.",
-        "cuMemPoolCreate" => "Create a memory pool with the given properties.",
-        "cuMemPoolDestroy" => "Destroy a pool (its memory is released once its outstanding allocations are freed).",
-        "cuMemPoolExportPointer" => "Export one allocation of an IPC-capable pool as opaque export data.",
-        "cuMemPoolExportToShareableHandle" => "Export an IPC-capable pool as an OS handle (POSIX fd, fabric, Win32).",
-        "cuMemPoolGetAccess" => "Read the access a location has to a pool's memory.",
-        "cuMemPoolGetAttribute" => "Read a pool attribute (width depends on the attribute).",
-        "cuMemPoolImportFromShareableHandle" => "Open a pool exported by another process from its OS handle.",
-        "cuMemPoolImportPointer" => "Map an allocation of an imported pool from its export data.",
-        "cuMemPoolSetAccess" => "Grant or revoke access of locations to a pool's memory.",
-        "cuMemPoolSetAttribute" => "Set a writable pool attribute (width depends on the attribute).",
-        "cuMemPoolTrimTo" => "Release unused reserved memory of a pool down to a byte count.",
-        "cuMemAllocAsync_ptsz" => "`cuMemAllocAsync` with the per-thread default stream as stream 0.",
-        "cuMemAllocFromPoolAsync_ptsz" => "`cuMemAllocFromPoolAsync` with the per-thread default stream as stream 0.",
-        "cuMemFreeAsync_ptsz" => "`cuMemFreeAsync` with the per-thread default stream as stream 0.",
-        "cuDeviceGetDefaultMemPool" => "The default pool of a device.",
-        "cuDeviceGetMemPool" => "The current pool of a device (the one cuMemAllocAsync draws from).",
-        "cuDeviceSetMemPool" => "Make a pool the current pool of a device.",
-        "cuMemGetDefaultMemPool" => {
-            "CUDA 13: the default pool of a location and allocation type (R580+; resolve with cuGetProcAddress to run on older drivers)."
-        }
-        "cuMemGetMemPool" => {
-            "CUDA 13: the current pool of a location and allocation type (R580+; resolve with cuGetProcAddress to run on older drivers)."
-        }
-        "cuMemSetMemPool" => {
-            "CUDA 13: make a pool current for a location and allocation type (R580+; resolve with cuGetProcAddress to run on older drivers)."
-        }
-        _ => return None,
-    };
-    Some(match idx {
-        Some(i) => format!("API {i}: {text} [NVIDIA docs]({DOCS_GROUP})"),
-        None => format!("{text} [NVIDIA docs]({DOCS_GROUP})"),
-    })
 }
 
 fn c_compiler() -> String {
@@ -353,6 +311,7 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     let header_text = std::fs::read_to_string(h.include.join("cuda.h")).unwrap_or_default()
         + &std::fs::read_to_string(h.include.join("cudaTypedefs.h")).unwrap_or_default();
     let tbl = table::table(major, &funcs, &abis, &header_text)?;
+    let value_types = docs::value_types(&header_text);
 
     // The opaque handles and CUresult are defined once, in `common`, for every major.
     let shared = common::Shared::of(major, &file, &enums);
@@ -365,19 +324,22 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     for line in own.lines() {
         if let Some(rest) = line.trim_start().strip_prefix("pub fn ") {
             let name = rest.split('(').next().unwrap_or("");
-            let c_name = resolved
-                .iter()
-                .find(|(_, s)| s.as_str() == name)
-                .map(|(c, _)| c.as_str())
-                .unwrap_or(name);
+            let abi = abis
+                .get(name)
+                .ok_or_else(|| format!("CUDA {major}: no ABI version for {name}"))?;
             let indent = &line[..line.len() - line.trim_start().len()];
-            if let Some(doc) = own_doc(c_name) {
-                lines.push(format!("{indent}/// {doc}"));
+            for l in docs::function(name, abi, "")? {
+                lines.push(format!("{indent}///{}{l}", if l.is_empty() { "" } else { " " }));
             }
-            if c_name != name {
-                lines.push(format!(
-                    "{indent}/// cuda.h names this `{c_name}` (a macro for this symbol)."
-                ));
+        }
+        if let Some(name) = line
+            .trim_start()
+            .strip_prefix("pub const ")
+            .and_then(|r| r.split(':').next())
+        {
+            if let Some((_, ty)) = value_types.iter().find(|(n, _)| n == name) {
+                let indent = &line[..line.len() - line.trim_start().len()];
+                lines.push(format!("{indent}/// {}", docs::value_type(ty)));
             }
         }
         if line == "extern \"C\" {" {

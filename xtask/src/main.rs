@@ -13,6 +13,10 @@
 //!       clippy for x86_64-pc-windows-msvc and -gnu, and the `dynamic-loading` example and the
 //!       crate's tests cross-built for x86_64-pc-windows-gnu and run under Wine (no driver there).
 //!       `.ci/run` installs the system packages and then runs this.
+//!   cargo xtask docs
+//!       The docs coverage check alone (also part of `ci`): every public function of
+//!       cuda-mempool-sys documented, `# Safety` on every unsafe one, NVIDIA's reference linked
+//!       from every bound one.
 //!   cargo xtask diff OLD.json NEW.json
 //!       What changed between two conformance reports (exit 1 if anything regressed).
 //!   cargo xtask mutants [--report DIR] [FILTER...]
@@ -23,6 +27,9 @@
 
 mod allowlist;
 mod common;
+mod coverage;
+mod docs;
+mod fn_docs;
 mod gen;
 mod headers;
 mod pins;
@@ -31,7 +38,8 @@ mod table;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: cargo xtask regen [--check] [--cuda-include DIR]\n       cargo xtask ci\n       \
+const USAGE: &str =
+    "usage: cargo xtask regen [--check] [--cuda-include DIR]\n       cargo xtask ci\n       cargo xtask docs\n       \
                      cargo xtask diff OLD.json NEW.json\n       cargo xtask mutants [--report DIR] [FILTER...]";
 
 fn main() -> ExitCode {
@@ -39,6 +47,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("regen") => parse_regen(&args[1..]).and_then(|(check, inc)| regen(&root(), check, inc.as_deref())),
         Some("ci") if args.len() == 1 => ci(&root()),
+        Some("docs") if args.len() == 1 => coverage::check(&root()).map(|s| println!("xtask: {s}")),
         Some("diff") if args.len() == 3 => diff(&root(), &args[1], &args[2]),
         Some("mutants") => mutants(&root(), &args[1..]),
         Some("-h" | "--help" | "help") => {
@@ -308,6 +317,7 @@ fn ci(root: &Path) -> Result<(), String> {
             &[("RUSTDOCFLAGS", "-D warnings")],
         )?;
     }
+    println!("xtask ci: {}", coverage::check(root)?);
     windows(root)?;
     println!("xtask ci: regen --check");
     regen(root, true, None)?;

@@ -5,6 +5,7 @@
 //! table.
 
 use crate::allowlist;
+use crate::docs;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
@@ -418,6 +419,7 @@ pub fn table(
         writeln!(
             calls,
             "    /// Calls {what}; `CUDA_ERROR_NOT_FOUND` when the table has no `{sym}`.\n    \
+             ///\n    /// # Safety\n    /// The rules of the free function [`{sym}`].\n    \
              #[inline]\n    pub unsafe fn {sym}(&self, {}) -> CUresult {{\n        \
              match self.{sym} {{\n            Some(__f) => __f({}),\n            \
              None => CUresult::CUDA_ERROR_NOT_FOUND,\n        }}\n    }}",
@@ -426,10 +428,15 @@ pub fn table(
         )
         .unwrap();
         reexports.push(sym.clone());
+        let note = format!(
+            "Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `{sym}`."
+        );
+        for l in docs::function(sym, abi, &note)? {
+            writeln!(globals, "    ///{}{l}", if l.is_empty() { "" } else { " " }).unwrap();
+        }
         writeln!(
             globals,
-            "    /// Calls {what} through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `{sym}`.\n    \
-             #[inline]\n    pub unsafe fn {sym}({}) -> CUresult {{\n        \
+            "    #[inline]\n    pub unsafe fn {sym}({}) -> CUresult {{\n        \
              match table() {{\n            Some(__t) => __t.{sym}({}),\n            \
              None => no_table(),\n        }}\n    }}",
             params_rs.join(", "),

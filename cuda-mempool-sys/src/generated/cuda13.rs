@@ -1268,48 +1268,63 @@ impl Default for CUmemAccessDesc_st {
     }
 }
 impl CUmemPool_attribute_enum {
+    /// Value type: `c_int` (cuda.h `int`).
     pub const CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         1,
     );
+    /// Value type: `c_int` (cuda.h `int`).
     pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         2,
     );
+    /// Value type: `c_int` (cuda.h `int`).
     pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         3,
     );
+    /// Value type: `u64` (cuda.h `cuuint64_t`).
     pub const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         4,
     );
+    /// Value type: `u64` (cuda.h `cuuint64_t`).
     pub const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         5,
     );
+    /// Value type: `u64` (cuda.h `cuuint64_t`).
     pub const CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         6,
     );
+    /// Value type: `u64` (cuda.h `cuuint64_t`).
     pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         7,
     );
+    /// Value type: `u64` (cuda.h `cuuint64_t`).
     pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         8,
     );
+    /// Value type: `CUmemAllocationType`.
     pub const CU_MEMPOOL_ATTR_ALLOCATION_TYPE: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         9,
     );
+    /// Value type: `CUmemAllocationHandleType`.
     pub const CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         10,
     );
+    /// Value type: `c_int` (cuda.h `int`).
     pub const CU_MEMPOOL_ATTR_LOCATION_ID: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         11,
     );
+    /// Value type: `CUmemLocationType`.
     pub const CU_MEMPOOL_ATTR_LOCATION_TYPE: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         12,
     );
+    /// Value type: `u64` (cuda.h `cuuint64_t`).
     pub const CU_MEMPOOL_ATTR_MAX_POOL_SIZE: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         13,
     );
+    /// Value type: `c_int` (cuda.h `int`).
     pub const CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         14,
     );
+    /// Value type: `c_int` (cuda.h `int`).
     pub const CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         15,
     );
@@ -1342,15 +1357,19 @@ impl Default for CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
     }
 }
 impl CUgraphMem_attribute_enum {
+    /// Value type: `u64` (cuda.h `cuuint64_t`).
     pub const CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
         0,
     );
+    /// Value type: `u64` (cuda.h `cuuint64_t`).
     pub const CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
         1,
     );
+    /// Value type: `u64` (cuda.h `cuuint64_t`).
     pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
         2,
     );
+    /// Value type: `u64` (cuda.h `cuuint64_t`).
     pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
         3,
     );
@@ -1390,72 +1409,265 @@ pub use self::CUgraphMem_attribute_enum as CUgraphMem_attribute;
 pub use self::CUgraphInstantiate_flags_enum as CUgraphInstantiate_flags;
 #[cfg(not(feature = "dynamic-loading"))]
 extern "C" {
+    /// Gets a human-readable description of a CUresult as a static string.
+    ///
+    /// Since CUDA 6.0: needs a driver whose `cuDriverGetVersion` is at least 6000 (this ABI: cudaTypedefs.h `PFN_cuGetErrorString_v6000`). [NVIDIA: `cuGetErrorString`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__ERROR.html#group__CUDA__ERROR_1g72758fcaf05b5c7fac5c25ead9445ada)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The string is static: never free or write it; for an unknown code `*pStr` is set to NULL.
     pub fn cuGetErrorString(
         error: CUresult,
         pStr: *mut *const ::core::ffi::c_char,
     ) -> CUresult;
+    /// Gets the enum name of a CUresult as a static string.
+    ///
+    /// Since CUDA 6.0: needs a driver whose `cuDriverGetVersion` is at least 6000 (this ABI: cudaTypedefs.h `PFN_cuGetErrorName_v6000`). [NVIDIA: `cuGetErrorName`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__ERROR.html#group__CUDA__ERROR_1g2c4ac087113652bb3d1f95bf2513c468)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The string is static: never free or write it; for an unknown code `*pStr` is set to NULL.
     pub fn cuGetErrorName(
         error: CUresult,
         pStr: *mut *const ::core::ffi::c_char,
     ) -> CUresult;
+    /// Initializes the driver API; needed before any other driver call.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuInit_v2000`). [NVIDIA: `cuInit`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__INITIALIZE.html#group__CUDA__INITIALIZE_1g0a2f1517e1bd8502c7194c3a8c134bc3)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuInit(Flags: ::core::ffi::c_uint) -> CUresult;
+    /// Reads the newest CUDA version the installed driver supports.
+    ///
+    /// Since CUDA 2.2: needs a driver whose `cuDriverGetVersion` is at least 2020 (this ABI: cudaTypedefs.h `PFN_cuDriverGetVersion_v2020`). [NVIDIA: `cuDriverGetVersion`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__VERSION.html#group__CUDA__VERSION_1g8b7a10395392e049006e61bcdc8ebe71)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuDriverGetVersion(driverVersion: *mut ::core::ffi::c_int) -> CUresult;
+    /// Gets the device handle for an ordinal in 0..cuDeviceGetCount.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuDeviceGet_v2000`). [NVIDIA: `cuDeviceGet`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1g8bdd1cc7201304b01357b8034f6587cb)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuDeviceGet(device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult;
+    /// Counts the CUDA-capable devices visible to the process.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuDeviceGetCount_v2000`). [NVIDIA: `cuDeviceGetCount`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1g52b5ce05cb8c5fb6831b2c0ff2887c74)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuDeviceGetCount(count: *mut ::core::ffi::c_int) -> CUresult;
+    /// Copies a device's NUL-terminated name into a caller buffer.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuDeviceGetName_v2000`). [NVIDIA: `cuDeviceGetName`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1gef75aa30df95446a845f2a7b9fffbb7f)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `name` must be writable for `len` bytes, with `len` > 0.
     pub fn cuDeviceGetName(
         name: *mut ::core::ffi::c_char,
         len: ::core::ffi::c_int,
         dev: CUdevice,
     ) -> CUresult;
-    /// cuda.h names this `cuDeviceTotalMem` (a macro for this symbol).
+    /// Reads the total memory of a device in bytes.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuDeviceTotalMem_v3020`); cuda.h's `cuDeviceTotalMem` is a macro for this symbol. [NVIDIA: `cuDeviceTotalMem`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1gc6a0d6551335a3780f9f3c967a0fde5d)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CUresult;
+    /// Reads one integer attribute of a device.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuDeviceGetAttribute_v2000`). [NVIDIA: `cuDeviceGetAttribute`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1g9c3e1414f0ad901d3278a4d6645fc266)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuDeviceGetAttribute(
         pi: *mut ::core::ffi::c_int,
         attrib: CUdevice_attribute,
         dev: CUdevice,
     ) -> CUresult;
-    /// Make a pool the current pool of a device. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// Makes a pool the one cuMemAllocAsync uses for a device.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuDeviceSetMemPool_v11020`). [NVIDIA: `cuDeviceSetMemPool`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1g4f2f276b84d9c2eaefdc76d6274db4a0)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuDeviceSetMemPool(dev: CUdevice, pool: CUmemoryPool) -> CUresult;
-    /// The current pool of a device (the one cuMemAllocAsync draws from). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// Gets the pool that cuMemAllocAsync currently uses for a device.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuDeviceGetMemPool_v11020`). [NVIDIA: `cuDeviceGetMemPool`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1gdf186e9559d53a5eb18e572d48c1121b)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The returned pool is borrowed, not owned: if it is a user pool it is valid only until its owner destroys it.
     pub fn cuDeviceGetMemPool(pool: *mut CUmemoryPool, dev: CUdevice) -> CUresult;
-    /// The default pool of a device. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// Gets a device's default stream-ordered memory pool.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuDeviceGetDefaultMemPool_v11020`). [NVIDIA: `cuDeviceGetDefaultMemPool`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1gc8bca3c97a78816303b8aa5773b741f2)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The returned pool is owned by the driver: never pass it to cuMemPoolDestroy.
     pub fn cuDeviceGetDefaultMemPool(
         pool_out: *mut CUmemoryPool,
         dev: CUdevice,
     ) -> CUresult;
+    /// Takes a reference to a device's primary context, creating it if needed; does not make it current.
+    ///
+    /// Since CUDA 7.0: needs a driver whose `cuDriverGetVersion` is at least 7000 (this ABI: cudaTypedefs.h `PFN_cuDevicePrimaryCtxRetain_v7000`). [NVIDIA: `cuDevicePrimaryCtxRetain`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PRIMARY__CTX.html#group__CUDA__PRIMARY__CTX_1g9051f2d5c31501997a6cb0530290a300)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) -> CUresult;
-    /// cuda.h names this `cuDevicePrimaryCtxRelease` (a macro for this symbol).
+    /// Drops one reference to a device's primary context.
+    ///
+    /// Since CUDA 11.0: needs a driver whose `cuDriverGetVersion` is at least 11000 (this ABI: cudaTypedefs.h `PFN_cuDevicePrimaryCtxRelease_v11000`); cuda.h's `cuDevicePrimaryCtxRelease` is a macro for this symbol. [NVIDIA: `cuDevicePrimaryCtxRelease`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PRIMARY__CTX.html#group__CUDA__PRIMARY__CTX_1gf2a8bc16f8df0c88031f6a1ba3d6e8ad)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Call once per successful retain; the last release resets the context, invalidating its memory, streams and events.
     pub fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult;
+    /// Reads the flags and the active state of a device's primary context.
+    ///
+    /// Since CUDA 7.0: needs a driver whose `cuDriverGetVersion` is at least 7000 (this ABI: cudaTypedefs.h `PFN_cuDevicePrimaryCtxGetState_v7000`). [NVIDIA: `cuDevicePrimaryCtxGetState`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PRIMARY__CTX.html#group__CUDA__PRIMARY__CTX_1g65f3e018721b6d90aa05cfb56250f469)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuDevicePrimaryCtxGetState(
         dev: CUdevice,
         flags: *mut ::core::ffi::c_uint,
         active: *mut ::core::ffi::c_int,
     ) -> CUresult;
-    /// cuda.h names this `cuDevicePrimaryCtxReset` (a macro for this symbol).
+    /// Destroys every allocation and all state of a device's primary context.
+    ///
+    /// Since CUDA 11.0: needs a driver whose `cuDriverGetVersion` is at least 11000 (this ABI: cudaTypedefs.h `PFN_cuDevicePrimaryCtxReset_v11000`); cuda.h's `cuDevicePrimaryCtxReset` is a macro for this symbol. [NVIDIA: `cuDevicePrimaryCtxReset`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PRIMARY__CTX.html#group__CUDA__PRIMARY__CTX_1g5d38802e8600340283958a117466ce12)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Invalidates every handle and pointer made in the primary context, including other libraries'; none may be used afterwards.
     pub fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult;
-    /// cuda.h names this `cuCtxPushCurrent` (a macro for this symbol).
+    /// Pushes a context onto the calling thread's context stack, making it current.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuCtxPushCurrent_v4000`); cuda.h's `cuCtxPushCurrent` is a macro for this symbol. [NVIDIA: `cuCtxPushCurrent`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CTX.html#group__CUDA__CTX_1gb02d4c850eb16f861fe5a29682cc90ba)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The context must stay alive while it is on any thread's stack; pop it on the same thread before releasing or destroying it.
     pub fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CUresult;
-    /// cuda.h names this `cuCtxPopCurrent` (a macro for this symbol).
+    /// Pops the current context off the calling thread's context stack.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuCtxPopCurrent_v4000`); cuda.h's `cuCtxPopCurrent` is a macro for this symbol. [NVIDIA: `cuCtxPopCurrent`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CTX.html#group__CUDA__CTX_1g2fac188026a062d92e91a8687d0a7902)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Pop only what this thread pushed (keep push/pop balanced per thread); popping neither releases nor destroys the context.
     pub fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CUresult;
+    /// Binds a context to the calling thread, replacing the top of its stack (null unbinds).
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuCtxSetCurrent_v4000`). [NVIDIA: `cuCtxSetCurrent`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CTX.html#group__CUDA__CTX_1gbe562ee6258b4fcc272ca6478ca2a2f7)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// A bound context must outlive its binding: unbind it on every thread before releasing or destroying it.
     pub fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult;
+    /// Reads the context bound to the calling thread (null when none is bound).
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuCtxGetCurrent_v4000`). [NVIDIA: `cuCtxGetCurrent`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CTX.html#group__CUDA__CTX_1g8f13165846b73750693640fb3e8380d0)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The returned handle is borrowed: the caller gains no reference and must not use it after its owner destroys or releases it.
     pub fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CUresult;
+    /// Reads the device of the calling thread's current context.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuCtxGetDevice_v2000`). [NVIDIA: `cuCtxGetDevice`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CTX.html#group__CUDA__CTX_1g4e84b109eba36cdaaade167f34ae881e)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuCtxGetDevice(device: *mut CUdevice) -> CUresult;
+    /// Blocks until all work queued in the current context has finished.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuCtxSynchronize_v2000`). [NVIDIA: `cuCtxSynchronize`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CTX.html#group__CUDA__CTX_1g7a54725f28d34b8c6299f0c6ca579616)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuCtxSynchronize() -> CUresult;
-    /// cuda.h names this `cuMemGetInfo` (a macro for this symbol).
+    /// Reads the free and total memory of the current context's device.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemGetInfo_v3020`); cuda.h's `cuMemGetInfo` is a macro for this symbol. [NVIDIA: `cuMemGetInfo`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g808f555540d0143a331cc42aa98835c0)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult;
-    /// cuda.h names this `cuMemAlloc` (a macro for this symbol).
+    /// Allocates device memory in the current context.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemAlloc_v3020`); cuda.h's `cuMemAlloc` is a macro for this symbol. [NVIDIA: `cuMemAlloc`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1gb82d2a09844a58dd9e744dc31e8aa467)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult;
-    /// cuda.h names this `cuMemFree` (a macro for this symbol).
+    /// Frees device memory synchronously.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemFree_v3020`); cuda.h's `cuMemFree` is a macro for this symbol. [NVIDIA: `cuMemFree`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g89b3f154e17cc89b6eea277dbdf5c93a)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Pass only a base pointer from cuMemAlloc, a stream-ordered allocation or cuMemPoolImportPointer, once; no part of it may be used afterwards.
     pub fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult;
+    /// Exports an IPC handle for an event created with CU_EVENT_INTERPROCESS.
+    ///
+    /// Since CUDA 4.1: needs a driver whose `cuDriverGetVersion` is at least 4010 (this ABI: cudaTypedefs.h `PFN_cuIpcGetEventHandle_v4010`). [NVIDIA: `cuIpcGetEventHandle`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1gea02eadd12483de5305878b13288a86c)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuIpcGetEventHandle(
         pHandle: *mut CUipcEventHandle,
         event: CUevent,
     ) -> CUresult;
+    /// Opens, in this process, an event exported by another process.
+    ///
+    /// Since CUDA 4.1: needs a driver whose `cuDriverGetVersion` is at least 4010 (this ABI: cudaTypedefs.h `PFN_cuIpcOpenEventHandle_v4010`). [NVIDIA: `cuIpcOpenEventHandle`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1gf1d525918b6c643b99ca8c8e42e36c2e)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Using the opened event after the exporting process destroyed its event is undefined; free it with cuEventDestroy.
     pub fn cuIpcOpenEventHandle(
         phEvent: *mut CUevent,
         handle: CUipcEventHandle,
     ) -> CUresult;
+    /// Copies bytes between two unified-address pointers.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuMemcpy_v4000`). [NVIDIA: `cuMemcpy`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g8d0ff510f26d4b87bd3a51e731e7f698)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Each range must lie inside a live allocation or valid host memory for `ByteCount` bytes.
     pub fn cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult;
+    /// Copies device memory between allocations of two contexts.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuMemcpyPeer_v4000`). [NVIDIA: `cuMemcpyPeer`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1ge1f5c7771544fee150ada8853c7cbf4a)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Each range must lie inside a live allocation of its context for `ByteCount` bytes.
     pub fn cuMemcpyPeer(
         dstDevice: CUdeviceptr,
         dstContext: CUcontext,
@@ -1463,24 +1675,54 @@ extern "C" {
         srcContext: CUcontext,
         ByteCount: usize,
     ) -> CUresult;
-    /// cuda.h names this `cuMemcpyHtoD` (a macro for this symbol).
+    /// Copies host memory to device memory.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemcpyHtoD_v3020`); cuda.h's `cuMemcpyHtoD` is a macro for this symbol. [NVIDIA: `cuMemcpyHtoD`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g4d32266788c440b0220b1a9ba5795169)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `srcHost` must be readable and the destination lie inside a live allocation, both for `ByteCount` bytes.
     pub fn cuMemcpyHtoD_v2(
         dstDevice: CUdeviceptr,
         srcHost: *const ::core::ffi::c_void,
         ByteCount: usize,
     ) -> CUresult;
-    /// cuda.h names this `cuMemcpyDtoH` (a macro for this symbol).
+    /// Copies device memory to host memory.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemcpyDtoH_v3020`); cuda.h's `cuMemcpyDtoH` is a macro for this symbol. [NVIDIA: `cuMemcpyDtoH`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g3480368ee0208a98f75019c9a8450893)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The source must lie inside a live allocation and `dstHost` be writable, both for `ByteCount` bytes.
     pub fn cuMemcpyDtoH_v2(
         dstHost: *mut ::core::ffi::c_void,
         srcDevice: CUdeviceptr,
         ByteCount: usize,
     ) -> CUresult;
+    /// Copies bytes between two unified-address pointers, ordered on a stream.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuMemcpyAsync_v4000`). [NVIDIA: `cuMemcpyAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g5f26aaf5582ade791e5688727a178d78)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Each range must lie inside a live allocation or valid host memory for `ByteCount` bytes; everything must stay valid, and host memory untouched, until the copy completes on the stream.
     pub fn cuMemcpyAsync(
         dst: CUdeviceptr,
         src: CUdeviceptr,
         ByteCount: usize,
         hStream: CUstream,
     ) -> CUresult;
+    /// Copies device memory between allocations of two contexts, ordered on a stream.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuMemcpyPeerAsync_v4000`). [NVIDIA: `cuMemcpyPeerAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g82fcecb38018e64b98616a8ac30112f2)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Each range must lie inside a live allocation of its context for `ByteCount` bytes and stay allocated until the copy completes.
     pub fn cuMemcpyPeerAsync(
         dstDevice: CUdeviceptr,
         dstContext: CUcontext,
@@ -1489,233 +1731,604 @@ extern "C" {
         ByteCount: usize,
         hStream: CUstream,
     ) -> CUresult;
-    /// cuda.h names this `cuMemcpyHtoDAsync` (a macro for this symbol).
+    /// Copies host memory to device memory, ordered on a stream.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemcpyHtoDAsync_v3020`); cuda.h's `cuMemcpyHtoDAsync` is a macro for this symbol. [NVIDIA: `cuMemcpyHtoDAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g1572263fe2597d7ba4f6964597a354a3)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `srcHost` must be readable and the destination inside a live allocation for `ByteCount` bytes; the host buffer must not be written or freed until the copy completes.
     pub fn cuMemcpyHtoDAsync_v2(
         dstDevice: CUdeviceptr,
         srcHost: *const ::core::ffi::c_void,
         ByteCount: usize,
         hStream: CUstream,
     ) -> CUresult;
-    /// cuda.h names this `cuMemcpyDtoHAsync` (a macro for this symbol).
+    /// Copies device memory to host memory, ordered on a stream.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemcpyDtoHAsync_v3020`); cuda.h's `cuMemcpyDtoHAsync` is a macro for this symbol. [NVIDIA: `cuMemcpyDtoHAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g56f30236c7c5247f8e061b59d3268362)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The source must lie inside a live allocation and `dstHost` be writable for `ByteCount` bytes; the host buffer must not be read, written or freed until the copy completes.
     pub fn cuMemcpyDtoHAsync_v2(
         dstHost: *mut ::core::ffi::c_void,
         srcDevice: CUdeviceptr,
         ByteCount: usize,
         hStream: CUstream,
     ) -> CUresult;
-    /// cuda.h names this `cuMemsetD8` (a macro for this symbol).
+    /// Fills `N` bytes of device memory with a byte value.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemsetD8_v3020`); cuda.h's `cuMemsetD8` is a macro for this symbol. [NVIDIA: `cuMemsetD8`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g6e582bf866e9e2fb014297bfaf354d7b)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The `N` bytes at `dstDevice` must lie inside a live allocation.
     pub fn cuMemsetD8_v2(
         dstDevice: CUdeviceptr,
         uc: ::core::ffi::c_uchar,
         N: usize,
     ) -> CUresult;
-    /// cuda.h names this `cuMemsetD32` (a macro for this symbol).
+    /// Fills device memory with `N` copies of a 32-bit value.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemsetD32_v3020`); cuda.h's `cuMemsetD32` is a macro for this symbol. [NVIDIA: `cuMemsetD32`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g983e8d8759acd1b64326317481fbf132)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `dstDevice` must be 4-byte aligned and the 4*`N` bytes must lie inside a live allocation.
     pub fn cuMemsetD32_v2(
         dstDevice: CUdeviceptr,
         ui: ::core::ffi::c_uint,
         N: usize,
     ) -> CUresult;
+    /// Fills `N` bytes of device memory with a byte value, ordered on a stream.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemsetD8Async_v3020`). [NVIDIA: `cuMemsetD8Async`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1gaef08a7ccd61112f94e82f2b30d43627)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The `N` bytes at `dstDevice` must lie inside a live allocation that stays allocated until the fill completes.
     pub fn cuMemsetD8Async(
         dstDevice: CUdeviceptr,
         uc: ::core::ffi::c_uchar,
         N: usize,
         hStream: CUstream,
     ) -> CUresult;
+    /// Fills device memory with `N` copies of a 32-bit value, ordered on a stream.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemsetD32Async_v3020`). [NVIDIA: `cuMemsetD32Async`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g58229da5d30f1c0cdf667b320ec2c0f5)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `dstDevice` must be 4-byte aligned and the 4*`N` bytes inside a live allocation that stays allocated until the fill completes.
     pub fn cuMemsetD32Async(
         dstDevice: CUdeviceptr,
         ui: ::core::ffi::c_uint,
         N: usize,
         hStream: CUstream,
     ) -> CUresult;
-    /// API 822: Return an allocation to its pool, ordered in the stream. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 822: Frees memory, ordered on a stream.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemFreeAsync_v11020`). [NVIDIA: `cuMemFreeAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g41acf4131f672a2a75cd93d3241f10cf)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The pointer must come from cuMemAllocAsync/cuMemAllocFromPoolAsync (or cuMemAlloc, cuMemPoolImportPointer), be freed only once, and not be used on any stream or the host once the free is ordered.
     pub fn cuMemFreeAsync(dptr: CUdeviceptr, hStream: CUstream) -> CUresult;
-    /// API 820: Allocate from the current pool of the stream's device, ordered in the stream. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 820: Allocates device memory from the current pool of the stream's device, ordered on the stream.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemAllocAsync_v11020`). [NVIDIA: `cuMemAllocAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g13413273e84a641bce1929eae9e6501f)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Access the memory only from work ordered after the allocation; free it exactly once (cuMemFreeAsync or cuMemFree).
     pub fn cuMemAllocAsync(
         dptr: *mut CUdeviceptr,
         bytesize: usize,
         hStream: CUstream,
     ) -> CUresult;
-    /// API 833: Release unused reserved memory of a pool down to a byte count. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 833: Returns a pool's unused memory to the OS, keeping at least a given number of bytes reserved.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolTrimTo_v11020`). [NVIDIA: `cuMemPoolTrimTo`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g9c7e267e3460945b0ca76c48314bb669)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuMemPoolTrimTo(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult;
-    /// API 832: Set a writable pool attribute (width depends on the attribute). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 832: Sets one attribute of a memory pool.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolSetAttribute_v11020`). [NVIDIA: `cuMemPoolSetAttribute`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g223e786cb217709235a06e41bccaec00)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `value` must point to the attribute's type: cuuint64_t for RELEASE_THRESHOLD and the RESERVED_MEM_HIGH / USED_MEM_HIGH resets (which must be 0); int for the REUSE_* flags; other attributes are read-only.
     pub fn cuMemPoolSetAttribute(
         pool: CUmemoryPool,
         attr: CUmemPool_attribute,
         value: *mut ::core::ffi::c_void,
     ) -> CUresult;
-    /// API 828: Read a pool attribute (width depends on the attribute). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 828: Reads one attribute of a memory pool.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolGetAttribute_v11020`). [NVIDIA: `cuMemPoolGetAttribute`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1gd45ea7c43e4a1add4b971d06fa72eda4)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `value` must point to the attribute's type: cuuint64_t for RELEASE_THRESHOLD, RESERVED_MEM_*, USED_MEM_*, MAX_POOL_SIZE; int for REUSE_*, LOCATION_ID, HW_DECOMPRESS_ENABLED; the C enum (4 bytes) for ALLOCATION_TYPE, EXPORT_HANDLE_TYPES, LOCATION_TYPE.
     pub fn cuMemPoolGetAttribute(
         pool: CUmemoryPool,
         attr: CUmemPool_attribute,
         value: *mut ::core::ffi::c_void,
     ) -> CUresult;
-    /// API 831: Grant or revoke access of locations to a pool's memory. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 831: Grants or revokes access to a pool's memory for one or more locations.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolSetAccess_v11020`). [NVIDIA: `cuMemPoolSetAccess`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1gff3ce33e252443f4b087b94e42913406)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `map` must point to `count` initialised CUmemAccessDesc; revoke a location's access only when none of its work still uses the pool.
     pub fn cuMemPoolSetAccess(
         pool: CUmemoryPool,
         map: *const CUmemAccessDesc,
         count: usize,
     ) -> CUresult;
-    /// API 827: Read the access a location has to a pool's memory. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 827: Reads how a location may access a pool's memory.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolGetAccess_v11020`). [NVIDIA: `cuMemPoolGetAccess`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g838f28fd535a1cbd06c5f7fe0edbdcc7)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuMemPoolGetAccess(
         flags: *mut CUmemAccess_flags,
         memPool: CUmemoryPool,
         location: *mut CUmemLocation,
     ) -> CUresult;
-    /// API 823: Create a memory pool with the given properties. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 823: Creates a memory pool from a CUmemPoolProps description.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolCreate_v11020`). [NVIDIA: `cuMemPoolCreate`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g8aa4c143dbc20293659cd883232b95f2)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `poolProps` must be fully initialised, unused and reserved fields zeroed; win32SecurityAttributes stays null unless a Win32 handle type is requested.
     pub fn cuMemPoolCreate(
         pool: *mut CUmemoryPool,
         poolProps: *const CUmemPoolProps,
     ) -> CUresult;
-    /// API 824: Destroy a pool (its memory is released once its outstanding allocations are freed). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 824: Destroys a pool; its memory is released once all its allocations are freed.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolDestroy_v11020`). [NVIDIA: `cuMemPoolDestroy`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1ge0e211115e5ad1c79250b9dd425b77f7)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Never pass a default pool; allocations from the pool remain valid until freed, but the pool handle is dead.
     pub fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult;
-    /// CUDA 13: the default pool of a location and allocation type (R580+; resolve with cuGetProcAddress to run on older drivers). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// Gets the default pool of a memory location and allocation type (CUDA 13).
+    ///
+    /// Since CUDA 13.0: needs a driver whose `cuDriverGetVersion` is at least 13000 (this ABI: cudaTypedefs.h `PFN_cuMemGetDefaultMemPool_v13000`). [NVIDIA: `cuMemGetDefaultMemPool`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1gfe5111eb15c977cd8d87132ff481072f)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The returned pool is owned by the driver: never pass it to cuMemPoolDestroy.
     pub fn cuMemGetDefaultMemPool(
         pool_out: *mut CUmemoryPool,
         location: *mut CUmemLocation,
         type_: CUmemAllocationType,
     ) -> CUresult;
-    /// CUDA 13: the current pool of a location and allocation type (R580+; resolve with cuGetProcAddress to run on older drivers). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// Gets the current pool of a memory location and allocation type (CUDA 13).
+    ///
+    /// Since CUDA 13.0: needs a driver whose `cuDriverGetVersion` is at least 13000 (this ABI: cudaTypedefs.h `PFN_cuMemGetMemPool_v13000`). [NVIDIA: `cuMemGetMemPool`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g5283d28ee187477e1a2b06fd731ec575)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The returned pool is borrowed, not owned: if it is a user pool it is valid only until its owner destroys it.
     pub fn cuMemGetMemPool(
         pool: *mut CUmemoryPool,
         location: *mut CUmemLocation,
         type_: CUmemAllocationType,
     ) -> CUresult;
-    /// CUDA 13: make a pool current for a location and allocation type (R580+; resolve with cuGetProcAddress to run on older drivers). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// Sets the current pool of a memory location and allocation type (CUDA 13).
+    ///
+    /// Since CUDA 13.0: needs a driver whose `cuDriverGetVersion` is at least 13000 (this ABI: cudaTypedefs.h `PFN_cuMemSetMemPool_v13000`). [NVIDIA: `cuMemSetMemPool`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g779e76c810c5f088210ea907730e17c9)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuMemSetMemPool(
         location: *mut CUmemLocation,
         type_: CUmemAllocationType,
         pool: CUmemoryPool,
     ) -> CUresult;
-    /// API 821: Allocate from the given pool, ordered in the stream. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 821: Allocates memory from a given pool, ordered on a stream.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemAllocFromPoolAsync_v11020`). [NVIDIA: `cuMemAllocFromPoolAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1gf1dd6e1e2e8f767a5e0ea63f38ff260b)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Access the memory only from work ordered after the allocation; free it exactly once (cuMemFreeAsync or cuMemFree).
     pub fn cuMemAllocFromPoolAsync(
         dptr: *mut CUdeviceptr,
         bytesize: usize,
         pool: CUmemoryPool,
         hStream: CUstream,
     ) -> CUresult;
-    /// API 826: Export an IPC-capable pool as an OS handle (POSIX fd, fabric, Win32). [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 826: Exports an IPC-capable pool as an OS handle of the requested type.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolExportToShareableHandle_v11020`). [NVIDIA: `cuMemPoolExportToShareableHandle`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g79ed285fdfffb76932871fb96fbba8f8)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `handle_out` must point to storage of the requested type (int fd for POSIX_FILE_DESCRIPTOR, CUmemFabricHandle for FABRIC, HANDLE for WIN32); the caller owns and must close it.
     pub fn cuMemPoolExportToShareableHandle(
         handle_out: *mut ::core::ffi::c_void,
         pool: CUmemoryPool,
         handleType: CUmemAllocationHandleType,
         flags: ::core::ffi::c_ulonglong,
     ) -> CUresult;
-    /// API 829: Open a pool exported by another process from its OS handle. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 829: Opens a pool exported by another process from an OS handle.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolImportFromShareableHandle_v11020`). [NVIDIA: `cuMemPoolImportFromShareableHandle`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g02b4f18dd8a1c45b7f302800e90cec5b)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `handle` must match `handleType` (the fd value itself cast to a pointer for POSIX fds, a pointer to a CUmemFabricHandle for FABRIC); the imported pool cannot allocate.
     pub fn cuMemPoolImportFromShareableHandle(
         pool_out: *mut CUmemoryPool,
         handle: *mut ::core::ffi::c_void,
         handleType: CUmemAllocationHandleType,
         flags: ::core::ffi::c_ulonglong,
     ) -> CUresult;
-    /// API 825: Export one allocation of an IPC-capable pool as opaque export data. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 825: Produces share data that lets another process import one allocation of an exported pool.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolExportPointer_v11020`). [NVIDIA: `cuMemPoolExportPointer`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1gfe89f0478d26edaa91eb8a2e0349329d)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `ptr` must be a live allocation of an IPC-capable pool; do not free it until every importer has freed its mapping.
     pub fn cuMemPoolExportPointer(
         shareData_out: *mut CUmemPoolPtrExportData,
         ptr: CUdeviceptr,
     ) -> CUresult;
-    /// API 830: Map an allocation of an imported pool from its export data. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 830: Maps into this process an allocation shared through cuMemPoolExportPointer.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolImportPointer_v11020`). [NVIDIA: `cuMemPoolImportPointer`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g2620bb972ed5edcce312d3689454acbd)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `shareData` must come from cuMemPoolExportPointer on the pool this one was imported from; free the mapping here before the exporter frees it, and do not touch it before the exporter's allocation has completed.
     pub fn cuMemPoolImportPointer(
         ptr_out: *mut CUdeviceptr,
         pool: CUmemoryPool,
         shareData: *mut CUmemPoolPtrExportData,
     ) -> CUresult;
+    /// Reads one attribute (context, memory type, range, pool, ...) of a pointer.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuPointerGetAttribute_v4000`). [NVIDIA: `cuPointerGetAttribute`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__UNIFIED.html#group__CUDA__UNIFIED_1g0c28ed0aff848042bc0533110e45820c)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `data` must point to the type documented for the attribute (CUcontext for CONTEXT, unsigned int for MEMORY_TYPE, CUdeviceptr for DEVICE_POINTER, void* for HOST_POINTER, unsigned long long for BUFFER_ID, ...).
     pub fn cuPointerGetAttribute(
         data: *mut ::core::ffi::c_void,
         attribute: CUpointer_attribute,
         ptr: CUdeviceptr,
     ) -> CUresult;
+    /// Reads several attributes of a pointer in one call.
+    ///
+    /// Since CUDA 7.0: needs a driver whose `cuDriverGetVersion` is at least 7000 (this ABI: cudaTypedefs.h `PFN_cuPointerGetAttributes_v7000`). [NVIDIA: `cuPointerGetAttributes`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__UNIFIED.html#group__CUDA__UNIFIED_1gf65e9ea532e311dd049166e4894955ad)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `attributes` and `data` must hold `numAttributes` entries, and each `data[i]` must point to the type documented for `attributes[i]`.
     pub fn cuPointerGetAttributes(
         numAttributes: ::core::ffi::c_uint,
         attributes: *mut CUpointer_attribute,
         data: *mut *mut ::core::ffi::c_void,
         ptr: CUdeviceptr,
     ) -> CUresult;
+    /// Creates a stream in the current context.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuStreamCreate_v2000`). [NVIDIA: `cuStreamCreate`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1ga581f0c5833e21ded8b5a56594e243f4)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuStreamCreate(
         phStream: *mut CUstream,
         Flags: ::core::ffi::c_uint,
     ) -> CUresult;
+    /// Makes later work on a stream wait for the work captured by an event.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuStreamWaitEvent_v3020`). [NVIDIA: `cuStreamWaitEvent`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g6a898b652dfc6aa1d5c8d97062618b2f)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuStreamWaitEvent(
         hStream: CUstream,
         hEvent: CUevent,
         Flags: ::core::ffi::c_uint,
     ) -> CUresult;
-    /// cuda.h names this `cuStreamBeginCapture` (a macro for this symbol).
+    /// Starts capturing the work enqueued on a stream into a graph.
+    ///
+    /// Since CUDA 10.1: needs a driver whose `cuDriverGetVersion` is at least 10010 (this ABI: cudaTypedefs.h `PFN_cuStreamBeginCapture_v10010`); cuda.h's `cuStreamBeginCapture` is a macro for this symbol. [NVIDIA: `cuStreamBeginCapture`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g767167da0bbf07157dc20b6c258a2143)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Work enqueued while capturing is recorded, not executed: nothing may wait for it or read its results until the captured graph is launched.
     pub fn cuStreamBeginCapture_v2(
         hStream: CUstream,
         mode: CUstreamCaptureMode,
     ) -> CUresult;
+    /// Ends capture on a stream and returns the captured graph (null if capture was invalidated).
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuStreamEndCapture_v10000`). [NVIDIA: `cuStreamEndCapture`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g03dab8b2ba76b00718955177a929970c)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The caller owns the returned graph and must destroy it with cuGraphDestroy; check it for null first.
     pub fn cuStreamEndCapture(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult;
+    /// Reports whether a stream is capturing, idle, or has an invalidated capture.
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuStreamIsCapturing_v10000`). [NVIDIA: `cuStreamIsCapturing`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g37823c49206e3704ae23c7ad78560bca)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuStreamIsCapturing(
         hStream: CUstream,
         captureStatus: *mut CUstreamCaptureStatus,
     ) -> CUresult;
+    /// Checks without blocking whether all work queued on a stream has completed.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuStreamQuery_v2000`). [NVIDIA: `cuStreamQuery`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g1b0d24bbe97fa68e4bc511fb6adfeb0b)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuStreamQuery(hStream: CUstream) -> CUresult;
+    /// Blocks until all work queued on a stream has completed.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuStreamSynchronize_v2000`). [NVIDIA: `cuStreamSynchronize`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g15e49dd91ec15991eb7c0a741beb7dad)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuStreamSynchronize(hStream: CUstream) -> CUresult;
-    /// cuda.h names this `cuStreamDestroy` (a macro for this symbol).
+    /// Destroys a stream; work already queued on it still completes.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuStreamDestroy_v4000`); cuda.h's `cuStreamDestroy` is a macro for this symbol. [NVIDIA: `cuStreamDestroy`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g244c8833de4596bcd31a06cdf21ee758)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuStreamDestroy_v2(hStream: CUstream) -> CUresult;
+    /// Creates an event in the current context.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuEventCreate_v2000`). [NVIDIA: `cuEventCreate`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EVENT.html#group__CUDA__EVENT_1g450687e75f3ff992fe01662a43d9d3db)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuEventCreate(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult;
+    /// Captures the work currently queued on a stream in an event.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuEventRecord_v2000`). [NVIDIA: `cuEventRecord`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EVENT.html#group__CUDA__EVENT_1g95424d3be52c4eb95d83861b70fb89d1)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuEventRecord(hEvent: CUevent, hStream: CUstream) -> CUresult;
+    /// Checks without blocking whether the work captured by an event has completed.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuEventQuery_v2000`). [NVIDIA: `cuEventQuery`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EVENT.html#group__CUDA__EVENT_1g6f0704d755066b0ee705749ae911deef)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuEventQuery(hEvent: CUevent) -> CUresult;
+    /// Blocks until the work captured by an event has completed.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuEventSynchronize_v2000`). [NVIDIA: `cuEventSynchronize`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EVENT.html#group__CUDA__EVENT_1g9e520d34e51af7f5375610bca4add99c)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuEventSynchronize(hEvent: CUevent) -> CUresult;
-    /// cuda.h names this `cuEventDestroy` (a macro for this symbol).
+    /// Destroys an event; if it is still pending, resources are freed once it completes.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuEventDestroy_v4000`); cuda.h's `cuEventDestroy` is a macro for this symbol. [NVIDIA: `cuEventDestroy`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EVENT.html#group__CUDA__EVENT_1g593ec73a8ec5a5fc031311d3e4dca1ef)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuEventDestroy_v2(hEvent: CUevent) -> CUresult;
+    /// Enqueues a host function on a stream, to run after the work queued before it.
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuLaunchHostFunc_v10000`). [NVIDIA: `cuLaunchHostFunc`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EXEC.html#group__CUDA__EXEC_1gab95a78143bae7f21eebb978f91e7f3f)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `fn` runs on a driver thread: it must be thread-safe, make no CUDA call, not block on later stream work; `userData` must outlive it.
     pub fn cuLaunchHostFunc(
         hStream: CUstream,
         fn_: CUhostFn,
         userData: *mut ::core::ffi::c_void,
     ) -> CUresult;
+    /// Reads the parameters of a memory-allocation node, including its reserved address.
+    ///
+    /// Since CUDA 11.4: needs a driver whose `cuDriverGetVersion` is at least 11040 (this ABI: cudaTypedefs.h `PFN_cuGraphMemAllocNodeGetParams_v11040`). [NVIDIA: `cuGraphMemAllocNodeGetParams`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1gee2c7d66d3d96b1470c1d1a769f250a2)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The returned accessDescs array is owned by the node and valid only while the node exists.
     pub fn cuGraphMemAllocNodeGetParams(
         hNode: CUgraphNode,
         params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
     ) -> CUresult;
+    /// Reads the address that a memory-free node frees.
+    ///
+    /// Since CUDA 11.4: needs a driver whose `cuDriverGetVersion` is at least 11040 (this ABI: cudaTypedefs.h `PFN_cuGraphMemFreeNodeGetParams_v11040`). [NVIDIA: `cuGraphMemFreeNodeGetParams`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1gd24d9fe5769222a2367e3f571fb2f28b)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuGraphMemFreeNodeGetParams(
         hNode: CUgraphNode,
         dptr_out: *mut CUdeviceptr,
     ) -> CUresult;
+    /// Returns graph-allocation memory a device caches but no graph uses to the OS.
+    ///
+    /// Since CUDA 11.4: needs a driver whose `cuDriverGetVersion` is at least 11040 (this ABI: cudaTypedefs.h `PFN_cuDeviceGraphMemTrim_v11040`). [NVIDIA: `cuDeviceGraphMemTrim`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1g57c87f4ba6af41825627cdd4e5a8c52b)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuDeviceGraphMemTrim(device: CUdevice) -> CUresult;
+    /// Reads usage statistics of a device's graph-allocation memory.
+    ///
+    /// Since CUDA 11.4: needs a driver whose `cuDriverGetVersion` is at least 11040 (this ABI: cudaTypedefs.h `PFN_cuDeviceGetGraphMemAttribute_v11040`). [NVIDIA: `cuDeviceGetGraphMemAttribute`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1g359903c2447ac22b4e1a0dce26adfef5)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `value` must point to a cuuint64_t (every CU_GRAPH_MEM_ATTR_* value is 64-bit).
     pub fn cuDeviceGetGraphMemAttribute(
         device: CUdevice,
         attr: CUgraphMem_attribute,
         value: *mut ::core::ffi::c_void,
     ) -> CUresult;
+    /// Resets the high-watermark statistics of a device's graph-allocation memory.
+    ///
+    /// Since CUDA 11.4: needs a driver whose `cuDriverGetVersion` is at least 11040 (this ABI: cudaTypedefs.h `PFN_cuDeviceSetGraphMemAttribute_v11040`). [NVIDIA: `cuDeviceSetGraphMemAttribute`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1g064bd5c6a773b83d145c281ebf5dbe34)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `value` must point to a cuuint64_t; only USED_MEM_HIGH and RESERVED_MEM_HIGH are settable, and only to 0.
     pub fn cuDeviceSetGraphMemAttribute(
         device: CUdevice,
         attr: CUgraphMem_attribute,
         value: *mut ::core::ffi::c_void,
     ) -> CUresult;
+    /// Reads the type of a graph node.
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuGraphNodeGetType_v10000`). [NVIDIA: `cuGraphNodeGetType`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1gdb1776d97aa1c9d5144774b29e4b8c3e)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuGraphNodeGetType(
         hNode: CUgraphNode,
         type_: *mut CUgraphNodeType,
     ) -> CUresult;
+    /// Lists a graph's nodes, or only counts them when `nodes` is null.
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuGraphGetNodes_v10000`). [NVIDIA: `cuGraphGetNodes`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1gfa35a8e2d2fc32f48dbd67ba27cf27e5)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `numNodes` is read and written; a non-null `nodes` must be writable for `*numNodes` CUgraphNode entries.
     pub fn cuGraphGetNodes(
         hGraph: CUgraph,
         nodes: *mut CUgraphNode,
         numNodes: *mut usize,
     ) -> CUresult;
+    /// Builds an executable graph from a graph, with CUDA_GRAPH_INSTANTIATE_FLAG_* flags.
+    ///
+    /// Since CUDA 11.4: needs a driver whose `cuDriverGetVersion` is at least 11040 (this ABI: cudaTypedefs.h `PFN_cuGraphInstantiateWithFlags_v11040`). [NVIDIA: `cuGraphInstantiateWithFlags`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1gb53b435e178cccfa37ac87285d2c3fa1)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuGraphInstantiateWithFlags(
         phGraphExec: *mut CUgraphExec,
         hGraph: CUgraph,
         flags: ::core::ffi::c_ulonglong,
     ) -> CUresult;
+    /// Enqueues an executable graph on a stream.
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuGraphLaunch_v10000`). [NVIDIA: `cuGraphLaunch`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1g6b2dceb3901e71a390d2bd8b0491e471)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// All memory the graph's nodes read or write, host buffers included, must stay valid until the launch completes.
     pub fn cuGraphLaunch(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult;
+    /// Destroys an executable graph; launches already in flight still complete.
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuGraphExecDestroy_v10000`). [NVIDIA: `cuGraphExecDestroy`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1ga32ad4944cc5d408158207c978bc43a7)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuGraphExecDestroy(hGraphExec: CUgraphExec) -> CUresult;
+    /// Destroys a graph and all of its nodes.
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuGraphDestroy_v10000`). [NVIDIA: `cuGraphDestroy`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1g718cfd9681f078693d4be2426fd689c8)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Node handles obtained from the graph become invalid; executable graphs instantiated from it are unaffected.
     pub fn cuGraphDestroy(hGraph: CUgraph) -> CUresult;
+    /// Reports whether one device can directly access another device's memory.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuDeviceCanAccessPeer_v4000`). [NVIDIA: `cuDeviceCanAccessPeer`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PEER__ACCESS.html#group__CUDA__PEER__ACCESS_1g496bdaae1f632ebfb695b99d2c40f19e)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuDeviceCanAccessPeer(
         canAccessPeer: *mut ::core::ffi::c_int,
         dev: CUdevice,
         peerDev: CUdevice,
     ) -> CUresult;
+    /// Lets the current context directly access memory allocated in a peer context (one direction only).
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuCtxEnablePeerAccess_v4000`). [NVIDIA: `cuCtxEnablePeerAccess`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PEER__ACCESS.html#group__CUDA__PEER__ACCESS_1g0889ec6728e61c05ed359551d67b3f5a)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuCtxEnablePeerAccess(
         peerContext: CUcontext,
         Flags: ::core::ffi::c_uint,
     ) -> CUresult;
+    /// Revokes the current context's direct access to a peer context's memory.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuCtxDisablePeerAccess_v4000`). [NVIDIA: `cuCtxDisablePeerAccess`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PEER__ACCESS.html#group__CUDA__PEER__ACCESS_1g5b4b6936ea868d4954ce4d841a3b4810)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// No work of the current context, queued or future, may dereference the peer context's memory once access is revoked.
     pub fn cuCtxDisablePeerAccess(peerContext: CUcontext) -> CUresult;
+    /// Reads one attribute (rank, access, atomics support) of the link between two devices.
+    ///
+    /// Since CUDA 8.0: needs a driver whose `cuDriverGetVersion` is at least 8000 (this ABI: cudaTypedefs.h `PFN_cuDeviceGetP2PAttribute_v8000`). [NVIDIA: `cuDeviceGetP2PAttribute`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PEER__ACCESS.html#group__CUDA__PEER__ACCESS_1g4c55c60508f8eba4546b51f2ee545393)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     pub fn cuDeviceGetP2PAttribute(
         value: *mut ::core::ffi::c_int,
         attrib: CUdevice_P2PAttribute,
         srcDevice: CUdevice,
         dstDevice: CUdevice,
     ) -> CUresult;
-    /// cuda.h names this `cuGetProcAddress` (a macro for this symbol).
+    /// Looks up a driver function pointer by base name, CUDA version and flags.
+    ///
+    /// Since CUDA 12.0: needs a driver whose `cuDriverGetVersion` is at least 12000 (this ABI: cudaTypedefs.h `PFN_cuGetProcAddress_v12000`); cuda.h's `cuGetProcAddress` is a macro for this symbol. [NVIDIA: `cuGetProcAddress`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DRIVER__ENTRY__POINT.html)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Cast `*pfn` only to the exact prototype of the version requested (cudaTypedefs.h PFN_*); it may be NULL on success.
     pub fn cuGetProcAddress_v2(
         symbol: *const ::core::ffi::c_char,
         pfn: *mut *mut ::core::ffi::c_void,
@@ -1723,20 +2336,41 @@ extern "C" {
         flags: cuuint64_t,
         symbolStatus: *mut CUdriverProcAddressQueryResult,
     ) -> CUresult;
-    /// `cuMemAllocAsync` with the per-thread default stream as stream 0. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 820: Allocates device memory from the current pool of the stream's device, ordered on the stream, with the per-thread default stream as stream 0.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemAllocAsync_v11020_ptsz`); cuda.h's `cuMemAllocAsync` is a macro for this symbol. [NVIDIA: `cuMemAllocAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g13413273e84a641bce1929eae9e6501f)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Access the memory only from work ordered after the allocation; free it exactly once (cuMemFreeAsync or cuMemFree).
     pub fn cuMemAllocAsync_ptsz(
         dptr: *mut CUdeviceptr,
         bytesize: usize,
         hStream: CUstream,
     ) -> CUresult;
-    /// `cuMemAllocFromPoolAsync` with the per-thread default stream as stream 0. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 821: Allocates memory from a given pool, ordered on a stream, with the per-thread default stream as stream 0.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemAllocFromPoolAsync_v11020_ptsz`); cuda.h's `cuMemAllocFromPoolAsync` is a macro for this symbol. [NVIDIA: `cuMemAllocFromPoolAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1gf1dd6e1e2e8f767a5e0ea63f38ff260b)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Access the memory only from work ordered after the allocation; free it exactly once (cuMemFreeAsync or cuMemFree).
     pub fn cuMemAllocFromPoolAsync_ptsz(
         dptr: *mut CUdeviceptr,
         bytesize: usize,
         pool: CUmemoryPool,
         hStream: CUstream,
     ) -> CUresult;
-    /// `cuMemFreeAsync` with the per-thread default stream as stream 0. [NVIDIA docs](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html)
+    /// API 822: Frees memory, ordered on a stream, with the per-thread default stream as stream 0.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemFreeAsync_v11020_ptsz`); cuda.h's `cuMemFreeAsync` is a macro for this symbol. [NVIDIA: `cuMemFreeAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g41acf4131f672a2a75cd93d3241f10cf)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The pointer must come from cuMemAllocAsync/cuMemAllocFromPoolAsync (or cuMemAlloc, cuMemPoolImportPointer), be freed only once, and not be used on any stream or the host once the free is ordered.
     pub fn cuMemFreeAsync_ptsz(dptr: CUdeviceptr, hStream: CUstream) -> CUresult;
 }
 
@@ -3131,6 +3765,9 @@ impl EntryPoints {
     }
 
     /// Calls `cuGetErrorString` at the ABI of CUDA 6.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGetErrorString`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuGetErrorString`].
     #[inline]
     pub unsafe fn cuGetErrorString(&self, error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
         match self.cuGetErrorString {
@@ -3139,6 +3776,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuGetErrorName` at the ABI of CUDA 6.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGetErrorName`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuGetErrorName`].
     #[inline]
     pub unsafe fn cuGetErrorName(&self, error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
         match self.cuGetErrorName {
@@ -3147,6 +3787,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuInit` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuInit`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuInit`].
     #[inline]
     pub unsafe fn cuInit(&self, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuInit {
@@ -3155,6 +3798,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDriverGetVersion` at the ABI of CUDA 2.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDriverGetVersion`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDriverGetVersion`].
     #[inline]
     pub unsafe fn cuDriverGetVersion(&self, driverVersion: *mut ::core::ffi::c_int) -> CUresult {
         match self.cuDriverGetVersion {
@@ -3163,6 +3809,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDeviceGet` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGet`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDeviceGet`].
     #[inline]
     pub unsafe fn cuDeviceGet(&self, device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult {
         match self.cuDeviceGet {
@@ -3171,6 +3820,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDeviceGetCount` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetCount`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDeviceGetCount`].
     #[inline]
     pub unsafe fn cuDeviceGetCount(&self, count: *mut ::core::ffi::c_int) -> CUresult {
         match self.cuDeviceGetCount {
@@ -3179,6 +3831,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDeviceGetName` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetName`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDeviceGetName`].
     #[inline]
     pub unsafe fn cuDeviceGetName(&self, name: *mut ::core::ffi::c_char, len: ::core::ffi::c_int, dev: CUdevice) -> CUresult {
         match self.cuDeviceGetName {
@@ -3187,6 +3842,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDeviceTotalMem` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceTotalMem_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDeviceTotalMem_v2`].
     #[inline]
     pub unsafe fn cuDeviceTotalMem_v2(&self, bytes: *mut usize, dev: CUdevice) -> CUresult {
         match self.cuDeviceTotalMem_v2 {
@@ -3195,6 +3853,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDeviceGetAttribute` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetAttribute`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDeviceGetAttribute`].
     #[inline]
     pub unsafe fn cuDeviceGetAttribute(&self, pi: *mut ::core::ffi::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult {
         match self.cuDeviceGetAttribute {
@@ -3203,6 +3864,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDeviceSetMemPool` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceSetMemPool`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDeviceSetMemPool`].
     #[inline]
     pub unsafe fn cuDeviceSetMemPool(&self, dev: CUdevice, pool: CUmemoryPool) -> CUresult {
         match self.cuDeviceSetMemPool {
@@ -3211,6 +3875,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDeviceGetMemPool` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetMemPool`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDeviceGetMemPool`].
     #[inline]
     pub unsafe fn cuDeviceGetMemPool(&self, pool: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         match self.cuDeviceGetMemPool {
@@ -3219,6 +3886,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDeviceGetDefaultMemPool` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetDefaultMemPool`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDeviceGetDefaultMemPool`].
     #[inline]
     pub unsafe fn cuDeviceGetDefaultMemPool(&self, pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         match self.cuDeviceGetDefaultMemPool {
@@ -3227,6 +3897,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDevicePrimaryCtxRetain` at the ABI of CUDA 7.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxRetain`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDevicePrimaryCtxRetain`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxRetain(&self, pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
         match self.cuDevicePrimaryCtxRetain {
@@ -3235,6 +3908,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDevicePrimaryCtxRelease` at the ABI of CUDA 11.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxRelease_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDevicePrimaryCtxRelease_v2`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxRelease_v2(&self, dev: CUdevice) -> CUresult {
         match self.cuDevicePrimaryCtxRelease_v2 {
@@ -3243,6 +3919,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDevicePrimaryCtxGetState` at the ABI of CUDA 7.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxGetState`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDevicePrimaryCtxGetState`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxGetState(&self, dev: CUdevice, flags: *mut ::core::ffi::c_uint, active: *mut ::core::ffi::c_int) -> CUresult {
         match self.cuDevicePrimaryCtxGetState {
@@ -3251,6 +3930,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDevicePrimaryCtxReset` at the ABI of CUDA 11.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxReset_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDevicePrimaryCtxReset_v2`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxReset_v2(&self, dev: CUdevice) -> CUresult {
         match self.cuDevicePrimaryCtxReset_v2 {
@@ -3259,6 +3941,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuCtxPushCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxPushCurrent_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuCtxPushCurrent_v2`].
     #[inline]
     pub unsafe fn cuCtxPushCurrent_v2(&self, ctx: CUcontext) -> CUresult {
         match self.cuCtxPushCurrent_v2 {
@@ -3267,6 +3952,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuCtxPopCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxPopCurrent_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuCtxPopCurrent_v2`].
     #[inline]
     pub unsafe fn cuCtxPopCurrent_v2(&self, pctx: *mut CUcontext) -> CUresult {
         match self.cuCtxPopCurrent_v2 {
@@ -3275,6 +3963,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuCtxSetCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxSetCurrent`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuCtxSetCurrent`].
     #[inline]
     pub unsafe fn cuCtxSetCurrent(&self, ctx: CUcontext) -> CUresult {
         match self.cuCtxSetCurrent {
@@ -3283,6 +3974,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuCtxGetCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxGetCurrent`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuCtxGetCurrent`].
     #[inline]
     pub unsafe fn cuCtxGetCurrent(&self, pctx: *mut CUcontext) -> CUresult {
         match self.cuCtxGetCurrent {
@@ -3291,6 +3985,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuCtxGetDevice` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxGetDevice`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuCtxGetDevice`].
     #[inline]
     pub unsafe fn cuCtxGetDevice(&self, device: *mut CUdevice) -> CUresult {
         match self.cuCtxGetDevice {
@@ -3299,6 +3996,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuCtxSynchronize` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxSynchronize`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuCtxSynchronize`].
     #[inline]
     pub unsafe fn cuCtxSynchronize(&self, ) -> CUresult {
         match self.cuCtxSynchronize {
@@ -3307,6 +4007,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemGetInfo` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemGetInfo_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemGetInfo_v2`].
     #[inline]
     pub unsafe fn cuMemGetInfo_v2(&self, free: *mut usize, total: *mut usize) -> CUresult {
         match self.cuMemGetInfo_v2 {
@@ -3315,6 +4018,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemAlloc` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAlloc_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemAlloc_v2`].
     #[inline]
     pub unsafe fn cuMemAlloc_v2(&self, dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
         match self.cuMemAlloc_v2 {
@@ -3323,6 +4029,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemFree` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemFree_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemFree_v2`].
     #[inline]
     pub unsafe fn cuMemFree_v2(&self, dptr: CUdeviceptr) -> CUresult {
         match self.cuMemFree_v2 {
@@ -3331,6 +4040,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuIpcGetEventHandle` at the ABI of CUDA 4.1; `CUDA_ERROR_NOT_FOUND` when the table has no `cuIpcGetEventHandle`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuIpcGetEventHandle`].
     #[inline]
     pub unsafe fn cuIpcGetEventHandle(&self, pHandle: *mut CUipcEventHandle, event: CUevent) -> CUresult {
         match self.cuIpcGetEventHandle {
@@ -3339,6 +4051,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuIpcOpenEventHandle` at the ABI of CUDA 4.1; `CUDA_ERROR_NOT_FOUND` when the table has no `cuIpcOpenEventHandle`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuIpcOpenEventHandle`].
     #[inline]
     pub unsafe fn cuIpcOpenEventHandle(&self, phEvent: *mut CUevent, handle: CUipcEventHandle) -> CUresult {
         match self.cuIpcOpenEventHandle {
@@ -3347,6 +4062,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemcpy` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpy`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemcpy`].
     #[inline]
     pub unsafe fn cuMemcpy(&self, dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult {
         match self.cuMemcpy {
@@ -3355,6 +4073,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemcpyPeer` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyPeer`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemcpyPeer`].
     #[inline]
     pub unsafe fn cuMemcpyPeer(&self, dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize) -> CUresult {
         match self.cuMemcpyPeer {
@@ -3363,6 +4084,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemcpyHtoD` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyHtoD_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemcpyHtoD_v2`].
     #[inline]
     pub unsafe fn cuMemcpyHtoD_v2(&self, dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize) -> CUresult {
         match self.cuMemcpyHtoD_v2 {
@@ -3371,6 +4095,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemcpyDtoH` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyDtoH_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemcpyDtoH_v2`].
     #[inline]
     pub unsafe fn cuMemcpyDtoH_v2(&self, dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
         match self.cuMemcpyDtoH_v2 {
@@ -3379,6 +4106,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemcpyAsync` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyAsync`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemcpyAsync`].
     #[inline]
     pub unsafe fn cuMemcpyAsync(&self, dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         match self.cuMemcpyAsync {
@@ -3387,6 +4117,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemcpyPeerAsync` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyPeerAsync`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemcpyPeerAsync`].
     #[inline]
     pub unsafe fn cuMemcpyPeerAsync(&self, dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
         match self.cuMemcpyPeerAsync {
@@ -3395,6 +4128,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemcpyHtoDAsync` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyHtoDAsync_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemcpyHtoDAsync_v2`].
     #[inline]
     pub unsafe fn cuMemcpyHtoDAsync_v2(&self, dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
         match self.cuMemcpyHtoDAsync_v2 {
@@ -3403,6 +4139,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemcpyDtoHAsync` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyDtoHAsync_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemcpyDtoHAsync_v2`].
     #[inline]
     pub unsafe fn cuMemcpyDtoHAsync_v2(&self, dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         match self.cuMemcpyDtoHAsync_v2 {
@@ -3411,6 +4150,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemsetD8` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD8_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemsetD8_v2`].
     #[inline]
     pub unsafe fn cuMemsetD8_v2(&self, dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize) -> CUresult {
         match self.cuMemsetD8_v2 {
@@ -3419,6 +4161,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemsetD32` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD32_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemsetD32_v2`].
     #[inline]
     pub unsafe fn cuMemsetD32_v2(&self, dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize) -> CUresult {
         match self.cuMemsetD32_v2 {
@@ -3427,6 +4172,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemsetD8Async` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD8Async`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemsetD8Async`].
     #[inline]
     pub unsafe fn cuMemsetD8Async(&self, dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize, hStream: CUstream) -> CUresult {
         match self.cuMemsetD8Async {
@@ -3435,6 +4183,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemsetD32Async` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD32Async`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemsetD32Async`].
     #[inline]
     pub unsafe fn cuMemsetD32Async(&self, dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize, hStream: CUstream) -> CUresult {
         match self.cuMemsetD32Async {
@@ -3443,6 +4194,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemFreeAsync`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemFreeAsync`].
     #[inline]
     pub unsafe fn cuMemFreeAsync(&self, dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
         match self.cuMemFreeAsync {
@@ -3451,6 +4205,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocAsync`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemAllocAsync`].
     #[inline]
     pub unsafe fn cuMemAllocAsync(&self, dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
         match self.cuMemAllocAsync {
@@ -3459,6 +4216,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemPoolTrimTo` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolTrimTo`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemPoolTrimTo`].
     #[inline]
     pub unsafe fn cuMemPoolTrimTo(&self, pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult {
         match self.cuMemPoolTrimTo {
@@ -3467,6 +4227,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemPoolSetAttribute` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolSetAttribute`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemPoolSetAttribute`].
     #[inline]
     pub unsafe fn cuMemPoolSetAttribute(&self, pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuMemPoolSetAttribute {
@@ -3475,6 +4238,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemPoolGetAttribute` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolGetAttribute`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemPoolGetAttribute`].
     #[inline]
     pub unsafe fn cuMemPoolGetAttribute(&self, pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuMemPoolGetAttribute {
@@ -3483,6 +4249,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemPoolSetAccess` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolSetAccess`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemPoolSetAccess`].
     #[inline]
     pub unsafe fn cuMemPoolSetAccess(&self, pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
         match self.cuMemPoolSetAccess {
@@ -3491,6 +4260,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemPoolGetAccess` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolGetAccess`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemPoolGetAccess`].
     #[inline]
     pub unsafe fn cuMemPoolGetAccess(&self, flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation) -> CUresult {
         match self.cuMemPoolGetAccess {
@@ -3499,6 +4271,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemPoolCreate` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolCreate`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemPoolCreate`].
     #[inline]
     pub unsafe fn cuMemPoolCreate(&self, pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult {
         match self.cuMemPoolCreate {
@@ -3507,6 +4282,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemPoolDestroy` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolDestroy`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemPoolDestroy`].
     #[inline]
     pub unsafe fn cuMemPoolDestroy(&self, pool: CUmemoryPool) -> CUresult {
         match self.cuMemPoolDestroy {
@@ -3515,6 +4293,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemGetDefaultMemPool` at the ABI of CUDA 13.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemGetDefaultMemPool`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemGetDefaultMemPool`].
     #[inline]
     pub unsafe fn cuMemGetDefaultMemPool(&self, pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         match self.cuMemGetDefaultMemPool {
@@ -3523,6 +4304,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemGetMemPool` at the ABI of CUDA 13.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemGetMemPool`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemGetMemPool`].
     #[inline]
     pub unsafe fn cuMemGetMemPool(&self, pool: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         match self.cuMemGetMemPool {
@@ -3531,6 +4315,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemSetMemPool` at the ABI of CUDA 13.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemSetMemPool`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemSetMemPool`].
     #[inline]
     pub unsafe fn cuMemSetMemPool(&self, location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult {
         match self.cuMemSetMemPool {
@@ -3539,6 +4326,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocFromPoolAsync`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemAllocFromPoolAsync`].
     #[inline]
     pub unsafe fn cuMemAllocFromPoolAsync(&self, dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         match self.cuMemAllocFromPoolAsync {
@@ -3547,6 +4337,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemPoolExportToShareableHandle` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolExportToShareableHandle`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemPoolExportToShareableHandle`].
     #[inline]
     pub unsafe fn cuMemPoolExportToShareableHandle(&self, handle_out: *mut ::core::ffi::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match self.cuMemPoolExportToShareableHandle {
@@ -3555,6 +4348,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemPoolImportFromShareableHandle` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolImportFromShareableHandle`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemPoolImportFromShareableHandle`].
     #[inline]
     pub unsafe fn cuMemPoolImportFromShareableHandle(&self, pool_out: *mut CUmemoryPool, handle: *mut ::core::ffi::c_void, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match self.cuMemPoolImportFromShareableHandle {
@@ -3563,6 +4359,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemPoolExportPointer` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolExportPointer`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemPoolExportPointer`].
     #[inline]
     pub unsafe fn cuMemPoolExportPointer(&self, shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
         match self.cuMemPoolExportPointer {
@@ -3571,6 +4370,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemPoolImportPointer` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolImportPointer`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemPoolImportPointer`].
     #[inline]
     pub unsafe fn cuMemPoolImportPointer(&self, ptr_out: *mut CUdeviceptr, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData) -> CUresult {
         match self.cuMemPoolImportPointer {
@@ -3579,6 +4381,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuPointerGetAttribute` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuPointerGetAttribute`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuPointerGetAttribute`].
     #[inline]
     pub unsafe fn cuPointerGetAttribute(&self, data: *mut ::core::ffi::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult {
         match self.cuPointerGetAttribute {
@@ -3587,6 +4392,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuPointerGetAttributes` at the ABI of CUDA 7.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuPointerGetAttributes`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuPointerGetAttributes`].
     #[inline]
     pub unsafe fn cuPointerGetAttributes(&self, numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult {
         match self.cuPointerGetAttributes {
@@ -3595,6 +4403,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuStreamCreate` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamCreate`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuStreamCreate`].
     #[inline]
     pub unsafe fn cuStreamCreate(&self, phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuStreamCreate {
@@ -3603,6 +4414,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuStreamWaitEvent` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamWaitEvent`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuStreamWaitEvent`].
     #[inline]
     pub unsafe fn cuStreamWaitEvent(&self, hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuStreamWaitEvent {
@@ -3611,6 +4425,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuStreamBeginCapture` at the ABI of CUDA 10.1; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamBeginCapture_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuStreamBeginCapture_v2`].
     #[inline]
     pub unsafe fn cuStreamBeginCapture_v2(&self, hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
         match self.cuStreamBeginCapture_v2 {
@@ -3619,6 +4436,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuStreamEndCapture` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamEndCapture`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuStreamEndCapture`].
     #[inline]
     pub unsafe fn cuStreamEndCapture(&self, hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
         match self.cuStreamEndCapture {
@@ -3627,6 +4447,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuStreamIsCapturing` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamIsCapturing`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuStreamIsCapturing`].
     #[inline]
     pub unsafe fn cuStreamIsCapturing(&self, hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
         match self.cuStreamIsCapturing {
@@ -3635,6 +4458,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuStreamQuery` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamQuery`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuStreamQuery`].
     #[inline]
     pub unsafe fn cuStreamQuery(&self, hStream: CUstream) -> CUresult {
         match self.cuStreamQuery {
@@ -3643,6 +4469,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuStreamSynchronize` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamSynchronize`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuStreamSynchronize`].
     #[inline]
     pub unsafe fn cuStreamSynchronize(&self, hStream: CUstream) -> CUresult {
         match self.cuStreamSynchronize {
@@ -3651,6 +4480,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuStreamDestroy` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamDestroy_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuStreamDestroy_v2`].
     #[inline]
     pub unsafe fn cuStreamDestroy_v2(&self, hStream: CUstream) -> CUresult {
         match self.cuStreamDestroy_v2 {
@@ -3659,6 +4491,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuEventCreate` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventCreate`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuEventCreate`].
     #[inline]
     pub unsafe fn cuEventCreate(&self, phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuEventCreate {
@@ -3667,6 +4502,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuEventRecord` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventRecord`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuEventRecord`].
     #[inline]
     pub unsafe fn cuEventRecord(&self, hEvent: CUevent, hStream: CUstream) -> CUresult {
         match self.cuEventRecord {
@@ -3675,6 +4513,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuEventQuery` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventQuery`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuEventQuery`].
     #[inline]
     pub unsafe fn cuEventQuery(&self, hEvent: CUevent) -> CUresult {
         match self.cuEventQuery {
@@ -3683,6 +4524,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuEventSynchronize` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventSynchronize`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuEventSynchronize`].
     #[inline]
     pub unsafe fn cuEventSynchronize(&self, hEvent: CUevent) -> CUresult {
         match self.cuEventSynchronize {
@@ -3691,6 +4535,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuEventDestroy` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventDestroy_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuEventDestroy_v2`].
     #[inline]
     pub unsafe fn cuEventDestroy_v2(&self, hEvent: CUevent) -> CUresult {
         match self.cuEventDestroy_v2 {
@@ -3699,6 +4546,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuLaunchHostFunc` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuLaunchHostFunc`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuLaunchHostFunc`].
     #[inline]
     pub unsafe fn cuLaunchHostFunc(&self, hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuLaunchHostFunc {
@@ -3707,6 +4557,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuGraphMemAllocNodeGetParams` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphMemAllocNodeGetParams`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuGraphMemAllocNodeGetParams`].
     #[inline]
     pub unsafe fn cuGraphMemAllocNodeGetParams(&self, hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
         match self.cuGraphMemAllocNodeGetParams {
@@ -3715,6 +4568,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuGraphMemFreeNodeGetParams` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphMemFreeNodeGetParams`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuGraphMemFreeNodeGetParams`].
     #[inline]
     pub unsafe fn cuGraphMemFreeNodeGetParams(&self, hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult {
         match self.cuGraphMemFreeNodeGetParams {
@@ -3723,6 +4579,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDeviceGraphMemTrim` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGraphMemTrim`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDeviceGraphMemTrim`].
     #[inline]
     pub unsafe fn cuDeviceGraphMemTrim(&self, device: CUdevice) -> CUresult {
         match self.cuDeviceGraphMemTrim {
@@ -3731,6 +4590,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDeviceGetGraphMemAttribute` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetGraphMemAttribute`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDeviceGetGraphMemAttribute`].
     #[inline]
     pub unsafe fn cuDeviceGetGraphMemAttribute(&self, device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuDeviceGetGraphMemAttribute {
@@ -3739,6 +4601,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDeviceSetGraphMemAttribute` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceSetGraphMemAttribute`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDeviceSetGraphMemAttribute`].
     #[inline]
     pub unsafe fn cuDeviceSetGraphMemAttribute(&self, device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuDeviceSetGraphMemAttribute {
@@ -3747,6 +4612,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuGraphNodeGetType` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphNodeGetType`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuGraphNodeGetType`].
     #[inline]
     pub unsafe fn cuGraphNodeGetType(&self, hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult {
         match self.cuGraphNodeGetType {
@@ -3755,6 +4623,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuGraphGetNodes` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphGetNodes`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuGraphGetNodes`].
     #[inline]
     pub unsafe fn cuGraphGetNodes(&self, hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult {
         match self.cuGraphGetNodes {
@@ -3763,6 +4634,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuGraphInstantiateWithFlags` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphInstantiateWithFlags`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuGraphInstantiateWithFlags`].
     #[inline]
     pub unsafe fn cuGraphInstantiateWithFlags(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match self.cuGraphInstantiateWithFlags {
@@ -3771,6 +4645,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuGraphLaunch` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphLaunch`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuGraphLaunch`].
     #[inline]
     pub unsafe fn cuGraphLaunch(&self, hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
         match self.cuGraphLaunch {
@@ -3779,6 +4656,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuGraphExecDestroy` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphExecDestroy`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuGraphExecDestroy`].
     #[inline]
     pub unsafe fn cuGraphExecDestroy(&self, hGraphExec: CUgraphExec) -> CUresult {
         match self.cuGraphExecDestroy {
@@ -3787,6 +4667,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuGraphDestroy` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphDestroy`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuGraphDestroy`].
     #[inline]
     pub unsafe fn cuGraphDestroy(&self, hGraph: CUgraph) -> CUresult {
         match self.cuGraphDestroy {
@@ -3795,6 +4678,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDeviceCanAccessPeer` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceCanAccessPeer`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDeviceCanAccessPeer`].
     #[inline]
     pub unsafe fn cuDeviceCanAccessPeer(&self, canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult {
         match self.cuDeviceCanAccessPeer {
@@ -3803,6 +4689,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuCtxEnablePeerAccess` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxEnablePeerAccess`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuCtxEnablePeerAccess`].
     #[inline]
     pub unsafe fn cuCtxEnablePeerAccess(&self, peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuCtxEnablePeerAccess {
@@ -3811,6 +4700,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuCtxDisablePeerAccess` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxDisablePeerAccess`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuCtxDisablePeerAccess`].
     #[inline]
     pub unsafe fn cuCtxDisablePeerAccess(&self, peerContext: CUcontext) -> CUresult {
         match self.cuCtxDisablePeerAccess {
@@ -3819,6 +4711,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuDeviceGetP2PAttribute` at the ABI of CUDA 8.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetP2PAttribute`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDeviceGetP2PAttribute`].
     #[inline]
     pub unsafe fn cuDeviceGetP2PAttribute(&self, value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
         match self.cuDeviceGetP2PAttribute {
@@ -3827,6 +4722,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuGetProcAddress` at the ABI of CUDA 12.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGetProcAddress_v2`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuGetProcAddress_v2`].
     #[inline]
     pub unsafe fn cuGetProcAddress_v2(&self, symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult {
         match self.cuGetProcAddress_v2 {
@@ -3835,6 +4733,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2, per-thread default stream; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocAsync_ptsz`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemAllocAsync_ptsz`].
     #[inline]
     pub unsafe fn cuMemAllocAsync_ptsz(&self, dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
         match self.cuMemAllocAsync_ptsz {
@@ -3843,6 +4744,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2, per-thread default stream; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocFromPoolAsync_ptsz`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemAllocFromPoolAsync_ptsz`].
     #[inline]
     pub unsafe fn cuMemAllocFromPoolAsync_ptsz(&self, dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         match self.cuMemAllocFromPoolAsync_ptsz {
@@ -3851,6 +4755,9 @@ impl EntryPoints {
         }
     }
     /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2, per-thread default stream; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemFreeAsync_ptsz`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemFreeAsync_ptsz`].
     #[inline]
     pub unsafe fn cuMemFreeAsync_ptsz(&self, dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
         match self.cuMemFreeAsync_ptsz {
@@ -3960,7 +4867,16 @@ pub mod global {
         }
     }
 
-    /// Calls `cuGetErrorString` at the ABI of CUDA 6.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGetErrorString`.
+    /// Gets a human-readable description of a CUresult as a static string.
+    ///
+    /// Since CUDA 6.0: needs a driver whose `cuDriverGetVersion` is at least 6000 (this ABI: cudaTypedefs.h `PFN_cuGetErrorString_v6000`). [NVIDIA: `cuGetErrorString`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__ERROR.html#group__CUDA__ERROR_1g72758fcaf05b5c7fac5c25ead9445ada)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGetErrorString`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The string is static: never free or write it; for an unknown code `*pStr` is set to NULL.
     #[inline]
     pub unsafe fn cuGetErrorString(error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
         match table() {
@@ -3968,7 +4884,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuGetErrorName` at the ABI of CUDA 6.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGetErrorName`.
+    /// Gets the enum name of a CUresult as a static string.
+    ///
+    /// Since CUDA 6.0: needs a driver whose `cuDriverGetVersion` is at least 6000 (this ABI: cudaTypedefs.h `PFN_cuGetErrorName_v6000`). [NVIDIA: `cuGetErrorName`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__ERROR.html#group__CUDA__ERROR_1g2c4ac087113652bb3d1f95bf2513c468)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGetErrorName`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The string is static: never free or write it; for an unknown code `*pStr` is set to NULL.
     #[inline]
     pub unsafe fn cuGetErrorName(error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
         match table() {
@@ -3976,7 +4901,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuInit` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuInit`.
+    /// Initializes the driver API; needed before any other driver call.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuInit_v2000`). [NVIDIA: `cuInit`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__INITIALIZE.html#group__CUDA__INITIALIZE_1g0a2f1517e1bd8502c7194c3a8c134bc3)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuInit`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuInit(Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
@@ -3984,7 +4916,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDriverGetVersion` at the ABI of CUDA 2.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDriverGetVersion`.
+    /// Reads the newest CUDA version the installed driver supports.
+    ///
+    /// Since CUDA 2.2: needs a driver whose `cuDriverGetVersion` is at least 2020 (this ABI: cudaTypedefs.h `PFN_cuDriverGetVersion_v2020`). [NVIDIA: `cuDriverGetVersion`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__VERSION.html#group__CUDA__VERSION_1g8b7a10395392e049006e61bcdc8ebe71)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDriverGetVersion`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuDriverGetVersion(driverVersion: *mut ::core::ffi::c_int) -> CUresult {
         match table() {
@@ -3992,7 +4931,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDeviceGet` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGet`.
+    /// Gets the device handle for an ordinal in 0..cuDeviceGetCount.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuDeviceGet_v2000`). [NVIDIA: `cuDeviceGet`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1g8bdd1cc7201304b01357b8034f6587cb)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGet`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuDeviceGet(device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult {
         match table() {
@@ -4000,7 +4946,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDeviceGetCount` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetCount`.
+    /// Counts the CUDA-capable devices visible to the process.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuDeviceGetCount_v2000`). [NVIDIA: `cuDeviceGetCount`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1g52b5ce05cb8c5fb6831b2c0ff2887c74)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetCount`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuDeviceGetCount(count: *mut ::core::ffi::c_int) -> CUresult {
         match table() {
@@ -4008,7 +4961,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDeviceGetName` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetName`.
+    /// Copies a device's NUL-terminated name into a caller buffer.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuDeviceGetName_v2000`). [NVIDIA: `cuDeviceGetName`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1gef75aa30df95446a845f2a7b9fffbb7f)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetName`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `name` must be writable for `len` bytes, with `len` > 0.
     #[inline]
     pub unsafe fn cuDeviceGetName(name: *mut ::core::ffi::c_char, len: ::core::ffi::c_int, dev: CUdevice) -> CUresult {
         match table() {
@@ -4016,7 +4978,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDeviceTotalMem` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceTotalMem_v2`.
+    /// Reads the total memory of a device in bytes.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuDeviceTotalMem_v3020`); cuda.h's `cuDeviceTotalMem` is a macro for this symbol. [NVIDIA: `cuDeviceTotalMem`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1gc6a0d6551335a3780f9f3c967a0fde5d)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceTotalMem_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CUresult {
         match table() {
@@ -4024,7 +4993,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDeviceGetAttribute` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetAttribute`.
+    /// Reads one integer attribute of a device.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuDeviceGetAttribute_v2000`). [NVIDIA: `cuDeviceGetAttribute`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1g9c3e1414f0ad901d3278a4d6645fc266)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetAttribute`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuDeviceGetAttribute(pi: *mut ::core::ffi::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult {
         match table() {
@@ -4032,7 +5008,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDeviceSetMemPool` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceSetMemPool`.
+    /// Makes a pool the one cuMemAllocAsync uses for a device.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuDeviceSetMemPool_v11020`). [NVIDIA: `cuDeviceSetMemPool`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1g4f2f276b84d9c2eaefdc76d6274db4a0)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceSetMemPool`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuDeviceSetMemPool(dev: CUdevice, pool: CUmemoryPool) -> CUresult {
         match table() {
@@ -4040,7 +5023,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDeviceGetMemPool` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetMemPool`.
+    /// Gets the pool that cuMemAllocAsync currently uses for a device.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuDeviceGetMemPool_v11020`). [NVIDIA: `cuDeviceGetMemPool`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1gdf186e9559d53a5eb18e572d48c1121b)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetMemPool`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The returned pool is borrowed, not owned: if it is a user pool it is valid only until its owner destroys it.
     #[inline]
     pub unsafe fn cuDeviceGetMemPool(pool: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         match table() {
@@ -4048,7 +5040,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDeviceGetDefaultMemPool` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetDefaultMemPool`.
+    /// Gets a device's default stream-ordered memory pool.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuDeviceGetDefaultMemPool_v11020`). [NVIDIA: `cuDeviceGetDefaultMemPool`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DEVICE.html#group__CUDA__DEVICE_1gc8bca3c97a78816303b8aa5773b741f2)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetDefaultMemPool`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The returned pool is owned by the driver: never pass it to cuMemPoolDestroy.
     #[inline]
     pub unsafe fn cuDeviceGetDefaultMemPool(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         match table() {
@@ -4056,7 +5057,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDevicePrimaryCtxRetain` at the ABI of CUDA 7.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDevicePrimaryCtxRetain`.
+    /// Takes a reference to a device's primary context, creating it if needed; does not make it current.
+    ///
+    /// Since CUDA 7.0: needs a driver whose `cuDriverGetVersion` is at least 7000 (this ABI: cudaTypedefs.h `PFN_cuDevicePrimaryCtxRetain_v7000`). [NVIDIA: `cuDevicePrimaryCtxRetain`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PRIMARY__CTX.html#group__CUDA__PRIMARY__CTX_1g9051f2d5c31501997a6cb0530290a300)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDevicePrimaryCtxRetain`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
         match table() {
@@ -4064,7 +5072,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDevicePrimaryCtxRelease` at the ABI of CUDA 11.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDevicePrimaryCtxRelease_v2`.
+    /// Drops one reference to a device's primary context.
+    ///
+    /// Since CUDA 11.0: needs a driver whose `cuDriverGetVersion` is at least 11000 (this ABI: cudaTypedefs.h `PFN_cuDevicePrimaryCtxRelease_v11000`); cuda.h's `cuDevicePrimaryCtxRelease` is a macro for this symbol. [NVIDIA: `cuDevicePrimaryCtxRelease`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PRIMARY__CTX.html#group__CUDA__PRIMARY__CTX_1gf2a8bc16f8df0c88031f6a1ba3d6e8ad)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDevicePrimaryCtxRelease_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Call once per successful retain; the last release resets the context, invalidating its memory, streams and events.
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult {
         match table() {
@@ -4072,7 +5089,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDevicePrimaryCtxGetState` at the ABI of CUDA 7.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDevicePrimaryCtxGetState`.
+    /// Reads the flags and the active state of a device's primary context.
+    ///
+    /// Since CUDA 7.0: needs a driver whose `cuDriverGetVersion` is at least 7000 (this ABI: cudaTypedefs.h `PFN_cuDevicePrimaryCtxGetState_v7000`). [NVIDIA: `cuDevicePrimaryCtxGetState`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PRIMARY__CTX.html#group__CUDA__PRIMARY__CTX_1g65f3e018721b6d90aa05cfb56250f469)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDevicePrimaryCtxGetState`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxGetState(dev: CUdevice, flags: *mut ::core::ffi::c_uint, active: *mut ::core::ffi::c_int) -> CUresult {
         match table() {
@@ -4080,7 +5104,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDevicePrimaryCtxReset` at the ABI of CUDA 11.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDevicePrimaryCtxReset_v2`.
+    /// Destroys every allocation and all state of a device's primary context.
+    ///
+    /// Since CUDA 11.0: needs a driver whose `cuDriverGetVersion` is at least 11000 (this ABI: cudaTypedefs.h `PFN_cuDevicePrimaryCtxReset_v11000`); cuda.h's `cuDevicePrimaryCtxReset` is a macro for this symbol. [NVIDIA: `cuDevicePrimaryCtxReset`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PRIMARY__CTX.html#group__CUDA__PRIMARY__CTX_1g5d38802e8600340283958a117466ce12)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDevicePrimaryCtxReset_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Invalidates every handle and pointer made in the primary context, including other libraries'; none may be used afterwards.
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
         match table() {
@@ -4088,7 +5121,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuCtxPushCurrent` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxPushCurrent_v2`.
+    /// Pushes a context onto the calling thread's context stack, making it current.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuCtxPushCurrent_v4000`); cuda.h's `cuCtxPushCurrent` is a macro for this symbol. [NVIDIA: `cuCtxPushCurrent`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CTX.html#group__CUDA__CTX_1gb02d4c850eb16f861fe5a29682cc90ba)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxPushCurrent_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The context must stay alive while it is on any thread's stack; pop it on the same thread before releasing or destroying it.
     #[inline]
     pub unsafe fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CUresult {
         match table() {
@@ -4096,7 +5138,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuCtxPopCurrent` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxPopCurrent_v2`.
+    /// Pops the current context off the calling thread's context stack.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuCtxPopCurrent_v4000`); cuda.h's `cuCtxPopCurrent` is a macro for this symbol. [NVIDIA: `cuCtxPopCurrent`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CTX.html#group__CUDA__CTX_1g2fac188026a062d92e91a8687d0a7902)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxPopCurrent_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Pop only what this thread pushed (keep push/pop balanced per thread); popping neither releases nor destroys the context.
     #[inline]
     pub unsafe fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CUresult {
         match table() {
@@ -4104,7 +5155,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuCtxSetCurrent` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxSetCurrent`.
+    /// Binds a context to the calling thread, replacing the top of its stack (null unbinds).
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuCtxSetCurrent_v4000`). [NVIDIA: `cuCtxSetCurrent`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CTX.html#group__CUDA__CTX_1gbe562ee6258b4fcc272ca6478ca2a2f7)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxSetCurrent`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// A bound context must outlive its binding: unbind it on every thread before releasing or destroying it.
     #[inline]
     pub unsafe fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
         match table() {
@@ -4112,7 +5172,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuCtxGetCurrent` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxGetCurrent`.
+    /// Reads the context bound to the calling thread (null when none is bound).
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuCtxGetCurrent_v4000`). [NVIDIA: `cuCtxGetCurrent`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CTX.html#group__CUDA__CTX_1g8f13165846b73750693640fb3e8380d0)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxGetCurrent`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The returned handle is borrowed: the caller gains no reference and must not use it after its owner destroys or releases it.
     #[inline]
     pub unsafe fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CUresult {
         match table() {
@@ -4120,7 +5189,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuCtxGetDevice` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxGetDevice`.
+    /// Reads the device of the calling thread's current context.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuCtxGetDevice_v2000`). [NVIDIA: `cuCtxGetDevice`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CTX.html#group__CUDA__CTX_1g4e84b109eba36cdaaade167f34ae881e)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxGetDevice`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuCtxGetDevice(device: *mut CUdevice) -> CUresult {
         match table() {
@@ -4128,7 +5204,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuCtxSynchronize` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxSynchronize`.
+    /// Blocks until all work queued in the current context has finished.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuCtxSynchronize_v2000`). [NVIDIA: `cuCtxSynchronize`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CTX.html#group__CUDA__CTX_1g7a54725f28d34b8c6299f0c6ca579616)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxSynchronize`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuCtxSynchronize() -> CUresult {
         match table() {
@@ -4136,7 +5219,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemGetInfo` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemGetInfo_v2`.
+    /// Reads the free and total memory of the current context's device.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemGetInfo_v3020`); cuda.h's `cuMemGetInfo` is a macro for this symbol. [NVIDIA: `cuMemGetInfo`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g808f555540d0143a331cc42aa98835c0)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemGetInfo_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
         match table() {
@@ -4144,7 +5234,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemAlloc` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemAlloc_v2`.
+    /// Allocates device memory in the current context.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemAlloc_v3020`); cuda.h's `cuMemAlloc` is a macro for this symbol. [NVIDIA: `cuMemAlloc`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1gb82d2a09844a58dd9e744dc31e8aa467)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemAlloc_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
         match table() {
@@ -4152,7 +5249,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemFree` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemFree_v2`.
+    /// Frees device memory synchronously.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemFree_v3020`); cuda.h's `cuMemFree` is a macro for this symbol. [NVIDIA: `cuMemFree`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g89b3f154e17cc89b6eea277dbdf5c93a)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemFree_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Pass only a base pointer from cuMemAlloc, a stream-ordered allocation or cuMemPoolImportPointer, once; no part of it may be used afterwards.
     #[inline]
     pub unsafe fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
         match table() {
@@ -4160,7 +5266,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuIpcGetEventHandle` at the ABI of CUDA 4.1 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuIpcGetEventHandle`.
+    /// Exports an IPC handle for an event created with CU_EVENT_INTERPROCESS.
+    ///
+    /// Since CUDA 4.1: needs a driver whose `cuDriverGetVersion` is at least 4010 (this ABI: cudaTypedefs.h `PFN_cuIpcGetEventHandle_v4010`). [NVIDIA: `cuIpcGetEventHandle`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1gea02eadd12483de5305878b13288a86c)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuIpcGetEventHandle`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuIpcGetEventHandle(pHandle: *mut CUipcEventHandle, event: CUevent) -> CUresult {
         match table() {
@@ -4168,7 +5281,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuIpcOpenEventHandle` at the ABI of CUDA 4.1 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuIpcOpenEventHandle`.
+    /// Opens, in this process, an event exported by another process.
+    ///
+    /// Since CUDA 4.1: needs a driver whose `cuDriverGetVersion` is at least 4010 (this ABI: cudaTypedefs.h `PFN_cuIpcOpenEventHandle_v4010`). [NVIDIA: `cuIpcOpenEventHandle`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1gf1d525918b6c643b99ca8c8e42e36c2e)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuIpcOpenEventHandle`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Using the opened event after the exporting process destroyed its event is undefined; free it with cuEventDestroy.
     #[inline]
     pub unsafe fn cuIpcOpenEventHandle(phEvent: *mut CUevent, handle: CUipcEventHandle) -> CUresult {
         match table() {
@@ -4176,7 +5298,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemcpy` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpy`.
+    /// Copies bytes between two unified-address pointers.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuMemcpy_v4000`). [NVIDIA: `cuMemcpy`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g8d0ff510f26d4b87bd3a51e731e7f698)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpy`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Each range must lie inside a live allocation or valid host memory for `ByteCount` bytes.
     #[inline]
     pub unsafe fn cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult {
         match table() {
@@ -4184,7 +5315,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemcpyPeer` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyPeer`.
+    /// Copies device memory between allocations of two contexts.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuMemcpyPeer_v4000`). [NVIDIA: `cuMemcpyPeer`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1ge1f5c7771544fee150ada8853c7cbf4a)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyPeer`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Each range must lie inside a live allocation of its context for `ByteCount` bytes.
     #[inline]
     pub unsafe fn cuMemcpyPeer(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize) -> CUresult {
         match table() {
@@ -4192,7 +5332,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemcpyHtoD` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyHtoD_v2`.
+    /// Copies host memory to device memory.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemcpyHtoD_v3020`); cuda.h's `cuMemcpyHtoD` is a macro for this symbol. [NVIDIA: `cuMemcpyHtoD`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g4d32266788c440b0220b1a9ba5795169)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyHtoD_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `srcHost` must be readable and the destination lie inside a live allocation, both for `ByteCount` bytes.
     #[inline]
     pub unsafe fn cuMemcpyHtoD_v2(dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize) -> CUresult {
         match table() {
@@ -4200,7 +5349,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemcpyDtoH` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyDtoH_v2`.
+    /// Copies device memory to host memory.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemcpyDtoH_v3020`); cuda.h's `cuMemcpyDtoH` is a macro for this symbol. [NVIDIA: `cuMemcpyDtoH`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g3480368ee0208a98f75019c9a8450893)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyDtoH_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The source must lie inside a live allocation and `dstHost` be writable, both for `ByteCount` bytes.
     #[inline]
     pub unsafe fn cuMemcpyDtoH_v2(dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
         match table() {
@@ -4208,7 +5366,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemcpyAsync` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyAsync`.
+    /// Copies bytes between two unified-address pointers, ordered on a stream.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuMemcpyAsync_v4000`). [NVIDIA: `cuMemcpyAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g5f26aaf5582ade791e5688727a178d78)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyAsync`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Each range must lie inside a live allocation or valid host memory for `ByteCount` bytes; everything must stay valid, and host memory untouched, until the copy completes on the stream.
     #[inline]
     pub unsafe fn cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         match table() {
@@ -4216,7 +5383,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemcpyPeerAsync` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyPeerAsync`.
+    /// Copies device memory between allocations of two contexts, ordered on a stream.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuMemcpyPeerAsync_v4000`). [NVIDIA: `cuMemcpyPeerAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g82fcecb38018e64b98616a8ac30112f2)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyPeerAsync`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Each range must lie inside a live allocation of its context for `ByteCount` bytes and stay allocated until the copy completes.
     #[inline]
     pub unsafe fn cuMemcpyPeerAsync(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
         match table() {
@@ -4224,7 +5400,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemcpyHtoDAsync` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyHtoDAsync_v2`.
+    /// Copies host memory to device memory, ordered on a stream.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemcpyHtoDAsync_v3020`); cuda.h's `cuMemcpyHtoDAsync` is a macro for this symbol. [NVIDIA: `cuMemcpyHtoDAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g1572263fe2597d7ba4f6964597a354a3)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyHtoDAsync_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `srcHost` must be readable and the destination inside a live allocation for `ByteCount` bytes; the host buffer must not be written or freed until the copy completes.
     #[inline]
     pub unsafe fn cuMemcpyHtoDAsync_v2(dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
         match table() {
@@ -4232,7 +5417,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemcpyDtoHAsync` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyDtoHAsync_v2`.
+    /// Copies device memory to host memory, ordered on a stream.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemcpyDtoHAsync_v3020`); cuda.h's `cuMemcpyDtoHAsync` is a macro for this symbol. [NVIDIA: `cuMemcpyDtoHAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g56f30236c7c5247f8e061b59d3268362)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemcpyDtoHAsync_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The source must lie inside a live allocation and `dstHost` be writable for `ByteCount` bytes; the host buffer must not be read, written or freed until the copy completes.
     #[inline]
     pub unsafe fn cuMemcpyDtoHAsync_v2(dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         match table() {
@@ -4240,7 +5434,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemsetD8` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemsetD8_v2`.
+    /// Fills `N` bytes of device memory with a byte value.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemsetD8_v3020`); cuda.h's `cuMemsetD8` is a macro for this symbol. [NVIDIA: `cuMemsetD8`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g6e582bf866e9e2fb014297bfaf354d7b)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemsetD8_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The `N` bytes at `dstDevice` must lie inside a live allocation.
     #[inline]
     pub unsafe fn cuMemsetD8_v2(dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize) -> CUresult {
         match table() {
@@ -4248,7 +5451,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemsetD32` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemsetD32_v2`.
+    /// Fills device memory with `N` copies of a 32-bit value.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemsetD32_v3020`); cuda.h's `cuMemsetD32` is a macro for this symbol. [NVIDIA: `cuMemsetD32`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g983e8d8759acd1b64326317481fbf132)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemsetD32_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `dstDevice` must be 4-byte aligned and the 4*`N` bytes must lie inside a live allocation.
     #[inline]
     pub unsafe fn cuMemsetD32_v2(dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize) -> CUresult {
         match table() {
@@ -4256,7 +5468,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemsetD8Async` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemsetD8Async`.
+    /// Fills `N` bytes of device memory with a byte value, ordered on a stream.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemsetD8Async_v3020`). [NVIDIA: `cuMemsetD8Async`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1gaef08a7ccd61112f94e82f2b30d43627)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemsetD8Async`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The `N` bytes at `dstDevice` must lie inside a live allocation that stays allocated until the fill completes.
     #[inline]
     pub unsafe fn cuMemsetD8Async(dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize, hStream: CUstream) -> CUresult {
         match table() {
@@ -4264,7 +5485,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemsetD32Async` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemsetD32Async`.
+    /// Fills device memory with `N` copies of a 32-bit value, ordered on a stream.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuMemsetD32Async_v3020`). [NVIDIA: `cuMemsetD32Async`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html#group__CUDA__MEM_1g58229da5d30f1c0cdf667b320ec2c0f5)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemsetD32Async`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `dstDevice` must be 4-byte aligned and the 4*`N` bytes inside a live allocation that stays allocated until the fill completes.
     #[inline]
     pub unsafe fn cuMemsetD32Async(dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize, hStream: CUstream) -> CUresult {
         match table() {
@@ -4272,7 +5502,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemFreeAsync`.
+    /// API 822: Frees memory, ordered on a stream.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemFreeAsync_v11020`). [NVIDIA: `cuMemFreeAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g41acf4131f672a2a75cd93d3241f10cf)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemFreeAsync`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The pointer must come from cuMemAllocAsync/cuMemAllocFromPoolAsync (or cuMemAlloc, cuMemPoolImportPointer), be freed only once, and not be used on any stream or the host once the free is ordered.
     #[inline]
     pub unsafe fn cuMemFreeAsync(dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
         match table() {
@@ -4280,7 +5519,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemAllocAsync`.
+    /// API 820: Allocates device memory from the current pool of the stream's device, ordered on the stream.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemAllocAsync_v11020`). [NVIDIA: `cuMemAllocAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g13413273e84a641bce1929eae9e6501f)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemAllocAsync`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Access the memory only from work ordered after the allocation; free it exactly once (cuMemFreeAsync or cuMemFree).
     #[inline]
     pub unsafe fn cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
         match table() {
@@ -4288,7 +5536,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemPoolTrimTo` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolTrimTo`.
+    /// API 833: Returns a pool's unused memory to the OS, keeping at least a given number of bytes reserved.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolTrimTo_v11020`). [NVIDIA: `cuMemPoolTrimTo`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g9c7e267e3460945b0ca76c48314bb669)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolTrimTo`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuMemPoolTrimTo(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult {
         match table() {
@@ -4296,7 +5551,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemPoolSetAttribute` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolSetAttribute`.
+    /// API 832: Sets one attribute of a memory pool.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolSetAttribute_v11020`). [NVIDIA: `cuMemPoolSetAttribute`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g223e786cb217709235a06e41bccaec00)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolSetAttribute`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `value` must point to the attribute's type: cuuint64_t for RELEASE_THRESHOLD and the RESERVED_MEM_HIGH / USED_MEM_HIGH resets (which must be 0); int for the REUSE_* flags; other attributes are read-only.
     #[inline]
     pub unsafe fn cuMemPoolSetAttribute(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
@@ -4304,7 +5568,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemPoolGetAttribute` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolGetAttribute`.
+    /// API 828: Reads one attribute of a memory pool.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolGetAttribute_v11020`). [NVIDIA: `cuMemPoolGetAttribute`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1gd45ea7c43e4a1add4b971d06fa72eda4)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolGetAttribute`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `value` must point to the attribute's type: cuuint64_t for RELEASE_THRESHOLD, RESERVED_MEM_*, USED_MEM_*, MAX_POOL_SIZE; int for REUSE_*, LOCATION_ID, HW_DECOMPRESS_ENABLED; the C enum (4 bytes) for ALLOCATION_TYPE, EXPORT_HANDLE_TYPES, LOCATION_TYPE.
     #[inline]
     pub unsafe fn cuMemPoolGetAttribute(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
@@ -4312,7 +5585,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemPoolSetAccess` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolSetAccess`.
+    /// API 831: Grants or revokes access to a pool's memory for one or more locations.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolSetAccess_v11020`). [NVIDIA: `cuMemPoolSetAccess`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1gff3ce33e252443f4b087b94e42913406)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolSetAccess`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `map` must point to `count` initialised CUmemAccessDesc; revoke a location's access only when none of its work still uses the pool.
     #[inline]
     pub unsafe fn cuMemPoolSetAccess(pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
         match table() {
@@ -4320,7 +5602,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemPoolGetAccess` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolGetAccess`.
+    /// API 827: Reads how a location may access a pool's memory.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolGetAccess_v11020`). [NVIDIA: `cuMemPoolGetAccess`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g838f28fd535a1cbd06c5f7fe0edbdcc7)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolGetAccess`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuMemPoolGetAccess(flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation) -> CUresult {
         match table() {
@@ -4328,7 +5617,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemPoolCreate` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolCreate`.
+    /// API 823: Creates a memory pool from a CUmemPoolProps description.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolCreate_v11020`). [NVIDIA: `cuMemPoolCreate`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g8aa4c143dbc20293659cd883232b95f2)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolCreate`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `poolProps` must be fully initialised, unused and reserved fields zeroed; win32SecurityAttributes stays null unless a Win32 handle type is requested.
     #[inline]
     pub unsafe fn cuMemPoolCreate(pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult {
         match table() {
@@ -4336,7 +5634,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemPoolDestroy` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolDestroy`.
+    /// API 824: Destroys a pool; its memory is released once all its allocations are freed.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolDestroy_v11020`). [NVIDIA: `cuMemPoolDestroy`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1ge0e211115e5ad1c79250b9dd425b77f7)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolDestroy`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Never pass a default pool; allocations from the pool remain valid until freed, but the pool handle is dead.
     #[inline]
     pub unsafe fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
         match table() {
@@ -4344,7 +5651,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemGetDefaultMemPool` at the ABI of CUDA 13.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemGetDefaultMemPool`.
+    /// Gets the default pool of a memory location and allocation type (CUDA 13).
+    ///
+    /// Since CUDA 13.0: needs a driver whose `cuDriverGetVersion` is at least 13000 (this ABI: cudaTypedefs.h `PFN_cuMemGetDefaultMemPool_v13000`). [NVIDIA: `cuMemGetDefaultMemPool`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1gfe5111eb15c977cd8d87132ff481072f)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemGetDefaultMemPool`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The returned pool is owned by the driver: never pass it to cuMemPoolDestroy.
     #[inline]
     pub unsafe fn cuMemGetDefaultMemPool(pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         match table() {
@@ -4352,7 +5668,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemGetMemPool` at the ABI of CUDA 13.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemGetMemPool`.
+    /// Gets the current pool of a memory location and allocation type (CUDA 13).
+    ///
+    /// Since CUDA 13.0: needs a driver whose `cuDriverGetVersion` is at least 13000 (this ABI: cudaTypedefs.h `PFN_cuMemGetMemPool_v13000`). [NVIDIA: `cuMemGetMemPool`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g5283d28ee187477e1a2b06fd731ec575)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemGetMemPool`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The returned pool is borrowed, not owned: if it is a user pool it is valid only until its owner destroys it.
     #[inline]
     pub unsafe fn cuMemGetMemPool(pool: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         match table() {
@@ -4360,7 +5685,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemSetMemPool` at the ABI of CUDA 13.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemSetMemPool`.
+    /// Sets the current pool of a memory location and allocation type (CUDA 13).
+    ///
+    /// Since CUDA 13.0: needs a driver whose `cuDriverGetVersion` is at least 13000 (this ABI: cudaTypedefs.h `PFN_cuMemSetMemPool_v13000`). [NVIDIA: `cuMemSetMemPool`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g779e76c810c5f088210ea907730e17c9)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemSetMemPool`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuMemSetMemPool(location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult {
         match table() {
@@ -4368,7 +5700,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemAllocFromPoolAsync`.
+    /// API 821: Allocates memory from a given pool, ordered on a stream.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemAllocFromPoolAsync_v11020`). [NVIDIA: `cuMemAllocFromPoolAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1gf1dd6e1e2e8f767a5e0ea63f38ff260b)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemAllocFromPoolAsync`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Access the memory only from work ordered after the allocation; free it exactly once (cuMemFreeAsync or cuMemFree).
     #[inline]
     pub unsafe fn cuMemAllocFromPoolAsync(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         match table() {
@@ -4376,7 +5717,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemPoolExportToShareableHandle` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolExportToShareableHandle`.
+    /// API 826: Exports an IPC-capable pool as an OS handle of the requested type.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolExportToShareableHandle_v11020`). [NVIDIA: `cuMemPoolExportToShareableHandle`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g79ed285fdfffb76932871fb96fbba8f8)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolExportToShareableHandle`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `handle_out` must point to storage of the requested type (int fd for POSIX_FILE_DESCRIPTOR, CUmemFabricHandle for FABRIC, HANDLE for WIN32); the caller owns and must close it.
     #[inline]
     pub unsafe fn cuMemPoolExportToShareableHandle(handle_out: *mut ::core::ffi::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match table() {
@@ -4384,7 +5734,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemPoolImportFromShareableHandle` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolImportFromShareableHandle`.
+    /// API 829: Opens a pool exported by another process from an OS handle.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolImportFromShareableHandle_v11020`). [NVIDIA: `cuMemPoolImportFromShareableHandle`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g02b4f18dd8a1c45b7f302800e90cec5b)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolImportFromShareableHandle`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `handle` must match `handleType` (the fd value itself cast to a pointer for POSIX fds, a pointer to a CUmemFabricHandle for FABRIC); the imported pool cannot allocate.
     #[inline]
     pub unsafe fn cuMemPoolImportFromShareableHandle(pool_out: *mut CUmemoryPool, handle: *mut ::core::ffi::c_void, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match table() {
@@ -4392,7 +5751,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemPoolExportPointer` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolExportPointer`.
+    /// API 825: Produces share data that lets another process import one allocation of an exported pool.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolExportPointer_v11020`). [NVIDIA: `cuMemPoolExportPointer`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1gfe89f0478d26edaa91eb8a2e0349329d)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolExportPointer`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `ptr` must be a live allocation of an IPC-capable pool; do not free it until every importer has freed its mapping.
     #[inline]
     pub unsafe fn cuMemPoolExportPointer(shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
         match table() {
@@ -4400,7 +5768,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemPoolImportPointer` at the ABI of CUDA 11.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolImportPointer`.
+    /// API 830: Maps into this process an allocation shared through cuMemPoolExportPointer.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemPoolImportPointer_v11020`). [NVIDIA: `cuMemPoolImportPointer`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g2620bb972ed5edcce312d3689454acbd)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemPoolImportPointer`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `shareData` must come from cuMemPoolExportPointer on the pool this one was imported from; free the mapping here before the exporter frees it, and do not touch it before the exporter's allocation has completed.
     #[inline]
     pub unsafe fn cuMemPoolImportPointer(ptr_out: *mut CUdeviceptr, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData) -> CUresult {
         match table() {
@@ -4408,7 +5785,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuPointerGetAttribute` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuPointerGetAttribute`.
+    /// Reads one attribute (context, memory type, range, pool, ...) of a pointer.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuPointerGetAttribute_v4000`). [NVIDIA: `cuPointerGetAttribute`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__UNIFIED.html#group__CUDA__UNIFIED_1g0c28ed0aff848042bc0533110e45820c)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuPointerGetAttribute`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `data` must point to the type documented for the attribute (CUcontext for CONTEXT, unsigned int for MEMORY_TYPE, CUdeviceptr for DEVICE_POINTER, void* for HOST_POINTER, unsigned long long for BUFFER_ID, ...).
     #[inline]
     pub unsafe fn cuPointerGetAttribute(data: *mut ::core::ffi::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult {
         match table() {
@@ -4416,7 +5802,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuPointerGetAttributes` at the ABI of CUDA 7.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuPointerGetAttributes`.
+    /// Reads several attributes of a pointer in one call.
+    ///
+    /// Since CUDA 7.0: needs a driver whose `cuDriverGetVersion` is at least 7000 (this ABI: cudaTypedefs.h `PFN_cuPointerGetAttributes_v7000`). [NVIDIA: `cuPointerGetAttributes`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__UNIFIED.html#group__CUDA__UNIFIED_1gf65e9ea532e311dd049166e4894955ad)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuPointerGetAttributes`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `attributes` and `data` must hold `numAttributes` entries, and each `data[i]` must point to the type documented for `attributes[i]`.
     #[inline]
     pub unsafe fn cuPointerGetAttributes(numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult {
         match table() {
@@ -4424,7 +5819,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuStreamCreate` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamCreate`.
+    /// Creates a stream in the current context.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuStreamCreate_v2000`). [NVIDIA: `cuStreamCreate`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1ga581f0c5833e21ded8b5a56594e243f4)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamCreate`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuStreamCreate(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
@@ -4432,7 +5834,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuStreamWaitEvent` at the ABI of CUDA 3.2 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamWaitEvent`.
+    /// Makes later work on a stream wait for the work captured by an event.
+    ///
+    /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuStreamWaitEvent_v3020`). [NVIDIA: `cuStreamWaitEvent`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g6a898b652dfc6aa1d5c8d97062618b2f)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamWaitEvent`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuStreamWaitEvent(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
@@ -4440,7 +5849,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuStreamBeginCapture` at the ABI of CUDA 10.1 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamBeginCapture_v2`.
+    /// Starts capturing the work enqueued on a stream into a graph.
+    ///
+    /// Since CUDA 10.1: needs a driver whose `cuDriverGetVersion` is at least 10010 (this ABI: cudaTypedefs.h `PFN_cuStreamBeginCapture_v10010`); cuda.h's `cuStreamBeginCapture` is a macro for this symbol. [NVIDIA: `cuStreamBeginCapture`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g767167da0bbf07157dc20b6c258a2143)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamBeginCapture_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Work enqueued while capturing is recorded, not executed: nothing may wait for it or read its results until the captured graph is launched.
     #[inline]
     pub unsafe fn cuStreamBeginCapture_v2(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
         match table() {
@@ -4448,7 +5866,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuStreamEndCapture` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamEndCapture`.
+    /// Ends capture on a stream and returns the captured graph (null if capture was invalidated).
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuStreamEndCapture_v10000`). [NVIDIA: `cuStreamEndCapture`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g03dab8b2ba76b00718955177a929970c)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamEndCapture`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The caller owns the returned graph and must destroy it with cuGraphDestroy; check it for null first.
     #[inline]
     pub unsafe fn cuStreamEndCapture(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
         match table() {
@@ -4456,7 +5883,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuStreamIsCapturing` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamIsCapturing`.
+    /// Reports whether a stream is capturing, idle, or has an invalidated capture.
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuStreamIsCapturing_v10000`). [NVIDIA: `cuStreamIsCapturing`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g37823c49206e3704ae23c7ad78560bca)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamIsCapturing`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuStreamIsCapturing(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
         match table() {
@@ -4464,7 +5898,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuStreamQuery` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamQuery`.
+    /// Checks without blocking whether all work queued on a stream has completed.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuStreamQuery_v2000`). [NVIDIA: `cuStreamQuery`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g1b0d24bbe97fa68e4bc511fb6adfeb0b)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamQuery`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuStreamQuery(hStream: CUstream) -> CUresult {
         match table() {
@@ -4472,7 +5913,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuStreamSynchronize` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamSynchronize`.
+    /// Blocks until all work queued on a stream has completed.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuStreamSynchronize_v2000`). [NVIDIA: `cuStreamSynchronize`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g15e49dd91ec15991eb7c0a741beb7dad)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamSynchronize`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuStreamSynchronize(hStream: CUstream) -> CUresult {
         match table() {
@@ -4480,7 +5928,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuStreamDestroy` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamDestroy_v2`.
+    /// Destroys a stream; work already queued on it still completes.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuStreamDestroy_v4000`); cuda.h's `cuStreamDestroy` is a macro for this symbol. [NVIDIA: `cuStreamDestroy`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g244c8833de4596bcd31a06cdf21ee758)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamDestroy_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuStreamDestroy_v2(hStream: CUstream) -> CUresult {
         match table() {
@@ -4488,7 +5943,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuEventCreate` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuEventCreate`.
+    /// Creates an event in the current context.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuEventCreate_v2000`). [NVIDIA: `cuEventCreate`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EVENT.html#group__CUDA__EVENT_1g450687e75f3ff992fe01662a43d9d3db)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuEventCreate`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuEventCreate(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
@@ -4496,7 +5958,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuEventRecord` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuEventRecord`.
+    /// Captures the work currently queued on a stream in an event.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuEventRecord_v2000`). [NVIDIA: `cuEventRecord`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EVENT.html#group__CUDA__EVENT_1g95424d3be52c4eb95d83861b70fb89d1)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuEventRecord`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuEventRecord(hEvent: CUevent, hStream: CUstream) -> CUresult {
         match table() {
@@ -4504,7 +5973,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuEventQuery` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuEventQuery`.
+    /// Checks without blocking whether the work captured by an event has completed.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuEventQuery_v2000`). [NVIDIA: `cuEventQuery`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EVENT.html#group__CUDA__EVENT_1g6f0704d755066b0ee705749ae911deef)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuEventQuery`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuEventQuery(hEvent: CUevent) -> CUresult {
         match table() {
@@ -4512,7 +5988,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuEventSynchronize` at the ABI of CUDA 2.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuEventSynchronize`.
+    /// Blocks until the work captured by an event has completed.
+    ///
+    /// Since CUDA 2.0: needs a driver whose `cuDriverGetVersion` is at least 2000 (this ABI: cudaTypedefs.h `PFN_cuEventSynchronize_v2000`). [NVIDIA: `cuEventSynchronize`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EVENT.html#group__CUDA__EVENT_1g9e520d34e51af7f5375610bca4add99c)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuEventSynchronize`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuEventSynchronize(hEvent: CUevent) -> CUresult {
         match table() {
@@ -4520,7 +6003,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuEventDestroy` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuEventDestroy_v2`.
+    /// Destroys an event; if it is still pending, resources are freed once it completes.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuEventDestroy_v4000`); cuda.h's `cuEventDestroy` is a macro for this symbol. [NVIDIA: `cuEventDestroy`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EVENT.html#group__CUDA__EVENT_1g593ec73a8ec5a5fc031311d3e4dca1ef)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuEventDestroy_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuEventDestroy_v2(hEvent: CUevent) -> CUresult {
         match table() {
@@ -4528,7 +6018,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuLaunchHostFunc` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuLaunchHostFunc`.
+    /// Enqueues a host function on a stream, to run after the work queued before it.
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuLaunchHostFunc_v10000`). [NVIDIA: `cuLaunchHostFunc`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EXEC.html#group__CUDA__EXEC_1gab95a78143bae7f21eebb978f91e7f3f)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuLaunchHostFunc`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `fn` runs on a driver thread: it must be thread-safe, make no CUDA call, not block on later stream work; `userData` must outlive it.
     #[inline]
     pub unsafe fn cuLaunchHostFunc(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
@@ -4536,7 +6035,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuGraphMemAllocNodeGetParams` at the ABI of CUDA 11.4 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphMemAllocNodeGetParams`.
+    /// Reads the parameters of a memory-allocation node, including its reserved address.
+    ///
+    /// Since CUDA 11.4: needs a driver whose `cuDriverGetVersion` is at least 11040 (this ABI: cudaTypedefs.h `PFN_cuGraphMemAllocNodeGetParams_v11040`). [NVIDIA: `cuGraphMemAllocNodeGetParams`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1gee2c7d66d3d96b1470c1d1a769f250a2)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphMemAllocNodeGetParams`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The returned accessDescs array is owned by the node and valid only while the node exists.
     #[inline]
     pub unsafe fn cuGraphMemAllocNodeGetParams(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
         match table() {
@@ -4544,7 +6052,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuGraphMemFreeNodeGetParams` at the ABI of CUDA 11.4 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphMemFreeNodeGetParams`.
+    /// Reads the address that a memory-free node frees.
+    ///
+    /// Since CUDA 11.4: needs a driver whose `cuDriverGetVersion` is at least 11040 (this ABI: cudaTypedefs.h `PFN_cuGraphMemFreeNodeGetParams_v11040`). [NVIDIA: `cuGraphMemFreeNodeGetParams`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1gd24d9fe5769222a2367e3f571fb2f28b)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphMemFreeNodeGetParams`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuGraphMemFreeNodeGetParams(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult {
         match table() {
@@ -4552,7 +6067,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDeviceGraphMemTrim` at the ABI of CUDA 11.4 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGraphMemTrim`.
+    /// Returns graph-allocation memory a device caches but no graph uses to the OS.
+    ///
+    /// Since CUDA 11.4: needs a driver whose `cuDriverGetVersion` is at least 11040 (this ABI: cudaTypedefs.h `PFN_cuDeviceGraphMemTrim_v11040`). [NVIDIA: `cuDeviceGraphMemTrim`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1g57c87f4ba6af41825627cdd4e5a8c52b)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGraphMemTrim`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuDeviceGraphMemTrim(device: CUdevice) -> CUresult {
         match table() {
@@ -4560,7 +6082,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDeviceGetGraphMemAttribute` at the ABI of CUDA 11.4 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetGraphMemAttribute`.
+    /// Reads usage statistics of a device's graph-allocation memory.
+    ///
+    /// Since CUDA 11.4: needs a driver whose `cuDriverGetVersion` is at least 11040 (this ABI: cudaTypedefs.h `PFN_cuDeviceGetGraphMemAttribute_v11040`). [NVIDIA: `cuDeviceGetGraphMemAttribute`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1g359903c2447ac22b4e1a0dce26adfef5)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetGraphMemAttribute`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `value` must point to a cuuint64_t (every CU_GRAPH_MEM_ATTR_* value is 64-bit).
     #[inline]
     pub unsafe fn cuDeviceGetGraphMemAttribute(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
@@ -4568,7 +6099,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDeviceSetGraphMemAttribute` at the ABI of CUDA 11.4 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceSetGraphMemAttribute`.
+    /// Resets the high-watermark statistics of a device's graph-allocation memory.
+    ///
+    /// Since CUDA 11.4: needs a driver whose `cuDriverGetVersion` is at least 11040 (this ABI: cudaTypedefs.h `PFN_cuDeviceSetGraphMemAttribute_v11040`). [NVIDIA: `cuDeviceSetGraphMemAttribute`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1g064bd5c6a773b83d145c281ebf5dbe34)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceSetGraphMemAttribute`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `value` must point to a cuuint64_t; only USED_MEM_HIGH and RESERVED_MEM_HIGH are settable, and only to 0.
     #[inline]
     pub unsafe fn cuDeviceSetGraphMemAttribute(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
@@ -4576,7 +6116,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuGraphNodeGetType` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphNodeGetType`.
+    /// Reads the type of a graph node.
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuGraphNodeGetType_v10000`). [NVIDIA: `cuGraphNodeGetType`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1gdb1776d97aa1c9d5144774b29e4b8c3e)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphNodeGetType`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuGraphNodeGetType(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult {
         match table() {
@@ -4584,7 +6131,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuGraphGetNodes` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphGetNodes`.
+    /// Lists a graph's nodes, or only counts them when `nodes` is null.
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuGraphGetNodes_v10000`). [NVIDIA: `cuGraphGetNodes`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1gfa35a8e2d2fc32f48dbd67ba27cf27e5)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphGetNodes`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `numNodes` is read and written; a non-null `nodes` must be writable for `*numNodes` CUgraphNode entries.
     #[inline]
     pub unsafe fn cuGraphGetNodes(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult {
         match table() {
@@ -4592,7 +6148,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuGraphInstantiateWithFlags` at the ABI of CUDA 11.4 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphInstantiateWithFlags`.
+    /// Builds an executable graph from a graph, with CUDA_GRAPH_INSTANTIATE_FLAG_* flags.
+    ///
+    /// Since CUDA 11.4: needs a driver whose `cuDriverGetVersion` is at least 11040 (this ABI: cudaTypedefs.h `PFN_cuGraphInstantiateWithFlags_v11040`). [NVIDIA: `cuGraphInstantiateWithFlags`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1gb53b435e178cccfa37ac87285d2c3fa1)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphInstantiateWithFlags`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuGraphInstantiateWithFlags(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match table() {
@@ -4600,7 +6163,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuGraphLaunch` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphLaunch`.
+    /// Enqueues an executable graph on a stream.
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuGraphLaunch_v10000`). [NVIDIA: `cuGraphLaunch`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1g6b2dceb3901e71a390d2bd8b0491e471)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphLaunch`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// All memory the graph's nodes read or write, host buffers included, must stay valid until the launch completes.
     #[inline]
     pub unsafe fn cuGraphLaunch(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
         match table() {
@@ -4608,7 +6180,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuGraphExecDestroy` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphExecDestroy`.
+    /// Destroys an executable graph; launches already in flight still complete.
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuGraphExecDestroy_v10000`). [NVIDIA: `cuGraphExecDestroy`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1ga32ad4944cc5d408158207c978bc43a7)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphExecDestroy`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuGraphExecDestroy(hGraphExec: CUgraphExec) -> CUresult {
         match table() {
@@ -4616,7 +6195,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuGraphDestroy` at the ABI of CUDA 10.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphDestroy`.
+    /// Destroys a graph and all of its nodes.
+    ///
+    /// Since CUDA 10.0: needs a driver whose `cuDriverGetVersion` is at least 10000 (this ABI: cudaTypedefs.h `PFN_cuGraphDestroy_v10000`). [NVIDIA: `cuGraphDestroy`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__GRAPH.html#group__CUDA__GRAPH_1g718cfd9681f078693d4be2426fd689c8)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGraphDestroy`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Node handles obtained from the graph become invalid; executable graphs instantiated from it are unaffected.
     #[inline]
     pub unsafe fn cuGraphDestroy(hGraph: CUgraph) -> CUresult {
         match table() {
@@ -4624,7 +6212,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDeviceCanAccessPeer` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceCanAccessPeer`.
+    /// Reports whether one device can directly access another device's memory.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuDeviceCanAccessPeer_v4000`). [NVIDIA: `cuDeviceCanAccessPeer`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PEER__ACCESS.html#group__CUDA__PEER__ACCESS_1g496bdaae1f632ebfb695b99d2c40f19e)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceCanAccessPeer`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuDeviceCanAccessPeer(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult {
         match table() {
@@ -4632,7 +6227,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuCtxEnablePeerAccess` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxEnablePeerAccess`.
+    /// Lets the current context directly access memory allocated in a peer context (one direction only).
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuCtxEnablePeerAccess_v4000`). [NVIDIA: `cuCtxEnablePeerAccess`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PEER__ACCESS.html#group__CUDA__PEER__ACCESS_1g0889ec6728e61c05ed359551d67b3f5a)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxEnablePeerAccess`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuCtxEnablePeerAccess(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
@@ -4640,7 +6242,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuCtxDisablePeerAccess` at the ABI of CUDA 4.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxDisablePeerAccess`.
+    /// Revokes the current context's direct access to a peer context's memory.
+    ///
+    /// Since CUDA 4.0: needs a driver whose `cuDriverGetVersion` is at least 4000 (this ABI: cudaTypedefs.h `PFN_cuCtxDisablePeerAccess_v4000`). [NVIDIA: `cuCtxDisablePeerAccess`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PEER__ACCESS.html#group__CUDA__PEER__ACCESS_1g5b4b6936ea868d4954ce4d841a3b4810)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCtxDisablePeerAccess`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// No work of the current context, queued or future, may dereference the peer context's memory once access is revoked.
     #[inline]
     pub unsafe fn cuCtxDisablePeerAccess(peerContext: CUcontext) -> CUresult {
         match table() {
@@ -4648,7 +6259,14 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuDeviceGetP2PAttribute` at the ABI of CUDA 8.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetP2PAttribute`.
+    /// Reads one attribute (rank, access, atomics support) of the link between two devices.
+    ///
+    /// Since CUDA 8.0: needs a driver whose `cuDriverGetVersion` is at least 8000 (this ABI: cudaTypedefs.h `PFN_cuDeviceGetP2PAttribute_v8000`). [NVIDIA: `cuDeviceGetP2PAttribute`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__PEER__ACCESS.html#group__CUDA__PEER__ACCESS_1g4c55c60508f8eba4546b51f2ee545393)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuDeviceGetP2PAttribute`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     #[inline]
     pub unsafe fn cuDeviceGetP2PAttribute(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
         match table() {
@@ -4656,7 +6274,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuGetProcAddress` at the ABI of CUDA 12.0 through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGetProcAddress_v2`.
+    /// Looks up a driver function pointer by base name, CUDA version and flags.
+    ///
+    /// Since CUDA 12.0: needs a driver whose `cuDriverGetVersion` is at least 12000 (this ABI: cudaTypedefs.h `PFN_cuGetProcAddress_v12000`); cuda.h's `cuGetProcAddress` is a macro for this symbol. [NVIDIA: `cuGetProcAddress`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DRIVER__ENTRY__POINT.html)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuGetProcAddress_v2`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Cast `*pfn` only to the exact prototype of the version requested (cudaTypedefs.h PFN_*); it may be NULL on success.
     #[inline]
     pub unsafe fn cuGetProcAddress_v2(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult {
         match table() {
@@ -4664,7 +6291,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2, per-thread default stream through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemAllocAsync_ptsz`.
+    /// API 820: Allocates device memory from the current pool of the stream's device, ordered on the stream, with the per-thread default stream as stream 0.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemAllocAsync_v11020_ptsz`); cuda.h's `cuMemAllocAsync` is a macro for this symbol. [NVIDIA: `cuMemAllocAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g13413273e84a641bce1929eae9e6501f)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemAllocAsync_ptsz`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Access the memory only from work ordered after the allocation; free it exactly once (cuMemFreeAsync or cuMemFree).
     #[inline]
     pub unsafe fn cuMemAllocAsync_ptsz(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
         match table() {
@@ -4672,7 +6308,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2, per-thread default stream through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemAllocFromPoolAsync_ptsz`.
+    /// API 821: Allocates memory from a given pool, ordered on a stream, with the per-thread default stream as stream 0.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemAllocFromPoolAsync_v11020_ptsz`); cuda.h's `cuMemAllocFromPoolAsync` is a macro for this symbol. [NVIDIA: `cuMemAllocFromPoolAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1gf1dd6e1e2e8f767a5e0ea63f38ff260b)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemAllocFromPoolAsync_ptsz`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// Access the memory only from work ordered after the allocation; free it exactly once (cuMemFreeAsync or cuMemFree).
     #[inline]
     pub unsafe fn cuMemAllocFromPoolAsync_ptsz(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         match table() {
@@ -4680,7 +6325,16 @@ pub mod global {
             None => no_table(),
         }
     }
-    /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2, per-thread default stream through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemFreeAsync_ptsz`.
+    /// API 822: Frees memory, ordered on a stream, with the per-thread default stream as stream 0.
+    ///
+    /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemFreeAsync_v11020_ptsz`); cuda.h's `cuMemFreeAsync` is a macro for this symbol. [NVIDIA: `cuMemFreeAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g41acf4131f672a2a75cd93d3241f10cf)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuMemFreeAsync_ptsz`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// The pointer must come from cuMemAllocAsync/cuMemAllocFromPoolAsync (or cuMemAlloc, cuMemPoolImportPointer), be freed only once, and not be used on any stream or the host once the free is ordered.
     #[inline]
     pub unsafe fn cuMemFreeAsync_ptsz(dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
         match table() {

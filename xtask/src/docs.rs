@@ -1,0 +1,112 @@
+//! The documentation the generator writes on every bound function and attribute: our own one-line
+//! text (fn_docs.rs), the PhOS index for the 14 APIs, the CUDA version of the bound ABI, a link to
+//! the function's anchor in NVIDIA's driver API reference, and a `# Safety` section.
+
+use crate::allowlist;
+use crate::fn_docs::{FnDoc, FN_DOCS};
+use crate::table::Abi;
+
+const REFERENCE: &str = "https://docs.nvidia.com/cuda/cuda-driver-api";
+
+/// The rule every bound function shares; fn_docs.rs adds what is specific to one.
+const GENERIC_SAFETY: &str = "A raw driver call: every pointer argument must be valid for the reads and writes the \
+call makes (an output pointer writable for one value of its type), every handle a live object of this process, and \
+no other thread may destroy a handle the call uses while it runs.";
+
+fn entry(c_name: &str) -> Result<&'static FnDoc, String> {
+    FN_DOCS
+        .iter()
+        .find(|d| d.name == c_name)
+        .ok_or_else(|| format!("xtask/src/fn_docs.rs has no entry for {c_name}: add its one-line doc and anchor"))
+}
+
+/// The page (and anchor, when known) of a function in NVIDIA's reference.
+pub fn link(d: &FnDoc) -> String {
+    if d.anchor.is_empty() {
+        format!("{REFERENCE}/group__{}.html", d.group)
+    } else {
+        format!("{REFERENCE}/group__{g}.html#group__{g}_{}", d.anchor, g = d.group)
+    }
+}
+
+fn version_text(v: u32) -> String {
+    format!("{}.{}", v / 1000, v % 1000 / 10)
+}
+
+/// The doc lines (without `///`) of the function bound as `symbol`; `note`, when not empty, is a
+/// paragraph of its own before `# Safety`.
+pub fn function(symbol: &str, abi: &Abi, note: &str) -> Result<Vec<String>, String> {
+    let d = entry(&abi.c_name)?;
+    let mut first = d.doc.trim_end_matches('.').to_string();
+    if abi.per_thread {
+        first.push_str(", with the per-thread default stream as stream 0");
+    }
+    first.push('.');
+    if let Some((_, i)) = allowlist::POOL_APIS.iter().find(|p| p.0 == abi.c_name) {
+        first = format!("API {i}: {first}");
+    }
+    let mut lines = vec![first, String::new()];
+    let mut origin = format!(
+        "Since CUDA {v}: needs a driver whose `cuDriverGetVersion` is at least {n} (this ABI: cudaTypedefs.h `{}`)",
+        abi.pfn,
+        v = version_text(abi.version),
+        n = abi.version
+    );
+    if symbol != abi.c_name {
+        origin.push_str(&format!("; cuda.h's `{}` is a macro for this symbol", abi.c_name));
+    }
+    lines.push(format!("{origin}. [NVIDIA: `{}`]({})", abi.c_name, link(d)));
+    if !note.is_empty() {
+        lines.push(String::new());
+        lines.push(note.to_string());
+    }
+    lines.push(String::new());
+    lines.push("# Safety".into());
+    lines.push(GENERIC_SAFETY.into());
+    if !d.safety.is_empty() {
+        lines.push(String::new());
+        lines.push(d.safety.to_string());
+    }
+    Ok(lines)
+}
+
+/// `(value type = T)` from cuda.h's comment above each enumerator: (enumerator, T).
+pub fn value_types(header: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut pending: Option<String> = None;
+    for line in header.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.split("(value type = ").nth(1) {
+            pending = rest.split(')').next().map(|s| s.trim().to_string());
+            continue;
+        }
+        if t.starts_with("*") || t.starts_with("/*") || t.is_empty() {
+            continue;
+        }
+        if let Some(ty) = pending.take() {
+            let name: String = t
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if name.starts_with("CU_") {
+                out.push((name, ty));
+            }
+        }
+    }
+    out
+}
+
+/// The doc line of an enumerator whose cuda.h comment names its value type.
+pub fn value_type(c: &str) -> String {
+    let rust = match c {
+        "int" => "c_int",
+        "cuuint64_t" => "u64",
+        "unsigned int" => "c_uint",
+        other => other,
+    };
+    if rust == c {
+        format!("Value type: `{c}`.")
+    } else {
+        format!("Value type: `{rust}` (cuda.h `{c}`).")
+    }
+}
