@@ -52,7 +52,7 @@
 //!   `global::LOAD_FAILED` (`CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`) when the driver library could
 //!   not be loaded (`global::load_error` says why) and `CUDA_ERROR_NOT_FOUND` only for an entry the
 //!   library lacks. An `EntryPoints` of one's own stays available.
-//! * `std`: implements `std::error::Error` for [`LoadError`].
+//! * `std`: implements `std::error::Error` for [`LoadError`] and `CUresult`.
 //!
 //! # Linked functions or the entry-point table
 //!
