@@ -8,8 +8,9 @@
 use std::path::{Path, PathBuf};
 
 fn main() {
-    // The suite is Linux-only (src/lib.rs says so in one sentence elsewhere): compile nothing, so
-    // that a missing C compiler for the target (MSVC's cl.exe, say) is not the first error.
+    // The suite is Linux-only (elsewhere every test target says so in one sentence, src/lib.rs's
+    // LINUX_ONLY): compile nothing, so that a missing C compiler for the target (MSVC's cl.exe,
+    // say) is no error.
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
         return;
     }

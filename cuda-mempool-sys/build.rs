@@ -6,7 +6,12 @@
 //!   2. CUDA_PATH, CUDA_HOME, CUDA_ROOT, CUDA_TOOLKIT_ROOT_DIR: the toolkit's library directories
 //!      (natively lib64/, lib/, lib/x64/ and targets/<arch>/lib/; cross-compiling, only the
 //!      targets/<arch>/lib/ directory of the target's architecture; for a Windows target, lib/x64/)
-//!   3. pkg-config: cuda-MAJOR.MINOR for each enabled major (newest first), then cuda
+//!   3. pkg-config: one `pkg-config --list-all` (the program and search-path variables the
+//!      pkg-config crate would use, target-specific ones first), then, of the packages it lists,
+//!      `cuda-MAJOR.MINOR` for each enabled major (newest major, then newest minor, first) and
+//!      `cuda`, probed through the pkg-config crate in that order until one holds a real library.
+//!      A package that is not listed is not probed; nothing is run when the pkg-config crate would
+//!      refuse (cross-compiling unless configured: PKG_CONFIG_ALLOW_CROSS, PKG_CONFIG_SYSROOT_DIR)
 //!   4. the usual driver directories for the target's architecture (native builds only; on
 //!      Windows the toolkits under %ProgramFiles%\NVIDIA GPU Computing Toolkit\CUDA, newest first)
 //!   5. stub libraries (a `stubs` directory found by any rule above, then the toolkit's usual
@@ -26,17 +31,37 @@
 //! host, so this keeps `cargo check --target x86_64-pc-windows-msvc` working without one; a program
 //! still links only where the linker finds cuda.lib (else the linker says it cannot find it).
 //!
-//! The rule that matched is printed (`cargo build -vv` shows it) and published to dependents
-//! (links = "cuda_mempool_sys"): DEP_CUDA_MEMPOOL_SYS_RULE, DEP_CUDA_MEMPOOL_SYS_LIB_DIR (absent when
-//! nothing is linked), DEP_CUDA_MEMPOOL_SYS_STUB (1 for a stub library),
-//! DEP_CUDA_MEMPOOL_SYS_CUDA_MAJORS (the enabled majors, e.g. `12,13`), and
-//! DEP_CUDA_MEMPOOL_SYS_DYNAMIC_LOADING (1 with that feature).
+//! What the link gets: `-l cuda` and one search directory, OUT_DIR/link, which holds nothing but
+//! libcuda.so (or cuda.lib): a symbolic link to the library found (a copy where the host cannot
+//! make one). The directory the library was found in (/usr/lib/x86_64-linux-gnu, a toolkit's
+//! lib64/, ...) is never a search directory of the link, so its other libraries cannot take the
+//! place of ones another crate links from elsewhere. The pkg-config crate prints no link lines of
+//! its own (`cargo_metadata(false)`). Rule 6 adds no search directory.
+//!
+//! The rule that decided is printed (`cargo build -vv` shows it). Dependents' build scripts get
+//! (links = "cuda_mempool_sys_0_1", see Cargo.toml) every one of these keys, whatever happened:
+//!   DEP_CUDA_MEMPOOL_SYS_0_1_RULE: the rule, as printed. Linked: `1: CUDA_MEMPOOL_SYS_LIB_DIR`,
+//!     `2: CUDA_PATH`, `3: pkg-config cuda-12.4`, `4: /usr/lib/x86_64-linux-gnu` or
+//!     `5: stub library, found by <one of those>`; linked by name: `6: cross-compiling for
+//!     <target>, no cuda.lib found: cuda by name`; nothing linked: `none (dynamic-loading)`,
+//!     `none (docs.rs)` or `none (CUDA_MEMPOOL_SYS_NO_LINK=<value>)`. Variables appear under the
+//!     name they were read from (with the target prefix where that one was set).
+//!   DEP_CUDA_MEMPOOL_SYS_0_1_LIB_DIR: the directory the library was found in (not OUT_DIR/link);
+//!     empty when `cuda` is linked by name and when nothing is linked.
+//!   DEP_CUDA_MEMPOOL_SYS_0_1_STUB: `1` when the library linked is a stub (rule 5, or a stub
+//!     named by rule 1), else `0` (also when linking by name or linking nothing).
+//!   DEP_CUDA_MEMPOOL_SYS_0_1_CUDA_MAJORS: the enabled majors, ascending, comma-separated (`12`,
+//!     `12,13`; empty when none is enabled).
+//!   DEP_CUDA_MEMPOOL_SYS_0_1_DYNAMIC_LOADING: `1` with the `dynamic-loading` feature, else `0`.
 //!
 //! The decision itself (`decide`) reads nothing but its arguments and the file system, so
-//! tests/build_rules.rs runs it on made-up directories.
+//! tests/build_rules.rs runs it on made-up directories; so do `metadata` (the keys above) and
+//! `link_dir` (OUT_DIR/link).
 
 use std::env;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 const OWN_DIR_VAR: &str = "CUDA_MEMPOOL_SYS_LIB_DIR";
 const TOOLKIT_VARS: &[&str] = &["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR"];
@@ -143,8 +168,9 @@ impl Target {
 /// What to do.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Decision {
+    /// `rule`: `none (why)`, as published.
     NoLink {
-        why: String,
+        rule: String,
     },
     Link {
         dir: PathBuf,
@@ -211,22 +237,65 @@ impl Search<'_> {
     }
 }
 
+/// Rule 3's view of pkg-config.
+pub struct PkgConfig<'a> {
+    /// The packages pkg-config knows (`pkg-config --list-all`), or why it cannot say. Called once,
+    /// and only when rule 3 is reached.
+    pub list: &'a dyn Fn() -> Result<Vec<String>, String>,
+    /// The library directories of one listed package (the pkg-config crate's probe), if any.
+    pub link_paths: &'a dyn Fn(&str) -> Option<Vec<PathBuf>>,
+}
+
+/// The packages of `listed` worth probing, in rule 3's order: `cuda-MAJOR.MINOR` for each of
+/// `majors` (newest first, as given), newest minor first, then `cuda`.
+pub fn pkg_config_candidates(listed: &[String], majors: &[u32]) -> Vec<String> {
+    let mut versioned: Vec<(usize, u32, &String)> = listed
+        .iter()
+        .filter_map(|name| {
+            let (major, minor) = name.strip_prefix("cuda-")?.split_once('.')?;
+            let (major, minor): (u32, u32) = (major.parse().ok()?, minor.parse().ok()?);
+            let rank = majors.iter().position(|m| *m == major)?;
+            Some((rank, minor, name))
+        })
+        .collect();
+    versioned.sort_by_key(|&(rank, minor, _)| (rank, std::cmp::Reverse(minor)));
+    let mut names: Vec<String> = versioned.into_iter().map(|(_, _, name)| name.clone()).collect();
+    names.dedup();
+    if listed.iter().any(|name| name == "cuda") {
+        names.push("cuda".into());
+    }
+    names
+}
+
+/// The package names in `pkg-config --list-all` output: each line's first word.
+pub fn pkg_config_names(list_all: &str) -> Vec<String> {
+    list_all
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
 /// The rules. `var(name)`: the variable, target-prefixed first, as (the name found, value).
-/// `pkg_config(name)`: the library directories of that pkg-config package, if it exists.
-/// `majors`: the enabled majors, newest first. Err: the message to fail the build with.
+/// `pkg_config`: rule 3 (see [`PkgConfig`]). `majors`: the enabled majors, newest first.
+/// Err: the message to fail the build with.
 pub fn decide(
     t: &Target,
     majors: &[u32],
     dynamic: bool,
     var: &dyn Fn(&str) -> Option<(String, String)>,
-    pkg_config: &dyn Fn(&str) -> Option<Vec<PathBuf>>,
+    pkg_config: &PkgConfig,
 ) -> Result<Decision, String> {
-    let no_link = |why: String| Ok(Decision::NoLink { why });
+    let no_link = |why: String| {
+        Ok(Decision::NoLink {
+            rule: format!("none ({why})"),
+        })
+    };
     if dynamic {
-        return no_link("feature dynamic-loading".into());
+        return no_link("dynamic-loading".into());
     }
     if var("DOCS_RS").is_some() {
-        return no_link("DOCS_RS (docs.rs build)".into());
+        return no_link("docs.rs".into());
     }
     if let Some((name, v)) = var("CUDA_MEMPOOL_SYS_NO_LINK") {
         if v != "0" {
@@ -279,22 +348,35 @@ pub fn decide(
         }
     }
 
-    // 3. pkg-config (the pkg-config crate itself refuses to answer for a cross build unless it is
-    //    configured for one: PKG_CONFIG_ALLOW_CROSS, PKG_CONFIG_SYSROOT_DIR, ...).
-    let mut names: Vec<String> = Vec::new();
-    for m in majors {
-        names.extend((0..=9).rev().map(|minor| format!("cuda-{m}.{minor}")));
-    }
-    names.push("cuda".into());
-    for name in &names {
-        for d in pkg_config(name).unwrap_or_default() {
-            let rule = format!("3: pkg-config {name}");
-            if let Some(found) = s.probe(&d, &rule) {
-                return link(&found, rule, false);
+    // 3. pkg-config: only the packages it lists (the pkg-config crate itself refuses to answer
+    //    for a cross build unless it is configured for one: PKG_CONFIG_ALLOW_CROSS,
+    //    PKG_CONFIG_SYSROOT_DIR, ...; `list` says so then).
+    match (pkg_config.list)() {
+        Err(why) => s.tried.push(format!("pkg-config: {why}")),
+        Ok(listed) => {
+            let names = pkg_config_candidates(&listed, majors);
+            for name in &names {
+                let rule = format!("3: pkg-config {name}");
+                for d in (pkg_config.link_paths)(name).unwrap_or_default() {
+                    if let Some(found) = s.probe(&d, &rule) {
+                        return link(&found, rule, false);
+                    }
+                }
+            }
+            let wanted = majors
+                .iter()
+                .map(|m| format!("cuda-{m}.*"))
+                .chain(["cuda".to_string()])
+                .collect::<Vec<_>>()
+                .join(", ");
+            if names.is_empty() {
+                s.tried.push(format!("pkg-config: lists no {wanted}"));
+            } else {
+                s.tried
+                    .push(format!("pkg-config {} (no library of theirs)", names.join(", ")));
             }
         }
     }
-    s.tried.push(format!("pkg-config {}", names.join(", ")));
 
     // 4. The usual places, for native builds only.
     let mut so1_only = Vec::new();
@@ -336,7 +418,7 @@ pub fn decide(
         );
         if t.cross {
             return Ok(Decision::LinkByName {
-                rule: format!("6: cross-compiling for {}, no cuda.lib found: `cuda` by name", t.triple),
+                rule: format!("6: cross-compiling for {}, no cuda.lib found: cuda by name", t.triple),
                 warning: format!(
                     "no cuda.lib found for {} (cross-compiling): linking `cuda` by name, from the linker's own \
                      search path. Checking needs nothing, but a program links only if the linker finds cuda.lib: \
@@ -383,6 +465,118 @@ fn env_var(triple: &str, name: &str) -> Option<(String, String)> {
     None
 }
 
+/// Every DEP_CUDA_MEMPOOL_SYS_0_1_* key (lower case, as printed after `cargo:`) and its value,
+/// for every decision (see the module's documentation).
+pub fn metadata(d: &Decision, majors: &[u32], dynamic: bool) -> Vec<(&'static str, String)> {
+    let (rule, lib_dir, stub) = match d {
+        Decision::NoLink { rule } => (rule.clone(), String::new(), false),
+        Decision::Link { dir, rule, stub } => (rule.clone(), dir.display().to_string(), *stub),
+        Decision::LinkByName { rule, .. } => (rule.clone(), String::new(), false),
+    };
+    let mut listed = majors.to_vec();
+    listed.sort_unstable();
+    listed.dedup();
+    vec![
+        ("rule", rule),
+        ("lib_dir", lib_dir),
+        ("stub", u8::from(stub).to_string()),
+        (
+            "cuda_majors",
+            listed.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+        ),
+        ("dynamic_loading", u8::from(dynamic).to_string()),
+    ]
+}
+
+/// The link's only search directory: `out/link`, holding nothing but `file` (libcuda.so or
+/// cuda.lib), a symbolic link to `found/file` (a copy where the host cannot make one), so that the
+/// directory the library was found in never becomes a search directory of the whole link.
+pub fn link_dir(out: &Path, found: &Path, file: &str) -> std::io::Result<PathBuf> {
+    let dir = out.join("link");
+    // Whatever an earlier run left (another library, another file name) goes.
+    if dir.symlink_metadata().is_ok() {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    std::fs::create_dir_all(&dir)?;
+    let mut source = found.join(file);
+    if source.is_relative() {
+        source = env::current_dir()?.join(source);
+    }
+    if !source.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{} is not a file", source.display()),
+        ));
+    }
+    let dest = dir.join(file);
+    #[cfg(unix)]
+    let linked = std::os::unix::fs::symlink(&source, &dest).is_ok();
+    #[cfg(not(unix))]
+    let linked = false;
+    if !linked {
+        std::fs::copy(&source, &dest)?;
+    }
+    Ok(dir)
+}
+
+/// `TARGET`/`HOST`-specific first, as the pkg-config crate reads its variables: `NAME_<target>`,
+/// `NAME_<target with _>`, `HOST_NAME` (native) or `TARGET_NAME` (cross), `NAME`.
+fn pkg_config_var(name: &str) -> Option<OsString> {
+    let target = env::var("TARGET").unwrap_or_default();
+    let host = env::var("HOST").unwrap_or_default();
+    let kind = if host == target { "HOST" } else { "TARGET" };
+    [
+        format!("{name}_{target}"),
+        format!("{name}_{}", target.replace('-', "_")),
+        format!("{kind}_{name}"),
+        name.to_string(),
+    ]
+    .iter()
+    .find_map(|v| {
+        println!("cargo:rerun-if-env-changed={v}");
+        env::var_os(v)
+    })
+}
+
+/// `pkg-config --list-all`, run as the pkg-config crate runs pkg-config: PKG_CONFIG or
+/// `pkg-config` (then `pkgconf`), with PKG_CONFIG_PATH, PKG_CONFIG_LIBDIR and
+/// PKG_CONFIG_SYSROOT_DIR, each target-specific first. Nothing is run where the crate would refuse.
+fn pkg_config_list() -> Result<Vec<String>, String> {
+    if !pkg_config::Config::new().target_supported() {
+        return Err(
+            "not used when cross-compiling unless configured for it (PKG_CONFIG_ALLOW_CROSS=1, \
+             PKG_CONFIG_SYSROOT_DIR or a target-specific PKG_CONFIG)"
+                .into(),
+        );
+    }
+    let programs: Vec<OsString> = match pkg_config_var("PKG_CONFIG") {
+        Some(program) => vec![program],
+        None => vec!["pkg-config".into(), "pkgconf".into()],
+    };
+    let mut why = String::new();
+    for program in &programs {
+        let mut cmd = Command::new(program);
+        cmd.arg("--list-all");
+        for name in ["PKG_CONFIG_PATH", "PKG_CONFIG_LIBDIR", "PKG_CONFIG_SYSROOT_DIR"] {
+            if let Some(v) = pkg_config_var(name) {
+                cmd.env(name, v);
+            }
+        }
+        match cmd.output() {
+            Ok(out) if out.status.success() => return Ok(pkg_config_names(&String::from_utf8_lossy(&out.stdout))),
+            Ok(out) => {
+                return Err(format!(
+                    "`{} --list-all` failed ({})",
+                    program.to_string_lossy(),
+                    out.status
+                ))
+            }
+            Err(e) => why = format!("cannot run {}: {e}", program.to_string_lossy()),
+        }
+    }
+    Err(why)
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let t = Target::from_env();
@@ -390,18 +584,11 @@ fn main() {
         .into_iter()
         .filter(|m| env::var_os(format!("CARGO_FEATURE_CUDA_{m}")).is_some())
         .collect();
-    let mut listed = majors.clone();
-    listed.sort_unstable();
-    println!(
-        "cargo:cuda_majors={}",
-        listed.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
-    );
     let dynamic = env::var_os("CARGO_FEATURE_DYNAMIC_LOADING").is_some();
-    println!("cargo:dynamic_loading={}", u8::from(dynamic));
 
     let triple = t.triple.clone();
     let var = move |name: &str| env_var(&triple, name);
-    let pkg_config = |name: &str| {
+    let link_paths = |name: &str| {
         pkg_config::Config::new()
             .cargo_metadata(false)
             .env_metadata(true)
@@ -409,14 +596,26 @@ fn main() {
             .ok()
             .map(|lib| lib.link_paths)
     };
-    match decide(&t, &majors, dynamic, &var, &pkg_config) {
-        Ok(Decision::NoLink { why }) => {
-            println!("cuda-mempool-sys: not linking libcuda ({why})");
-            println!("cargo:rule=none: {why}");
+    let pkg_config = PkgConfig {
+        list: &pkg_config_list,
+        link_paths: &link_paths,
+    };
+    let decision = match decide(&t, &majors, dynamic, &var, &pkg_config) {
+        Ok(decision) => decision,
+        Err(msg) => {
+            // A message, not a panic: nothing here is a bug of the build script, and a backtrace
+            // would only bury the advice.
+            eprintln!("\ncuda-mempool-sys: {msg}\n");
+            std::process::exit(1);
         }
-        Ok(Decision::Link { dir, rule, stub }) => {
+    };
+    match &decision {
+        Decision::NoLink { rule } => {
+            println!("cuda-mempool-sys: not linking libcuda (rule {rule})");
+        }
+        Decision::Link { dir, rule, stub } => {
             println!("cuda-mempool-sys: linking libcuda from {} (rule {rule})", dir.display());
-            if stub {
+            if *stub {
                 println!(
                     "cargo:warning=cuda-mempool-sys: linking against the stub library in {} (rule {rule}): programs \
                      link, but need the real driver (libcuda.so.1) at run time; set {OWN_DIR_VAR} to the driver's \
@@ -424,24 +623,31 @@ fn main() {
                     dir.display()
                 );
             }
-            println!("cargo:rustc-link-search=native={}", dir.display());
+            let lib_file = t.lib_file();
+            println!("cargo:rerun-if-changed={}", dir.join(lib_file).display());
+            let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+            let search = match link_dir(&out, dir, lib_file) {
+                Ok(search) => search,
+                Err(e) => {
+                    println!(
+                        "cargo:warning=cuda-mempool-sys: cannot make {} ({e}): searching {} itself, \
+                         for every library of the link",
+                        out.join("link").display(),
+                        dir.display()
+                    );
+                    dir.clone()
+                }
+            };
+            println!("cargo:rustc-link-search=native={}", search.display());
             println!("cargo:rustc-link-lib=dylib=cuda");
-            println!("cargo:rule={rule}");
-            println!("cargo:lib_dir={}", dir.display());
-            println!("cargo:stub={}", u8::from(stub));
         }
-        Ok(Decision::LinkByName { rule, warning }) => {
+        Decision::LinkByName { rule, warning } => {
             println!("cuda-mempool-sys: linking libcuda by name only (rule {rule})");
             println!("cargo:warning=cuda-mempool-sys: {warning}");
             println!("cargo:rustc-link-lib=dylib=cuda");
-            println!("cargo:rule={rule}");
-            println!("cargo:stub=0");
         }
-        Err(msg) => {
-            // A message, not a panic: nothing here is a bug of the build script, and a backtrace
-            // would only bury the advice.
-            eprintln!("\ncuda-mempool-sys: {msg}\n");
-            std::process::exit(1);
-        }
+    }
+    for (key, value) in metadata(&decision, &majors, dynamic) {
+        println!("cargo:{key}={value}");
     }
 }

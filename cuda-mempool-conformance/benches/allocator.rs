@@ -530,7 +530,7 @@ fn ipc_child() -> i32 {
 /// A benchmark group: runs and returns its rows.
 type Group<'a> = Box<dyn Fn() -> R<Vec<Row>> + 'a>;
 
-fn main() -> std::process::ExitCode {
+pub fn main() -> std::process::ExitCode {
     if std::env::var(CHILD_VAR).as_deref() == Ok(Role::BenchIpc.name().as_str()) {
         return std::process::ExitCode::from(ipc_child() as u8);
     }

@@ -14,13 +14,31 @@
 // helpers taking handles are safe to call by design (a bad handle is the case under test).
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
-// Linux only (fork, LD_PRELOAD, SCM_RIGHTS, /proc): elsewhere one sentence instead of a page of
-// errors. Not in the crate's own unit-test build, so that `cargo test` says it once.
-#[cfg(all(not(target_os = "linux"), not(test)))]
-compile_error!(
-    "the conformance suite (package `conformance`) runs on Linux only: it drives libcuda.so.1 with fork, \
-     LD_PRELOAD and fd passing. Elsewhere, test the bindings with `cargo test -p cuda-mempool-sys`."
-);
+// Linux only (fork, LD_PRELOAD, SCM_RIGHTS, /proc). Elsewhere the crate is [`LINUX_ONLY`] and
+// [`linux_only`], every test and bench target's `main` is `linux_only`, and the unit tests are one
+// test that fails with the sentence: `cargo test -p conformance` compiles, and fails at once saying
+// why, instead of a page of compile errors.
+
+/// What every test and bench target says off Linux, on stderr, before it exits with 1.
+pub const LINUX_ONLY: &str = "conformance: the conformance suite runs on Linux only (it drives libcuda.so.1 \
+                              with fork, LD_PRELOAD and POSIX fd passing), so nothing was tested on this \
+                              target; test the bindings with `cargo test -p cuda-mempool-sys`.";
+
+/// Off Linux, the `main` of every test and bench target: prints [`LINUX_ONLY`] on stderr and
+/// returns exit code 1.
+#[cfg(not(target_os = "linux"))]
+pub fn linux_only() -> std::process::ExitCode {
+    eprintln!("{LINUX_ONLY}");
+    std::process::ExitCode::FAILURE
+}
+
+#[cfg(all(test, not(target_os = "linux")))]
+mod not_linux {
+    #[test]
+    fn linux_only() {
+        panic!("{}", super::LINUX_ONLY);
+    }
+}
 
 #[cfg(target_os = "linux")]
 pub mod os;

@@ -133,7 +133,7 @@ fn missing_library_is_a_clear_error() -> Result<(), Failed> {
     Ok(())
 }
 
-fn main() -> ExitCode {
+pub fn main() -> ExitCode {
     if let Some(code) = common::run_suite_if_asked() {
         return code;
     }

@@ -529,7 +529,7 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
     std::fs::write(dir.join("mutants.json"), serde_json::to_string_pretty(&j).unwrap()).map_err(|e| e.to_string())
 }
 
-fn main() -> std::process::ExitCode {
+pub fn main() -> std::process::ExitCode {
     if let Some(code) = common::run_suite_if_asked() {
         return code;
     }

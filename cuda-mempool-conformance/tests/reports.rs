@@ -240,7 +240,7 @@ fn junit_carries_skip_reasons() -> Result<(), Failed> {
     Ok(())
 }
 
-fn main() -> ExitCode {
+pub fn main() -> ExitCode {
     if let Some(code) = common::run_suite_if_asked() {
         return code;
     }

@@ -186,7 +186,7 @@ fn check_missing() -> Result<(), Failed> {
     Ok(())
 }
 
-fn main() -> ExitCode {
+pub fn main() -> ExitCode {
     if let Some(code) = common::run_suite_if_asked() {
         return code;
     }

@@ -357,7 +357,7 @@ fn bypassed_library() -> Result<(), String> {
 /// A scenario: Ok, a failure, or `skip: why` where this machine cannot show it.
 type Scenario = fn() -> Result<(), String>;
 
-fn main() -> ExitCode {
+pub fn main() -> ExitCode {
     if let Some(code) = common::run_suite_if_asked() {
         return code;
     }

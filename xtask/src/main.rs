@@ -369,7 +369,11 @@ fn wine() -> Option<&'static str> {
 ///    run under Wine, which has no nvcuda.dll: it must say that it cannot open nvcuda.dll and exit
 ///    with 1 (`ExitCode::FAILURE`), without a panic;
 /// 3. the crate's tests (every feature) run under Wine, except the ABI probe, which compiles C for
-///    the host.
+///    the host;
+/// 4. the conformance suite, which runs on Linux only: every test and bench target of `conformance`
+///    cross-built for x86_64-pc-windows-gnu (each compiles to a `main` that says so), and the
+///    `conformance` test binary (`cargo test -p conformance`'s suite) run under Wine: exit code 1
+///    and the one sentence on stderr, no panic.
 ///
 /// Wine runs headless (no DISPLAY), quiet (WINEDEBUG=-all), in its own prefix under target/.
 fn windows(root: &Path) -> Result<(), String> {
@@ -538,6 +542,79 @@ fn windows(root: &Path) -> Result<(), String> {
     if !tests.success() {
         return Err(format!("the crate's tests under Wine failed ({tests})"));
     }
+
+    // 4. The conformance suite off Linux: it compiles, and says in one sentence that it runs on
+    //    Linux only (cuda-mempool-conformance/src/lib.rs, LINUX_ONLY).
+    let args = [
+        "test",
+        "-p",
+        "conformance",
+        "--tests",
+        "--benches",
+        "--no-run",
+        "--locked",
+        "--target",
+        WINDOWS_GNU,
+        "--message-format=json-render-diagnostics",
+    ];
+    println!("xtask ci: cargo {}", args.join(" "));
+    let built = Command::new(cargo())
+        .args(args)
+        .current_dir(root)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !built.status.success() {
+        return Err(format!(
+            "cross-building the conformance tests for {WINDOWS_GNU} failed ({})",
+            built.status
+        ));
+    }
+    // The `conformance` integration test's executable, from cargo's JSON messages (the lib's unit
+    // tests are `conformance-*.exe` too, so the file name alone does not tell).
+    let exe = String::from_utf8_lossy(&built.stdout)
+        .lines()
+        .filter(|l| {
+            l.contains(r#""reason":"compiler-artifact""#)
+                && l.contains(r#""kind":["test"]"#)
+                && l.contains(r#""name":"conformance""#)
+        })
+        .find_map(|l| {
+            let rest = &l[l.find(r#""executable":""#)? + r#""executable":""#.len()..];
+            Some(rest[..rest.find('"')?].to_string())
+        })
+        .ok_or("cargo named no executable for the `conformance` test target")?;
+    if exe.contains('\\') {
+        return Err(format!(
+            "cannot read the path {exe:?} from cargo's JSON (escaped characters)"
+        ));
+    }
+    println!("xtask ci: {wine} {exe}");
+    let out = wine_cmd(&[exe.as_ref()])
+        .output()
+        .map_err(|e| format!("cannot run {wine}: {e}"))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for line in String::from_utf8_lossy(&out.stdout).lines().chain(stderr.lines()) {
+        println!("xtask ci:   | {line}");
+    }
+    let sentence = "conformance: the conformance suite runs on Linux only";
+    let mut wrong = Vec::new();
+    if out.status.code() != Some(1) {
+        wrong.push(format!("exit status {} (expected 1)", out.status));
+    }
+    if !stderr.contains(sentence) {
+        wrong.push(format!("no {sentence:?} on stderr"));
+    }
+    if stderr.contains("panicked") {
+        wrong.push("a panic".into());
+    }
+    if !wrong.is_empty() {
+        return Err(format!(
+            "the conformance suite for Windows under Wine: {}",
+            wrong.join(", ")
+        ));
+    }
+    println!("xtask ci: the conformance suite for Windows under Wine: exit status 1, one sentence saying it runs on Linux only");
     Ok(())
 }
 
