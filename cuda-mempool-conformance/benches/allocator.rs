@@ -18,6 +18,9 @@
 //!   6 capture  a captured allocation at graph launch against a direct one: cuGraphLaunch of a
 //!              captured alloc + free, of an empty captured graph, and cuMemAllocAsync +
 //!              cuMemFreeAsync, each followed by a synchronisation.
+//!   7 api      ns per call of each of the 14 APIs on its common path (allocator/api_costs.rs); compare two
+//!              runs (the plain driver, the same under a library's LD_PRELOAD) with
+//!              `cargo xtask bench-diff OLD.json NEW.json`.
 //!
 //! Output: a table (median, min, max, iterations) and `bench.json` in BENCH_REPORT_DIR (default
 //! target/bench-report/). BENCH_GROUPS=ffi,pairs runs only the groups named.
@@ -28,12 +31,16 @@
 use conformance::driver::check::*;
 use conformance::driver::cu::untracked;
 use conformance::driver::cu::*;
+use conformance::driver::timed;
 use conformance::harness::channel::{hex, unhex, Channel, Peer};
 use conformance::harness::child::Role;
 use conformance::harness::{probe, Cap, Env, CHILD_VAR};
 use serde_json::{json, Value};
 use std::os::fd::AsRawFd;
 use std::time::Instant;
+
+#[path = "allocator/api_costs.rs"]
+mod api_costs;
 
 extern "C" {
     fn cump_c_alloc_free_loop(
@@ -58,6 +65,10 @@ struct Scale {
     thread_pairs: usize,
     thread_rounds: usize,
     capture_iters: usize,
+    /// Rounds of the api group, calls per round, and calls per round of its IPC cases.
+    api_rounds: usize,
+    api_calls: usize,
+    api_ipc_calls: usize,
 }
 const FULL: Scale = Scale {
     ffi_rounds: 31,
@@ -69,6 +80,9 @@ const FULL: Scale = Scale {
     thread_pairs: 2_000,
     thread_rounds: 7,
     capture_iters: 2_000,
+    api_rounds: 31,
+    api_calls: 10_000,
+    api_ipc_calls: 200,
 };
 const SMOKE: Scale = Scale {
     ffi_rounds: 3,
@@ -80,6 +94,9 @@ const SMOKE: Scale = Scale {
     thread_pairs: 5,
     thread_rounds: 1,
     capture_iters: 5,
+    api_rounds: 3,
+    api_calls: 20,
+    api_ipc_calls: 3,
 };
 
 struct Row {
@@ -120,19 +137,23 @@ fn ffi(sc: Scale) -> R<Vec<Row>> {
         t.cuMemAllocAsync.ok_or("the table has no cuMemAllocAsync")?,
         t.cuMemFreeAsync.ok_or("the table has no cuMemFreeAsync")?,
     );
+    // The timed Rust loop calls and compares codes, nothing else (driver/timed.rs, tested to
+    // record and allocate nothing), as the C loop does; a failing code becomes a message after it.
+    let stream = s.0;
     let rust_loop = |n: usize| -> R {
-        for _ in 0..n {
-            let mut p: CUdeviceptr = 0;
-            ok("cuMemAllocAsync", unsafe {
-                untracked::cuMemAllocAsync(&mut p, 4096, s.0)
-            })?;
-            ok("cuMemFreeAsync", unsafe { untracked::cuMemFreeAsync(p, s.0) })?;
-        }
+        timed::alloc_free_pairs(
+            |p| unsafe { untracked::cuMemAllocAsync(p, 4096, stream) },
+            |p| unsafe { untracked::cuMemFreeAsync(p, stream) },
+            n,
+        )
+        .map_err(|r| format!("Rust loop: cuMemAllocAsync/cuMemFreeAsync returned {r}"))?;
         Ok(())
     };
     let c_loop = |n: usize| -> R {
-        let r = unsafe { cump_c_alloc_free_loop(alloc, release, s.0, 4096, n as std::ffi::c_ulong) };
-        ok("C loop", CUresult(r as u32))
+        match unsafe { cump_c_alloc_free_loop(alloc, release, stream, 4096, n as std::ffi::c_ulong) } {
+            0 => Ok(()),
+            r => Err(format!("C loop: cuMemAllocAsync/cuMemFreeAsync returned {}", CUresult(r as u32)).into()),
+        }
     };
     // Warm up both (pool growth, first-call costs).
     rust_loop(sc.ffi_iters)?;
@@ -564,12 +585,14 @@ fn bench(sc: Scale, full: bool) -> std::process::ExitCode {
         env.m.summary()
     );
     let mut rows = Vec::new();
+    let skipped = std::cell::RefCell::new(Vec::<String>::new());
     let mut groups: Vec<(&str, Group)> = vec![
         ("ffi", Box::new(move || ffi(sc))),
         ("pairs", Box::new(|| pairs(&env, sc))),
         ("reuse", Box::new(|| reuse(&env, sc))),
         ("threads", Box::new(|| threads(&env, sc))),
         ("capture", Box::new(|| capture(&env, sc))),
+        ("api", Box::new(|| api_costs::api(&env, sc, &mut skipped.borrow_mut()))),
     ];
     if env.m.has(Cap::Ipc).is_ok() {
         groups.push(("ipc", Box::new(|| ipc(&env, sc))));
@@ -606,6 +629,11 @@ fn bench(sc: Scale, full: bool) -> std::process::ExitCode {
             r.group, r.case, r.median, r.min, r.max, r.unit, r.iters
         );
     }
+    drop(groups);
+    let skipped = skipped.into_inner();
+    for s in &skipped {
+        println!("skipped: {s}");
+    }
     let dir = std::env::var_os("BENCH_REPORT_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| {
@@ -619,6 +647,7 @@ fn bench(sc: Scale, full: bool) -> std::process::ExitCode {
         "mode": if full { "full" } else { "smoke" },
         "driver_version": env.m.driver_version,
         "devices": env.m.devices.iter().map(|d| json!({"name": d.name, "cc": format!("{}.{}", d.cc.0, d.cc.1)})).collect::<Vec<_>>(),
+        "skipped": skipped,
         "rows": rows.iter().map(|r| json!({"group": r.group, "case": r.case, "unit": r.unit, "median": r.median, "min": r.min, "max": r.max, "iterations": r.iters})).collect::<Vec<_>>(),
     });
     let written = std::fs::create_dir_all(&dir)

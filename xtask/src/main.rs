@@ -17,6 +17,9 @@
 //!       The docs coverage check alone (also part of `ci`): every public function of
 //!       cuda-mempool-sys documented, `# Safety` on every unsafe one, NVIDIA's reference linked
 //!       from every bound one.
+//!   cargo xtask bench-diff OLD.json NEW.json [--group G]
+//!       Two allocator bench runs (bench.json) case by case: medians and NEW / OLD (what a library
+//!       under LD_PRELOAD adds per API, say, with `--group api`).
 //!   cargo xtask diff OLD.json NEW.json
 //!       What changed between two conformance reports (exit 1 if anything regressed).
 //!   cargo xtask mutants [--report DIR] [FILTER...]
@@ -26,6 +29,7 @@
 //!       docs/conformance/mutants.md comes from a GPU machine, .ci/gpu/mutants.sh).
 
 mod allowlist;
+mod bench_diff;
 mod common;
 mod coverage;
 mod docs;
@@ -40,6 +44,7 @@ use std::process::{Command, ExitCode};
 
 const USAGE: &str =
     "usage: cargo xtask regen [--check] [--cuda-include DIR]\n       cargo xtask ci\n       cargo xtask docs\n       \
+                     cargo xtask bench-diff OLD.json NEW.json [--group G]\n       \
                      cargo xtask diff OLD.json NEW.json\n       cargo xtask mutants [--report DIR] [FILTER...]";
 
 fn main() -> ExitCode {
@@ -49,6 +54,9 @@ fn main() -> ExitCode {
         Some("ci") if args.len() == 1 => ci(&root()),
         Some("docs") if args.len() == 1 => coverage::check(&root()).map(|s| println!("xtask: {s}")),
         Some("diff") if args.len() == 3 => diff(&root(), &args[1], &args[2]),
+        Some("bench-diff") if args.len() == 3 || (args.len() == 5 && args[3] == "--group") => {
+            bench_diff::report(&args[1], &args[2], args.get(4).map(String::as_str)).map(|r| print!("{r}"))
+        }
         Some("mutants") => mutants(&root(), &args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");

@@ -1,4 +1,4 @@
-//! The root of the `allocator` bench target. On Linux: benchs/allocator.rs (the benchmarks; under `cargo test`, a smoke run). Elsewhere the
+//! The root of the `allocator` bench target. On Linux: benches/allocator.rs (the benchmarks; under `cargo test`, a smoke run). Elsewhere the
 //! suite cannot run, and `main` says so in one sentence on stderr and exits with 1, so that
 //! `cargo test -p conformance` fails with that sentence rather than with compile errors.
 

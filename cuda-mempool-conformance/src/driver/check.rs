@@ -28,7 +28,7 @@ pub fn ok(what: &str, r: CUresult) -> R {
 
 /// Require one exact code; a failure is blamed on the API `what` starts with.
 pub fn expect(what: &str, got: CUresult, want: CUresult) -> R {
-    crate::driver::observe::record(crate::driver::observe::Observation {
+    crate::driver::observe::record_with(|| crate::driver::observe::Observation {
         api: crate::driver::blame::api_of(what),
         call: what.to_string(),
         documented: code_name(want),

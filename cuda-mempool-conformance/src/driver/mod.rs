@@ -12,6 +12,7 @@ pub mod departures;
 pub mod fail;
 pub mod ledger;
 pub mod observe;
+pub mod timed;
 
 pub use apis::{api_name, APIS};
 pub use fail::{Fail, R};

@@ -27,10 +27,17 @@ thread_local! {
 
 /// Record one checked call of the trial running on this thread.
 pub fn record(o: Observation) {
+    record_with(|| o)
+}
+
+/// Record the observation `make` builds, building it only while fewer than `KEEP` are kept: past
+/// that a check costs a counter, so hot loops of checked calls (load trials, capture relaunches)
+/// neither grow the list nor format strings.
+pub fn record_with(make: impl FnOnce() -> Observation) {
     LOG.with(|l| {
         let mut l = l.borrow_mut();
         if l.0.len() < KEEP {
-            l.0.push(o);
+            l.0.push(make());
         } else {
             l.1 += 1;
         }
