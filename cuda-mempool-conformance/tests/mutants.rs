@@ -37,6 +37,23 @@ const DEADLINE: Duration = Duration::from_secs(10);
 /// counted every mutant as killed.
 const PARALLEL: usize = 4;
 
+/// CONFORMANCE_MUTANTS_SUITE_THREADS=N: each suite runs at most N trials at once (its
+/// `--test-threads`), so that several suites side by side (`--test-threads` of this runner) share
+/// one GPU with a bounded number of workers each. Unset: the suite's own default.
+const SUITE_THREADS_VAR: &str = "CONFORMANCE_MUTANTS_SUITE_THREADS";
+
+fn suite_threads() -> Result<Option<usize>, String> {
+    match std::env::var(SUITE_THREADS_VAR) {
+        Err(_) => Ok(None),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(format!(
+                "{SUITE_THREADS_VAR}={v:?}: expected a number of trials at once per suite, at least 1"
+            )),
+        },
+    }
+}
+
 /// Mutants that no program can tell from the real driver, with the reason. A listed mutant that
 /// is killed fails (the reason was wrong: remove it from the list).
 const EQUIVALENT: &[(&str, &str)] = &[];
@@ -168,6 +185,9 @@ fn run(mutant: Option<&str>) -> Result<(Value, f64, String), String> {
         Some(m) => cmd.env("CONFORMANCE_MUTANT", m),
         None => cmd.env_remove("CONFORMANCE_MUTANT"),
     };
+    if let Some(n) = suite_threads()? {
+        cmd.arg(format!("--test-threads={n}"));
+    }
     let mut child = cmd.spawn().map_err(|e| format!("cannot run the suite: {e}"))?;
     let status = match child.wait_timeout(SUITE_LIMIT).map_err(|e| e.to_string())? {
         Some(s) => s,
