@@ -9,6 +9,7 @@
 //!   cargo test -p conformance --test mutants                 every mutant this machine can judge
 //!   cargo test -p conformance --test mutants -- mutant::823  a subset, by the usual name filter
 //!   cargo xtask mutants                                      the same, writing docs/conformance/mutants.md
+//!   CONFORMANCE_MUTANTS_NEEDS=peer ...                       only the mutants that need `peer`
 //!
 //! CONFORMANCE_MUTANTS_REPORT=DIR writes DIR/mutants.md (each mutant and the trials that killed it,
 //! each trial and the mutants it kills, the trials that kill none with the reason they exist) and
@@ -286,6 +287,20 @@ fn machine() -> &'static conformance::harness::Machine {
     })
 }
 
+/// CONFORMANCE_MUTANTS_NEEDS=peer,ipc: judge only the mutants that need one of these (e.g. the
+/// peer mutants on a two-GPU machine, without the hour the rest would take there).
+const NEEDS_VAR: &str = "CONFORMANCE_MUTANTS_NEEDS";
+
+/// Why a mutant that needs `needs` is left out by CONFORMANCE_MUTANTS_NEEDS, if it is.
+fn not_selected(needs: &str) -> Option<String> {
+    let only = std::env::var(NEEDS_VAR).ok()?;
+    if only.split(',').any(|n| n.trim() == needs) {
+        None
+    } else {
+        Some(format!("not selected: {NEEDS_VAR}={only}"))
+    }
+}
+
 /// Whether this machine can show mutants that need `needs`; else why not.
 fn missing(needs: &str) -> Option<String> {
     use conformance::harness::Cap;
@@ -401,7 +416,7 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
     let mut jm = Vec::new();
     for m in mutants {
         let (status, killers, changed, exit) = match verdicts.get(&m.name) {
-            None => match missing(&m.needs) {
+            None => match missing(&m.needs).or_else(|| not_selected(&m.needs)) {
                 Some(why) => (format!("not run: {why}"), vec![], vec![], String::new()),
                 None => (
                     "not judged (filtered out, or the run stopped first)".to_string(),
@@ -586,7 +601,7 @@ pub fn main() -> std::process::ExitCode {
         .into_iter()
         .map(|m| {
             let name = format!("mutant::{}", m.name);
-            let ignore = missing(&m.needs);
+            let ignore = missing(&m.needs).or_else(|| not_selected(&m.needs));
             let m2 = m.clone();
             let t = Trial::test(name, move || judge(&m2)).with_kind(m.kind.clone());
             match ignore {
