@@ -4,7 +4,6 @@
 
 use crate::allowlist;
 use crate::fn_docs::{FnDoc, FN_DOCS};
-use crate::table::Abi;
 
 const REFERENCE: &str = "https://docs.nvidia.com/cuda/cuda-driver-api";
 
@@ -33,10 +32,22 @@ fn version_text(v: u32) -> String {
     format!("{}.{}", v / 1000, v % 1000 / 10)
 }
 
+/// What the docs say of one bound ABI (table.rs's `Abi`, passed in so that this module imports
+/// nothing of the generator).
+pub struct Bound<'a> {
+    /// cuda.h's name (`cuMemAlloc`).
+    pub c_name: &'a str,
+    /// The CUDA version of the ABI (3020).
+    pub version: u32,
+    /// Its cudaTypedefs.h typedef (`PFN_cuMemAlloc_v3020`).
+    pub pfn: &'a str,
+    pub per_thread: bool,
+}
+
 /// The doc lines (without `///`) of the function bound as `symbol`; `note`, when not empty, is a
 /// paragraph of its own before `# Safety`.
-pub fn function(symbol: &str, abi: &Abi, note: &str) -> Result<Vec<String>, String> {
-    let d = entry(&abi.c_name)?;
+pub fn function(symbol: &str, abi: &Bound, note: &str) -> Result<Vec<String>, String> {
+    let d = entry(abi.c_name)?;
     let mut first = d.doc.trim_end_matches('.').to_string();
     if abi.per_thread {
         first.push_str(", with the per-thread default stream as stream 0");

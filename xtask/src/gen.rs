@@ -328,7 +328,7 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
                 .get(name)
                 .ok_or_else(|| format!("CUDA {major}: no ABI version for {name}"))?;
             let indent = &line[..line.len() - line.trim_start().len()];
-            for l in docs::function(name, abi, "")? {
+            for l in docs::function(name, &abi.bound(), "")? {
                 lines.push(format!("{indent}///{}{l}", if l.is_empty() { "" } else { " " }));
             }
         }

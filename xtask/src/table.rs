@@ -20,6 +20,18 @@ pub struct Abi {
     pub per_thread: bool,
 }
 
+impl Abi {
+    /// What docs.rs needs of it.
+    pub fn bound(&self) -> crate::docs::Bound<'_> {
+        crate::docs::Bound {
+            c_name: &self.c_name,
+            version: self.version,
+            pfn: &self.pfn,
+            per_thread: self.per_thread,
+        }
+    }
+}
+
 /// The ABI version of each entry, from cudaTypedefs.h as the C compiler sees it.
 ///
 /// `compatible[(c_name, per_thread)]`: every `PFN_<name>_v<N>[_ptsz]` typedef visible to a C program
@@ -431,7 +443,7 @@ pub fn table(
         let note = format!(
             "Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `{sym}`."
         );
-        for l in docs::function(sym, abi, &note)? {
+        for l in docs::function(sym, &abi.bound(), &note)? {
             writeln!(globals, "    ///{}{l}", if l.is_empty() { "" } else { " " }).unwrap();
         }
         writeln!(
