@@ -226,15 +226,13 @@ fn pairs(e: &Env, sc: Scale) -> R<Vec<Row>> {
                 let mut b = Vec::new();
                 for _ in 0..iters {
                     let t = Instant::now();
-                    let p = alloc_async(size, s.0)?;
-                    free_async(p, s.0)?;
-                    s.sync()?;
+                    let r = timed::alloc_free(None, size, s.0).and_then(|_| timed::sync(s.0));
                     a.push(us(t));
+                    r.map_err(|r| format!("cuMemAllocAsync pair: {r}"))?;
                     let t = Instant::now();
-                    let p = alloc_from(own.0, size, s.0)?;
-                    free_async(p, s.0)?;
-                    s.sync()?;
+                    let r = timed::alloc_free(Some(own.0), size, s.0).and_then(|_| timed::sync(s.0));
                     b.push(us(t));
+                    r.map_err(|r| format!("cuMemAllocFromPoolAsync pair: {r}"))?;
                 }
                 rows.push(row(
                     "pairs",
@@ -253,9 +251,10 @@ fn pairs(e: &Env, sc: Scale) -> R<Vec<Row>> {
             for _ in 0..iters {
                 let t = Instant::now();
                 let mut p: CUdeviceptr = 0;
-                ok("cuMemAlloc", unsafe { cuMemAlloc_v2(&mut p, size) })?;
-                ok("cuMemFree", unsafe { cuMemFree_v2(p) })?;
+                let r = timed::code(unsafe { untracked::cuMemAlloc_v2(&mut p, size) })
+                    .and_then(|_| timed::code(unsafe { untracked::cuMemFree_v2(p) }));
                 c.push(us(t));
+                r.map_err(|r| format!("cuMemAlloc + cuMemFree: {r}"))?;
             }
             rows.push(row("pairs", format!("cuMemAlloc + cuMemFree, {label}"), "us/pair", c));
         }
@@ -287,15 +286,17 @@ fn reuse(e: &Env, sc: Scale) -> R<Vec<Row>> {
         let (mut times, mut reused) = (Vec::new(), 0usize);
         for _ in 0..sc.reuse_iters {
             let t = Instant::now();
-            let a = alloc_from(p.0, 1 << 20, s1.0)?;
-            free_async(a, s1.0)?;
-            ev.record(s1.0)?;
-            ok("cuStreamWaitEvent", unsafe { cuStreamWaitEvent(s2.0, ev.0, 0) })?;
-            let b = alloc_from(p.0, 1 << 20, s2.0)?;
-            free_async(b, s2.0)?;
-            s2.sync()?;
-            s1.sync()?;
+            let r = (|| {
+                let a = timed::alloc_free(Some(p.0), 1 << 20, s1.0)?;
+                timed::code(unsafe { untracked::cuEventRecord(ev.0, s1.0) })?;
+                timed::code(unsafe { untracked::cuStreamWaitEvent(s2.0, ev.0, 0) })?;
+                let b = timed::alloc_free(Some(p.0), 1 << 20, s2.0)?;
+                timed::sync(s2.0)?;
+                timed::sync(s1.0)?;
+                Ok((a, b))
+            })();
             times.push(us(t));
+            let (a, b) = r.map_err(|r: CUresult| format!("reuse step: {r}"))?;
             reused += usize::from(a == b);
         }
         let n = times.len();
@@ -336,11 +337,13 @@ fn threads(e: &Env, sc: Scale) -> R<Vec<Row>> {
                                 e.bind();
                                 let s = s as CUstream;
                                 barrier.wait();
-                                for _ in 0..sc.thread_pairs {
-                                    let p = alloc_from(pool as CUmemoryPool, SIZE, s)?;
-                                    free_async(p, s)?;
-                                }
-                                ok("cuStreamSynchronize", unsafe { cuStreamSynchronize(s) })
+                                let r = timed::alloc_free_pairs(
+                                    |p| unsafe { untracked::cuMemAllocFromPoolAsync(p, SIZE, pool as CUmemoryPool, s) },
+                                    |p| unsafe { untracked::cuMemFreeAsync(p, s) },
+                                    sc.thread_pairs,
+                                )
+                                .and_then(|_| timed::sync(s));
+                                r.map_err(|r| format!("bench thread: {r}").into())
                             })
                         })
                         .collect();
@@ -406,9 +409,9 @@ fn capture(e: &Env, sc: Scale) -> R<Vec<Row>> {
         let run = (|| -> R {
             for _ in 0..sc.capture_iters {
                 let t0 = Instant::now();
-                ok("cuGraphLaunch", unsafe { cuGraphLaunch(x, s.0) })?;
-                s.sync()?;
+                let r = timed::code(unsafe { untracked::cuGraphLaunch(x, s.0) }).and_then(|_| timed::sync(s.0));
                 t.push(us(t0));
+                r.map_err(|r| format!("cuGraphLaunch + sync: {r}"))?;
             }
             Ok(())
         })();
@@ -429,10 +432,9 @@ fn capture(e: &Env, sc: Scale) -> R<Vec<Row>> {
             let mut t = Vec::new();
             for _ in 0..sc.capture_iters {
                 let t0 = Instant::now();
-                let p = alloc_async(SIZE, s.0)?;
-                free_async(p, s.0)?;
-                s.sync()?;
+                let r = timed::alloc_free(None, SIZE, s.0).and_then(|_| timed::sync(s.0));
                 t.push(us(t0));
+                r.map_err(|r| format!("cuMemAllocAsync pair + sync: {r}"))?;
             }
             rows.push(row(
                 "capture",
@@ -463,8 +465,9 @@ fn ipc(e: &Env, sc: Scale) -> R<Vec<Row>> {
     for &p in &ptrs {
         let mut d = CUmemPoolPtrExportData::default();
         let t = Instant::now();
-        ok("cuMemPoolExportPointer", unsafe { cuMemPoolExportPointer(&mut d, p) })?;
+        let r = timed::code(unsafe { untracked::cuMemPoolExportPointer(&mut d, p) });
         export_us.push(us(t));
+        r.map_err(|r| format!("cuMemPoolExportPointer: {r}"))?;
         data.push(json!(hex(&d.reserved)));
     }
     let peer = Peer::spawn(&Role::BenchIpc, &[], conformance::driver::deadline::trial())?;
@@ -514,9 +517,12 @@ fn ipc_child() -> i32 {
         let (m, fd) = chan.recv()?;
         let fd = fd.ok_or("no fd")?;
         let mut pool = std::ptr::null_mut();
+        let posix = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+        let handle = fd.as_raw_fd() as isize as *mut std::ffi::c_void;
         let t = Instant::now();
-        ok("import pool", import_pool_fd(fd.as_raw_fd(), &mut pool))?;
+        let r = timed::code(unsafe { untracked::cuMemPoolImportFromShareableHandle(&mut pool, handle, posix, 0) });
         let pool_us = us(t);
+        r.map_err(|r| format!("import pool: {r}"))?;
         let pool = Pool(pool);
         let (mut times, mut ptrs) = (Vec::new(), Vec::new());
         for d in m["data"].as_array().ok_or("no data")? {
@@ -525,14 +531,15 @@ fn ipc_child() -> i32 {
             data.reserved.copy_from_slice(&b);
             let mut p: CUdeviceptr = 0;
             let t = Instant::now();
-            ok("cuMemPoolImportPointer", unsafe {
-                cuMemPoolImportPointer(&mut p, pool.0, &mut data)
-            })?;
+            let r = timed::code(unsafe { untracked::cuMemPoolImportPointer(&mut p, pool.0, &mut data) });
             times.push(us(t));
+            r.map_err(|r| format!("cuMemPoolImportPointer: {r}"))?;
             ptrs.push(p);
         }
+        // Imported untracked (no ledger entry inside the timed call), so freed untracked too.
         for p in ptrs {
-            free_async(p, CU_STREAM_LEGACY)?;
+            timed::code(unsafe { untracked::cuMemFreeAsync(p, CU_STREAM_LEGACY) })
+                .map_err(|r| format!("cuMemFreeAsync of an imported pointer: {r}"))?;
         }
         ok("sync", unsafe { cuStreamSynchronize(CU_STREAM_LEGACY) })?;
         let v = json!({"import_us": times, "pool_us": pool_us});

@@ -2,7 +2,8 @@
 //! string, no allocation — exactly what the C half of the FFI bench (benches/ffi_loop.c) does. The
 //! bench times these; the unit test below shows they record and allocate nothing.
 
-use crate::driver::cu::{CUdeviceptr, CUresult};
+use crate::driver::cu::untracked as raw;
+use crate::driver::cu::{CUdeviceptr, CUmemoryPool, CUresult, CUstream};
 
 /// `n` pairs of `alloc` then `free`, stopping at the first code that is not `CUDA_SUCCESS` (that
 /// code is the error; the bench turns it into a message outside the timed region).
@@ -37,6 +38,36 @@ pub fn pairs<T: Copy>(
         }
     }
     Ok(())
+}
+
+/// The code as a `Result`.
+#[inline(always)]
+pub fn code(r: CUresult) -> Result<(), CUresult> {
+    if r == CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(r)
+    }
+}
+
+/// One allocation of `size` (from `pool`, or the stream's current pool), its free, and a
+/// synchronisation of the stream: the unit the bench's pairs, threads and capture groups time.
+/// Returns the address it got (the reuse group compares them).
+#[inline(always)]
+pub fn alloc_free(pool: Option<CUmemoryPool>, size: usize, s: CUstream) -> Result<CUdeviceptr, CUresult> {
+    let mut p: CUdeviceptr = 0;
+    code(match pool {
+        Some(pool) => unsafe { raw::cuMemAllocFromPoolAsync(&mut p, size, pool, s) },
+        None => unsafe { raw::cuMemAllocAsync(&mut p, size, s) },
+    })?;
+    code(unsafe { raw::cuMemFreeAsync(p, s) })?;
+    Ok(p)
+}
+
+/// `cuStreamSynchronize`.
+#[inline(always)]
+pub fn sync(s: CUstream) -> Result<(), CUresult> {
+    code(unsafe { raw::cuStreamSynchronize(s) })
 }
 
 /// `n` calls of `call`; stops at the first failing code.
