@@ -493,34 +493,13 @@ fn windows(root: &Path) -> Result<(), String> {
         .join("examples")
         .join("pool_roundtrip.exe");
     println!("xtask ci: {wine} {}", exe.display());
-    let out = wine_cmd(&[exe.as_os_str()])
-        .output()
-        .map_err(|e| format!("cannot run {wine}: {e}"))?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for line in text.lines() {
-        println!("xtask ci:   | {line}");
-    }
-    let expected = "pool_roundtrip: cannot open the CUDA driver library nvcuda.dll: ";
-    let mut wrong = Vec::new();
-    if out.status.code() != Some(1) {
-        wrong.push(format!("exit status {} (expected 1)", out.status));
-    }
-    if !text.contains(expected) {
-        wrong.push(format!("no line starting {expected:?}"));
-    }
-    if text.contains("panicked") {
-        wrong.push("a panic".into());
-    }
-    if !wrong.is_empty() {
-        return Err(format!(
-            "the Windows example under Wine (no driver): {}",
-            wrong.join(", ")
-        ));
-    }
+    expect_refusal(
+        wine_cmd(&[exe.as_os_str()]),
+        wine,
+        "the Windows example under Wine (no driver)",
+        "pool_roundtrip: cannot open the CUDA driver library nvcuda.dll: ",
+        false,
+    )?;
     println!("xtask ci: under Wine without a driver: exit status 1, a LoadError naming nvcuda.dll, no panic");
 
     println!("xtask ci: the crate's tests under Wine ({WINDOWS_GNU}, every feature; not the ABI probe)");
@@ -598,32 +577,51 @@ fn windows(root: &Path) -> Result<(), String> {
         ));
     }
     println!("xtask ci: {wine} {exe}");
-    let out = wine_cmd(&[exe.as_ref()])
-        .output()
-        .map_err(|e| format!("cannot run {wine}: {e}"))?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    for line in String::from_utf8_lossy(&out.stdout).lines().chain(stderr.lines()) {
+    expect_refusal(
+        wine_cmd(&[exe.as_ref()]),
+        wine,
+        "the conformance suite for Windows under Wine",
+        "conformance: the conformance suite runs on Linux only",
+        true,
+    )?;
+    println!("xtask ci: the conformance suite for Windows under Wine: exit status 1, one sentence saying it runs on Linux only");
+    Ok(())
+}
+
+/// Runs `cmd` (a program under Wine), echoes its output, and requires a clean refusal: exit status
+/// 1, `expected` in its output (on stderr alone with `stderr_only`), no panic.
+fn expect_refusal(mut cmd: Command, wine: &str, what: &str, expected: &str, stderr_only: bool) -> Result<(), String> {
+    let out = cmd.output().map_err(|e| format!("cannot run {wine}: {e}"))?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    for line in stdout.lines().chain(stderr.lines()) {
         println!("xtask ci:   | {line}");
     }
-    let sentence = "conformance: the conformance suite runs on Linux only";
+    let searched = if stderr_only {
+        stderr.to_string()
+    } else {
+        format!("{stdout}{stderr}")
+    };
     let mut wrong = Vec::new();
     if out.status.code() != Some(1) {
         wrong.push(format!("exit status {} (expected 1)", out.status));
     }
-    if !stderr.contains(sentence) {
-        wrong.push(format!("no {sentence:?} on stderr"));
-    }
-    if stderr.contains("panicked") {
-        wrong.push("a panic".into());
-    }
-    if !wrong.is_empty() {
-        return Err(format!(
-            "the conformance suite for Windows under Wine: {}",
-            wrong.join(", ")
+    if !searched.contains(expected) {
+        wrong.push(format!(
+            "no {expected:?} {}",
+            if stderr_only { "on stderr" } else { "in its output" }
         ));
     }
-    println!("xtask ci: the conformance suite for Windows under Wine: exit status 1, one sentence saying it runs on Linux only");
-    Ok(())
+    if searched.contains("panicked") {
+        wrong.push("a panic".into());
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{what}: {}", wrong.join(", ")))
+    }
 }
 
 /// Wine headless (no DISPLAY), quiet, in `prefix`, with no driver-related variable of ours.
