@@ -252,6 +252,7 @@ const ATTR_CALLS: &[(u32, AttrCall, &str, &str, Option<Crash>)] = &[
             documented: E_VALUE,
             seen_on: "R580 (580.159.04)",
             branches: (580, 580),
+            later: &[],
         }),
     ),
 ];

@@ -178,7 +178,8 @@ pub fn cases() -> Vec<Case> {
             SIGSEGV_OR_SIGABRT,
             CUresult::CUDA_ERROR_NOT_PERMITTED,
             "R580 (580.159.04) without IMEX channels",
-        ),
+        )
+        .or_later_inside(&[824]),
         Case::gpu(826, "fabric_export_with_imex_channel_succeeds", |e| {
             let (_p, r) = fabric_export(e)?;
             ok("cuMemPoolExportToShareableHandle(fabric)", r)

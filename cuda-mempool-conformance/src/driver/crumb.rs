@@ -6,6 +6,9 @@
 //! `pwrite`, and clears it when the call returns; no allocation, no lock. A parent whose child died
 //! by a signal, or stopped answering, reads the file: "died inside cuMemPoolTrimTo (833)" is what
 //! lets the report blame the API that crashed or hung rather than the trial that happened to call it.
+//! A second record, at offset [`LEN`], holds the last tracked call that returned and its answer: a
+//! declared crash that lands in a later call is the declared one only if the call under test
+//! accepted the input first (`harness/verdict.rs`).
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
@@ -31,7 +34,22 @@ fn mine() -> Option<&'static File> {
 }
 
 /// Clears the breadcrumb when the call it marks returns.
-pub struct Inside(bool);
+pub struct Inside(bool, u32);
+impl Inside {
+    /// The call returned `r`: record it as the last answer (API index, code) before the guard clears
+    /// the breadcrumb.
+    pub fn returned(self, r: i32) -> i32 {
+        if self.0 {
+            if let Some(f) = mine() {
+                let mut rec = [0u8; 8];
+                rec[..4].copy_from_slice(&self.1.to_le_bytes());
+                rec[4..].copy_from_slice(&r.to_le_bytes());
+                let _ = f.write_at(&rec, LEN as u64);
+            }
+        }
+        r
+    }
+}
 impl Drop for Inside {
     fn drop(&mut self) {
         if self.0 {
@@ -44,13 +62,13 @@ impl Drop for Inside {
 
 /// Mark this process as inside `api` (`symbol`) until the guard is dropped.
 pub fn enter(api: u32, symbol: &str) -> Inside {
-    let Some(f) = mine() else { return Inside(false) };
+    let Some(f) = mine() else { return Inside(false, api) };
     let mut rec = [0u8; LEN];
     rec[..4].copy_from_slice(&api.to_le_bytes());
     let n = symbol.len().min(LEN - 4);
     rec[4..4 + n].copy_from_slice(&symbol.as_bytes()[..n]);
     let _ = f.write_at(&rec, 0);
-    Inside(true)
+    Inside(true, api)
 }
 
 /// The parent's side: a breadcrumb file for one child.
@@ -72,7 +90,7 @@ impl Crumb {
             {
                 Ok(f) => {
                     let _ = std::fs::remove_file(&path);
-                    f.set_len(LEN as u64).map_err(|e| format!("breadcrumb file: {e}"))?;
+                    f.set_len(2 * LEN as u64).map_err(|e| format!("breadcrumb file: {e}"))?;
                     return Ok(Crumb(f));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -100,6 +118,17 @@ impl Crumb {
         }
         let end = rec[4..].iter().position(|&b| b == 0).map_or(LEN, |p| p + 4);
         Some((api, String::from_utf8_lossy(&rec[4..end]).into_owned()))
+    }
+    /// The last tracked call that returned, and its answer: (index, raw code).
+    pub fn last(&self) -> Option<(u32, i32)> {
+        let mut rec = [0u8; 8];
+        self.0.read_exact_at(&mut rec, LEN as u64).ok()?;
+        let api = u32::from_le_bytes(rec[..4].try_into().unwrap());
+        (api != 0).then(|| (api, i32::from_le_bytes(rec[4..].try_into().unwrap())))
+    }
+    /// Forget the last answer (a worker, before its next trial).
+    pub fn clear_last(&self) {
+        let _ = self.0.write_at(&[0u8; 8], LEN as u64);
     }
     /// "; it was inside cuMemPoolTrimTo (833)" or "".
     pub fn describe(&self) -> String {

@@ -144,6 +144,15 @@ pub fn load() -> &'static Loaded {
 use crate::driver::crumb::enter;
 use crate::driver::ledger;
 
+/// A tracked call: the breadcrumb says which API the process is inside while it runs, and records
+/// its answer once it returns (`crumb.rs`).
+fn tracked(api: u32, symbol: &str, call: impl FnOnce() -> CUresult) -> CUresult {
+    let inside = enter(api, symbol);
+    let r = call();
+    inside.returned(r.0 as i32);
+    r
+}
+
 const OK: CUresult = CUresult::CUDA_SUCCESS;
 
 /// An allocation that succeeded and wrote its address: record it.
@@ -162,14 +171,16 @@ fn freed(r: CUresult, dptr: CUdeviceptr) -> CUresult {
 }
 
 pub unsafe fn cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
-    let _in = enter(820, "cuMemAllocAsync");
-    let r = unsafe { raw::cuMemAllocAsync(dptr, bytesize, hStream) };
+    let r = tracked(820, "cuMemAllocAsync", || unsafe {
+        raw::cuMemAllocAsync(dptr, bytesize, hStream)
+    });
     unsafe { allocated(r, dptr, bytesize, "cuMemAllocAsync") }
 }
 
 pub unsafe fn cuMemAllocAsync_ptsz(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
-    let _in = enter(820, "cuMemAllocAsync_ptsz");
-    let r = unsafe { raw::cuMemAllocAsync_ptsz(dptr, bytesize, hStream) };
+    let r = tracked(820, "cuMemAllocAsync_ptsz", || unsafe {
+        raw::cuMemAllocAsync_ptsz(dptr, bytesize, hStream)
+    });
     unsafe { allocated(r, dptr, bytesize, "cuMemAllocAsync_ptsz") }
 }
 
@@ -179,8 +190,9 @@ pub unsafe fn cuMemAllocFromPoolAsync(
     pool: CUmemoryPool,
     hStream: CUstream,
 ) -> CUresult {
-    let _in = enter(821, "cuMemAllocFromPoolAsync");
-    let r = unsafe { raw::cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream) };
+    let r = tracked(821, "cuMemAllocFromPoolAsync", || unsafe {
+        raw::cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream)
+    });
     unsafe { allocated(r, dptr, bytesize, "cuMemAllocFromPoolAsync") }
 }
 
@@ -190,24 +202,32 @@ pub unsafe fn cuMemAllocFromPoolAsync_ptsz(
     pool: CUmemoryPool,
     hStream: CUstream,
 ) -> CUresult {
-    let _in = enter(821, "cuMemAllocFromPoolAsync_ptsz");
-    let r = unsafe { raw::cuMemAllocFromPoolAsync_ptsz(dptr, bytesize, pool, hStream) };
+    let r = tracked(821, "cuMemAllocFromPoolAsync_ptsz", || unsafe {
+        raw::cuMemAllocFromPoolAsync_ptsz(dptr, bytesize, pool, hStream)
+    });
     unsafe { allocated(r, dptr, bytesize, "cuMemAllocFromPoolAsync_ptsz") }
 }
 
 pub unsafe fn cuMemFreeAsync(dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
-    let _in = enter(822, "cuMemFreeAsync");
-    freed(unsafe { raw::cuMemFreeAsync(dptr, hStream) }, dptr)
+    freed(
+        tracked(822, "cuMemFreeAsync", || unsafe { raw::cuMemFreeAsync(dptr, hStream) }),
+        dptr,
+    )
 }
 
 pub unsafe fn cuMemFreeAsync_ptsz(dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
-    let _in = enter(822, "cuMemFreeAsync_ptsz");
-    freed(unsafe { raw::cuMemFreeAsync_ptsz(dptr, hStream) }, dptr)
+    freed(
+        tracked(822, "cuMemFreeAsync_ptsz", || unsafe {
+            raw::cuMemFreeAsync_ptsz(dptr, hStream)
+        }),
+        dptr,
+    )
 }
 
 pub unsafe fn cuMemPoolCreate(pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult {
-    let _in = enter(823, "cuMemPoolCreate");
-    let r = unsafe { raw::cuMemPoolCreate(pool, poolProps) };
+    let r = tracked(823, "cuMemPoolCreate", || unsafe {
+        raw::cuMemPoolCreate(pool, poolProps)
+    });
     if r == OK && !pool.is_null() {
         ledger::pool_added(unsafe { *pool } as usize, "cuMemPoolCreate");
     }
@@ -215,8 +235,7 @@ pub unsafe fn cuMemPoolCreate(pool: *mut CUmemoryPool, poolProps: *const CUmemPo
 }
 
 pub unsafe fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
-    let _in = enter(824, "cuMemPoolDestroy");
-    let r = unsafe { raw::cuMemPoolDestroy(pool) };
+    let r = tracked(824, "cuMemPoolDestroy", || unsafe { raw::cuMemPoolDestroy(pool) });
     if r == OK {
         ledger::pool_removed(pool as usize);
     }
@@ -224,8 +243,9 @@ pub unsafe fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
 }
 
 pub unsafe fn cuMemPoolExportPointer(shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
-    let _in = enter(825, "cuMemPoolExportPointer");
-    unsafe { raw::cuMemPoolExportPointer(shareData_out, ptr) }
+    tracked(825, "cuMemPoolExportPointer", || unsafe {
+        raw::cuMemPoolExportPointer(shareData_out, ptr)
+    })
 }
 
 pub unsafe fn cuMemPoolExportToShareableHandle(
@@ -234,8 +254,9 @@ pub unsafe fn cuMemPoolExportToShareableHandle(
     handleType: CUmemAllocationHandleType,
     flags: ::core::ffi::c_ulonglong,
 ) -> CUresult {
-    let _in = enter(826, "cuMemPoolExportToShareableHandle");
-    unsafe { raw::cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags) }
+    tracked(826, "cuMemPoolExportToShareableHandle", || unsafe {
+        raw::cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags)
+    })
 }
 
 pub unsafe fn cuMemPoolGetAccess(
@@ -243,8 +264,9 @@ pub unsafe fn cuMemPoolGetAccess(
     memPool: CUmemoryPool,
     location: *mut CUmemLocation,
 ) -> CUresult {
-    let _in = enter(827, "cuMemPoolGetAccess");
-    unsafe { raw::cuMemPoolGetAccess(flags, memPool, location) }
+    tracked(827, "cuMemPoolGetAccess", || unsafe {
+        raw::cuMemPoolGetAccess(flags, memPool, location)
+    })
 }
 
 pub unsafe fn cuMemPoolGetAttribute(
@@ -252,8 +274,9 @@ pub unsafe fn cuMemPoolGetAttribute(
     attr: CUmemPool_attribute,
     value: *mut ::core::ffi::c_void,
 ) -> CUresult {
-    let _in = enter(828, "cuMemPoolGetAttribute");
-    unsafe { raw::cuMemPoolGetAttribute(pool, attr, value) }
+    tracked(828, "cuMemPoolGetAttribute", || unsafe {
+        raw::cuMemPoolGetAttribute(pool, attr, value)
+    })
 }
 
 pub unsafe fn cuMemPoolImportFromShareableHandle(
@@ -262,8 +285,9 @@ pub unsafe fn cuMemPoolImportFromShareableHandle(
     handleType: CUmemAllocationHandleType,
     flags: ::core::ffi::c_ulonglong,
 ) -> CUresult {
-    let _in = enter(829, "cuMemPoolImportFromShareableHandle");
-    let r = unsafe { raw::cuMemPoolImportFromShareableHandle(pool_out, handle, handleType, flags) };
+    let r = tracked(829, "cuMemPoolImportFromShareableHandle", || unsafe {
+        raw::cuMemPoolImportFromShareableHandle(pool_out, handle, handleType, flags)
+    });
     if r == OK && !pool_out.is_null() {
         ledger::pool_added(unsafe { *pool_out } as usize, "cuMemPoolImportFromShareableHandle");
     }
@@ -275,14 +299,16 @@ pub unsafe fn cuMemPoolImportPointer(
     pool: CUmemoryPool,
     shareData: *mut CUmemPoolPtrExportData,
 ) -> CUresult {
-    let _in = enter(830, "cuMemPoolImportPointer");
-    let r = unsafe { raw::cuMemPoolImportPointer(ptr_out, pool, shareData) };
+    let r = tracked(830, "cuMemPoolImportPointer", || unsafe {
+        raw::cuMemPoolImportPointer(ptr_out, pool, shareData)
+    });
     unsafe { allocated(r, ptr_out, 0, "cuMemPoolImportPointer") }
 }
 
 pub unsafe fn cuMemPoolSetAccess(pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
-    let _in = enter(831, "cuMemPoolSetAccess");
-    unsafe { raw::cuMemPoolSetAccess(pool, map, count) }
+    tracked(831, "cuMemPoolSetAccess", || unsafe {
+        raw::cuMemPoolSetAccess(pool, map, count)
+    })
 }
 
 pub unsafe fn cuMemPoolSetAttribute(
@@ -290,13 +316,15 @@ pub unsafe fn cuMemPoolSetAttribute(
     attr: CUmemPool_attribute,
     value: *mut ::core::ffi::c_void,
 ) -> CUresult {
-    let _in = enter(832, "cuMemPoolSetAttribute");
-    unsafe { raw::cuMemPoolSetAttribute(pool, attr, value) }
+    tracked(832, "cuMemPoolSetAttribute", || unsafe {
+        raw::cuMemPoolSetAttribute(pool, attr, value)
+    })
 }
 
 pub unsafe fn cuMemPoolTrimTo(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult {
-    let _in = enter(833, "cuMemPoolTrimTo");
-    unsafe { raw::cuMemPoolTrimTo(pool, minBytesToKeep) }
+    tracked(833, "cuMemPoolTrimTo", || unsafe {
+        raw::cuMemPoolTrimTo(pool, minBytesToKeep)
+    })
 }
 
 pub unsafe fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {

@@ -109,6 +109,9 @@ pub struct Crash {
     /// Driver branches the crash is expected on (`driver/departures.rs`); outside them the documented
     /// code is.
     pub branches: (u32, u32),
+    /// APIs the crash may land in after the case's own API accepted the input (a heap corrupted by
+    /// the call under test, touched by a later call); empty: only inside the case's own API.
+    pub later: &'static [u32],
 }
 pub const SIGSEGV: &[i32] = &[11];
 /// A heap corrupted inside the driver: SIGSEGV where it is touched, or SIGABRT from the C
@@ -237,7 +240,16 @@ impl Case {
             documented,
             seen_on,
             branches: (580, 580),
+            later: &[],
         });
+        self
+    }
+    /// The declared crash may also land in one of `apis`, called after the case's own API accepted
+    /// the input (see [`Crash::later`]).
+    pub fn or_later_inside(mut self, apis: &'static [u32]) -> Case {
+        if let Some(c) = &mut self.crash {
+            c.later = apis;
+        }
         self
     }
     pub fn slow(mut self) -> Case {

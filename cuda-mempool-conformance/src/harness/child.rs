@@ -77,6 +77,8 @@ pub struct ChildOut {
     pub timeout: Duration,
     /// The tracked call it was inside when it died or was killed.
     pub inside: Option<(u32, String)>,
+    /// The last tracked call that returned before it stopped, and its raw answer.
+    pub last: Option<(u32, i32)>,
 }
 impl ChildOut {
     pub fn signal(&self) -> Option<i32> {
@@ -177,6 +179,7 @@ pub fn run_child_for(role: &Role, envs: &[(&str, &str)], timeout: Duration) -> R
         timed_out,
         timeout,
         inside: if ok { None } else { crumb.read() },
+        last: crumb.last(),
     })
 }
 

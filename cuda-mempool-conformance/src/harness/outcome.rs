@@ -216,6 +216,8 @@ pub enum Raw {
         how: String,
         signal: Option<i32>,
         inside: Option<(u32, String)>,
+        /// The last tracked call that returned before it died, and its raw answer.
+        last: Option<(u32, i32)>,
         log: String,
         secs: f64,
     },

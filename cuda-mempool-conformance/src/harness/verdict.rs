@@ -5,6 +5,7 @@
 //! (`driver::departures`) and arrive here as a typed answer.
 
 use crate::driver::check::code_name;
+use crate::driver::cu::CUresult;
 use crate::driver::departures;
 use crate::harness::case::{Case, Crash};
 use crate::harness::child::{inside_text, signal_name, signal_names};
@@ -103,6 +104,7 @@ fn lost(case: &Case, raw: Raw) -> Record {
             inside,
             log,
             secs,
+            ..
         } => one(
             case,
             Outcome::Failed,
@@ -161,6 +163,43 @@ fn answered(case: &Case, a: Answer) -> Record {
     }
 }
 
+/// Whether a crash landed where the case declared it: inside the case's own API, or inside one of
+/// the APIs it may show up later in ([`Crash::later`]) after the case's own API was the last call to
+/// return and did not answer the documented refusal (it accepted the input, the damage came later).
+/// A crash anywhere else is not the declared one, whatever its signal.
+fn landed(case: &Case, c: &Crash, inside: &Option<(u32, String)>, last: Option<(u32, i32)>) -> bool {
+    let own = case.group.api();
+    match inside {
+        Some((api, _)) if Some(*api) == own => true,
+        Some((api, _)) if c.later.contains(api) => {
+            matches!(last, Some((l, code)) if Some(l) == own && code != c.documented.0 as i32)
+        }
+        _ => false,
+    }
+}
+
+/// ", after cuMemPoolExportToShareableHandle (826) answered CUDA_ERROR_NOT_PERMITTED (800)" or "".
+fn after_text(last: Option<(u32, i32)>) -> String {
+    match last {
+        Some((api, code)) => format!(
+            " (the last call to return: {} ({api}), which answered {})",
+            crate::driver::api_name(api),
+            code_name(CUresult(code as u32))
+        ),
+        None => String::new(),
+    }
+}
+
+/// "cuMemPoolExportToShareableHandle (826)", or "… (826), or later inside cuMemPoolDestroy (824)".
+fn where_declared(case: &Case, c: &Crash) -> String {
+    let own = case.group.api().unwrap_or(0);
+    let mut s = format!("{} ({own})", crate::driver::api_name(own));
+    for api in c.later {
+        s += &format!(", or later inside {} ({api})", crate::driver::api_name(*api));
+    }
+    s
+}
+
 fn against_case(case: &Case, raw: Raw) -> Record {
     match case.crash {
         None => lost(case, raw),
@@ -170,9 +209,10 @@ fn against_case(case: &Case, raw: Raw) -> Record {
             Raw::Died {
                 signal: Some(s),
                 inside,
+                last,
                 secs,
                 ..
-            } if c.signals.contains(&s) && !departures::strict() => Record {
+            } if c.signals.contains(&s) && landed(case, &c, &inside, last) && !departures::strict() => Record {
                 notes: vec![format!("crashed by {}{}", signal_name(s), inside_text(&inside))],
                 ..one(
                     case,
@@ -231,8 +271,9 @@ fn crash_declared(case: &Case, c: Crash, raw: Raw) -> Record {
             signal: Some(s),
             secs,
             inside,
+            last,
             ..
-        } if c.signals.contains(&s) => Record {
+        } if c.signals.contains(&s) && landed(case, &c, &inside, last) => Record {
             notes: vec![format!(
                 "crashed by {}{} as seen on {}",
                 signal_name(s),
@@ -243,14 +284,21 @@ fn crash_declared(case: &Case, c: Crash, raw: Raw) -> Record {
         },
         // The expected crash did not come: the case's own API answers for it.
         Raw::Died {
-            how, inside, log, secs, ..
+            how,
+            inside,
+            last,
+            log,
+            secs,
+            ..
         } => {
             let message = with_log(
                 format!(
-                    "expected a crash by {} (as seen on {}), but the process {how}{}",
+                    "expected a crash by {} inside {} (as seen on {}), but the process {how}{}{}",
                     signal_names(c.signals),
+                    where_declared(case, &c),
                     c.seen_on,
-                    inside_text(&inside)
+                    inside_text(&inside),
+                    after_text(last)
                 ),
                 &log,
             );
@@ -294,5 +342,52 @@ fn crash_declared(case: &Case, c: Crash, raw: Raw) -> Record {
             },
             _ => answered(case, a),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::case::{SIGSEGV, SIGSEGV_OR_SIGABRT};
+
+    const SUCCESS: i32 = 0;
+    const NOT_PERMITTED: i32 = 800;
+
+    fn fabric() -> (Case, Crash) {
+        let case = Case::gpu(826, "fabric", |_| Ok(()))
+            .crashes(SIGSEGV_OR_SIGABRT, CUresult::CUDA_ERROR_NOT_PERMITTED, "test")
+            .or_later_inside(&[824]);
+        let c = case.crash.unwrap();
+        (case, c)
+    }
+    fn at(api: u32) -> Option<(u32, String)> {
+        Some((api, crate::driver::api_name(api).to_string()))
+    }
+
+    #[test]
+    fn a_crash_inside_the_api_under_test_is_the_declared_one() {
+        let (case, c) = fabric();
+        assert!(landed(&case, &c, &at(826), Some((823, SUCCESS))));
+    }
+
+    #[test]
+    fn a_later_crash_counts_only_after_the_api_under_test_accepted_the_input() {
+        let (case, c) = fabric();
+        // 826 answered SUCCESS (it accepted the input), the heap it corrupted was touched in 824.
+        assert!(landed(&case, &c, &at(824), Some((826, SUCCESS))));
+        // 826 refused as documented: a crash in 824 is a bug of 824's, not the declared crash.
+        assert!(!landed(&case, &c, &at(824), Some((826, NOT_PERMITTED))));
+        // Another call returned in between: not the declared crash.
+        assert!(!landed(&case, &c, &at(824), Some((828, SUCCESS))));
+    }
+
+    #[test]
+    fn a_crash_elsewhere_is_not_the_declared_one() {
+        let (case, c) = fabric();
+        assert!(!landed(&case, &c, &None, Some((826, SUCCESS))));
+        assert!(!landed(&case, &c, &at(833), Some((826, SUCCESS))));
+        let only_own = Case::gpu(820, "x", |_| Ok(())).crashes(SIGSEGV, CUresult::CUDA_ERROR_INVALID_HANDLE, "test");
+        let c = only_own.crash.unwrap();
+        assert!(!landed(&only_own, &c, &at(822), Some((820, SUCCESS))));
     }
 }

@@ -45,6 +45,7 @@ fn run_isolated(case: &Case, timeout: Duration) -> Raw {
                     how: out.describe(),
                     signal: sig,
                     inside: out.inside,
+                    last: out.last,
                     log: String::new(),
                     secs,
                 },

@@ -154,6 +154,7 @@ impl Worker {
         if let Err(e) = self.greet(m).and_then(|_| self.chan.set_timeout(deadline)) {
             return self.died_before(e, mark, start);
         }
+        self.crumb.clear_last();
         if let Err(e) = self.chan.send(&json!({"op": "run", "trial": trial}), None) {
             return self.died_before(e, mark, start);
         }
@@ -184,6 +185,7 @@ impl Worker {
             how,
             signal,
             inside,
+            last: self.crumb.last(),
             log: self.log.lock().unwrap().since(mark),
             secs: start.elapsed().as_secs_f64(),
         }
@@ -196,12 +198,14 @@ impl Worker {
                 how,
                 signal,
                 inside,
+                last,
                 log,
                 secs,
             } => Raw::Died {
                 how: format!("{how} (before the trial could be sent: {e})"),
                 signal,
                 inside,
+                last,
                 log,
                 secs,
             },
