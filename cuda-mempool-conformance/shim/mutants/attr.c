@@ -93,8 +93,11 @@ const struct shim_entry attr_entries[] = {
     MUTANT("833-min-bytes-off-by-one-chunk", 833, "gpu", "keeps one 32 MiB chunk less than minBytesToKeep asks"),
     /* 833 trim_keeps_memory_in_use */
     MUTANT("833-refuses-in-use", 833, "gpu", "a pool with memory in use is refused (NOT_PERMITTED) instead of trimmed"),
-    /* 833 default_pool_trim */
+    /* 833 default_pool_trim_releases_unused */
     MUTANT("833-default-pool-refused", 833, "gpu", "a device's default pool is refused with NOT_SUPPORTED"),
+    /* 833 default_pool_trim_releases_unused */
+    MUTANT("833-default-pool-trims-nothing", 833, "gpu",
+           "a device's default pool: answers success and releases nothing (only own pools are trimmed)"),
     /* 833 imported_pool_trim_refused (ipc) */
     MUTANT("833-imported-pool-not-supported", 833, "ipc",
            "an imported pool is refused with NOT_SUPPORTED instead of INVALID_VALUE"),
@@ -294,6 +297,7 @@ HOOK CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep) {
   if (!pool && shim_on("833-null-pool-default-pool")) pool = default_pool_here();
   if (pool) {
     if (shim_on("833-default-pool-refused") && is_default_pool(pool)) return CUDA_ERROR_NOT_SUPPORTED;
+    if (shim_on("833-default-pool-trims-nothing") && is_default_pool(pool)) return CUDA_SUCCESS;
     cuuint64_t used = 0;
     if (shim_on("833-refuses-in-use") && real_get(pool, A_USED, &used) == CUDA_SUCCESS && used > 0)
       return CUDA_ERROR_NOT_PERMITTED;

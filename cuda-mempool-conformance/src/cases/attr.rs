@@ -615,10 +615,27 @@ pub fn cases() -> Vec<Case> {
                 E_VALUE,
             )
         }),
-        Case::gpu(833, "default_pool_trim", |e| {
+        // The default pool trims like any other: a freed block kept by a maximal threshold is
+        // released. (A trial on the return code alone let 833-default-pool-trims-nothing pass.)
+        // Serial: it changes the default pool's threshold for the while (restored after).
+        Case::gpu(833, "default_pool_trim_releases_unused", |e| {
             let d = default_pool(e.dev)?;
-            ok("cuMemPoolTrimTo(default pool, 0)", unsafe { cuMemPoolTrimTo(d, 0) })
-        }),
+            let old = get_u64(d, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)?;
+            set_u64(d, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
+            let trimmed = (|| {
+                let before = reserved_after_free(d, 32 * MIB as usize)?;
+                ok("cuMemPoolTrimTo(default pool, 0)", unsafe { cuMemPoolTrimTo(d, 0) })?;
+                let after = get_u64(d, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+                ensure!(
+                    before >= 32 * MIB && after == 0,
+                    "default pool: reserved {before} before and {after} after trimming to 0"
+                );
+                Ok(())
+            })();
+            set_u64(d, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, old)?;
+            trimmed
+        })
+        .serial(),
     ]);
     for (name, policy, max_size, scenario, want) in REUSE {
         let (policy, max_size, scenario) = (*policy, *max_size, *scenario);
