@@ -75,6 +75,29 @@ const REASONS: &[(&str, &str)] = &[
         "cuGraphLaunch's AUTO_FREE_ON_LAUNCH rule: no mutant of the 14 APIs reaches it",
     ),
     (
+        "*_driver_behaviour",
+        "records what R580 answers where the documentation says otherwise or nothing: a library answering the \
+         documented code shows as changed, any other answer fails it",
+    ),
+    (
+        "*::count_zero_null_map_invalid_value",
+        "a declared departure (R580 refuses what the documentation accepts): the documented answer shows as \
+         changed, any other fails it",
+    ),
+    (
+        "*_crashes_driver",
+        "records an input R580 crashes on: the documented refusal shows as changed; a crash anywhere else than \
+         where it was declared, or any other answer, fails it",
+    ),
+    (
+        "*::serial::current_pool_is_default_pool_initially",
+        "the starting state (cuDeviceGetMemPool, none of the 14 APIs) the 820 pool-selection trials rely on",
+    ),
+    (
+        "suite::preconditions",
+        "says once that a precondition of the run is broken (tests/travel.rs breaks them one by one)",
+    ),
+    (
         "suite::no_leaks",
         "the leak check: fails when a run leaves pools, allocations, fds or children behind",
     ),
@@ -395,7 +418,12 @@ fn judge(m: &Mutant) -> Result<(), Failed> {
 }
 
 /// The reason a trial that kills nothing exists, if one is recorded.
+/// Patterns match the trial's name without its device suffix (`::dev0`, `::dev0_dev1`).
 fn reason(trial: &str) -> Option<&'static str> {
+    let trial = match trial.rsplit_once("::") {
+        Some((base, last)) if last.starts_with("dev") && last[3..].starts_with(|c: char| c.is_ascii_digit()) => base,
+        _ => trial,
+    };
     REASONS.iter().find_map(|(pat, why)| {
         let hit = match (pat.strip_suffix('*'), pat.strip_prefix('*')) {
             (Some(prefix), _) => trial.starts_with(prefix),

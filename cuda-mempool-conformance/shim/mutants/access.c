@@ -48,6 +48,11 @@ const struct shim_entry access_entries[] = {
            "a NULL pool means the calling device's current pool instead of INVALID_VALUE"),
     /* 831 null_map_with_count_invalid_value */
     MUTANT("831-null-map-accepted", 831, "gpu", "a NULL map with a count is not checked: success, nothing set"),
+    /* 831 count_zero_with_map_accepted */
+    MUTANT("831-count-zero-refused", 831, "gpu", "a map of 0 descriptors is refused (INVALID_VALUE) even with a map"),
+    /* 831 owner_read_write_accepted */
+    MUTANT("831-owner-read-write-refused", 831, "gpu",
+           "read-write for the calling device (the owner) is refused with INVALID_DEVICE, as a revoke of it is"),
     /* 831 flags_out_of_range */
     MUTANT("831-flags-masked", 831, "gpu",
            "flags out of range are masked to their low two bits (7 becomes read-write) instead of INVALID_VALUE"),
@@ -156,6 +161,10 @@ HOOK CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, 
     if (get_pool && d >= 0 && get_pool(&p, d) == CUDA_SUCCESS) pool = p;
   }
   if (pool && !map && count && shim_on("831-null-map-accepted")) return CUDA_SUCCESS;
+  if (pool && map && !count && shim_on("831-count-zero-refused")) return CUDA_ERROR_INVALID_VALUE;
+  if (pool && map && count == 1 && map[0].location.type == 1 && map[0].flags == 3 &&
+      map[0].location.id == current_device() && shim_on("831-owner-read-write-refused"))
+    return CUDA_ERROR_INVALID_DEVICE;
 
   CUresult r;
   int only_first = 0, first_wins = 0, masked = 0, read_only = 0, host = 0, grant = 0, revoke = 0;

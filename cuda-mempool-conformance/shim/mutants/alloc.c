@@ -141,6 +141,27 @@ static int elsewhere(CUdeviceptr p) {
   return ctx_device(&d) == CUDA_SUCCESS && ordinal != d;
 }
 
+/* 820-private-pool, 821-default-pool-private: this library's own pool of device `d` (a plain
+ * device pool, made on first use and kept for the process); NULL when the driver refuses one. */
+static CUmemoryPool private_pool(CUdevice d) {
+  NEXT(create, "cuMemPoolCreate", CUresult, (CUmemoryPool *, const CUmemPoolProps *));
+  static CUmemoryPool pools[64];
+  static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+  if (!create || d < 0 || d >= 64) return NULL;
+  pthread_mutex_lock(&pools_lock);
+  if (!pools[d]) {
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = 1;         /* pinned */
+    props.location.type = 1;     /* device */
+    props.location.id = d;
+    if (create(&pools[d], &props) != CUDA_SUCCESS) pools[d] = NULL;
+  }
+  CUmemoryPool p = pools[d];
+  pthread_mutex_unlock(&pools_lock);
+  return p;
+}
+
 /* The guard band of the -pads-size mutants. */
 #define PAD 512
 
@@ -156,6 +177,10 @@ const struct shim_entry alloc_entries[] = {
      * each_device_draws_from_its_current_pool (multi) */
     MUTANT("820-device-0-pool", 820, "peer",
            "allocates from device 0's current pool whatever the device of the context and stream"),
+    /* 820 default_pool_on_legacy_stream_0, default_pool_on_CU_STREAM_LEGACY, default_pool_on_CU_STREAM_PER_THREAD
+     * (the allocation's pool is not the device's current one) */
+    MUTANT("820-private-pool", 820, "gpu",
+           "allocates from a pool of its own per device (as a layer that keeps its own pool), not the current pool"),
     /* 820 huge_size_out_of_memory, huge_size_leaves_other_pools_reserved */
     MUTANT("820-oom-invalid-value", 820, "gpu", "answers INVALID_VALUE instead of OUT_OF_MEMORY (a 1 << 60 size)"),
     /* 820 no_current_context_invalid_context */
@@ -173,6 +198,9 @@ const struct shim_entry alloc_entries[] = {
      * 828 used_mem_exact_accounting */
     MUTANT("821-ignores-pool", 821, "gpu",
            "ignores the pool argument: allocates from the default pool of the current context's device"),
+    /* 821 default_pool_explicitly */
+    MUTANT("821-default-pool-private", 821, "gpu",
+           "a device's default pool passed explicitly: allocates from a pool of its own instead"),
     /* 821 null_pool_invalid_value */
     MUTANT("821-null-pool-current-pool", 821, "gpu",
            "a NULL pool: allocates from the device's current pool and answers SUCCESS"),
@@ -256,6 +284,7 @@ static CUresult alloc_820(CUresult (*real)(CUdeviceptr *, size_t, CUstream), CUd
     CUdevice d;
     if (shim_on("820-default-pool-not-current")) pool = pool_here(0);
     if (shim_on("820-device-0-pool") && ctx_device(&d) == CUDA_SUCCESS) pool = pool_of_device(0, 1);
+    if (shim_on("820-private-pool") && ctx_device(&d) == CUDA_SUCCESS) pool = private_pool(d);
     if (pool) return alloc_from(dptr, n, pool, s);
     if (shim_on("820-pads-size") && n <= SIZE_MAX - PAD) n += PAD;
   }
@@ -274,6 +303,12 @@ static CUresult alloc_821(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool, 
   if (dptr && !pool && shim_on("821-null-pool-current-pool")) {
     CUmemoryPool cur = pool_here(1);
     if (cur) pool = cur;
+  }
+  CUdevice here;
+  if (dptr && n > 0 && shim_on("821-default-pool-private") && shim_pool_is_default(pool) &&
+      ctx_device(&here) == CUDA_SUCCESS) {
+    CUmemoryPool mine_ = private_pool(here);
+    if (mine_) pool = mine_;
   }
   if (dptr && n > 0 && shim_on("821-ignores-pool") && pool_usable(pool)) {
     CUmemoryPool d = pool_here(0);

@@ -11,6 +11,9 @@
 const struct shim_entry pool_entries[] = {
     FAULT("wrong-codes-824", 824, "none",
           "success for a NULL pool and for the default pool, which it then does not destroy"),
+    /* 823 device_pool_created_and_destroyed (the default pool is not the caller's to destroy) */
+    MUTANT("823-hands-out-default-pool", 823, "gpu",
+           "a plain device pool asked for: hands out the device's default pool instead of a new one"),
     /* 823 null_pool_out_invalid_value */
     MUTANT("823-null-out-unchecked", 823, "gpu",
            "a NULL out-pointer is not checked: the pool is made and dropped, SUCCESS instead of INVALID_VALUE"),
@@ -111,6 +114,12 @@ HOOK CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
     CUresult r = real(&scratch, props);
     if (r == CUDA_SUCCESS && destroy) destroy(scratch);
     return r;
+  }
+  if (pool && props && props->location.type == 1 && props->handleTypes == 0 && props->maxSize == 0 &&
+      shim_on("823-hands-out-default-pool")) {
+    static CUresult (*get_default)(CUmemoryPool *, CUdevice);
+    if (!get_default) *(void **)&get_default = shim_next("cuDeviceGetDefaultMemPool");
+    if (get_default && get_default(pool, props->location.id) == CUDA_SUCCESS) return CUDA_SUCCESS;
   }
   CUmemPoolProps mine;
   if (!props) {
