@@ -10,6 +10,7 @@
 //!   cargo test -p conformance --test mutants -- mutant::823  a subset, by the usual name filter
 //!   cargo xtask mutants                                      the same, writing docs/conformance/mutants.md
 //!   CONFORMANCE_MUTANTS_NEEDS=peer ...                       only the mutants that need `peer`
+//!   CONFORMANCE_MUTANTS_ONLY=820-a,821-b ...                 only the mutants named
 //!
 //! CONFORMANCE_MUTANTS_REPORT=DIR writes DIR/mutants.md (each mutant and the trials that killed it,
 //! each trial and the mutants it kills, the trials that kill none with the reason they exist) and
@@ -324,6 +325,20 @@ fn not_selected(needs: &str) -> Option<String> {
     }
 }
 
+/// CONFORMANCE_MUTANTS_ONLY=name,name: judge only these mutants (e.g. the ones a change added),
+/// each still against the whole suite.
+const ONLY_VAR: &str = "CONFORMANCE_MUTANTS_ONLY";
+
+/// Why mutant `name` is left out by CONFORMANCE_MUTANTS_ONLY, if it is.
+fn not_listed(name: &str) -> Option<String> {
+    let only = std::env::var(ONLY_VAR).ok()?;
+    if only.split(',').any(|n| n.trim() == name) {
+        None
+    } else {
+        Some(format!("not selected: {ONLY_VAR} does not name it"))
+    }
+}
+
 /// Whether this machine can show mutants that need `needs`; else why not.
 fn missing(needs: &str) -> Option<String> {
     use conformance::harness::Cap;
@@ -629,7 +644,9 @@ pub fn main() -> std::process::ExitCode {
         .into_iter()
         .map(|m| {
             let name = format!("mutant::{}", m.name);
-            let ignore = missing(&m.needs).or_else(|| not_selected(&m.needs));
+            let ignore = missing(&m.needs)
+                .or_else(|| not_selected(&m.needs))
+                .or_else(|| not_listed(&m.name));
             let m2 = m.clone();
             let t = Trial::test(name, move || judge(&m2)).with_kind(m.kind.clone());
             match ignore {
