@@ -46,6 +46,10 @@ const struct shim_entry ipc_entries[] = {
            "a NULL handle out-pointer is not checked: the fd is made and closed, SUCCESS instead of INVALID_VALUE"),
     /* 826 nonzero_flags_refused */
     MUTANT("826-flags-ignored", 826, "ipc", "nonzero flags are ignored instead of refused"),
+    /* 826 fabric_export_without_imex_channel_crashes_driver (fabric-capable devices; before crashes had
+     * to land where declared, the destroy's crash passed it whatever the export answered) */
+    MUTANT("826-fabric-no-channel-invalid-value", 826, "gpu",
+           "a fabric export with no IMEX channel answers INVALID_VALUE instead of NOT_PERMITTED"),
     /* 826 handle_type_none_refused */
     MUTANT("826-handle-type-none-posix", 826, "ipc", "handle type NONE is taken as POSIX fd instead of refused"),
     /* 826 wrong_handle_type_refused */
@@ -200,6 +204,8 @@ HOOK CUresult cuMemPoolExportToShareableHandle(void *handle, CUmemoryPool pool, 
   if (type == 0 && shim_on("826-handle-type-none-posix")) type = POSIX_FD;
   if (flags && shim_on("826-flags-ignored")) flags = 0;
   CUresult r = real(handle, pool, type, flags);
+  if (r == CUDA_ERROR_NOT_PERMITTED && type == 8 /* fabric */ && shim_on("826-fabric-no-channel-invalid-value"))
+    return CUDA_ERROR_INVALID_VALUE;
   if (r == CUDA_ERROR_INVALID_VALUE) {
     if (shim_on("826-default-pool-not-supported") && shim_pool_is_default(pool)) return CUDA_ERROR_NOT_SUPPORTED;
     if (shim_on("826-win32-not-supported") && (type == 2 || type == 4)) return CUDA_ERROR_NOT_SUPPORTED;

@@ -158,20 +158,26 @@ pub fn cases() -> Vec<Case> {
             expect_code("usage_unknown_bit_accepted", "cuMemPoolCreate(usage 0x8000)", r)
         }),
         // On a device that reports fabric handles, R580 creates a fabric pool even with no IMEX
-        // channel, and exporting its handle then corrupts the heap: the process dies by SIGSEGV
-        // inside the export, or by SIGABRT ("free(): invalid pointer") when the pool is destroyed,
-        // depending on the heap's layout (seen both ways on the H100). A driver that checks refuses
-        // the export (NOT_PERMITTED is the code the docs give for a missing channel).
+        // channel; exporting its handle answers NOT_PERMITTED (the documented code for a missing
+        // channel) and destroying the pool afterwards dies by SIGSEGV inside cuMemPoolDestroy (H100,
+        // 2026-11-24; earlier runs also died inside the export, or by SIGABRT at the destroy). The
+        // destroy is reached only after the export answered NOT_PERMITTED: on any other answer the
+        // pool is left to the process's end, so the later crash cannot pass a wrong answer (it did
+        // before: 826-fabric-no-channel-invalid-value is the mutant that showed it).
         Case::gpu(826, "fabric_export_without_imex_channel_crashes_driver", |e| {
             if e.m.has(Cap::Imex).is_ok() {
                 return ignore("this host has an IMEX channel: see fabric_export_with_imex_channel_succeeds");
             }
-            let (_p, r) = fabric_export(e)?;
-            expect(
+            let (p, r) = fabric_export(e)?;
+            let answer = expect(
                 "cuMemPoolExportToShareableHandle(fabric, no IMEX channel)",
                 r,
                 CUresult::CUDA_ERROR_NOT_PERMITTED,
-            )
+            );
+            if answer.is_err() {
+                let _ = p.take();
+            }
+            answer
         })
         .needs(Cap::Fabric)
         .crashes(
