@@ -140,6 +140,13 @@ static void *hook_for(const char *symbol, void *fn) {
   return mine && shim_next(v2) == fn ? mine : NULL;
 }
 
+/* Whether a look-up of `symbol` asks for the per-thread-default-stream variant. Issue 23
+ * (interposer): 820-proc-address-ignores-ptds (mutants/alloc.c) ignores the flag for cuMemAllocAsync. */
+static int ptds_asked(const char *symbol, cuuint64_t flags) {
+  if (!(flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)) return 0;
+  return !(symbol && !strcmp(symbol, "cuMemAllocAsync") && shim_on("820-proc-address-ignores-ptds"));
+}
+
 /* cuGetProcAddress: the driver's answer, with this library's functions in place of its own
  * (except the per-thread-default-stream variants, which stay the driver's). */
 EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags, int *status) {
@@ -151,7 +158,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
     return CUDA_ERROR_NOT_FOUND;
   }
   CUresult r = real(symbol, pfn, version, flags, status);
-  int ptds = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+  int ptds = ptds_asked(symbol, flags);
   void *mine = r == 0 && pfn && !ptds ? hook_for(symbol, *pfn) : NULL;
   if (mine) *pfn = mine;
   return r;
@@ -165,7 +172,7 @@ EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cu
     return CUDA_ERROR_NOT_FOUND;
   }
   CUresult r = real(symbol, pfn, version, flags);
-  int ptds = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+  int ptds = ptds_asked(symbol, flags);
   void *mine = r == 0 && pfn && !ptds ? hook_for(symbol, *pfn) : NULL;
   if (mine) *pfn = mine;
   return r;

@@ -92,6 +92,12 @@ CUresult shim_init_answer(CUresult r);
  * for a name starting with "cu". Returns only when none crashes. */
 void shim_lookup_precondition(void);
 
+/* The no-context-crash mutants of API `api` (no_context.c; named in the group files, issue 23):
+ * when "<api>-no-context-crash" is on, cuInit has succeeded and the calling thread has no current
+ * context, raises SIGSEGV (a layer that uses the device it could not get); returns otherwise. Each
+ * hook of those APIs calls it after BEGIN. */
+void shim_no_context_crash(unsigned api);
+
 /* A small thread-safe set of handles or addresses (set.c). Full, it stops growing: a mutant that
  * relies on it then misses some. 0 is never a member: adding or deleting it does nothing.
  * shim_set_has answers 1 when `p` is in the set, 0 otherwise (0 too for `p` 0 or dropped). */

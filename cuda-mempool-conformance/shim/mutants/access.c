@@ -78,6 +78,13 @@ const struct shim_entry access_entries[] = {
     /* 831 conflicting_descriptors_last_wins_driver_behaviour (peer) */
     MUTANT("831-first-wins", 831, "peer",
            "a map is applied last to first: of two descriptors for one device the first wins"),
+    /* issue 23: interposer */
+    /* 827 interposer::no_current_context_succeeds */
+    MUTANT("827-no-context-crash", 827, "gpu",
+           "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
+    /* 831 interposer::no_current_context_succeeds */
+    MUTANT("831-no-context-crash", 831, "gpu",
+           "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
     {0},
 };
 
@@ -102,6 +109,7 @@ static int is_host(int type) { return type >= 2 && type <= 4; }
 
 HOOK CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool pool, CUmemLocation *location) {
   BEGIN(827, "cuMemPoolGetAccess", CUresult, (CUmemAccess_flags *, CUmemoryPool, CUmemLocation *));
+  shim_no_context_crash(827); /* issue 23: interposer */
   int live = shim_init_state == 1;
   CUmemAccess_flags nowhere;
   CUmemLocation own;
@@ -152,6 +160,7 @@ HOOK CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool pool, CU
 
 HOOK CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count) {
   BEGIN(831, "cuMemPoolSetAccess", CUresult, (CUmemoryPool, const CUmemAccessDesc *, size_t));
+  shim_no_context_crash(831); /* issue 23: interposer */
   if (shim_init_state != 1) return real(pool, map, count);
   if (!pool && shim_on("831-null-pool-current-pool")) {
     static CUresult (*get_pool)(CUmemoryPool *, CUdevice);

@@ -255,6 +255,22 @@ const struct shim_entry alloc_entries[] = {
     /* 822 free_on_other_device_stream (pair), free_on_every_other_device_stream (multi) */
     MUTANT("822-other-device-refused", 822, "peer",
            "refuses (INVALID_DEVICE) to free memory of another device than the current context's"),
+    /* issue 23: interposer */
+    /* 821 interposer::no_current_context_invalid_context */
+    MUTANT("821-no-context-crash", 821, "gpu",
+           "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
+    /* 821 interposer::refused_allocation_leaves_pool_as_it_was */
+    MUTANT("821-failure-leaks", 821, "gpu",
+           "takes a 2 MiB block from the pool before each call and keeps it when the driver refuses the call"),
+    /* 822 interposer::free_with_other_device_current (pair), free_on_other_device_stream (pair) */
+    MUTANT("822-charges-current-device", 822, "peer",
+           "looks a free up under the current context's device: another device's memory answers SUCCESS, not freed"),
+    /* 820 interposer::alloc_with_other_device_current_uses_stream_device_pool (pair) */
+    MUTANT("820-current-context-pool", 820, "peer",
+           "draws from the current pool of the current context's device, not of the stream's device"),
+    /* 820 ptsz_variant_uses_per_thread_stream (entry proc-address); the flag is read in ../misbehave.c */
+    MUTANT("820-proc-address-ignores-ptds", 820, "gpu",
+           "cuGetProcAddress ignores the per-thread-default-stream flag for cuMemAllocAsync: the legacy variant"),
     {0},
 };
 
@@ -285,6 +301,8 @@ static CUresult alloc_820(CUresult (*real)(CUdeviceptr *, size_t, CUstream), CUd
     if (shim_on("820-default-pool-not-current")) pool = pool_here(0);
     if (shim_on("820-device-0-pool") && ctx_device(&d) == CUDA_SUCCESS) pool = pool_of_device(0, 1);
     if (shim_on("820-private-pool") && ctx_device(&d) == CUDA_SUCCESS) pool = private_pool(d);
+    /* issue 23: interposer */
+    if (shim_on("820-current-context-pool")) pool = pool_here(1);
     if (pool) return alloc_from(dptr, n, pool, s);
     if (shim_on("820-pads-size") && n <= SIZE_MAX - PAD) n += PAD;
   }
@@ -347,6 +365,8 @@ static CUresult free_822(CUresult (*real)(CUdeviceptr, CUstream), CUdeviceptr p,
   }
   if (p && shim_on("822-foreign-pointer-refused") && !tab_find(&live, p, 0)) return CUDA_ERROR_INVALID_VALUE;
   if (p && shim_on("822-other-device-refused") && elsewhere(p)) return CUDA_ERROR_INVALID_DEVICE;
+  /* issue 23: interposer */
+  if (p && shim_on("822-charges-current-device") && elsewhere(p)) return CUDA_SUCCESS;
   int sync = shim_on("822-synchronous");
   if (sync) stream_sync(s);
   CUresult r = real(p, s);
@@ -376,7 +396,13 @@ HOOK CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream strea
 
 HOOK CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream) {
   BEGIN(821, "cuMemAllocFromPoolAsync", CUresult, (CUdeviceptr *, size_t, CUmemoryPool, CUstream));
+  /* issue 23: interposer (821-failure-leaks: the block taken first is given back only on success) */
+  shim_no_context_crash(821);
+  CUdeviceptr held = 0;
+  if (dptr && bytesize > 0 && pool && shim_init_state == 1 && shim_on("821-failure-leaks"))
+    (void)real(&held, 2u << 20, pool, stream);
   CUresult r = alloc_821(real, dptr, bytesize, pool, stream);
+  if (held && r == CUDA_SUCCESS) (void)free_real(held, stream);
   if (r == 0 && dptr && shim_on("bad-result-822")) remember(*dptr);
   if (r == 0 && dptr && tracking()) tab_put(&live, *dptr, bytesize);
   return r;

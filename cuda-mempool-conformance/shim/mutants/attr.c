@@ -110,6 +110,22 @@ const struct shim_entry attr_entries[] = {
     /* 833 capture::during_global_capture_trim_to_unsupported_and_invalidates_driver_behaviour */
     MUTANT("833-capture-refusal-invalid-value", 833, "gpu",
            "refused during a global-mode capture: answers INVALID_VALUE instead of STREAM_CAPTURE_UNSUPPORTED"),
+    /* issue 23: interposer */
+    /* 828 interposer::no_current_context_succeeds */
+    MUTANT("828-no-context-crash", 828, "gpu",
+           "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
+    /* 832 interposer::no_current_context_succeeds */
+    MUTANT("832-no-context-crash", 832, "gpu",
+           "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
+    /* 833 interposer::no_current_context_succeeds */
+    MUTANT("833-no-context-crash", 833, "gpu",
+           "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
+    /* 832 capture::set_attribute_during_*_capture_takes_effect_or_invalidates */
+    MUTANT("832-noop-during-capture", 832, "gpu",
+           "while a blocking stream captures: answers SUCCESS and sets nothing (a call deferred and dropped)"),
+    /* 833 capture::trim_to_during_*_capture_takes_effect_or_invalidates */
+    MUTANT("833-noop-during-capture", 833, "gpu",
+           "while a blocking stream captures: answers SUCCESS and trims nothing (a call deferred and dropped)"),
     {0},
 };
 
@@ -195,8 +211,19 @@ static int kept_value(CUmemoryPool pool, cuuint64_t *value) {
   return found;
 }
 
+/* issue 23: interposer. Whether a blocking stream of the calling thread's context captures, as the
+ * legacy stream's answer shows it (STREAM_CAPTURE_IMPLICIT, 906): the -noop-during-capture mutants. */
+static int capture_under_way(void) {
+  static CUresult (*is_capturing)(CUstream, int *);
+  if (!is_capturing) *(void **)&is_capturing = shim_next("cuStreamIsCapturing");
+  int status = 0; /* CU_STREAM_CAPTURE_STATUS_NONE */
+  CUresult r = is_capturing ? is_capturing((CUstream)0x1 /* CU_STREAM_LEGACY */, &status) : CUDA_ERROR_UNKNOWN;
+  return r == 906 || (r == CUDA_SUCCESS && status == 1 /* ACTIVE */);
+}
+
 HOOK CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
   BEGIN(828, "cuMemPoolGetAttribute", CUresult, (CUmemoryPool, int, void *));
+  shim_no_context_crash(828); /* issue 23: interposer */
   if (shim_init_state != 1) return real(pool, attr, value);
   unsigned char nowhere[16];
   if (!pool && shim_on("828-null-pool-default-pool")) pool = default_pool_here();
@@ -252,8 +279,11 @@ HOOK CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
 
 HOOK CUresult cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value) {
   BEGIN(832, "cuMemPoolSetAttribute", CUresult, (CUmemoryPool, int, void *));
+  shim_no_context_crash(832); /* issue 23: interposer */
   if (shim_init_state != 1) return real(pool, attr, value);
   if (!pool && shim_on("832-null-pool-default-pool")) pool = default_pool_here();
+  /* issue 23: interposer */
+  if (pool && value && shim_on("832-noop-during-capture") && capture_under_way()) return CUDA_SUCCESS;
   if (!value && shim_on("832-null-value-accepted")) return pool ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   if (pool && value) {
     /* What the mutants that change nothing answer: whether the driver takes the pool and attribute
@@ -290,11 +320,14 @@ HOOK CUresult cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value) {
 
 HOOK CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep) {
   BEGIN(833, "cuMemPoolTrimTo", CUresult, (CUmemoryPool, size_t));
+  shim_no_context_crash(833); /* issue 23: interposer */
   if (shim_on("hang-833"))
     for (;;) pause();
   if (shim_on("noop-833")) return 0;
   if (shim_init_state != 1) return real(pool, min_bytes_to_keep);
   if (!pool && shim_on("833-null-pool-default-pool")) pool = default_pool_here();
+  /* issue 23: interposer */
+  if (pool && shim_on("833-noop-during-capture") && capture_under_way()) return CUDA_SUCCESS;
   if (pool) {
     if (shim_on("833-default-pool-refused") && is_default_pool(pool)) return CUDA_ERROR_NOT_SUPPORTED;
     if (shim_on("833-default-pool-trims-nothing") && is_default_pool(pool)) return CUDA_SUCCESS;

@@ -104,6 +104,19 @@ const struct shim_entry ipc_entries[] = {
     /* 830 import_same_pointer_twice_gives_same_address */
     MUTANT("830-second-import-new-address", 830, "ipc",
            "importing the same export data again gives another address (256 bytes on) instead of the same"),
+    /* issue 23: interposer */
+    /* 825 interposer::no_current_context_succeeds */
+    MUTANT("825-no-context-crash", 825, "ipc",
+           "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
+    /* 826 interposer::no_current_context_succeeds */
+    MUTANT("826-no-context-crash", 826, "ipc",
+           "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
+    /* 829 interposer::no_current_context_succeeds */
+    MUTANT("829-no-context-crash", 829, "ipc",
+           "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
+    /* 830 interposer::no_current_context_invalid_value */
+    MUTANT("830-no-context-crash", 830, "ipc",
+           "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
     {0},
 };
 
@@ -154,6 +167,7 @@ static CUmemoryPool pool_of(CUdeviceptr ptr) {
 
 HOOK CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *out, CUdeviceptr ptr) {
   BEGIN(825, "cuMemPoolExportPointer", CUresult, (CUmemPoolPtrExportData *, CUdeviceptr));
+  shim_no_context_crash(825); /* issue 23: interposer */
   if (!driver_up()) return real(out, ptr);
   if (!ptr && shim_on("825-null-pointer-not-found")) return CUDA_ERROR_NOT_FOUND;
   if (!out && shim_on("825-null-out-unchecked")) {
@@ -190,6 +204,7 @@ HOOK CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *out, CUdeviceptr pt
 
 HOOK CUresult cuMemPoolExportToShareableHandle(void *handle, CUmemoryPool pool, int type, unsigned long long flags) {
   BEGIN(826, "cuMemPoolExportToShareableHandle", CUresult, (void *, CUmemoryPool, int, unsigned long long));
+  shim_no_context_crash(826); /* issue 23: interposer */
   if (shim_on("abort-826")) abort();
   if (!driver_up()) return real(handle, pool, type, flags);
   if (!handle && shim_on("826-null-out-unchecked")) {
@@ -221,6 +236,7 @@ HOOK CUresult cuMemPoolExportToShareableHandle(void *handle, CUmemoryPool pool, 
 
 HOOK CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool, void *handle, int type, unsigned long long flags) {
   BEGIN(829, "cuMemPoolImportFromShareableHandle", CUresult, (CUmemoryPool *, void *, int, unsigned long long));
+  shim_no_context_crash(829); /* issue 23: interposer */
   if (!driver_up()) return real(pool, handle, type, flags);
   if (type == 0 && shim_on("829-handle-type-none-accepted")) type = POSIX_FD;
   if (flags && shim_on("829-flags-ignored")) flags = 0;
@@ -263,6 +279,7 @@ HOOK CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool, void *handl
 
 HOOK CUresult cuMemPoolImportPointer(CUdeviceptr *ptr, CUmemoryPool pool, CUmemPoolPtrExportData *data) {
   BEGIN(830, "cuMemPoolImportPointer", CUresult, (CUdeviceptr *, CUmemoryPool, CUmemPoolPtrExportData *));
+  shim_no_context_crash(830); /* issue 23: interposer */
   if (!driver_up()) return real(ptr, pool, data);
   if (!ptr && pool && data && shim_on("830-null-out-unchecked")) return CUDA_SUCCESS;
   if (!data && ptr && pool && shim_on("830-null-data-unchecked")) {

@@ -64,6 +64,13 @@ const struct shim_entry pool_entries[] = {
            "a pool with memory still allocated from it is refused (INVALID_VALUE) and kept"),
     /* 824 destroy_imported_pool */
     MUTANT("824-imported-refused", 824, "ipc", "an imported pool is refused (INVALID_VALUE) and kept"),
+    /* issue 23: interposer */
+    /* 823 interposer::no_current_context_succeeds */
+    MUTANT("823-no-context-crash", 823, "gpu",
+           "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
+    /* 824 interposer::no_current_context_succeeds */
+    MUTANT("824-no-context-crash", 824, "gpu",
+           "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
     {0},
 };
 
@@ -106,6 +113,7 @@ static CUmemPoolProps device_props(CUdevice dev) {
 
 HOOK CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
   BEGIN(823, "cuMemPoolCreate", CUresult, (CUmemoryPool *, const CUmemPoolProps *));
+  shim_no_context_crash(823); /* issue 23: interposer */
   if (!driver_up()) return real(pool, props);
   if (!pool && shim_on("823-null-out-unchecked")) {
     static CUresult (*destroy)(CUmemoryPool);
@@ -183,6 +191,7 @@ static void make_new_current(CUresult (*create)(CUmemoryPool *, const CUmemPoolP
 
 HOOK CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   BEGIN(824, "cuMemPoolDestroy", CUresult, (CUmemoryPool));
+  shim_no_context_crash(824); /* issue 23: interposer */
   static CUresult (*get_default)(CUmemoryPool *, CUdevice);
   if (!get_default) *(void **)&get_default = shim_next("cuDeviceGetDefaultMemPool");
   if (shim_on("wrong-codes-824")) {

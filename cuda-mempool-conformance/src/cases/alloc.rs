@@ -99,14 +99,65 @@ pub fn cases() -> Vec<Case> {
         }));
     }
     v.extend([
+        // The entry cuGetProcAddress answers for cuMemAllocAsync with
+        // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (the table's `cuMemAllocAsync_ptsz`) orders
+        // stream 0 on the calling thread's per-thread stream, not on the legacy one. A blocking
+        // stream is held at a gate: the legacy stream waits for it, the per-thread stream does not,
+        // so an event recorded on the per-thread stream after the allocation completes only if the
+        // allocation went there. Kills 820-proc-address-ignores-ptds.
         Case::gpu(820, "ptsz_variant_uses_per_thread_stream", |e| {
-            let d = default_pool(e.dev)?;
-            round_trip(
-                "cuMemAllocAsync_ptsz(stream 0)",
-                CU_STREAM_PER_THREAD,
-                |p| unsafe { cuMemAllocAsync_ptsz(p, 1 << 20, std::ptr::null_mut()) },
-                d,
-            )
+            let at = |name: &str| {
+                crate::driver::cu::load()
+                    .addresses
+                    .iter()
+                    .find(|a| a.0 == name)
+                    .map(|a| a.1)
+            };
+            if let (Some(ptsz), Some(legacy)) = (at("cuMemAllocAsync_ptsz"), at("cuMemAllocAsync")) {
+                ensure!(
+                    ptsz != legacy,
+                    "cuMemAllocAsync with and without the per-thread flag resolved to one function ({ptsz:#x}): \
+                     the flag was ignored"
+                );
+            }
+            let mut raw = std::ptr::null_mut();
+            ok("cuStreamCreate(blocking)", unsafe { cuStreamCreate(&mut raw, 0) })?;
+            let held = Stream(raw);
+            let gate = Gate::close(held.0)?;
+            let mut p: CUdeviceptr = 0;
+            let r = unsafe { cuMemAllocAsync_ptsz(&mut p, 1 << 20, std::ptr::null_mut()) };
+            let ev = Event::new(0)?;
+            let recorded = ev.record(CU_STREAM_PER_THREAD);
+            let start = Instant::now();
+            let mut done = unsafe { cuEventQuery(ev.0) };
+            while done == CUresult::CUDA_ERROR_NOT_READY && start.elapsed() < crate::driver::deadline::gate() / 6 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                done = unsafe { cuEventQuery(ev.0) };
+            }
+            gate.open();
+            held.sync()?;
+            let owner = if r == SUCCESS { Some(pool_of(p)) } else { None };
+            if r == SUCCESS {
+                free_async(p, CU_STREAM_PER_THREAD)?;
+            }
+            ok("cuStreamSynchronize(per-thread)", unsafe {
+                cuStreamSynchronize(CU_STREAM_PER_THREAD)
+            })?;
+            ok("cuMemAllocAsync_ptsz(stream 0)", r)?;
+            recorded?;
+            ensure!(
+                done == SUCCESS,
+                "an event recorded on the per-thread stream after cuMemAllocAsync_ptsz(stream 0) was {} after {:?} \
+                 while a blocking stream was held: the allocation was ordered on the legacy stream",
+                code_name(done),
+                start.elapsed()
+            );
+            let (owner, cur) = (owner.ok_or("no allocation")??, current_pool(e.dev)?);
+            ensure!(
+                owner == cur,
+                "allocation belongs to pool {owner:p}, not the current pool {cur:p}"
+            );
+            Ok(())
         })
         .serial(),
         Case::gpu(821, "ptsz_variant", |e| {

@@ -2,7 +2,8 @@
 //! cuMemAllocAsync (820), cuMemAllocFromPoolAsync (821) and cuMemFreeAsync (822) do on a capturing
 //! stream in each capture mode — graph memory nodes instead of allocations, the address fixed at
 //! capture, relaunch rules with and without CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH, graph
-//! memory accounting and trimming — and what the pool APIs answer while a stream captures.
+//! memory accounting and trimming — and what the pool APIs answer while a stream captures, and
+//! that one which answers success there has taken effect.
 //!
 //! Every trial runs alone in its process (`alone`): a stream capturing in global mode makes
 //! other threads' unsafe calls fail. Each ends its capture on every path, destroys its graphs and
@@ -515,6 +516,92 @@ fn during_capture(e: &Env, d: &DuringCapture) -> R {
     ended
 }
 
+/// A pool call that is not stream-ordered, made while a stream captures.
+#[derive(Clone, Copy)]
+enum PoolCall {
+    /// cuMemPoolSetAttribute(RELEASE_THRESHOLD, 7 MiB) on a new pool.
+    SetThreshold,
+    /// cuMemPoolTrimTo(0) on a pool holding 32 MiB reserved and nothing in use.
+    TrimToZero,
+}
+const THRESHOLD: u64 = 7 * MIB as u64;
+
+/// In any capture mode, `call` either takes effect (it answers success, the capture goes on, and
+/// once it has ended the pool shows the call's effect) or is refused and invalidates the capture.
+/// A success that did nothing fails: an interposer that defers or drops pool calls while a capture
+/// is under way. The capturing stream is blocking, as a default-flag stream of an application is.
+fn takes_effect_or_invalidates(e: &Env, mode: M, call: PoolCall) -> R {
+    let pool = Pool::on_device(e.dev)?;
+    if let PoolCall::TrimToZero = call {
+        set_u64(pool.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
+        let s = Stream::new()?;
+        let a = alloc_from(pool.0, 32 * MIB, s.0)?;
+        free_async(a, s.0)?;
+        s.sync()?;
+        let r = get_u64(pool.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+        ensure!(r >= 32 * MIB as u64, "only {r} bytes reserved before the capture");
+    }
+    let mut raw = std::ptr::null_mut();
+    ok("cuStreamCreate", unsafe { cuStreamCreate(&mut raw, 0) })?;
+    let s = Stream(raw);
+    let (work, end, g) = capture(s.0, mode, |c| {
+        let r = match call {
+            PoolCall::SetThreshold => {
+                let mut v = THRESHOLD;
+                unsafe {
+                    cuMemPoolSetAttribute(
+                        pool.0,
+                        A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                        (&mut v as *mut u64).cast(),
+                    )
+                }
+            }
+            PoolCall::TrimToZero => unsafe { cuMemPoolTrimTo(pool.0, 0) },
+        };
+        Ok((r, status(c)?))
+    })?;
+    drop(g);
+    let (r, st) = work?;
+    note(format!(
+        "during the capture: {}, capture {st:?}, cuStreamEndCapture {}",
+        code_name(r),
+        code_name(end)
+    ));
+    let what = match call {
+        PoolCall::SetThreshold => "cuMemPoolSetAttribute(RELEASE_THRESHOLD) during a capture",
+        PoolCall::TrimToZero => "cuMemPoolTrimTo(0) during a capture",
+    };
+    if r != SUCCESS {
+        return expect(
+            &format!("cuStreamEndCapture after {what} was refused ({})", code_name(r)),
+            end,
+            CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+        );
+    }
+    ensure!(
+        st == CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE,
+        "{what} answered success and left the capture {st:?}"
+    );
+    ok("cuStreamEndCapture", end)?;
+    match call {
+        PoolCall::SetThreshold => {
+            let v = get_u64(pool.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)?;
+            ensure!(
+                v == THRESHOLD,
+                "{what} answered success, but the threshold reads {v} after the capture, not {THRESHOLD}"
+            );
+        }
+        PoolCall::TrimToZero => {
+            let v = get_u64(pool.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+            ensure!(
+                v == 0,
+                "{what} answered success, but {v} bytes are still reserved after the capture"
+            );
+        }
+    }
+    Ok(())
+}
+
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for &(mode_name, mode) in MODES {
@@ -541,6 +628,26 @@ pub fn cases() -> Vec<Case> {
         })
         .alone(),
     );
+    for &(mode_name, mode) in MODES {
+        // Kills 832-noop-during-capture.
+        v.push(
+            Case::gpu(
+                832,
+                format!("capture::set_attribute_during_{mode_name}_capture_takes_effect_or_invalidates"),
+                move |e| takes_effect_or_invalidates(e, mode, PoolCall::SetThreshold),
+            )
+            .alone(),
+        );
+        // Kills 833-noop-during-capture.
+        v.push(
+            Case::gpu(
+                833,
+                format!("capture::trim_to_during_{mode_name}_capture_takes_effect_or_invalidates"),
+                move |e| takes_effect_or_invalidates(e, mode, PoolCall::TrimToZero),
+            )
+            .alone(),
+        );
+    }
     for d in DURING {
         let mut c = Case::gpu(d.api, format!("capture::during_global_capture_{}", d.name), move |e| {
             during_capture(e, d)

@@ -5,6 +5,7 @@ pub mod access;
 pub mod alloc;
 pub mod attr;
 pub mod capture;
+pub mod interposer;
 pub mod ipc;
 pub mod load;
 pub mod multi;
@@ -62,6 +63,7 @@ pub fn all() -> Vec<Case> {
     v.extend(load::cases());
     v.extend(peer::cases());
     v.extend(multi::cases());
+    v.extend(interposer::cases());
     for c in &mut v {
         if MEMORY_SENSITIVE.contains(&c.name.as_str()) {
             c.alone = true;

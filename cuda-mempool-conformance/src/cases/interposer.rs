@@ -1,0 +1,449 @@
+//! The bugs interposers (HAMi-core, GPU-sharing and checkpointing layers) are known for, as trials
+//! named `…::interposer::…`: a call made while another device's context is current (HAMi-core
+//! #310), each API from a thread with no current context (#276, #289), and a refused call that
+//! leaves something allocated behind (#306). The per-thread-default-stream variant through
+//! cuGetProcAddress is alloc.rs's `ptsz_variant_uses_per_thread_stream`; pool calls during a
+//! capture are capture.rs's.
+
+use super::peer::OnDevice;
+use crate::cases::prelude::*;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use CUmemPool_attribute as A;
+const MIB: usize = 1 << 20;
+const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
+const E_CONTEXT: CUresult = CUresult::CUDA_ERROR_INVALID_CONTEXT;
+const POSIX: CUmemAllocationHandleType = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+
+fn used(pool: CUmemoryPool) -> R<u64> {
+    get_u64(pool, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
+}
+fn reserved(pool: CUmemoryPool) -> R<u64> {
+    get_u64(pool, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
+}
+
+/// Runs `call` on a new thread whose current context is none (set to NULL there, and checked), and
+/// gives back what it returned. The codes are judged on the trial's thread, where observations and
+/// blame are kept.
+fn bare<T: Send>(call: impl FnOnce() -> T + Send) -> R<T> {
+    let (set, got, current, out) = std::thread::scope(|sc| {
+        sc.spawn(|| {
+            let set = unsafe { cuCtxSetCurrent(std::ptr::null_mut()) };
+            let mut c: CUcontext = std::ptr::null_mut();
+            let got = unsafe { cuCtxGetCurrent(&mut c) };
+            (set, got, c as usize, call())
+        })
+        .join()
+        .map_err(|_| "the thread without a context panicked")
+    })?;
+    ok("cuCtxSetCurrent(NULL)", set)?;
+    ok("cuCtxGetCurrent", got)?;
+    ensure!(
+        current == 0,
+        "a context ({current:#x}) is current after cuCtxSetCurrent(NULL)"
+    );
+    Ok(out)
+}
+
+/// A pool with memory in use: `n` bytes allocated on a stream of its device and synchronised.
+struct Held {
+    pool: Pool,
+    s: Stream,
+    p: CUdeviceptr,
+    live: bool,
+}
+impl Held {
+    fn new(pool: Pool, n: usize) -> R<Held> {
+        let s = Stream::new()?;
+        let p = alloc_from(pool.0, n, s.0)?;
+        s.sync()?;
+        Ok(Held { pool, s, p, live: true })
+    }
+}
+impl Drop for Held {
+    fn drop(&mut self) {
+        if self.live {
+            unsafe {
+                let _ = cuMemFreeAsync(self.p, self.s.0);
+                let _ = cuStreamSynchronize(self.s.0);
+            }
+        }
+    }
+}
+
+/// A pool with 32 MiB reserved and nothing in use (release threshold UINT64_MAX keeps it).
+fn reserving_pool(dev: CUdevice) -> R<(Pool, u64)> {
+    let pool = Pool::on_device(dev)?;
+    set_u64(pool.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
+    let s = Stream::new()?;
+    let a = alloc_from(pool.0, 32 * MIB, s.0)?;
+    free_async(a, s.0)?;
+    s.sync()?;
+    let r = reserved(pool.0)?;
+    ensure!(
+        r >= 32 * MIB as u64,
+        "only {r} bytes reserved after a 32 MiB allocation was freed"
+    );
+    Ok((pool, r))
+}
+
+/// Item 2 of issue 23: each API on a thread with no current context answers plainly, without
+/// crashing. Documented answers: the stream-ordered calls on the legacy stream need the current
+/// context (INVALID_CONTEXT, in their error lists); the pool calls name their device through the
+/// pool or the properties, and list no INVALID_CONTEXT, so they succeed, and their effect shows on
+/// the trial's thread afterwards. (820's row is alloc.rs's `no_current_context_invalid_context`.)
+fn no_context_cases() -> Vec<Case> {
+    vec![
+        // Kills 821-no-context-crash.
+        Case::gpu(821, "interposer::no_current_context_invalid_context", |e| {
+            let pool = Pool::on_device(e.dev)?;
+            let before = used(pool.0)?;
+            let h = pool.0 as usize;
+            let (r, p) = bare(move || {
+                let mut p: CUdeviceptr = 0;
+                let r = unsafe { cuMemAllocFromPoolAsync(&mut p, MIB, h as CUmemoryPool, std::ptr::null_mut()) };
+                (r, p)
+            })?;
+            if r == SUCCESS && p != 0 {
+                free_async(p, std::ptr::null_mut())?;
+                ok("cuStreamSynchronize", unsafe {
+                    cuStreamSynchronize(std::ptr::null_mut())
+                })?;
+            }
+            expect("cuMemAllocFromPoolAsync(legacy stream) without a context", r, E_CONTEXT)?;
+            let after = used(pool.0)?;
+            ensure!(
+                after == before,
+                "the refused allocation left {after} bytes in use (from {before})"
+            );
+            Ok(())
+        }),
+        // Kills 822-noop-leaks (it answers SUCCESS and frees nothing).
+        Case::gpu(822, "interposer::no_current_context_invalid_context", |e| {
+            let mut h = Held::new(Pool::on_device(e.dev)?, MIB)?;
+            let p = h.p;
+            let r = bare(move || unsafe { cuMemFreeAsync(p, std::ptr::null_mut()) })?;
+            if r == SUCCESS {
+                h.live = false;
+                ok("cuCtxSynchronize", unsafe { cuCtxSynchronize() })?;
+            }
+            let code = expect("cuMemFreeAsync(legacy stream) without a context", r, E_CONTEXT);
+            if h.live {
+                h.live = false;
+                free_async(h.p, h.s.0)?;
+                h.s.sync()?;
+            }
+            code?;
+            let u = used(h.pool.0)?;
+            ensure!(u == 0, "{u} bytes still in use after the free on the trial's thread");
+            Ok(())
+        }),
+        // Kills 823-no-context-crash.
+        Case::gpu(823, "interposer::no_current_context_succeeds", |e| {
+            let dev = e.dev;
+            let (r, p) = bare(move || {
+                let props = device_props(dev);
+                let mut p: CUmemoryPool = std::ptr::null_mut();
+                let r = unsafe { cuMemPoolCreate(&mut p, &props) };
+                (r, p as usize)
+            })?;
+            let made = (r == SUCCESS && p != 0).then(|| Pool(p as CUmemoryPool));
+            expect("cuMemPoolCreate without a context", r, SUCCESS)?;
+            let made = made.ok_or("cuMemPoolCreate returned success and a NULL pool")?;
+            let h = Held::new(made, MIB)?;
+            ensure!(
+                pool_of(h.p)? == h.pool.0,
+                "an allocation from the new pool belongs to another pool"
+            );
+            Ok(())
+        }),
+        // Kills 824-no-context-crash, 824-noop (the pool outlives its destruction: it still allocates).
+        Case::gpu(824, "interposer::no_current_context_succeeds", |e| {
+            let pool = Pool::on_device(e.dev)?.take();
+            let h = pool as usize;
+            let r = bare(move || unsafe { cuMemPoolDestroy(h as CUmemoryPool) })?;
+            if r != SUCCESS {
+                let _ = unsafe { cuMemPoolDestroy(pool) };
+            }
+            expect("cuMemPoolDestroy without a context", r, SUCCESS)?;
+            let mut p: CUdeviceptr = 0;
+            let again = unsafe { cuMemAllocFromPoolAsync(&mut p, 4096, pool, std::ptr::null_mut()) };
+            if again == SUCCESS {
+                let _ = unsafe { cuMemFreeAsync(p, std::ptr::null_mut()) };
+            }
+            expect("cuMemAllocFromPoolAsync(the destroyed pool)", again, E_VALUE)
+        }),
+        // Kills 825-no-context-crash.
+        Case::gpu(825, "interposer::no_current_context_succeeds", |e| {
+            let h = Held::new(Pool::ipc(e.dev)?, MIB)?;
+            let p = h.p;
+            let (r, data) = bare(move || {
+                let mut d = CUmemPoolPtrExportData::default();
+                let r = unsafe { cuMemPoolExportPointer(&mut d, p) };
+                (r, d.reserved)
+            })?;
+            expect("cuMemPoolExportPointer without a context", r, SUCCESS)?;
+            ensure!(data.iter().any(|&b| b != 0), "the export data is all zeros");
+            Ok(())
+        })
+        .needs(Cap::Ipc),
+        // Kills 826-no-context-crash.
+        Case::gpu(826, "interposer::no_current_context_succeeds", |e| {
+            let pool = Pool::ipc(e.dev)?;
+            let h = pool.0 as usize;
+            let (r, fd) = bare(move || {
+                let mut fd: i32 = -1;
+                let r = unsafe {
+                    cuMemPoolExportToShareableHandle((&mut fd as *mut i32).cast(), h as CUmemoryPool, POSIX, 0)
+                };
+                (r, fd)
+            })?;
+            // SAFETY: an fd the driver handed over (closed on drop).
+            let owned = (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) });
+            expect("cuMemPoolExportToShareableHandle without a context", r, SUCCESS)?;
+            ensure!(owned.is_some(), "the export returned success and fd {fd}");
+            Ok(())
+        })
+        .needs(Cap::Ipc),
+        // Kills 827-no-context-crash.
+        Case::gpu(827, "interposer::no_current_context_succeeds", |e| {
+            let pool = Pool::on_device(e.dev)?;
+            let (h, dev) = (pool.0 as usize, e.dev);
+            let (r, f) = bare(move || {
+                let mut f = CUmemAccess_flags(0xdead);
+                let mut loc = mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, dev);
+                let r = unsafe { cuMemPoolGetAccess(&mut f, h as CUmemoryPool, &mut loc) };
+                (r, f)
+            })?;
+            expect("cuMemPoolGetAccess without a context", r, SUCCESS)?;
+            ensure!(
+                f == CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                "the owner's access reads {}, expected read-write",
+                f.0
+            );
+            Ok(())
+        }),
+        // Kills 828-no-context-crash.
+        Case::gpu(828, "interposer::no_current_context_succeeds", |e| {
+            let h = Held::new(Pool::on_device(e.dev)?, MIB)?;
+            let pool = h.pool.0 as usize;
+            let (r, v) = bare(move || {
+                let mut v: u64 = u64::MAX;
+                let r = unsafe {
+                    cuMemPoolGetAttribute(
+                        pool as CUmemoryPool,
+                        A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+                        (&mut v as *mut u64).cast(),
+                    )
+                };
+                (r, v)
+            })?;
+            expect("cuMemPoolGetAttribute(USED_MEM_CURRENT) without a context", r, SUCCESS)?;
+            ensure!(
+                v == MIB as u64,
+                "used memory reads {v} without a context, {MIB} allocated"
+            );
+            Ok(())
+        }),
+        // Kills 829-no-context-crash.
+        Case::gpu(829, "interposer::no_current_context_succeeds", |e| {
+            let pool = Pool::ipc(e.dev)?;
+            let fd = export_pool_fd(pool.0)?;
+            let raw = fd.as_raw_fd();
+            let (r, p) = bare(move || {
+                let mut p: CUmemoryPool = std::ptr::null_mut();
+                let r = import_pool_fd(raw, &mut p);
+                (r, p as usize)
+            })?;
+            if r == SUCCESS && p != 0 {
+                ok("cuMemPoolDestroy(the imported pool)", unsafe {
+                    cuMemPoolDestroy(p as CUmemoryPool)
+                })?;
+            }
+            // R580 imports its own export in the same process (829 import_in_same_process_succeeds_driver_behaviour).
+            expect("cuMemPoolImportFromShareableHandle without a context", r, SUCCESS)?;
+            ensure!(p != 0, "the import returned success and a NULL pool");
+            Ok(())
+        })
+        .needs(Cap::Ipc),
+        // Kills 830-no-context-crash.
+        Case::gpu(830, "interposer::no_current_context_invalid_value", |e| {
+            let h = Held::new(Pool::ipc(e.dev)?, MIB)?;
+            let mut data = CUmemPoolPtrExportData::default();
+            ok("cuMemPoolExportPointer", unsafe {
+                cuMemPoolExportPointer(&mut data, h.p)
+            })?;
+            let pool = h.pool.0 as usize;
+            let (r, p) = bare(move || {
+                let mut p: CUdeviceptr = 0;
+                let r = unsafe { cuMemPoolImportPointer(&mut p, pool as CUmemoryPool, &mut data) };
+                (r, p)
+            })?;
+            if r == SUCCESS && p != 0 && p != h.p {
+                let _ = unsafe { cuMemFreeAsync(p, h.s.0) };
+            }
+            // As with a context (830 import_pointer_on_non_imported_pool_refused): the exporting
+            // pool is not an imported one.
+            expect(
+                "cuMemPoolImportPointer(into the exporting pool) without a context",
+                r,
+                E_VALUE,
+            )
+        })
+        .needs(Cap::Ipc),
+        // Kills 831-no-context-crash.
+        Case::gpu(831, "interposer::no_current_context_succeeds", |e| {
+            let pool = Pool::on_device(e.dev)?;
+            let (h, dev) = (pool.0 as usize, e.dev);
+            let r = bare(move || {
+                let d = CUmemAccessDesc {
+                    location: mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, dev),
+                    flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                };
+                unsafe { cuMemPoolSetAccess(h as CUmemoryPool, &d, 1) }
+            })?;
+            expect("cuMemPoolSetAccess(owner, read-write) without a context", r, SUCCESS)
+        }),
+        // Kills 832-no-context-crash.
+        Case::gpu(832, "interposer::no_current_context_succeeds", |e| {
+            const WANT: u64 = 7 * MIB as u64;
+            let pool = Pool::on_device(e.dev)?;
+            let h = pool.0 as usize;
+            let r = bare(move || {
+                let mut v = WANT;
+                unsafe {
+                    cuMemPoolSetAttribute(
+                        h as CUmemoryPool,
+                        A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                        (&mut v as *mut u64).cast(),
+                    )
+                }
+            })?;
+            expect("cuMemPoolSetAttribute(RELEASE_THRESHOLD) without a context", r, SUCCESS)?;
+            let v = get_u64(pool.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)?;
+            ensure!(
+                v == WANT,
+                "the threshold set without a context reads back {v}, expected {WANT}"
+            );
+            Ok(())
+        }),
+        // Kills 833-no-context-crash.
+        Case::gpu(833, "interposer::no_current_context_succeeds", |e| {
+            let (pool, _) = reserving_pool(e.dev)?;
+            let h = pool.0 as usize;
+            let r = bare(move || unsafe { cuMemPoolTrimTo(h as CUmemoryPool, 0) })?;
+            expect("cuMemPoolTrimTo(0) without a context", r, SUCCESS)?;
+            let left = reserved(pool.0)?;
+            ensure!(
+                left == 0,
+                "{left} bytes still reserved after trimming an unused pool to 0"
+            );
+            Ok(())
+        })
+        .alone(),
+    ]
+}
+
+/// Item 1 (HAMi-core #310): device A's memory and stream, device B's context current.
+fn other_context_cases() -> Vec<Case> {
+    vec![
+        // cuMemFreeAsync takes its stream, not the current context: the free is A's, done once A's
+        // stream reaches it; B's pools see nothing. Kills 822-charges-current-device,
+        // 822-other-device-refused.
+        Case::gpu(822, "interposer::free_with_other_device_current", |e| {
+            let b = e.peer()?;
+            let pool = Pool::on_device(e.dev)?;
+            let s = Stream::new()?;
+            let a = alloc_from(pool.0, 4 * MIB, s.0)?;
+            s.sync()?;
+            let b_pools = [default_pool(b)?, current_pool(b)?];
+            let b_before = b_pools.iter().map(|&p| Ok((used(p)?, reserved(p)?))).collect::<R<Vec<_>>>()?;
+            let r = {
+                let _b = OnDevice::enter(b)?;
+                unsafe { cuMemFreeAsync(a, s.0) }
+            };
+            if r != SUCCESS {
+                free_async(a, s.0)?;
+            }
+            s.sync()?;
+            ok("cuMemFreeAsync(device A's memory and stream, device B current)", r)?;
+            let left = used(pool.0)?;
+            ensure!(left == 0, "{left} bytes of device {}'s pool still in use after the free", e.dev);
+            let b_after = b_pools.iter().map(|&p| Ok((used(p)?, reserved(p)?))).collect::<R<Vec<_>>>()?;
+            ensure!(
+                b_after == b_before,
+                "device {b}'s default and current pools went from (used, reserved) {b_before:?} to {b_after:?}"
+            );
+            Ok(())
+        })
+        .pair()
+        .alone(),
+        // The docs: cuMemAllocAsync draws from the current pool of the stream's device. Kills
+        // 820-current-context-pool.
+        Case::gpu(820, "interposer::alloc_with_other_device_current_uses_stream_device_pool", |e| {
+            let b = e.peer()?;
+            let s = Stream::new()?;
+            let (r, a) = {
+                let _b = OnDevice::enter(b)?;
+                let mut a: CUdeviceptr = 0;
+                (unsafe { cuMemAllocAsync(&mut a, MIB, s.0) }, a)
+            };
+            let owner = if r == SUCCESS { Some(pool_of(a)) } else { None };
+            if r == SUCCESS {
+                free_async(a, s.0)?;
+            }
+            s.sync()?;
+            ok("cuMemAllocAsync(device A's stream, device B current)", r)?;
+            let (owner, want) = (owner.ok_or("no allocation")??, current_pool(e.dev)?);
+            ensure!(
+                owner == want,
+                "the allocation on device {}'s stream came from pool {owner:p}, not that device's current pool {want:p}",
+                e.dev
+            );
+            Ok(())
+        })
+        .pair()
+        .serial(),
+    ]
+}
+
+/// Item 3 (HAMi-core #306): a refused call leaves nothing allocated: the pool's counters are what
+/// they were. Kills 821-failure-leaks.
+fn refusal_cases() -> Vec<Case> {
+    vec![
+        Case::gpu(821, "interposer::refused_allocation_leaves_pool_as_it_was", |e| {
+            let mut props = device_props(e.dev);
+            props.maxSize = 64 * MIB;
+            let pool = Pool::create(&props)?;
+            let h = Held::new(pool, 32 * MIB)?;
+            let before = (used(h.pool.0)?, reserved(h.pool.0)?);
+            for (what, n) in [("beyond maxSize", 48 * MIB), ("1 << 60 bytes", 1usize << 60)] {
+                let mut p: CUdeviceptr = 0;
+                let r = unsafe { cuMemAllocFromPoolAsync(&mut p, n, h.pool.0, h.s.0) };
+                if r == SUCCESS {
+                    free_async(p, h.s.0)?;
+                }
+                h.s.sync()?;
+                expect(
+                    &format!("cuMemAllocFromPoolAsync({what})"),
+                    r,
+                    CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+                )?;
+                let after = (used(h.pool.0)?, reserved(h.pool.0)?);
+                ensure!(
+                    after == before,
+                    "after the refused allocation {what} the pool's (used, reserved) is {after:?}, it was {before:?}"
+                );
+            }
+            Ok(())
+        })
+        .alone(),
+    ]
+}
+
+pub fn cases() -> Vec<Case> {
+    let mut v = no_context_cases();
+    v.extend(other_context_cases());
+    v.extend(refusal_cases());
+    v
+}
