@@ -117,6 +117,31 @@ const struct shim_entry ipc_entries[] = {
     /* 830 interposer::no_current_context_invalid_value */
     MUTANT("830-no-context-crash", 830, "ipc",
            "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
+    /* issue 23: ipc */
+    /* 825 interior_pointer_refused (a driver that refuses interior pointers), 830
+     * interior_pointer_export_data_maps_the_interior (one that exports them) */
+    MUTANT("825-interior-exports-base", 825, "ipc",
+           "an address inside an allocation is exported as the allocation's own (SUCCESS, the base's data) instead "
+           "of the driver's answer"),
+    /* 829 same_process_import_gives_a_new_pool_handle, 830 same_process_import_pointer_new_address_same_bytes,
+     * 822 same_process_import_freed_before_the_exporter */
+    MUTANT("829-same-process-exporter-pool", 829, "ipc",
+           "importing an fd this process exported gives back the exporting pool's handle instead of a new pool"),
+    /* 830 same_process_import_pointer_new_address_same_bytes, 822 same_process_import_freed_before_the_exporter */
+    MUTANT("830-returns-exporter-pointer", 830, "ipc",
+           "in the exporting process, an import gives the exporter's own pointer (the real mapping is freed) instead "
+           "of a mapping of its own"),
+    /* 830 all_zero_export_data_invalid_value */
+    MUTANT("830-zero-data-success", 830, "ipc",
+           "all-zero export data answers SUCCESS (address 0) instead of INVALID_VALUE"),
+    /* 830 same_pointer_imported_twice_survives_one_free, 822 free_imported_pointer */
+    MUTANT("830-import-twice-one-reference", 830, "ipc",
+           "a second import of an address already imported drops the driver's reference at once: both imports share "
+           "one, and the first free unmaps both"),
+    /* 830 large_import_*_mib_reads_both_ends */
+    MUTANT("830-large-import-truncated", 830, "ipc",
+           "an import of an allocation over 1 GiB maps its first 64 MiB only (copied into a 64 MiB buffer that "
+           "stands for it): its end is not the exporter's"),
     {0},
 };
 
@@ -147,6 +172,73 @@ static CUdeviceptr exported_pointer(const CUmemPoolPtrExportData *d) {
   return p;
 }
 
+/* Pools this process exported as POSIX fds, by fd number (829-same-process-exporter-pool). */
+#define FD_EXPORTS 64
+static struct {
+  int fd;
+  CUmemoryPool pool;
+} fd_exports[FD_EXPORTS];
+static size_t next_fd_export;
+static void remember_fd_export(int fd, CUmemoryPool pool) {
+  pthread_mutex_lock(&exports_lock);
+  fd_exports[next_fd_export % FD_EXPORTS].fd = fd;
+  fd_exports[next_fd_export % FD_EXPORTS].pool = pool;
+  next_fd_export++;
+  pthread_mutex_unlock(&exports_lock);
+}
+static CUmemoryPool fd_exporter(int fd) {
+  CUmemoryPool pool = NULL;
+  pthread_mutex_lock(&exports_lock);
+  for (size_t i = next_fd_export; i-- > 0 && i + FD_EXPORTS >= next_fd_export && !pool;)
+    if (fd_exports[i % FD_EXPORTS].fd == fd) pool = fd_exports[i % FD_EXPORTS].pool;
+  pthread_mutex_unlock(&exports_lock);
+  return pool;
+}
+
+/* Addresses imported once already (830-import-twice-one-reference). */
+static struct shim_set imported_once = SHIM_SET_INIT;
+
+/* The allocation `ptr` lies in, per the driver (0: none, or the query failed); its size in *size. */
+static CUdeviceptr allocation_base(CUdeviceptr ptr, size_t *size) {
+  static CUresult (*range)(CUdeviceptr *, size_t *, CUdeviceptr);
+  if (!range) *(void **)&range = shim_next("cuMemGetAddressRange_v2");
+  CUdeviceptr base = 0;
+  size_t n = 0;
+  if (!range || range(&base, &n, ptr) != CUDA_SUCCESS) return 0;
+  if (size) *size = n;
+  return base;
+}
+
+/* The real cuMemFree (dropping an import behind the caller's back). */
+static CUresult real_free(CUdeviceptr p) {
+  static CUresult (*fn)(CUdeviceptr);
+  if (!fn) *(void **)&fn = shim_next("cuMemFree_v2");
+  return fn ? fn(p) : CUDA_ERROR_NOT_FOUND;
+}
+
+static int all_zero(const CUmemPoolPtrExportData *d) {
+  for (size_t i = 0; i < sizeof d->reserved; i++)
+    if (d->reserved[i]) return 0;
+  return 1;
+}
+
+/* 830-large-import-truncated: a 64 MiB buffer holding the import's first 64 MiB stands for it. */
+#define TRUNCATED (64ull << 20)
+static CUdeviceptr truncated(CUdeviceptr imported) {
+  static CUresult (*alloc)(CUdeviceptr *, size_t);
+  static CUresult (*copy)(CUdeviceptr, CUdeviceptr, size_t);
+  if (!alloc) *(void **)&alloc = shim_next("cuMemAlloc_v2");
+  if (!copy) *(void **)&copy = shim_next("cuMemcpyDtoD_v2");
+  CUdeviceptr fresh = 0;
+  if (!alloc || !copy || alloc(&fresh, TRUNCATED) != CUDA_SUCCESS) return imported;
+  if (copy(fresh, imported, TRUNCATED) != CUDA_SUCCESS) {
+    real_free(fresh);
+    return imported;
+  }
+  real_free(imported);
+  return fresh;
+}
+
 /* Every mutant here acts only once the driver is initialised, with a device: before cuInit, and
  * after a failed one, the answers are init.c's mutants' business. */
 static int driver_up(void) {
@@ -170,6 +262,10 @@ HOOK CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *out, CUdeviceptr pt
   shim_no_context_crash(825); /* issue 23: interposer */
   if (!driver_up()) return real(out, ptr);
   if (!ptr && shim_on("825-null-pointer-not-found")) return CUDA_ERROR_NOT_FOUND;
+  if (ptr && shim_on("825-interior-exports-base")) {
+    CUdeviceptr base = allocation_base(ptr, NULL);
+    if (base && base != ptr) ptr = base;
+  }
   if (!out && shim_on("825-null-out-unchecked")) {
     CUmemPoolPtrExportData scratch;
     return real(&scratch, ptr);
@@ -197,7 +293,7 @@ HOOK CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *out, CUdeviceptr pt
   if (r == CUDA_SUCCESS && out) {
     if (shim_on("825-zeroed-data")) memset(out, 0, sizeof *out);
     if (shim_on("825-data-one-byte-changed")) out->reserved[24] ^= 1;
-    if (shim_on("830-exporting-pool-accepted")) remember_export(out, ptr);
+    if (shim_on("830-exporting-pool-accepted") || shim_on("830-returns-exporter-pointer")) remember_export(out, ptr);
   }
   return r;
 }
@@ -227,6 +323,8 @@ HOOK CUresult cuMemPoolExportToShareableHandle(void *handle, CUmemoryPool pool, 
     if (shim_on("826-non-ipc-pool-not-supported") && shim_pool_non_ipc(pool)) return CUDA_ERROR_NOT_SUPPORTED;
     if (shim_on("826-imported-pool-not-permitted") && shim_pool_imported(pool)) return CUDA_ERROR_NOT_PERMITTED;
   }
+  if (r == CUDA_SUCCESS && handle && type == POSIX_FD && shim_on("829-same-process-exporter-pool"))
+    remember_fd_export(*(int *)handle, pool);
   if (r == CUDA_SUCCESS && handle && type == POSIX_FD && shim_on("826-leaks-fd")) {
     int leaked = dup(*(int *)handle);
     (void)leaked;
@@ -245,6 +343,13 @@ HOOK CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool, void *handl
     CUresult r = real(&scratch, handle, type, flags);
     if (r == CUDA_SUCCESS) shim_pool_note_imported(scratch);
     return r;
+  }
+  if (pool && type == POSIX_FD && !flags && shim_on("829-same-process-exporter-pool")) {
+    CUmemoryPool mine = fd_exporter((int)(intptr_t)handle);
+    if (mine) {
+      *pool = mine;
+      return CUDA_SUCCESS;
+    }
   }
   CUresult r = real(pool, handle, type, flags);
   if (r == CUDA_ERROR_UNKNOWN && shim_on("829-bad-fd-invalid-value")) return CUDA_ERROR_INVALID_VALUE;
@@ -287,6 +392,10 @@ HOOK CUresult cuMemPoolImportPointer(CUdeviceptr *ptr, CUmemoryPool pool, CUmemP
     return CUDA_SUCCESS;
   }
   if (!pool && shim_on("830-null-pool-invalid-handle")) return CUDA_ERROR_INVALID_HANDLE;
+  if (ptr && pool && data && all_zero(data) && shim_on("830-zero-data-success")) {
+    *ptr = 0;
+    return CUDA_SUCCESS;
+  }
   CUresult r = real(ptr, pool, data);
   if (r == CUDA_ERROR_INVALID_VALUE && ptr && pool && data) {
     int from_import = shim_pool_imported(pool);
@@ -311,6 +420,19 @@ HOOK CUresult cuMemPoolImportPointer(CUdeviceptr *ptr, CUmemoryPool pool, CUmemP
       else
         shim_set_add(&imported_addresses, *ptr);
     }
+    if (shim_on("830-returns-exporter-pointer")) {
+      CUdeviceptr mine = exported_pointer(data);
+      if (mine && real_free(*ptr) == CUDA_SUCCESS) *ptr = mine;
+    }
+    if (shim_on("830-import-twice-one-reference")) {
+      if (shim_set_has(&imported_once, *ptr))
+        real_free(*ptr);
+      else
+        shim_set_add(&imported_once, *ptr);
+    }
+    size_t n = 0;
+    if (shim_on("830-large-import-truncated") && allocation_base(*ptr, &n) && n > (1ull << 30))
+      *ptr = truncated(*ptr);
   }
   return r;
 }

@@ -1,7 +1,7 @@
 //! 825 cuMemPoolExportPointer, 826 cuMemPoolExportToShareableHandle, 829
 //! cuMemPoolImportFromShareableHandle, 830 cuMemPoolImportPointer: what one process can show —
-//! successful exports, and what export and import refuse. Cross-process round trips are their own
-//! group.
+//! successful exports, what export and import refuse, and a process importing its own export.
+//! Cross-process round trips are their own group.
 
 use crate::cases::prelude::*;
 use crate::os::{fd_diff, fd_table};
@@ -32,6 +32,23 @@ fn export_pointer_code(pool: CUmemoryPool, data: *mut CUmemPoolPtrExportData) ->
     free_async(a, s.0)?;
     s.sync()?;
     Ok(r)
+}
+
+/// With the pool's handle exported (so that a pointer export can succeed), `bad` on a 1 MiB
+/// allocation, then that allocation's genuine export: both codes (a refusal of `bad` is then its
+/// own, not the pool's).
+fn export_beside_genuine(dev: CUdevice, bad: impl FnOnce(CUdeviceptr) -> CUresult) -> R<(CUresult, CUresult)> {
+    let p = Pool::ipc(dev)?;
+    drop(export_pool_fd(p.0)?);
+    let s = Stream::new()?;
+    let a = alloc_from(p.0, 1 << 20, s.0)?;
+    s.sync()?;
+    let bad = bad(a);
+    let mut data = CUmemPoolPtrExportData::default();
+    let genuine = unsafe { cuMemPoolExportPointer(&mut data, a) };
+    free_async(a, s.0)?;
+    s.sync()?;
+    Ok((bad, genuine))
 }
 
 /// Import `fd` (an export of this process) with handle type `ht` and `flags`: the driver's code. A
@@ -87,6 +104,95 @@ const EXPORT_ROWS: &[(&str, bool, HT, u64, CUresult)] = &[
     ),
     ("nonzero_flags_refused", true, POSIX, 1, E_VALUE),
 ];
+
+/// Pattern bytes the same-process trials write through the exporter's pointer.
+const SAME_BYTES: usize = 64 * 1024;
+fn same_pattern() -> Vec<u8> {
+    (0..SAME_BYTES)
+        .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[1])
+        .collect()
+}
+
+/// One process as both sides: an IPC pool with one allocation holding `same_pattern`, its export
+/// imported back as a second pool. Dropping it frees the imports, then the allocation, then
+/// destroys both pools.
+struct SameProcess {
+    stream: Stream,
+    imports: Vec<CUdeviceptr>,
+    ptr: CUdeviceptr,
+    data: CUmemPoolPtrExportData,
+    /// None once a trial destroyed it itself.
+    imported: Option<Pool>,
+    pool: Pool,
+}
+impl SameProcess {
+    fn new(dev: CUdevice) -> R<SameProcess> {
+        let pool = Pool::ipc(dev)?;
+        let fd = export_pool_fd(pool.0)?;
+        let mut imported = std::ptr::null_mut();
+        let r = import_pool_fd(fd.as_raw_fd(), &mut imported);
+        keep_fd(fd)?;
+        ok("cuMemPoolImportFromShareableHandle(this process's own export)", r)?;
+        let imported = Some(Pool(imported));
+        let stream = Stream::new()?;
+        let ptr = alloc_from(pool.0, SAME_BYTES, stream.0)?;
+        let mut s = SameProcess {
+            stream,
+            imports: Vec::new(),
+            ptr,
+            data: CUmemPoolPtrExportData::default(),
+            imported,
+            pool,
+        };
+        let host = same_pattern();
+        ok("cuMemcpyHtoDAsync", unsafe {
+            cuMemcpyHtoDAsync_v2(ptr, host.as_ptr().cast(), host.len(), s.stream.0)
+        })?;
+        s.stream.sync()?;
+        ok("cuMemPoolExportPointer", unsafe {
+            cuMemPoolExportPointer(&mut s.data, ptr)
+        })?;
+        Ok(s)
+    }
+    fn imported(&self) -> R<CUmemoryPool> {
+        Ok(self.imported.as_ref().ok_or("the imported pool is gone")?.0)
+    }
+    /// Import the allocation through the imported pool.
+    fn import(&mut self) -> R<CUdeviceptr> {
+        let mut q: CUdeviceptr = 0;
+        ok(
+            "cuMemPoolImportPointer(through the imported pool, in the exporting process)",
+            unsafe { cuMemPoolImportPointer(&mut q, self.imported()?, &mut self.data) },
+        )?;
+        self.imports.push(q);
+        Ok(q)
+    }
+    /// `p` holds the pattern written through the exporter's pointer.
+    fn check_bytes(&self, p: CUdeviceptr, what: &str) -> R {
+        let mut host = vec![0u8; SAME_BYTES];
+        ok("cuMemcpyDtoHAsync", unsafe {
+            cuMemcpyDtoHAsync_v2(host.as_mut_ptr().cast(), p, host.len(), self.stream.0)
+        })?;
+        self.stream.sync()?;
+        if let Some(i) = host.iter().zip(same_pattern()).position(|(a, b)| *a != b) {
+            blame::set(830);
+            return Err(format!("{what}: byte {i} differs from what the exporter wrote").into());
+        }
+        Ok(())
+    }
+}
+impl Drop for SameProcess {
+    fn drop(&mut self) {
+        for &q in &self.imports {
+            let _ = unsafe { cuMemFreeAsync(q, self.stream.0) };
+        }
+        let _ = unsafe { cuStreamSynchronize(self.stream.0) };
+        if self.ptr != 0 {
+            let _ = unsafe { cuMemFreeAsync(self.ptr, self.stream.0) };
+        }
+        let _ = unsafe { cuStreamSynchronize(self.stream.0) };
+    }
+}
 
 pub fn cases() -> Vec<Case> {
     let mut v = vec![
@@ -159,19 +265,11 @@ pub fn cases() -> Vec<Case> {
             let _ = unsafe { cuMemFree_v2(a) };
             expect("cuMemPoolExportPointer(cuMemAlloc memory)", r, E_VALUE)
         }),
-        // With the pool's handle exported (so a pointer export can succeed), a NULL data pointer
-        // is refused; the same call with a real buffer then succeeds, so the NULL is what was refused.
+        // A NULL data pointer is refused; the genuine export right after succeeds, so the NULL is
+        // what was refused.
         Case::gpu(825, "null_data_out_invalid_value", |e| {
-            let p = Pool::ipc(e.dev)?;
-            drop(export_pool_fd(p.0)?);
-            let s = Stream::new()?;
-            let a = alloc_from(p.0, 4096, s.0)?;
-            s.sync()?;
-            let null = unsafe { cuMemPoolExportPointer(std::ptr::null_mut(), a) };
-            let mut data = CUmemPoolPtrExportData::default();
-            let real = unsafe { cuMemPoolExportPointer(&mut data, a) };
-            free_async(a, s.0)?;
-            s.sync()?;
+            let (null, real) =
+                export_beside_genuine(e.dev, |a| unsafe { cuMemPoolExportPointer(std::ptr::null_mut(), a) })?;
             expect("cuMemPoolExportPointer(NULL, ptr)", null, E_VALUE)?;
             ok("cuMemPoolExportPointer(&data, ptr) after the NULL call", real)
         })
@@ -308,6 +406,68 @@ pub fn cases() -> Vec<Case> {
             free_async(a, s.0)?;
             s.sync()?;
             expect("cuMemPoolImportPointer into the exporting pool", r, E_VALUE)
+        })
+        .needs(Cap::Ipc),
+        // Docs: the export data is for "a specific allocation"; an address inside one is not its
+        // start (cuMemFree's rule for the same case is INVALID_VALUE). The allocation's own address
+        // then exports, so the interior address is what was refused.
+        // Kills 825-interior-exports-base.
+        Case::gpu(825, "interior_pointer_refused", |e| {
+            let mut data = CUmemPoolPtrExportData::default();
+            let (inner, whole) =
+                export_beside_genuine(e.dev, |a| unsafe { cuMemPoolExportPointer(&mut data, a + 4096) })?;
+            expect("cuMemPoolExportPointer(allocation + 4096)", inner, E_VALUE)?;
+            ok("cuMemPoolExportPointer(the allocation itself)", whole)
+        })
+        .needs(Cap::Ipc),
+        // One process as exporter and importer (R580 imports its own pool:
+        // import_in_same_process_succeeds_driver_behaviour): the import is a pool of its own.
+        // Kills 829-same-process-exporter-pool.
+        Case::gpu(829, "same_process_import_gives_a_new_pool_handle", |e| {
+            let s = SameProcess::new(e.dev)?;
+            if s.imported()? == s.pool.0 {
+                blame::set(829);
+                return Err("importing this process's own export gave back the exporting pool's handle".into());
+            }
+            Ok(())
+        })
+        .needs(Cap::Ipc),
+        // A pointer imported through that pool: a mapping of its own (another address than the
+        // exporter's) over the same memory (the exporter's bytes). Kills 830-returns-exporter-pointer.
+        Case::gpu(830, "same_process_import_pointer_new_address_same_bytes", |e| {
+            let mut s = SameProcess::new(e.dev)?;
+            let q = s.import()?;
+            note(format!("exporter's address {:#x}, import's {q:#x}", s.ptr));
+            if q == s.ptr {
+                blame::set(830);
+                return Err(
+                    format!("the import is the exporter's own address {q:#x}, not a mapping of its own").into(),
+                );
+            }
+            s.check_bytes(q, "the import")
+        })
+        .needs(Cap::Ipc),
+        // The documented order: the import freed first (complete before the exporter's free),
+        // then the exporter's allocation, which the import's free left alone; then the imported
+        // pool, which holds nothing, is destroyed. Kills 830-returns-exporter-pointer (the
+        // import's free is then the exporter's, and the exporter's own free a double free).
+        Case::gpu(822, "same_process_import_freed_before_the_exporter", |e| {
+            let mut s = SameProcess::new(e.dev)?;
+            let q = s.import()?;
+            ok("cuMemFreeAsync(the import)", unsafe { cuMemFreeAsync(q, s.stream.0) })?;
+            s.imports.clear();
+            s.stream.sync()?;
+            s.check_bytes(s.ptr, "the exporter's allocation after the import's free")?;
+            let p = std::mem::take(&mut s.ptr);
+            ok(
+                "cuMemFreeAsync(the exporter's allocation, after the import's)",
+                unsafe { cuMemFreeAsync(p, s.stream.0) },
+            )?;
+            s.stream.sync()?;
+            let imported = s.imported.take().ok_or("the imported pool is gone")?.take();
+            ok("cuMemPoolDestroy(the imported pool, its import freed)", unsafe {
+                cuMemPoolDestroy(imported)
+            })
         })
         .needs(Cap::Ipc),
     ];

@@ -30,6 +30,8 @@ pub enum Role {
     IpcImport,
     /// Answer the imported-pool rules one by one (`cases::xproc`).
     IpcRules,
+    /// Import a pool and take one named scenario on it, one child per trial (`cases::xproc`).
+    IpcScenario,
     /// The IPC benchmark's importer (benches/allocator.rs; that binary alone has it).
     BenchIpc,
     /// Run one case and print its answer (in-process mode's crash isolation).
@@ -44,6 +46,7 @@ const ROLES: &[(&str, Role)] = &[
     ("worker", Role::Worker),
     ("ipc-import", Role::IpcImport),
     ("ipc-rules", Role::IpcRules),
+    ("ipc-scenario", Role::IpcScenario),
     ("bench-ipc", Role::BenchIpc),
 ];
 const CASE_PREFIX: &str = "case:";

@@ -48,12 +48,12 @@ pub fn child(name: &str) -> ExitCode {
         Role::Uninit => cases::uninit::child_main(false),
         Role::NoDevice => cases::uninit::child_main(true),
         Role::Worker => worker::main(all_cases()),
-        Role::IpcImport | Role::IpcRules => {
+        Role::IpcImport | Role::IpcRules | Role::IpcScenario => {
             let env = Env::on(Arc::new(probe::probe()), cases::xproc::importer_device());
-            if role == Role::IpcImport {
-                cases::xproc::import_main(&env)
-            } else {
-                cases::xproc::rules_main(&env)
+            match role {
+                Role::IpcImport => cases::xproc::import_main(&env),
+                Role::IpcRules => cases::xproc::rules_main(&env),
+                _ => cases::xproc::scenario_main(&env),
             }
         }
         Role::BenchIpc => {

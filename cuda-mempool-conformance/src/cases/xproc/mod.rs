@@ -1,7 +1,7 @@
 //! IPC across processes (825, 826, 829, 830 and the rules of imported pools). The exporter is the
-//! test thread; each importer is this binary re-executed in the `ipc-import` or `ipc-rules` role,
-//! reached over a `channel::Peer` (SCM_RIGHTS for the pool's fd, JSON for export data and the IPC
-//! event handle). Every wait is bounded; a child that dies or hangs fails the trial with its stderr
+//! test thread; each importer is this binary re-executed in the `ipc-import`, `ipc-rules` or
+//! `ipc-scenario` role, reached over a `channel::Peer` (SCM_RIGHTS for the pool's fd, JSON for
+//! export data and the IPC event handle). Every wait is bounded; a child that dies or hangs fails the trial with its stderr
 //! and is reaped.
 //!
 //! Test-only fault switch: CONFORMANCE_IPC_FAULT=die:STEP or hang:STEP makes the importer abort or
@@ -11,17 +11,21 @@ mod common;
 mod faults;
 mod roundtrip;
 mod rules;
+mod scenarios;
 
 use crate::cases::prelude::*;
 
 pub use common::{importer_device, FAULT_VAR};
 pub use roundtrip::import_main;
 pub use rules::rules_main;
+pub use scenarios::scenario_main;
 
-/// Every IPC case: round trips, the harness's fault trials, the imported-pool rules.
+/// Every IPC case: round trips, the harness's fault trials, the imported-pool rules, the
+/// one-importer-per-trial scenarios.
 pub fn cases() -> Vec<Case> {
     let mut v = roundtrip::cases();
     v.extend(faults::cases());
     v.extend(rules::cases());
+    v.extend(scenarios::cases());
     v
 }

@@ -1,0 +1,486 @@
+//! One importer child per trial (`ipc-scenario`) for imports that may kill the importer: all-zero
+//! and interior-pointer export data, imported pointers freed with cuMemFree, one pointer imported
+//! twice, and single allocations of several GiB.
+
+use super::common::*;
+use crate::cases::prelude::*;
+use crate::harness::channel::{hex, Peer};
+use serde_json::{json, Value};
+use std::os::fd::{AsRawFd, OwnedFd};
+
+/// Bytes of pattern at the start (and, for allocations of at least twice as much, at the end) of
+/// each allocation a scenario offers, and what its importer reads back.
+const EDGE: usize = 4 * KIB;
+/// The seed of the pattern at the start of an allocation; the end carries `SEED ^ TAIL`.
+const SEED: u8 = 0x6e;
+const TAIL: u8 = 0xff;
+
+/// The exporter's side: an exported IPC pool on the case's device and allocations from it, each
+/// with a pattern at its start and end. Dropping it frees them (the importer has freed its
+/// imports by then: it answers only after that), then destroys the pool.
+struct Offer {
+    ptrs: Vec<CUdeviceptr>,
+    s: Stream,
+    fd: OwnedFd,
+    pool: Pool,
+}
+
+impl Offer {
+    fn new(dev: CUdevice) -> R<Offer> {
+        let pool = Pool::ipc(dev)?;
+        let fd = export_pool_fd(pool.0)?;
+        Ok(Offer {
+            ptrs: Vec::new(),
+            s: Stream::new()?,
+            fd,
+            pool,
+        })
+    }
+
+    /// `n` bytes from the pool: `SEED`'s pattern in the first `EDGE` (or all `n`), and
+    /// `SEED ^ TAIL`'s in the last `EDGE` when `n` holds both; complete when this returns.
+    fn alloc(&mut self, n: usize) -> R<CUdeviceptr> {
+        let p = alloc_from(self.pool.0, n, self.s.0)?;
+        self.ptrs.push(p);
+        let head = pattern(SEED, n.min(EDGE));
+        ok("cuMemcpyHtoDAsync", unsafe {
+            cuMemcpyHtoDAsync_v2(p, head.as_ptr().cast(), head.len(), self.s.0)
+        })?;
+        if n >= 2 * EDGE {
+            let tail = pattern(SEED ^ TAIL, EDGE);
+            ok("cuMemcpyHtoDAsync", unsafe {
+                cuMemcpyHtoDAsync_v2(p + (n - EDGE) as u64, tail.as_ptr().cast(), EDGE, self.s.0)
+            })?;
+        }
+        self.s.sync()?;
+        Ok(p)
+    }
+
+    /// Start an `ipc-scenario` importer, hand it the pool and `data`, and wait for its answer. An
+    /// importer that dies or hangs fails the trial with its stderr, blamed on the call it was in.
+    fn ask(&self, env: &Env, name: &str, data: &[CUmemPoolPtrExportData], size: usize) -> R<Value> {
+        let dev = env.dev.to_string();
+        let peer = Peer::spawn(&Role::IpcScenario, &[(IMPORTER_DEVICE_VAR, &dev)], child_wait())?;
+        let data: Vec<String> = data.iter().map(|d| hex(&d.reserved)).collect();
+        let msg = json!({"op": "scenario", "name": name, "data": data, "size": size});
+        let got = peer
+            .chan
+            .send(&msg, Some(self.fd.as_raw_fd()))
+            .and_then(|()| peer.chan.recv());
+        match got {
+            Ok((m, _)) if m["op"] == "answer" => {
+                let v = m["value"].clone();
+                peer.finish()?;
+                Ok(v)
+            }
+            Ok((m, _)) => Err(peer.fail(format!("unexpected message {m}")).into()),
+            Err(e) => Err(peer.fail(e.to_string()).into()),
+        }
+    }
+}
+
+/// One allocation of `n` bytes offered to an importer taking scenario `name`: its answer.
+fn ask_one(env: &Env, name: &str, n: usize) -> R<Value> {
+    let mut o = Offer::new(env.dev)?;
+    let p = o.alloc(n)?;
+    let d = export_ptr(p)?;
+    o.ask(env, name, &[d], n)
+}
+
+impl Drop for Offer {
+    fn drop(&mut self) {
+        let _ = self.s.sync();
+        for &p in &self.ptrs {
+            let _ = unsafe { cuMemFreeAsync(p, self.s.0) };
+        }
+        let _ = self.s.sync();
+    }
+}
+
+/// What one key of an importer's answer must be: a code (a failure blamed on the call `what`
+/// names), or true (a failure, saying `what`, blamed on 830).
+enum Want {
+    Code(&'static str, CUresult),
+    True(&'static str),
+}
+use Want::{Code, True};
+
+/// Check the importer's answer `a`, key by key in order.
+fn check(a: &Value, wants: &[(&str, Want)]) -> R {
+    for (key, want) in wants {
+        match want {
+            Code(what, code) => {
+                let got = a[key]
+                    .as_u64()
+                    .ok_or_else(|| format!("the importer's answer has no code {key}: {a}"))?;
+                expect(what, CUresult(got as u32), *code)?;
+            }
+            True(_) if a[key] == true => {}
+            True(what) => {
+                blame::set(830);
+                return Err(format!("{what} (the importer's {key} = {}; its answer: {a})", a[key]).into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Child role `ipc-scenario`: import the pool, take the scenario named, answer, exit.
+pub fn scenario_main(env: &Env) -> i32 {
+    serve("scenario", env, |env, chan| {
+        env.bind();
+        let (m, fd) = chan.recv()?;
+        let v = scenario(&m, fd.ok_or("scenario message without an fd")?)?;
+        chan.send(&json!({"op": "answer", "value": v}), None)
+    })
+}
+
+/// The importer's side. Every import is freed before the answer goes back, so the exporter frees
+/// its allocations after the importer's frees, as cuMemPoolImportPointer requires.
+fn scenario(m: &Value, fd: OwnedFd) -> R<Value> {
+    let mut p = std::ptr::null_mut();
+    ok(
+        "cuMemPoolImportFromShareableHandle",
+        import_pool_fd(fd.as_raw_fd(), &mut p),
+    )?;
+    drop(fd);
+    let pool = Pool(p);
+    let data: Vec<CUmemPoolPtrExportData> = m["data"]
+        .as_array()
+        .ok_or("no export data")?
+        .iter()
+        .map(data_from_hex)
+        .collect::<R<_>>()?;
+    let first = *data.first().ok_or("no export data")?;
+    let n = m["size"].as_u64().ok_or("no size")? as usize;
+    let s = Stream::new()?;
+    match m["name"].as_str() {
+        Some("zero_data") => zero_data(&pool, first, &s),
+        Some("interior") => interior(&pool, first, *data.get(1).ok_or("no interior data")?, &s),
+        Some("free_sync") => free_sync(pool, first),
+        Some("twice") => twice(pool, first, &s),
+        Some("large") => large(pool, first, n, &s),
+        other => Err(format!("unknown scenario {other:?}").into()),
+    }
+}
+
+fn import(pool: &Pool, mut d: CUmemPoolPtrExportData) -> (CUresult, CUdeviceptr) {
+    let mut q: CUdeviceptr = 0;
+    let r = unsafe { cuMemPoolImportPointer(&mut q, pool.0, &mut d) };
+    (r, q)
+}
+
+/// Read `EDGE` bytes at `q` (synchronously) and compare them with `seed`'s pattern: the copy's
+/// code and whether the bytes match.
+fn read_edge(q: CUdeviceptr, seed: u8) -> (CUresult, bool) {
+    let mut host = vec![0u8; EDGE];
+    let r = unsafe { cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), q, EDGE) };
+    (r, r == SUCCESS && host == pattern(seed, EDGE))
+}
+
+/// All-zero export data, then the genuine data: both codes.
+fn zero_data(pool: &Pool, good: CUmemPoolPtrExportData, s: &Stream) -> R<Value> {
+    let (zero, q) = import(pool, CUmemPoolPtrExportData::default());
+    if zero == SUCCESS && q != 0 {
+        let _ = unsafe { cuMemFreeAsync(q, s.0) };
+    }
+    let (genuine, g) = import(pool, good);
+    if genuine == SUCCESS {
+        free_async(g, s.0)?;
+    }
+    s.sync()?;
+    Ok(json!({"zero": zero.0, "genuine": genuine.0}))
+}
+
+/// The allocation's own export data and an interior pointer's (the allocation's last `EDGE`
+/// bytes): both codes, where the interior import lies past the whole one, and what it reads.
+fn interior(pool: &Pool, whole: CUmemPoolPtrExportData, inner: CUmemPoolPtrExportData, s: &Stream) -> R<Value> {
+    let (base, qb) = import(pool, whole);
+    let (code, qi) = import(pool, inner);
+    let mut v = json!({"base": base.0, "interior": code.0});
+    if base == SUCCESS && code == SUCCESS {
+        let (read, tail_ok) = read_edge(qi, SEED ^ TAIL);
+        v["delta"] = json!(qi as i64 - qb as i64);
+        v["read"] = json!(read.0);
+        v["tail_ok"] = json!(tail_ok);
+    }
+    if code == SUCCESS && qi != qb {
+        let _ = unsafe { cuMemFreeAsync(qi, s.0) };
+    }
+    if base == SUCCESS {
+        let _ = unsafe { cuMemFreeAsync(qb, s.0) };
+    }
+    s.sync()?;
+    Ok(v)
+}
+
+/// Import, read, free with cuMemFree (synchronous), destroy the imported pool: each code.
+fn free_sync(pool: Pool, d: CUmemPoolPtrExportData) -> R<Value> {
+    let (code, q) = import(&pool, d);
+    let mut v = json!({"import": code.0});
+    if code == SUCCESS {
+        let (read, head_ok) = read_edge(q, SEED);
+        v["read"] = json!(read.0);
+        v["head_ok"] = json!(head_ok);
+        v["free"] = json!(unsafe { cuMemFree_v2(q) }.0);
+    }
+    v["destroy"] = json!(unsafe { cuMemPoolDestroy(pool.take()) }.0);
+    Ok(v)
+}
+
+/// The same export data imported twice; both read; the first freed (and the free complete); the
+/// second read again and freed; the imported pool destroyed: each code.
+fn twice(pool: Pool, d: CUmemPoolPtrExportData, s: &Stream) -> R<Value> {
+    let (first, q1) = import(&pool, d);
+    let (second, q2) = import(&pool, d);
+    let mut v = json!({"first": first.0, "second": second.0, "same": q1 == q2});
+    if first != SUCCESS || second != SUCCESS {
+        return Ok(v);
+    }
+    let (r1, ok1) = read_edge(q1, SEED);
+    let (r2, ok2) = read_edge(q2, SEED);
+    v["before_ok"] = json!(r1 == SUCCESS && r2 == SUCCESS && ok1 && ok2);
+    v["free_first"] = json!(unsafe { cuMemFreeAsync(q1, s.0) }.0);
+    v["sync"] = json!(unsafe { cuStreamSynchronize(s.0) }.0);
+    let (after, after_ok) = read_edge(q2, SEED);
+    v["read_after"] = json!(after.0);
+    v["after_ok"] = json!(after_ok);
+    v["free_second"] = json!(unsafe { cuMemFreeAsync(q2, s.0) }.0);
+    let _ = unsafe { cuStreamSynchronize(s.0) };
+    v["destroy"] = json!(unsafe { cuMemPoolDestroy(pool.take()) }.0);
+    Ok(v)
+}
+
+/// One large allocation: import it, read its first and last `EDGE` bytes, free it, destroy.
+fn large(pool: Pool, d: CUmemPoolPtrExportData, n: usize, s: &Stream) -> R<Value> {
+    let (code, q) = import(&pool, d);
+    let mut v = json!({"import": code.0});
+    if code == SUCCESS {
+        let (head, head_ok) = read_edge(q, SEED);
+        let (tail, tail_ok) = read_edge(q + (n - EDGE) as u64, SEED ^ TAIL);
+        v["head"] = json!(head.0);
+        v["head_ok"] = json!(head_ok);
+        v["tail"] = json!(tail.0);
+        v["tail_ok"] = json!(tail_ok);
+        v["free"] = json!(unsafe { cuMemFreeAsync(q, s.0) }.0);
+        let _ = unsafe { cuStreamSynchronize(s.0) };
+    }
+    v["destroy"] = json!(unsafe { cuMemPoolDestroy(pool.take()) }.0);
+    Ok(v)
+}
+
+/// Sizes of the single-allocation imports, in MiB: around the 5,248 MiB past which a public report
+/// (RTX 3090, R580) says the importing process is killed, and well past it.
+pub(super) const LARGE_MIB: &[usize] = &[4096, 5248, 5249, 6144, 16384];
+
+/// The lane of the large imports: one at a time, so that they never hold 36 GiB together.
+const LARGE_LANE: &str = "ipc-large";
+
+/// The scenario cases.
+pub(super) fn cases() -> Vec<Case> {
+    let mut v = vec![
+        // Docs: cuMemPoolImportPointer lists INVALID_VALUE; all-zero data names no allocation.
+        // The genuine data right after shows the pool and out-pointer were good.
+        // Kills 830-zero-data-success.
+        Case::gpu(830, "all_zero_export_data_invalid_value", |e| {
+            let a = ask_one(e, "zero_data", EDGE)?;
+            check(
+                &a,
+                &[
+                    (
+                        "zero",
+                        Code("cuMemPoolImportPointer(all-zero export data, in the importer)", E_VALUE),
+                    ),
+                    (
+                        "genuine",
+                        Code(
+                            "cuMemPoolImportPointer(genuine data after the all-zero, in the importer)",
+                            SUCCESS,
+                        ),
+                    ),
+                ],
+            )
+        })
+        .needs(Cap::Ipc),
+        // Where cuMemPoolExportPointer takes an interior pointer (825 interior_pointer_refused
+        // records whether it does), its export data must map that interior: the bytes there, at
+        // that offset past the allocation's own import. Kills 825-interior-exports-base where the
+        // driver exports interior pointers (elsewhere 825 interior_pointer_refused kills it).
+        Case::gpu(830, "interior_pointer_export_data_maps_the_interior", |e| {
+            let mut o = Offer::new(e.dev)?;
+            let n = 2 * MIB;
+            let p = o.alloc(n)?;
+            let whole = export_ptr(p)?;
+            let mut inner = CUmemPoolPtrExportData::default();
+            let r = unsafe { cuMemPoolExportPointer(&mut inner, p + (n - EDGE) as u64) };
+            if r != SUCCESS {
+                return ignore(format!(
+                    "cuMemPoolExportPointer refused an interior pointer ({}): there is no export data to import",
+                    code_name(r)
+                ));
+            }
+            let mut a = o.ask(e, "interior", &[whole, inner], n)?;
+            a["at_offset"] = json!(a["delta"].as_i64() == Some((n - EDGE) as i64));
+            check(
+                &a,
+                &[
+                    (
+                        "base",
+                        Code(
+                            "cuMemPoolImportPointer(the allocation's data, in the importer)",
+                            SUCCESS,
+                        ),
+                    ),
+                    (
+                        "interior",
+                        Code("cuMemPoolImportPointer(the interior's data, in the importer)", SUCCESS),
+                    ),
+                    (
+                        "at_offset",
+                        True("the interior's import is not at its offset past the allocation's import"),
+                    ),
+                    (
+                        "tail_ok",
+                        True("the interior's import does not read the exporter's bytes there"),
+                    ),
+                ],
+            )
+        })
+        .needs(Cap::Ipc),
+        // Docs (cuMemPoolImportPointer): the imported pointer may be freed with cuMemFree. Freed
+        // so, the imported pool holds nothing and its destruction succeeds; the exporter frees
+        // after. Kills 830-offset-address (cuMemFree of an address inside the mapping).
+        Case::gpu(830, "imported_pointer_freed_with_cuMemFree", |e| {
+            let a = ask_one(e, "free_sync", 64 * KIB)?;
+            check(
+                &a,
+                &[
+                    ("import", Code("cuMemPoolImportPointer (in the importer)", SUCCESS)),
+                    ("head_ok", True("the import does not read the exporter's bytes")),
+                    (
+                        "free",
+                        Code(
+                            "cuMemPoolImportPointer's import freed with cuMemFree (in the importer)",
+                            SUCCESS,
+                        ),
+                    ),
+                    (
+                        "destroy",
+                        Code(
+                            "cuMemPoolDestroy(the imported pool, its import freed; in the importer)",
+                            SUCCESS,
+                        ),
+                    ),
+                ],
+            )
+        })
+        .needs(Cap::Ipc),
+        // The same export data imported twice (R580: the same address, import_same_pointer_twice_
+        // gives_same_address), and one import freed: the other still reads the exporter's bytes
+        // and is freed in turn. The documentation is silent; nvbug 5570902 (cited in cuda-python's
+        // IPC pointer cache) calls the driver's first free unmapping both imports a bug.
+        // Kills 830-second-import-new-address (the second import reads the wrong bytes) and
+        // 830-import-twice-one-reference.
+        Case::gpu(830, "same_pointer_imported_twice_survives_one_free", |e| {
+            let a = ask_one(e, "twice", 64 * KIB)?;
+            note(format!(
+                "same address: {}; the second import read after the first import's free: code {}",
+                a["same"], a["read_after"]
+            ));
+            check(
+                &a,
+                &[
+                    (
+                        "first",
+                        Code("cuMemPoolImportPointer (first import, in the importer)", SUCCESS),
+                    ),
+                    (
+                        "second",
+                        Code("cuMemPoolImportPointer (the same data again, in the importer)", SUCCESS),
+                    ),
+                    (
+                        "before_ok",
+                        True("the two imports do not both read the exporter's bytes"),
+                    ),
+                    (
+                        "free_first",
+                        Code("cuMemFreeAsync(first import, in the importer)", SUCCESS),
+                    ),
+                    (
+                        "read_after",
+                        Code(
+                            "cuMemPoolImportPointer's second import read after the first's free",
+                            SUCCESS,
+                        ),
+                    ),
+                    (
+                        "after_ok",
+                        True("the second import no longer reads the exporter's bytes"),
+                    ),
+                    (
+                        "free_second",
+                        Code("cuMemFreeAsync(second import, in the importer)", SUCCESS),
+                    ),
+                    (
+                        "destroy",
+                        Code("cuMemPoolDestroy(the imported pool, in the importer)", SUCCESS),
+                    ),
+                ],
+            )
+        })
+        .needs(Cap::Ipc),
+    ];
+    for &mib in LARGE_MIB {
+        // One allocation of `mib` MiB imported by a child of its own (one that dies costs this
+        // trial): the importer reads the first and the last 4 KiB. Skipped where the device lacks
+        // the memory. Kills 830-large-import-truncated.
+        v.push(
+            Case::gpu(830, format!("large_import_{mib}_mib_reads_both_ends"), move |e| {
+                let n = mib * MIB;
+                let (mut free, mut total) = (0usize, 0usize);
+                ok("cuMemGetInfo", unsafe { cuMemGetInfo_v2(&mut free, &mut total) })?;
+                let need = n + total / 16;
+                if free < need {
+                    return ignore(format!(
+                        "needs {} MiB free ({mib} MiB and a sixteenth of the device's {} MiB), {} MiB are",
+                        need >> 20,
+                        total >> 20,
+                        free >> 20
+                    ));
+                }
+                let a = ask_one(e, "large", n)?;
+                check(
+                    &a,
+                    &[
+                        (
+                            "import",
+                            Code("cuMemPoolImportPointer(the large allocation, in the importer)", SUCCESS),
+                        ),
+                        (
+                            "head_ok",
+                            True("the import's first 4 KiB do not read the exporter's bytes"),
+                        ),
+                        (
+                            "tail_ok",
+                            True("the import's last 4 KiB do not read the exporter's bytes"),
+                        ),
+                        (
+                            "free",
+                            Code("cuMemFreeAsync(the large import, in the importer)", SUCCESS),
+                        ),
+                        (
+                            "destroy",
+                            Code("cuMemPoolDestroy(the imported pool, in the importer)", SUCCESS),
+                        ),
+                    ],
+                )?;
+                note(format!("{mib} MiB imported; both ends read back"));
+                Ok(())
+            })
+            .needs(Cap::Ipc)
+            .lane(LARGE_LANE)
+            .slow(),
+        );
+    }
+    v
+}
