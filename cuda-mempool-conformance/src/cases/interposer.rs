@@ -176,6 +176,9 @@ fn no_context_cases() -> Vec<Case> {
         // Kills 825-no-context-crash.
         Case::gpu(825, "interposer::no_current_context_succeeds", |e| {
             let h = Held::new(Pool::ipc(e.dev)?, MIB)?;
+            // R580 exports pointers only of a pool whose handle was exported (825
+            // export_pointer_before_pool_export).
+            drop(export_pool_fd(h.pool.0)?);
             let p = h.p;
             let (r, data) = bare(move || {
                 let mut d = CUmemPoolPtrExportData::default();
@@ -269,6 +272,7 @@ fn no_context_cases() -> Vec<Case> {
         // Kills 830-no-context-crash.
         Case::gpu(830, "interposer::no_current_context_invalid_value", |e| {
             let h = Held::new(Pool::ipc(e.dev)?, MIB)?;
+            drop(export_pool_fd(h.pool.0)?);
             let mut data = CUmemPoolPtrExportData::default();
             ok("cuMemPoolExportPointer", unsafe {
                 cuMemPoolExportPointer(&mut data, h.p)

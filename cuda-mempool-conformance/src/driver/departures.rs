@@ -155,6 +155,16 @@ pub const ALL: &[Deviation] = &[
         branches: (580, 580),
     },
     Deviation {
+        id: "first_free_unmaps_second_import",
+        api: 830,
+        documented: Some(CUresult::CUDA_SUCCESS),
+        docs: "silent on one pointer imported twice; cuda-python cites nvbug 5570902: the first free unmapping \
+               both imports is a driver bug",
+        observed: E_VALUE,
+        seen_on: R580,
+        branches: (580, 580),
+    },
+    Deviation {
         id: "imported_pool_trim_refused",
         api: 833,
         documented: Some(CUresult::CUDA_SUCCESS),

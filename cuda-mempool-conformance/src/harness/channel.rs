@@ -154,6 +154,15 @@ pub fn spawn_role(
     Ok((Channel::new(mine, timeout)?, child))
 }
 
+/// How a child in an IPC role was lost: the signal it died by on its own (None when it was
+/// killed, or exited), the API it was inside, and the whole message.
+#[derive(Debug)]
+pub struct Lost {
+    pub signal: Option<i32>,
+    pub inside: Option<u32>,
+    pub message: String,
+}
+
 /// A child of this binary in an IPC role, with a channel to it. Dropping it kills and reaps it.
 pub struct Peer {
     pub chan: Channel,
@@ -227,18 +236,38 @@ impl Peer {
     }
 
     /// A child that died or hung inside one of the 14 APIs makes that API the trial's blame.
-    pub fn fail(mut self, e: String) -> String {
+    pub fn fail(self, e: String) -> String {
+        self.lost(e).message
+    }
+
+    /// [`Peer::fail`], typed: the signal that ended the child (if one did before it was killed),
+    /// the API it was inside, and the message.
+    pub fn lost(mut self, e: String) -> Lost {
         let inside = self.crumb.read();
         if let Some((api, _)) = &inside {
             crate::driver::blame::set(*api);
         }
-        let inside = self.crumb.describe();
+        let described = self.crumb.describe();
+        let (mut signal, mut message) = (None, e.clone());
         if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let status = c.wait().map(|s| s.to_string()).unwrap_or_default();
-            return format!("{e} (child {status}{inside}; {})", self.stderr_text());
+            use std::os::unix::process::ExitStatusExt;
+            // Dead already (the channel closed as it died: give it the reaping bound to be
+            // seen so), or killed now: only the former's signal is the child's own.
+            use wait_timeout::ChildExt;
+            let early = c.wait_timeout(crate::driver::deadline::reap()).ok().flatten();
+            if early.is_none() {
+                let _ = c.kill();
+            }
+            let status = early.or_else(|| c.wait().ok());
+            signal = early.and_then(|s| s.signal());
+            let status = status.map(|s| s.to_string()).unwrap_or_default();
+            message = format!("{e} (child {status}{described}; {})", self.stderr_text());
         }
-        e
+        Lost {
+            signal,
+            inside: inside.map(|i| i.0),
+            message,
+        }
     }
 }
 
