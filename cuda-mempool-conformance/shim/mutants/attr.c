@@ -107,6 +107,22 @@ const struct shim_entry attr_entries[] = {
     /* 833 capture::during_global_capture_trim_to_unsupported_and_invalidates_driver_behaviour */
     MUTANT("833-capture-refusal-invalid-value", 833, "gpu",
            "refused during a global-mode capture: answers INVALID_VALUE instead of STREAM_CAPTURE_UNSUPPORTED"),
+    /* issue 23: edges */
+    /* 828 edges_attribute (RELEASE_THRESHOLD with each bit 8-31) */
+    MUTANT("828-attribute-low-byte-only", 828, "gpu",
+           "the attribute is kept in 8 bits: an unknown one whose low byte is known answers that attribute"),
+    /* 832 edges_attribute (RELEASE_THRESHOLD with each bit 8-31) */
+    MUTANT("832-attribute-low-byte-only", 832, "gpu",
+           "the attribute is kept in 8 bits: an unknown one whose low byte is known sets that attribute"),
+    /* 832 edges_release_threshold (1 << 32 and above) */
+    MUTANT("832-release-threshold-as-u32", 832, "gpu",
+           "RELEASE_THRESHOLD is read as 4 bytes: only the low half of the value is stored"),
+    /* 832 edges_reserved_mem_high_value, edges_used_mem_high_value (1 << 32, 1 << 60) */
+    MUTANT("832-high-mark-value-as-u32", 832, "gpu",
+           "a high-water mark's value is read as 4 bytes: a nonzero value with a zero low half resets the mark"),
+    /* 833 edges_min_bytes_to_keep (1 << 60, 1 << 63) */
+    MUTANT("833-huge-min-bytes-trims-all", 833, "gpu",
+           "a minBytesToKeep above what the pool holds trims to 0 instead of releasing nothing"),
     {0},
 };
 
@@ -196,6 +212,7 @@ HOOK CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
   BEGIN(828, "cuMemPoolGetAttribute", CUresult, (CUmemoryPool, int, void *));
   if (shim_init_state != 1) return real(pool, attr, value);
   unsigned char nowhere[16];
+  if (shim_on("828-attribute-low-byte-only")) attr &= 0xff;
   if (!pool && shim_on("828-null-pool-default-pool")) pool = default_pool_here();
   if (!value && shim_on("828-null-value-unchecked")) value = nowhere;
   if (attr == A_RESERVED_HIGH && shim_on("828-reserved-high-answers-current")) attr = A_RESERVED;
@@ -250,12 +267,19 @@ HOOK CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
 HOOK CUresult cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value) {
   BEGIN(832, "cuMemPoolSetAttribute", CUresult, (CUmemoryPool, int, void *));
   if (shim_init_state != 1) return real(pool, attr, value);
+  if (shim_on("832-attribute-low-byte-only")) attr &= 0xff;
   if (!pool && shim_on("832-null-pool-default-pool")) pool = default_pool_here();
   if (!value && shim_on("832-null-value-accepted")) return pool ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   if (pool && value) {
     /* What the mutants that change nothing answer: whether the driver takes the pool and attribute
      * (its answer to reading the attribute back). */
     cuuint64_t probe[2];
+    int u32_threshold = attr == A_THRESHOLD && shim_on("832-release-threshold-as-u32");
+    int u32_mark = (attr == A_RESERVED_HIGH || attr == A_USED_HIGH) && shim_on("832-high-mark-value-as-u32");
+    if (u32_threshold || u32_mark) {
+      cuuint64_t low = (uint32_t)u64_at(value);
+      return real(pool, attr, &low);
+    }
     if (reuse_flag(attr) && shim_on("832-reuse-flags-ignored")) return real_get(pool, attr, probe);
     if (attr == A_THRESHOLD && shim_on("832-release-threshold-not-applied")) return real_get(pool, attr, probe);
     if (attr == A_THRESHOLD && shim_on("832-release-threshold-stored-ignored")) {
@@ -301,6 +325,10 @@ HOOK CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep) {
      * alike), and nothing released. (Not minBytesToKeep = SIZE_MAX: R580 then releases everything.) */
     if (shim_on("833-trims-nothing")) return real_get(pool, A_RESERVED, &used);
     if (shim_on("833-ignores-min-bytes")) min_bytes_to_keep = 0;
+    cuuint64_t held = 0;
+    if (shim_on("833-huge-min-bytes-trims-all") && real_get(pool, A_RESERVED, &held) == CUDA_SUCCESS &&
+        min_bytes_to_keep > held)
+      min_bytes_to_keep = 0;
     if (shim_on("833-min-bytes-off-by-one-chunk"))
       min_bytes_to_keep = min_bytes_to_keep > CHUNK ? min_bytes_to_keep - CHUNK : 0;
   }

@@ -100,6 +100,19 @@ const struct shim_entry ipc_entries[] = {
     /* 830 import_same_pointer_twice_gives_same_address */
     MUTANT("830-second-import-new-address", 830, "ipc",
            "importing the same export data again gives another address (256 bytes on) instead of the same"),
+    /* issue 23: edges */
+    /* 826 edges_flags (bits 32-63) */
+    MUTANT("826-flags-high-half-dropped", 826, "ipc",
+           "flags taken as a 32-bit int: bits 32-63 are dropped and the export made instead of refused"),
+    /* 826 edges_handle_type (POSIX with each unknown bit) */
+    MUTANT("826-handle-type-unknown-bits-dropped", 826, "ipc",
+           "unknown handle-type bits (4-31) are dropped: POSIX with any of them exports as POSIX instead of refused"),
+    /* 829 edges_flags (bits 32-63) */
+    MUTANT("829-flags-high-half-dropped", 829, "ipc",
+           "flags taken as a 32-bit int: bits 32-63 are dropped and the pool imported instead of refused"),
+    /* 829 edges_handle_type (POSIX with each unknown bit) */
+    MUTANT("829-handle-type-unknown-bits-dropped", 829, "ipc",
+           "unknown handle-type bits (4-31) are dropped: POSIX with any of them imports as POSIX instead of refused"),
     {0},
 };
 
@@ -199,6 +212,8 @@ HOOK CUresult cuMemPoolExportToShareableHandle(void *handle, CUmemoryPool pool, 
   }
   if (type == 0 && shim_on("826-handle-type-none-posix")) type = POSIX_FD;
   if (flags && shim_on("826-flags-ignored")) flags = 0;
+  if (shim_on("826-flags-high-half-dropped")) flags = (unsigned)flags;
+  if (shim_on("826-handle-type-unknown-bits-dropped")) type &= 0xf;
   CUresult r = real(handle, pool, type, flags);
   if (r == CUDA_ERROR_INVALID_VALUE) {
     if (shim_on("826-default-pool-not-supported") && shim_pool_is_default(pool)) return CUDA_ERROR_NOT_SUPPORTED;
@@ -218,6 +233,8 @@ HOOK CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool, void *handl
   if (!driver_up()) return real(pool, handle, type, flags);
   if (type == 0 && shim_on("829-handle-type-none-accepted")) type = POSIX_FD;
   if (flags && shim_on("829-flags-ignored")) flags = 0;
+  if (shim_on("829-flags-high-half-dropped")) flags = (unsigned)flags;
+  if (shim_on("829-handle-type-unknown-bits-dropped")) type &= 0xf;
   if (!pool && shim_on("829-null-out-unchecked")) {
     CUmemoryPool scratch = NULL;
     CUresult r = real(&scratch, handle, type, flags);
