@@ -85,6 +85,22 @@ const struct shim_entry access_entries[] = {
     /* 831 interposer::no_current_context_succeeds */
     MUTANT("831-no-context-crash", 831, "gpu",
            "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
+    /* issue 23: edges */
+    /* 827 edges_location_type (INT_MIN, UINT_MAX) */
+    MUTANT("827-location-type-negative-as-device", 827, "gpu",
+           "a location type negative as an int (a signed range check) is answered as a device location"),
+    /* 827 edges_location_device_id (-1, INT_MIN) */
+    MUTANT("827-negative-device-accepted", 827, "gpu",
+           "a negative device ordinal is not checked: success, no access, instead of INVALID_VALUE"),
+    /* 831 edges_access_flags (READWRITE with each bit 8-31) */
+    MUTANT("831-access-flags-low-byte-only", 831, "gpu",
+           "access flags kept in 8 bits: READWRITE with any of bits 8-31 is granted as READWRITE"),
+    /* 831 edges_location_type (INT_MIN, UINT_MAX) */
+    MUTANT("831-location-type-negative-as-device", 831, "gpu",
+           "a location type negative as an int (a signed range check) is taken as a device location"),
+    /* 831 edges_location_device_id (-1, INT_MIN) */
+    MUTANT("831-negative-device-skipped", 831, "gpu",
+           "descriptors for a negative device ordinal are skipped: success instead of the driver's refusal"),
     {0},
 };
 
@@ -122,8 +138,19 @@ HOOK CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool pool, CU
       location = &own;
     }
   }
+  CUmemLocation as_device;
+  if (live && location && location->type < 0 && shim_on("827-location-type-negative-as-device")) {
+    as_device = *location;
+    as_device.type = LOC_DEVICE;
+    location = &as_device;
+  }
   CUresult r = real(flags, pool, location);
   if (r == 0 && flags && shim_on("garbage-827")) *flags = 0x7f7f;
+  if (live && r == CUDA_ERROR_INVALID_VALUE && pool && flags && location && location->type == LOC_DEVICE &&
+      location->id < 0 && shim_on("827-negative-device-accepted")) {
+    *flags = ACCESS_NONE;
+    return CUDA_SUCCESS;
+  }
   if (!live) return r;
   if (r == CUDA_ERROR_INVALID_VALUE && !pool && shim_on("827-null-pool-invalid-handle")) return CUDA_ERROR_INVALID_HANDLE;
   if (r == CUDA_ERROR_INVALID_VALUE && pool && flags && location) {
@@ -177,6 +204,7 @@ HOOK CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, 
 
   CUresult r;
   int only_first = 0, first_wins = 0, masked = 0, read_only = 0, host = 0, grant = 0, revoke = 0;
+  int low_byte = 0, negative_type = 0, negative_id = 0;
   if (map && count) {
     only_first = count > 1 && shim_on("831-only-first-descriptor");
     first_wins = count > 1 && shim_on("831-first-wins");
@@ -185,8 +213,12 @@ HOOK CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, 
     host = shim_on("831-host-location-accepted");
     grant = shim_on("831-peer-grant-ignored");
     revoke = shim_on("831-peer-revoke-ignored");
+    low_byte = shim_on("831-access-flags-low-byte-only");
+    negative_type = shim_on("831-location-type-negative-as-device");
+    negative_id = shim_on("831-negative-device-skipped");
   }
-  if (only_first || first_wins || masked || read_only || host || grant || revoke) {
+  if (only_first || first_wins || masked || read_only || host || grant || revoke || low_byte || negative_type ||
+      negative_id) {
     CUmemAccessDesc on_stack[MAP_ON_STACK];
     CUmemAccessDesc *copy = count <= MAP_ON_STACK ? on_stack : malloc(count * sizeof *copy);
     if (!copy) return real(pool, map, count);
@@ -196,6 +228,9 @@ HOOK CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, 
     for (size_t i = 0; i < take; i++) {
       CUmemAccessDesc d = map[first_wins ? count - 1 - i : i];
       if (masked) d.flags &= ACCESS_READ_WRITE;
+      if (low_byte) d.flags &= 0xffu;
+      if (negative_type && d.location.type < 0) d.location.type = LOC_DEVICE;
+      if (negative_id && d.location.type == LOC_DEVICE && d.location.id < 0) continue;
       if (read_only && d.flags == ACCESS_READ) d.flags = ACCESS_READ_WRITE;
       if (host && is_host(d.location.type)) continue;
       int peer = cur >= 0 && d.location.type == LOC_DEVICE && d.location.id != cur && d.location.id >= 0 &&

@@ -271,8 +271,20 @@ const struct shim_entry alloc_entries[] = {
     /* 820 ptsz_variant_uses_per_thread_stream (entry proc-address); the flag is read in ../misbehave.c */
     MUTANT("820-proc-address-ignores-ptds", 820, "gpu",
            "cuGetProcAddress ignores the per-thread-default-stream flag for cuMemAllocAsync: the legacy variant"),
+    /* issue 23: edges */
+    /* 820 edges_bytesize (SIZE_MAX - 4095, SIZE_MAX) */
+    MUTANT("820-size-round-up-wraps", 820, "gpu",
+           "a size whose round-up to 2 MiB overflows wraps to 0 (SIZE_MAX allocates nothing) instead of OUT_OF_MEMORY"),
+    /* 821 edges_bytesize (SIZE_MAX - 4095, SIZE_MAX) */
+    MUTANT("821-size-round-up-wraps", 821, "gpu",
+           "a size whose round-up to 2 MiB overflows wraps to 0 (SIZE_MAX allocates nothing) instead of OUT_OF_MEMORY"),
     {0},
 };
+
+/* The -size-round-up-wraps mutants: `n` rounded up to 2 MiB in size_t, as an interposer that
+ * accounts in pages does (only a size whose round-up overflows changes: it wraps to 0). */
+#define GRAIN ((size_t)2 << 20)
+static size_t wrapped(size_t n) { return n > SIZE_MAX - (GRAIN - 1) ? (n + GRAIN - 1) & ~(GRAIN - 1) : n; }
 
 /* Whether stream `s` is capturing (820-capture-allocates-eagerly). */
 static int capturing(CUstream s) {
@@ -294,6 +306,7 @@ static CUresult alloc_820(CUresult (*real)(CUdeviceptr *, size_t, CUstream), CUd
   if (dptr && shim_on("820-capture-allocates-eagerly") && capturing(s))
     return real(dptr, n, (CUstream)0x2 /* CU_STREAM_PER_THREAD */);
   if (!dptr && shim_on("820-null-dptr-success")) return CUDA_SUCCESS;
+  if (shim_on("820-size-round-up-wraps")) n = wrapped(n);
   if (dptr && n == 0 && shim_on("820-size-zero-pointer-untouched")) return CUDA_SUCCESS;
   if (dptr && n > 0) {
     CUmemoryPool pool = NULL;
@@ -332,6 +345,7 @@ static CUresult alloc_821(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool, 
     CUmemoryPool d = pool_here(0);
     if (d) pool = d;
   }
+  if (shim_on("821-size-round-up-wraps")) n = wrapped(n);
   if (dptr && n == 0 && shim_on("821-size-zero-allocates")) n = 1;
   if (n > 0 && shim_on("821-pads-size") && n <= SIZE_MAX - PAD) n += PAD;
   int other = dptr && shim_on("821-other-device-pool-refused");

@@ -126,6 +126,22 @@ const struct shim_entry attr_entries[] = {
     /* 833 capture::trim_to_during_*_capture_takes_effect_or_invalidates */
     MUTANT("833-noop-during-capture", 833, "gpu",
            "while a blocking stream captures: answers SUCCESS and trims nothing (a call deferred and dropped)"),
+    /* issue 23: edges */
+    /* 828 edges_attribute (RELEASE_THRESHOLD with each bit 8-31) */
+    MUTANT("828-attribute-low-byte-only", 828, "gpu",
+           "the attribute is kept in 8 bits: an unknown one whose low byte is known answers that attribute"),
+    /* 832 edges_attribute (RELEASE_THRESHOLD with each bit 8-31) */
+    MUTANT("832-attribute-low-byte-only", 832, "gpu",
+           "the attribute is kept in 8 bits: an unknown one whose low byte is known sets that attribute"),
+    /* 832 edges_release_threshold (1 << 32 and above) */
+    MUTANT("832-release-threshold-as-u32", 832, "gpu",
+           "RELEASE_THRESHOLD is read as 4 bytes: only the low half of the value is stored"),
+    /* 832 edges_reserved_mem_high_value, edges_used_mem_high_value (1 << 32, 1 << 60) */
+    MUTANT("832-high-mark-value-as-u32", 832, "gpu",
+           "a high-water mark's value is read as 4 bytes: a nonzero value with a zero low half resets the mark"),
+    /* 833 edges_min_bytes_to_keep (1 << 60, 1 << 63) */
+    MUTANT("833-huge-min-bytes-trims-all", 833, "gpu",
+           "a minBytesToKeep above what the pool holds trims to 0 instead of releasing nothing"),
     {0},
 };
 
@@ -226,6 +242,7 @@ HOOK CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
   shim_no_context_crash(828); /* issue 23: interposer */
   if (shim_init_state != 1) return real(pool, attr, value);
   unsigned char nowhere[16];
+  if (shim_on("828-attribute-low-byte-only")) attr &= 0xff;
   if (!pool && shim_on("828-null-pool-default-pool")) pool = default_pool_here();
   if (!value && shim_on("828-null-value-unchecked")) value = nowhere;
   if (attr == A_RESERVED_HIGH && shim_on("828-reserved-high-answers-current")) attr = A_RESERVED;
@@ -281,6 +298,7 @@ HOOK CUresult cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value) {
   BEGIN(832, "cuMemPoolSetAttribute", CUresult, (CUmemoryPool, int, void *));
   shim_no_context_crash(832); /* issue 23: interposer */
   if (shim_init_state != 1) return real(pool, attr, value);
+  if (shim_on("832-attribute-low-byte-only")) attr &= 0xff;
   if (!pool && shim_on("832-null-pool-default-pool")) pool = default_pool_here();
   /* issue 23: interposer */
   if (pool && value && shim_on("832-noop-during-capture") && capture_under_way()) return CUDA_SUCCESS;
@@ -289,6 +307,12 @@ HOOK CUresult cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value) {
     /* What the mutants that change nothing answer: whether the driver takes the pool and attribute
      * (its answer to reading the attribute back). */
     cuuint64_t probe[2];
+    int u32_threshold = attr == A_THRESHOLD && shim_on("832-release-threshold-as-u32");
+    int u32_mark = (attr == A_RESERVED_HIGH || attr == A_USED_HIGH) && shim_on("832-high-mark-value-as-u32");
+    if (u32_threshold || u32_mark) {
+      cuuint64_t low = (uint32_t)u64_at(value);
+      return real(pool, attr, &low);
+    }
     if (reuse_flag(attr) && shim_on("832-reuse-flags-ignored")) return real_get(pool, attr, probe);
     if (attr == A_THRESHOLD && shim_on("832-release-threshold-not-applied")) return real_get(pool, attr, probe);
     if (attr == A_THRESHOLD && shim_on("832-release-threshold-stored-ignored")) {
@@ -338,6 +362,10 @@ HOOK CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep) {
      * alike), and nothing released. (Not minBytesToKeep = SIZE_MAX: R580 then releases everything.) */
     if (shim_on("833-trims-nothing")) return real_get(pool, A_RESERVED, &used);
     if (shim_on("833-ignores-min-bytes")) min_bytes_to_keep = 0;
+    cuuint64_t held = 0;
+    if (shim_on("833-huge-min-bytes-trims-all") && real_get(pool, A_RESERVED, &held) == CUDA_SUCCESS &&
+        min_bytes_to_keep > held)
+      min_bytes_to_keep = 0;
     if (shim_on("833-min-bytes-off-by-one-chunk"))
       min_bytes_to_keep = min_bytes_to_keep > CHUNK ? min_bytes_to_keep - CHUNK : 0;
   }

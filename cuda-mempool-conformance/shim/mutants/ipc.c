@@ -142,6 +142,19 @@ const struct shim_entry ipc_entries[] = {
     MUTANT("830-large-import-truncated", 830, "ipc",
            "an import of an allocation over 1 GiB maps its first 64 MiB only (copied into a 64 MiB buffer that "
            "stands for it): its end is not the exporter's"),
+    /* issue 23: edges */
+    /* 826 edges_flags (bits 32-63) */
+    MUTANT("826-flags-high-half-dropped", 826, "ipc",
+           "flags taken as a 32-bit int: bits 32-63 are dropped and the export made instead of refused"),
+    /* 826 edges_handle_type (POSIX with each unknown bit) */
+    MUTANT("826-handle-type-unknown-bits-dropped", 826, "ipc",
+           "unknown handle-type bits (4-31) are dropped: POSIX with any of them exports as POSIX instead of refused"),
+    /* 829 edges_flags (bits 32-63) */
+    MUTANT("829-flags-high-half-dropped", 829, "ipc",
+           "flags taken as a 32-bit int: bits 32-63 are dropped and the pool imported instead of refused"),
+    /* 829 edges_handle_type (POSIX with each unknown bit) */
+    MUTANT("829-handle-type-unknown-bits-dropped", 829, "ipc",
+           "unknown handle-type bits (4-31) are dropped: POSIX with any of them imports as POSIX instead of refused"),
     {0},
 };
 
@@ -314,6 +327,8 @@ HOOK CUresult cuMemPoolExportToShareableHandle(void *handle, CUmemoryPool pool, 
   }
   if (type == 0 && shim_on("826-handle-type-none-posix")) type = POSIX_FD;
   if (flags && shim_on("826-flags-ignored")) flags = 0;
+  if (shim_on("826-flags-high-half-dropped")) flags = (unsigned)flags;
+  if (shim_on("826-handle-type-unknown-bits-dropped")) type &= 0xf;
   CUresult r = real(handle, pool, type, flags);
   if (r == CUDA_ERROR_NOT_PERMITTED && type == 8 /* fabric */ && shim_on("826-fabric-no-channel-invalid-value"))
     return CUDA_ERROR_INVALID_VALUE;
@@ -338,6 +353,8 @@ HOOK CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool, void *handl
   if (!driver_up()) return real(pool, handle, type, flags);
   if (type == 0 && shim_on("829-handle-type-none-accepted")) type = POSIX_FD;
   if (flags && shim_on("829-flags-ignored")) flags = 0;
+  if (shim_on("829-flags-high-half-dropped")) flags = (unsigned)flags;
+  if (shim_on("829-handle-type-unknown-bits-dropped")) type &= 0xf;
   if (!pool && shim_on("829-null-out-unchecked")) {
     CUmemoryPool scratch = NULL;
     CUresult r = real(&scratch, handle, type, flags);

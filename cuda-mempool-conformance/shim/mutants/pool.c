@@ -71,6 +71,34 @@ const struct shim_entry pool_entries[] = {
     /* 824 interposer::no_current_context_succeeds */
     MUTANT("824-no-context-crash", 824, "gpu",
            "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
+    /* issue 23: edges */
+    /* 823 edges_alloc_type (INT_MIN, UINT_MAX) */
+    MUTANT("823-alloc-type-negative-as-pinned", 823, "gpu",
+           "an allocation type negative as an int (a signed range check) is taken as pinned instead of refused"),
+    /* 823 edges_handle_types (bits 16-31, alone and beside POSIX) */
+    MUTANT("823-handle-types-high-bits-dropped", 823, "gpu",
+           "handle types kept in 16 bits: bits 16-31 are dropped and the pool made instead of INVALID_VALUE"),
+    /* 823 edges_usage (every row, whatever R580's answer) */
+    MUTANT("823-usage-unknown-bits-not-supported", 823, "gpu",
+           "unknown usage bits answer NOT_SUPPORTED (neither the documented INVALID_VALUE nor R580's SUCCESS)"),
+    /* 823 edges_location_type (INT_MIN, UINT_MAX) */
+    MUTANT("823-location-type-negative-as-device", 823, "gpu",
+           "a location type negative as an int (a signed range check) is taken as a device location"),
+    /* 823 edges_location_device_id (-1, the count, count + 1, INT_MAX, INT_MIN) */
+    MUTANT("823-device-id-modulo-count", 823, "gpu",
+           "a device ordinal is taken modulo the device count (a virtual-to-physical map) instead of refused"),
+    /* 823 edges_location_host_id_ignored (host pool) */
+    MUTANT("823-host-id-checked-as-device", 823, "gpu",
+           "a host location's id, which is ignored, is checked as a device ordinal: INVALID_VALUE outside 0..count"),
+    /* 823 edges_max_size (1 << 60, SIZE_MAX) */
+    MUTANT("823-max-size-over-memory-refused", 823, "gpu",
+           "a maxSize beyond any device's memory (over 1 PiB) is refused with INVALID_VALUE"),
+    /* 823 edges_reserved_bytes (every row, whatever R580's answer) */
+    MUTANT("823-reserved-nonzero-not-supported", 823, "gpu",
+           "nonzero reserved bytes answer NOT_SUPPORTED instead of INVALID_VALUE"),
+    /* 823 edges_whole_props (every byte 0) */
+    MUTANT("823-zero-props-default-pool", 823, "gpu",
+           "all-zero properties are filled with defaults: a device pool on the current device instead of INVALID_VALUE"),
     {0},
 };
 
@@ -136,7 +164,24 @@ HOOK CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
   } else {
     mine = *props;
   }
+  static const CUmemPoolProps zero;
+  if (props && shim_on("823-zero-props-default-pool") && !memcmp(props, &zero, sizeof zero))
+    mine = device_props(current_device());
   const int loc_type = mine.location.type;
+  /* issue 23: edges */
+  if (shim_on("823-alloc-type-negative-as-pinned") && mine.allocType < 0) mine.allocType = 1;
+  if (shim_on("823-handle-types-high-bits-dropped")) mine.handleTypes &= 0xffff;
+  if (shim_on("823-usage-unknown-bits-not-supported") && (mine.usage & ~2u)) return CUDA_ERROR_NOT_SUPPORTED;
+  if (shim_on("823-location-type-negative-as-device") && loc_type < 0) mine.location.type = 1;
+  if (shim_on("823-device-id-modulo-count") && loc_type == 1 && shim_device_count() > 0)
+    mine.location.id = (mine.location.id % shim_device_count() + shim_device_count()) % shim_device_count();
+  if (shim_on("823-host-id-checked-as-device") && loc_type == 2 &&
+      (mine.location.id < 0 || mine.location.id >= shim_device_count()))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (shim_on("823-max-size-over-memory-refused") && mine.maxSize > (size_t)1 << 50) return CUDA_ERROR_INVALID_VALUE;
+  if (shim_on("823-reserved-nonzero-not-supported")) /* reserved[0] is CUDA 13.5's gpuDirectRDMACapable */
+    for (size_t i = 1; i < sizeof mine.reserved; i++)
+      if (mine.reserved[i]) return CUDA_ERROR_NOT_SUPPORTED;
   if (shim_on("823-location-type-unchecked") && (loc_type < 1 || loc_type > 4)) mine.location.type = 1;
   if (shim_on("823-bad-device-invalid-device") && loc_type == 1 &&
       (mine.location.id < 0 || mine.location.id >= shim_device_count()))

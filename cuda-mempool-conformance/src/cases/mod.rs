@@ -5,6 +5,7 @@ pub mod access;
 pub mod alloc;
 pub mod attr;
 pub mod capture;
+pub mod edges;
 pub mod interposer;
 pub mod ipc;
 pub mod load;
@@ -58,6 +59,7 @@ pub fn all() -> Vec<Case> {
     v.extend(ipc::cases());
     v.extend(access::cases());
     v.extend(attr::cases());
+    v.extend(edges::cases());
     v.extend(xproc::cases());
     v.extend(capture::cases());
     v.extend(load::cases());
