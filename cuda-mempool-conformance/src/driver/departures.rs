@@ -155,6 +155,15 @@ pub const ALL: &[Deviation] = &[
         branches: (580, 580),
     },
     Deviation {
+        id: "max_size_beyond_memory_out_of_memory",
+        api: 823,
+        documented: None,
+        docs: "silent about a maxSize larger than the device's memory",
+        observed: CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+        seen_on: R580,
+        branches: (580, 580),
+    },
+    Deviation {
         id: "first_free_unmaps_second_import",
         api: 830,
         documented: Some(CUresult::CUDA_SUCCESS),

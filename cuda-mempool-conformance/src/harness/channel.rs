@@ -57,6 +57,7 @@ impl Channel {
     }
 
     /// The next message, or why there is none: the wait ran out, or the other side is gone.
+    /// (`recv` answers [`CLOSED`] for the latter.)
     pub fn poll(&self) -> Got {
         let mut buf = vec![0u8; MAX_MSG];
         let mut cmsg = nix::cmsg_space!([RawFd; 2]);
@@ -113,7 +114,7 @@ impl Channel {
                 Ok((msg, fd))
             }
             Got::Timeout => Err(format!("no message within {} s", start.elapsed().as_secs()).into()),
-            Got::Closed => Err("the other side closed the channel".into()),
+            Got::Closed => Err(CLOSED.into()),
             Got::Error(e) => Err(e.into()),
         }
     }
@@ -153,6 +154,9 @@ pub fn spawn_role(
     drop(theirs);
     Ok((Channel::new(mine, timeout)?, child))
 }
+
+/// What [`Channel::recv`] answers when the other side closed the channel (it exited, or died).
+pub const CLOSED: &str = "the other side closed the channel";
 
 /// How a child in an IPC role was lost: the signal it died by on its own (None when it was
 /// killed, or exited), the API it was inside, and the whole message.
@@ -237,12 +241,13 @@ impl Peer {
 
     /// A child that died or hung inside one of the 14 APIs makes that API the trial's blame.
     pub fn fail(self, e: String) -> String {
-        self.lost(e).message
+        self.lost(e, false).message
     }
 
     /// [`Peer::fail`], typed: the signal that ended the child (if one did before it was killed),
-    /// the API it was inside, and the message.
-    pub fn lost(mut self, e: String) -> Lost {
+    /// the API it was inside, and the message. `closed`: the child closed the channel (it is
+    /// exiting or dying), so it gets the reaping bound to be seen exit before it is killed.
+    pub fn lost(mut self, e: String, closed: bool) -> Lost {
         let inside = self.crumb.read();
         if let Some((api, _)) = &inside {
             crate::driver::blame::set(*api);
@@ -251,10 +256,14 @@ impl Peer {
         let (mut signal, mut message) = (None, e.clone());
         if let Some(mut c) = self.child.take() {
             use std::os::unix::process::ExitStatusExt;
-            // Dead already (the channel closed as it died: give it the reaping bound to be
-            // seen so), or killed now: only the former's signal is the child's own.
+            // Dead on its own (seen within the reaping bound when it closed the channel), or
+            // killed now: only the former's signal is the child's own.
             use wait_timeout::ChildExt;
-            let early = c.wait_timeout(crate::driver::deadline::reap()).ok().flatten();
+            let early = if closed {
+                c.wait_timeout(crate::driver::deadline::reap()).ok().flatten()
+            } else {
+                c.try_wait().ok().flatten()
+            };
             if early.is_none() {
                 let _ = c.kill();
             }

@@ -4,7 +4,7 @@
 
 use super::common::*;
 use crate::cases::prelude::*;
-use crate::harness::channel::{hex, Lost, Peer};
+use crate::harness::channel::{hex, Lost, Peer, CLOSED};
 use serde_json::{json, Value};
 use std::os::fd::{AsRawFd, OwnedFd};
 
@@ -84,8 +84,11 @@ impl Offer {
                 peer.finish().map_err(|e| lost(e.to_string()))?;
                 Ok(v)
             }
-            Ok((m, _)) => Err(peer.lost(format!("unexpected message {m}"))),
-            Err(e) => Err(peer.lost(e.to_string())),
+            Ok((m, _)) => Err(peer.lost(format!("unexpected message {m}"), false)),
+            Err(e) => {
+                let closed = e.to_string() == CLOSED;
+                Err(peer.lost(e.to_string(), closed))
+            }
         }
     }
 }
