@@ -270,6 +270,7 @@ HOOK CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
 
 HOOK CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
   ENTER("cuDeviceTotalMem_v2", CUresult, (size_t *, CUdevice));
+  if (!shim_on("fake-device")) return shim_cap_total(real(bytes, dev), bytes); /* 820-cap-bypass (cap.c) */
   FAKE((bytes, dev));
   if (!bytes) return CUDA_ERROR_INVALID_VALUE;
   CUresult r = fake_device(dev);
@@ -350,6 +351,7 @@ HOOK CUresult cuCtxSynchronize(void) {
 
 HOOK CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
   ENTER("cuMemGetInfo_v2", CUresult, (size_t *, size_t *));
+  if (!shim_on("fake-device")) return shim_cap_info(real(free_bytes, total_bytes), free_bytes, total_bytes);
   FAKE((free_bytes, total_bytes));
   if (free_bytes) *free_bytes = GIB;
   if (total_bytes) *total_bytes = GIB;

@@ -107,6 +107,13 @@ const struct shim_entry attr_entries[] = {
     /* 833 capture::during_global_capture_trim_to_unsupported_and_invalidates_driver_behaviour */
     MUTANT("833-capture-refusal-invalid-value", 833, "gpu",
            "refused during a global-mode capture: answers INVALID_VALUE instead of STREAM_CAPTURE_UNSUPPORTED"),
+    /* issue 23: accounting */
+    /* 828 accounting::allocation_counted_before_its_stream_runs */
+    MUTANT("828-used-mem-stale", 828, "gpu",
+           "USED_MEM_CURRENT answers what the pool's previous query saw (a statistic refreshed after answering)"),
+    /* 833 accounting::trim_keeps_memory_of_a_pending_free */
+    MUTANT("833-trim-waits-for-pending", 833, "gpu",
+           "synchronises the context first: a pending free is waited for, and its memory trimmed with the rest"),
     {0},
 };
 
@@ -192,6 +199,27 @@ static int kept_value(CUmemoryPool pool, cuuint64_t *value) {
   return found;
 }
 
+/* issue 23: accounting. 828-used-mem-stale: the used memory each pool's previous query saw; answers
+ * the value kept for `pool` (0 for its first query) and keeps `now` in its place. */
+static cuuint64_t stale_used(CUmemoryPool pool, cuuint64_t now) {
+  static struct {
+    CUmemoryPool pool;
+    cuuint64_t used;
+  } seen[KEPT];
+  static size_t next;
+  cuuint64_t before = 0;
+  size_t at = KEPT;
+  pthread_mutex_lock(&kept_lock);
+  for (size_t i = 0; i < KEPT && at == KEPT; i++)
+    if (seen[i].pool == pool) at = i;
+  if (at == KEPT) at = next++ % KEPT;
+  else before = seen[at].used;
+  seen[at].pool = pool;
+  seen[at].used = now;
+  pthread_mutex_unlock(&kept_lock);
+  return before;
+}
+
 HOOK CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
   BEGIN(828, "cuMemPoolGetAttribute", CUresult, (CUmemoryPool, int, void *));
   if (shim_init_state != 1) return real(pool, attr, value);
@@ -227,6 +255,10 @@ HOOK CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
     if (attr == A_USED && shim_on("828-used-rounded-up")) {
       cuuint64_t v = u64_at(value);
       v = (v + PAGE - 1) / PAGE * PAGE;
+      memcpy(value, &v, sizeof v);
+    }
+    if (attr == A_USED && shim_on("828-used-mem-stale")) {
+      cuuint64_t v = stale_used(pool, u64_at(value));
       memcpy(value, &v, sizeof v);
     }
     cuuint64_t asked;
@@ -303,6 +335,11 @@ HOOK CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep) {
     if (shim_on("833-ignores-min-bytes")) min_bytes_to_keep = 0;
     if (shim_on("833-min-bytes-off-by-one-chunk"))
       min_bytes_to_keep = min_bytes_to_keep > CHUNK ? min_bytes_to_keep - CHUNK : 0;
+    if (shim_on("833-trim-waits-for-pending")) {
+      static CUresult (*sync)(void);
+      if (!sync) *(void **)&sync = shim_next("cuCtxSynchronize");
+      if (sync) (void)sync();
+    }
   }
   CUresult r = real(pool, min_bytes_to_keep);
   if (r == CUDA_ERROR_INVALID_VALUE && pool && shim_init_state == 1 && shim_on("833-imported-pool-not-supported"))
