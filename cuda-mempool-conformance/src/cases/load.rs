@@ -4,6 +4,8 @@
 //! event. Checked throughout: live allocations never overlap; each allocation still holds its
 //! pattern when it is freed; at quiescent points (every thread paused, every stream idle) the
 //! pool's USED_MEM_CURRENT equals the bytes live; nothing is left at the end.
+//! `load::threads_one_pool_no_lock`: 8 to 16 threads (the machine's parallelism) allocate from one
+//! pool at the same moments, each on its own stream, with no lock around the driver calls.
 //!
 //! CONFORMANCE_STRESS_SECS (default 1) sets how long it runs, CONFORMANCE_STRESS_SEED the seed
 //! (default: from the clock). The seed is in every failure message and in the report's notes, so
