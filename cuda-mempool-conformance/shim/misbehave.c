@@ -18,7 +18,7 @@
  * and so most applications). Built with -DPROC_ADDRESS_ONLY it hooks only cuGetProcAddress (the
  * hooks are hidden, and its dlsym hands out nothing but its cuGetProcAddress). The mutants live in
  * mutants/, one file per API group, each hook beginning with BEGIN (shim.h); what several group
- * files need lives beside this file (set.c, pools.c, init_state.c), declared in shim.h, and no
+ * files need lives beside this file (set.c, pools.c, init_state.c, cap.c), declared in shim.h, and no
  * group file calls another. The faults of the machine (a driver that will not start, a crashing or
  * slow layer, a device without pools, a fake device) are precondition.c's, a group of its own
  * whose faults every hook and every look-up of a driver function asks (their list is there).
@@ -41,10 +41,10 @@ static const struct shim_entry plumbing_entries[] = {
 
 static const struct shim_entry *const ENTRIES[] = {
     plumbing_entries, init_entries, alloc_entries, pool_entries, ipc_entries, access_entries, attr_entries,
-    precondition_entries,
+    precondition_entries, caps_entries,
 };
 static const struct shim_hook *const HOOKS[] = {
-    init_hooks, alloc_hooks, pool_hooks, ipc_hooks, access_hooks, attr_hooks, precondition_hooks,
+    init_hooks, alloc_hooks, pool_hooks, ipc_hooks, access_hooks, attr_hooks, precondition_hooks, caps_hooks,
 };
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 

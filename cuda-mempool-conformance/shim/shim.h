@@ -97,6 +97,15 @@ void shim_lookup_precondition(void);
  * context, raises SIGSEGV (a layer that uses the device it could not get); returns otherwise. Each
  * hook of those APIs calls it after BEGIN. */
 void shim_no_context_crash(unsigned api);
+/* The memory cap of 820-cap-bypass (cap.c; named in mutants/caps.c, issue 23). While it is off each
+ * answers `r` and changes nothing. shim_cap_info and shim_cap_total: the driver's answer `r` to
+ * cuMemGetInfo_v2 / cuDeviceTotalMem_v2, with the capped values written over the driver's on success.
+ * shim_cap_charge: 1 when `n` more bytes fit under the cap (charged), 0 when they do not (nothing
+ * charged; 1 too when the cap is unknown); shim_cap_refund gives back what a charge took. */
+CUresult shim_cap_info(CUresult r, size_t *free_bytes, size_t *total_bytes);
+CUresult shim_cap_total(CUresult r, size_t *bytes);
+int shim_cap_charge(size_t n);
+void shim_cap_refund(size_t n);
 
 /* A small thread-safe set of handles or addresses (set.c). Full, it stops growing: a mutant that
  * relies on it then misses some. 0 is never a member: adding or deleting it does nothing.
@@ -174,5 +183,6 @@ SHIM_GROUP(ipc);
 SHIM_GROUP(access);
 SHIM_GROUP(attr);
 SHIM_GROUP(precondition);
+SHIM_GROUP(caps);
 
 #endif

@@ -87,7 +87,9 @@ static int tab_base(struct table *t, CUdeviceptr x, CUdeviceptr *base) {
   return found;
 }
 /* Whether the `live` table is kept (only while a mutant that reads it is on). */
-static int tracking(void) { return shim_on("822-interior-frees-block") || shim_on("822-foreign-pointer-refused"); }
+static int tracking(void) {
+  return shim_on("822-interior-frees-block") || shim_on("822-foreign-pointer-refused") || shim_on("821-unlocked-cache");
+}
 
 /* The driver's other functions the mutants use (never this library's hooks). */
 #define NEXT(var, name, ret, args) \
@@ -278,6 +280,17 @@ const struct shim_entry alloc_entries[] = {
     /* 821 edges_bytesize (SIZE_MAX - 4095, SIZE_MAX) */
     MUTANT("821-size-round-up-wraps", 821, "gpu",
            "a size whose round-up to 2 MiB overflows wraps to 0 (SIZE_MAX allocates nothing) instead of OUT_OF_MEMORY"),
+    /* issue 23: accounting */
+    /* 822 accounting::pending_free_counted_until_its_stream_reaches_it,
+     * 833 accounting::trim_keeps_memory_of_a_pending_free */
+    MUTANT("822-free-ignores-stream", 822, "gpu",
+           "frees on the per-thread stream and waits for it: freed at once, not when the given stream reaches the free"),
+    /* 822 accounting::pool_usable_after_a_refused_double_free */
+    MUTANT("822-refused-free-fails-closed", 822, "gpu",
+           "after a free the driver refuses, every later 820/821 allocation answers OUT_OF_MEMORY"),
+    /* 821 load::threads_one_pool_no_lock (two live allocations overlap) */
+    MUTANT("821-unlocked-cache", 821, "gpu",
+           "keeps one freed block in a slot without a lock for the next allocation of its size and pool"),
     {0},
 };
 
@@ -297,12 +310,40 @@ static int capturing(CUstream s) {
 /* 822-lost-free-under-contention: the frees in progress. */
 static int freeing;
 
+/* issue 23: accounting. 822-refused-free-fails-closed: a free was refused. 821-unlocked-cache: the
+ * parked block, read and cleared without a lock on purpose (an interposer's racy cache). */
+static volatile int refused_free;
+static volatile struct {
+  CUdeviceptr p;
+  size_t n;
+} parked;
+/* The size the `live` table holds for `p`, or 0. */
+static size_t live_size(CUdeviceptr p) {
+  size_t n = 0;
+  pthread_mutex_lock(&live.lock);
+  for (size_t i = slot(p), k = 0; p > TOMB && k < SLOTS && live.key[i] != 0; i = (i + 1) % SLOTS, k++)
+    if (live.key[i] == p) {
+      n = live.size[i];
+      break;
+    }
+  pthread_mutex_unlock(&live.lock);
+  return n;
+}
+/* The pool `p` was allocated from, per the driver (CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE); NULL if unknown. */
+static CUmemoryPool pool_of_pointer(CUdeviceptr p) {
+  NEXT(attr, "cuPointerGetAttribute", CUresult, (void *, int, CUdeviceptr));
+  CUmemoryPool pool = NULL;
+  if (!attr || attr(&pool, 17, p) != CUDA_SUCCESS) return NULL;
+  return pool;
+}
+
 /* The 820 mutants around the driver's cuMemAllocAsync. */
 static CUresult alloc_820(CUresult (*real)(CUdeviceptr *, size_t, CUstream), CUdeviceptr *dptr, size_t n,
                           CUstream s) {
   /* Interposers that make every default stream the per-thread one lose the legacy stream's implicit
    * synchronisation with other streams. */
   if (shim_on("820-legacy-as-per-thread") && (s == NULL || s == (CUstream)0x1)) s = (CUstream)0x2;
+  if (dptr && refused_free && shim_on("822-refused-free-fails-closed")) return CUDA_ERROR_OUT_OF_MEMORY;
   if (dptr && shim_on("820-capture-allocates-eagerly") && capturing(s))
     return real(dptr, n, (CUstream)0x2 /* CU_STREAM_PER_THREAD */);
   if (!dptr && shim_on("820-null-dptr-success")) return CUDA_SUCCESS;
@@ -331,6 +372,14 @@ static CUresult alloc_821(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool, 
   if (dptr && shim_on("821-capture-allocates-eagerly") && capturing(s))
     return real(dptr, n, pool, (CUstream)0x2 /* CU_STREAM_PER_THREAD */);
   if (!dptr && shim_on("821-null-dptr-success")) return CUDA_SUCCESS;
+  if (dptr && refused_free && shim_on("822-refused-free-fails-closed")) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUdeviceptr q = parked.p;
+  if (dptr && n > 0 && q && parked.n == n && shim_on("821-unlocked-cache") && pool_of_pointer(q) == pool) {
+    usleep(50); /* the window in which another thread takes the same block */
+    parked.p = 0;
+    *dptr = q;
+    return CUDA_SUCCESS;
+  }
   if (dptr && !pool && shim_on("821-null-pool-current-pool")) {
     CUmemoryPool cur = pool_here(1);
     if (cur) pool = cur;
@@ -381,6 +430,19 @@ static CUresult free_822(CUresult (*real)(CUdeviceptr, CUstream), CUdeviceptr p,
   if (p && shim_on("822-other-device-refused") && elsewhere(p)) return CUDA_ERROR_INVALID_DEVICE;
   /* issue 23: interposer */
   if (p && shim_on("822-charges-current-device") && elsewhere(p)) return CUDA_SUCCESS;
+  if (p && shim_on("822-free-ignores-stream")) {
+    CUresult r = real(p, (CUstream)0x2 /* CU_STREAM_PER_THREAD */);
+    if (r == CUDA_SUCCESS) stream_sync((CUstream)0x2);
+    return r;
+  }
+  size_t n = p && !parked.p && shim_on("821-unlocked-cache") ? live_size(p) : 0;
+  if (n) {
+    stream_sync(s); /* idle before it is handed out again */
+    tab_find(&live, p, 1);
+    parked.n = n;
+    parked.p = p;
+    return CUDA_SUCCESS;
+  }
   int sync = shim_on("822-synchronous");
   if (sync) stream_sync(s);
   CUresult r = real(p, s);
@@ -396,6 +458,7 @@ static CUresult free_822(CUresult (*real)(CUdeviceptr, CUstream), CUdeviceptr p,
     if (tracking()) tab_find(&live, p, 1);
     if (shim_on("822-double-free-success")) tab_put(&freed, p, 0);
   }
+  if (r == CUDA_ERROR_INVALID_VALUE && p) refused_free = 1;
   return r;
 }
 

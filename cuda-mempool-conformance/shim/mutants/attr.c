@@ -142,6 +142,13 @@ const struct shim_entry attr_entries[] = {
     /* 833 edges_min_bytes_to_keep (1 << 60, 1 << 63) */
     MUTANT("833-huge-min-bytes-trims-all", 833, "gpu",
            "a minBytesToKeep above what the pool holds trims to 0 instead of releasing nothing"),
+    /* issue 23: accounting */
+    /* 828 accounting::allocation_counted_before_its_stream_runs */
+    MUTANT("828-used-mem-stale", 828, "gpu",
+           "USED_MEM_CURRENT answers what the pool's previous query saw (a statistic refreshed after answering)"),
+    /* 833 accounting::trim_keeps_memory_of_a_pending_free */
+    MUTANT("833-trim-waits-for-pending", 833, "gpu",
+           "synchronises the context first: a pending free is waited for, and its memory trimmed with the rest"),
     {0},
 };
 
@@ -237,6 +244,27 @@ static int capture_under_way(void) {
   return r == 906 || (r == CUDA_SUCCESS && status == 1 /* ACTIVE */);
 }
 
+/* issue 23: accounting. 828-used-mem-stale: the used memory each pool's previous query saw; answers
+ * the value kept for `pool` (0 for its first query) and keeps `now` in its place. */
+static cuuint64_t stale_used(CUmemoryPool pool, cuuint64_t now) {
+  static struct {
+    CUmemoryPool pool;
+    cuuint64_t used;
+  } seen[KEPT];
+  static size_t next;
+  cuuint64_t before = 0;
+  size_t at = KEPT;
+  pthread_mutex_lock(&kept_lock);
+  for (size_t i = 0; i < KEPT && at == KEPT; i++)
+    if (seen[i].pool == pool) at = i;
+  if (at == KEPT) at = next++ % KEPT;
+  else before = seen[at].used;
+  seen[at].pool = pool;
+  seen[at].used = now;
+  pthread_mutex_unlock(&kept_lock);
+  return before;
+}
+
 HOOK CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
   BEGIN(828, "cuMemPoolGetAttribute", CUresult, (CUmemoryPool, int, void *));
   shim_no_context_crash(828); /* issue 23: interposer */
@@ -274,6 +302,10 @@ HOOK CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
     if (attr == A_USED && shim_on("828-used-rounded-up")) {
       cuuint64_t v = u64_at(value);
       v = (v + PAGE - 1) / PAGE * PAGE;
+      memcpy(value, &v, sizeof v);
+    }
+    if (attr == A_USED && shim_on("828-used-mem-stale")) {
+      cuuint64_t v = stale_used(pool, u64_at(value));
       memcpy(value, &v, sizeof v);
     }
     cuuint64_t asked;
@@ -368,6 +400,11 @@ HOOK CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep) {
       min_bytes_to_keep = 0;
     if (shim_on("833-min-bytes-off-by-one-chunk"))
       min_bytes_to_keep = min_bytes_to_keep > CHUNK ? min_bytes_to_keep - CHUNK : 0;
+    if (shim_on("833-trim-waits-for-pending")) {
+      static CUresult (*sync)(void);
+      if (!sync) *(void **)&sync = shim_next("cuCtxSynchronize");
+      if (sync) (void)sync();
+    }
   }
   CUresult r = real(pool, min_bytes_to_keep);
   if (r == CUDA_ERROR_INVALID_VALUE && pool && shim_init_state == 1 && shim_on("833-imported-pool-not-supported"))

@@ -4,6 +4,8 @@
 //! event. Checked throughout: live allocations never overlap; each allocation still holds its
 //! pattern when it is freed; at quiescent points (every thread paused, every stream idle) the
 //! pool's USED_MEM_CURRENT equals the bytes live; nothing is left at the end.
+//! `load::threads_one_pool_no_lock`: 8 to 16 threads (the machine's parallelism) allocate from one
+//! pool at the same moments, each on its own stream, with no lock around the driver calls.
 //!
 //! CONFORMANCE_STRESS_SECS (default 1) sets how long it runs, CONFORMANCE_STRESS_SEED the seed
 //! (default: from the clock). The seed is in every failure message and in the report's notes, so
@@ -320,6 +322,182 @@ fn stress(e: &Env, via: Via) -> R {
     Ok(())
 }
 
+/// Threads of the one-pool trial: the machine's parallelism, at least 8 and at most 16.
+fn crowd() -> usize {
+    std::thread::available_parallelism().map_or(8, |n| n.get()).clamp(8, 16)
+}
+/// Sizes the crowd asks for: few, so that threads often ask for one size at the same moment.
+const CROWD_SIZES: [usize; 3] = [4096, 1 << 20, 3 * (1 << 20) + 4];
+/// Blocks each thread holds per round.
+const CROWD_BLOCKS: usize = 4;
+
+/// One round of one thread: allocate CROWD_BLOCKS blocks from `pool` on its own stream, each
+/// checked against every live block of every thread (no two overlap), fill each with a pattern of
+/// its own, read the patterns back, then free them.
+fn crowd_round(
+    live: &Mutex<BTreeMap<CUdeviceptr, (usize, usize)>>,
+    pool: CUmemoryPool,
+    s: CUstream,
+    rng: &mut Rng,
+    t: usize,
+    round: u64,
+) -> R {
+    let lock = || live.lock().unwrap_or_else(|p| p.into_inner());
+    let mut mine: Vec<(CUdeviceptr, usize, u32)> = Vec::new();
+    let mut result: R = Ok(());
+    for k in 0..CROWD_BLOCKS {
+        let size = CROWD_SIZES[rng.below(CROWD_SIZES.len())];
+        let p = match alloc_from(pool, size, s) {
+            Ok(p) => p,
+            Err(m) => {
+                result = Err(m);
+                break;
+            }
+        };
+        let clash = {
+            let mut live = lock();
+            let below = live.range(..=p).next_back().filter(|(&q, &(n, _))| q + n as u64 > p);
+            let above = live.range(p..).next().filter(|(&q, _)| q < p + size as u64);
+            match below.or(above) {
+                Some((&q, &(n, other))) => Some(format!(
+                    "thread {t} got {p:#x} ({size} B), which overlaps thread {other}'s live {q:#x} ({n} B)"
+                )),
+                None => {
+                    live.insert(p, (size, t));
+                    None
+                }
+            }
+        };
+        if let Some(m) = clash {
+            let _ = free_async(p, s);
+            result = Err(m.into());
+            break;
+        }
+        let pattern = ((t as u32) << 24 | (round as u32 & 0xffff) << 8 | k as u32) | 1;
+        mine.push((p, size, pattern));
+        if let Err(m) = ok("cuMemsetD32Async", unsafe { cuMemsetD32Async(p, pattern, size / 4, s) }) {
+            result = Err(m);
+            break;
+        }
+    }
+    let mut back = vec![[0u32; 2]; mine.len()];
+    for ((p, size, _), b) in mine.iter().zip(back.iter_mut()) {
+        if result.is_ok() {
+            result = ok("cuMemcpyDtoHAsync", unsafe {
+                cuMemcpyDtoHAsync_v2(b.as_mut_ptr().cast(), p + *size as u64 - 8, 8, s)
+            });
+        }
+    }
+    let synced = ok("cuStreamSynchronize", unsafe { cuStreamSynchronize(s) });
+    if result.is_ok() {
+        result = synced;
+    }
+    for ((p, size, pattern), b) in mine.iter().zip(&back) {
+        if result.is_ok() && b.iter().any(|x| x != pattern) {
+            result = Err(format!(
+                "thread {t}'s {p:#x} ({size} B) ends with {b:08x?}, not its pattern {pattern:#010x}: another \
+                 thread wrote it"
+            )
+            .into());
+        }
+        lock().remove(p);
+        let freed = free_async(*p, s);
+        if result.is_ok() {
+            result = freed;
+        }
+    }
+    result
+}
+
+/// N host threads (crowd()) allocate from ONE pool at the same moments, each on a stream of its
+/// own, with no lock around the driver calls; the pool's used memory is back at its start value
+/// when they are done.
+fn crowd_on_one_pool(e: &Env) -> R {
+    let secs = duration()?;
+    let seed = seed()?;
+    let n = crowd();
+    let pool = Pool::on_device(e.dev)?;
+    let start = get_u64(pool.0, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
+    eprintln!(
+        "load: seed {seed} ({SEED_VAR}), {} s, {n} threads on one pool",
+        secs.as_secs_f64()
+    );
+    let live = Arc::new(Mutex::new(BTreeMap::new()));
+    let barrier = Arc::new(Barrier::new(n));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let failed = Arc::new(Mutex::new(None::<String>));
+    let rounds = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let began = Instant::now();
+    let pool_addr = pool.0 as usize;
+    let threads: Vec<_> = (0..n)
+        .map(|t| {
+            let (live, barrier, stop, failed, rounds, e) = (
+                live.clone(),
+                barrier.clone(),
+                stop.clone(),
+                failed.clone(),
+                rounds.clone(),
+                e.clone(),
+            );
+            std::thread::spawn(move || {
+                use std::sync::atomic::Ordering::SeqCst;
+                e.bind();
+                let pool = pool_addr as CUmemoryPool;
+                let mut rng = Rng(seed ^ (t as u64).wrapping_mul(0x2545_f491_4f6c_dd1d));
+                let stream = Stream::new();
+                for round in 0.. {
+                    // Everyone reads `stop` between the two barriers; it is written only after them.
+                    barrier.wait();
+                    let go = !stop.load(SeqCst);
+                    barrier.wait();
+                    if !go {
+                        break;
+                    }
+                    let r = match &stream {
+                        Ok(s) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            crowd_round(&live, pool, s.0, &mut rng, t, round)
+                        }))
+                        .unwrap_or_else(|_| Err("a load thread panicked".into())),
+                        Err(m) => Err(m.clone()),
+                    };
+                    if let Err(m) = r {
+                        failed
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .get_or_insert(m.to_string());
+                        stop.store(true, SeqCst);
+                    }
+                    if t == 0 {
+                        rounds.fetch_add(1, SeqCst);
+                        if began.elapsed() >= secs {
+                            stop.store(true, SeqCst);
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().map_err(|_| format!("a load thread panicked (seed {seed})"))?;
+    }
+    let rounds = rounds.load(std::sync::atomic::Ordering::SeqCst);
+    note(format!(
+        "{rounds} rounds of {n} threads × {CROWD_BLOCKS} blocks on one pool in {:.2} s (seed {seed})",
+        began.elapsed().as_secs_f64()
+    ));
+    let again = format!("(seed {seed}: rerun with {SEED_VAR}={seed})");
+    if let Some(m) = failed.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(format!("{m} {again}").into());
+    }
+    let end = get_u64(pool.0, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
+    ensure!(
+        end == start,
+        "the pool reports {end} bytes used after every thread freed its blocks, {start} before {again}"
+    );
+    ensure!(rounds > 0, "no round completed {again}");
+    Ok(())
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
         Case::gpu(820, "load::threads_and_streams_current_pool", |e| {
@@ -328,6 +506,10 @@ pub fn cases() -> Vec<Case> {
         .alone()
         .slow(),
         Case::gpu(821, "load::threads_and_streams_own_pool", |e| stress(e, Via::OwnPool))
+            .alone()
+            .slow(),
+        // Kills 821-unlocked-cache (two threads get one block).
+        Case::gpu(821, "load::threads_one_pool_no_lock", crowd_on_one_pool)
             .alone()
             .slow(),
     ]

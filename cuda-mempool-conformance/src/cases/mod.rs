@@ -2,8 +2,10 @@
 //! imports `prelude` (the driver and harness faces) and nothing of `report`, `run` or `suite`.
 
 pub mod access;
+pub mod accounting;
 pub mod alloc;
 pub mod attr;
+pub mod caps;
 pub mod capture;
 pub mod edges;
 pub mod interposer;
@@ -47,6 +49,15 @@ const MEMORY_SENSITIVE: &[&str] = &[
     "reuse_opportunistic_off_still_reuses_completed_free_driver_behaviour",
     "reuse_internal_dependencies_on_waits_for_pending_free",
     "reuse_internal_dependencies_off_out_of_memory",
+    "accounting::allocation_counted_before_its_stream_runs",
+    "accounting::pending_free_counted_until_its_stream_reaches_it",
+    "accounting::trim_keeps_memory_of_a_pending_free",
+    "accounting::cuMemAlloc_leaves_the_pools_alone",
+    "accounting::cuMemFree_returns_stream_ordered_memory",
+    "accounting::pool_usable_after_a_refused_double_free",
+    "caps::beyond_reported_total_out_of_memory",
+    "caps::beyond_reported_total_out_of_memory_ipc_pool",
+    "caps::pool_memory_shows_in_mem_get_info",
 ];
 
 /// Every case of the suite, in API order (harness cases last).
@@ -62,6 +73,8 @@ pub fn all() -> Vec<Case> {
     v.extend(edges::cases());
     v.extend(xproc::cases());
     v.extend(capture::cases());
+    v.extend(accounting::cases());
+    v.extend(caps::cases());
     v.extend(load::cases());
     v.extend(peer::cases());
     v.extend(multi::cases());
