@@ -281,7 +281,7 @@ const struct shim_entry alloc_entries[] = {
     MUTANT("821-size-round-up-wraps", 821, "gpu",
            "a size whose round-up to 2 MiB overflows wraps to 0 (SIZE_MAX allocates nothing) instead of OUT_OF_MEMORY"),
     /* issue 23: accounting */
-    /* 822 accounting::pending_free_counted_until_its_stream_reaches_it,
+    /* 822 accounting::pending_free_uncounted_at_once_but_kept_reserved,
      * 833 accounting::trim_keeps_memory_of_a_pending_free */
     MUTANT("822-free-ignores-stream", 822, "gpu",
            "frees on the per-thread stream and waits for it: freed at once, not when the given stream reaches the free"),

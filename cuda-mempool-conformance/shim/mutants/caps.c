@@ -17,7 +17,7 @@ const struct shim_entry caps_entries[] = {
     /* 828 accounting::cuMemAlloc_leaves_the_pools_alone */
     MUTANT("820-cuMemAlloc-from-default-pool", 820, "gpu",
            "serves cuMemAlloc from the device's default pool (allocated on the legacy stream, synchronised)"),
-    /* 822 accounting::cuMemFree_returns_stream_ordered_memory */
+    /* 822 accounting::cuMemFree_takes_stream_ordered_memory */
     MUTANT("822-cuMemFree-refuses-pool-memory", 822, "gpu",
            "cuMemFree answers INVALID_VALUE for memory of a pool (it frees only what cuMemAlloc gave)"),
     {0},

@@ -73,12 +73,13 @@ pub fn cases() -> Vec<Case> {
             );
             Ok(())
         }),
-        // A freed block stays in use until its stream reaches the free; then it is not. To calibrate
-        // on a GPU: what R580 answers while the free is pending.
-        // Kills 822-free-ignores-stream.
+        // A free enqueued on a held stream: R580 stops counting the block as used at once (H100,
+        // 2026-11-24, twice), but keeps it reserved (it is not reusable before the stream reaches
+        // the free); after the sync it is neither used nor released (threshold max).
+        // Kills 822-free-ignores-stream (with trim_keeps_memory_of_a_pending_free).
         Case::gpu(
             822,
-            "accounting::pending_free_counted_until_its_stream_reaches_it",
+            "accounting::pending_free_uncounted_at_once_but_kept_reserved",
             |e| {
                 let p = keeping_pool(e.dev)?;
                 let s = Stream::new()?;
@@ -93,9 +94,9 @@ pub fn cases() -> Vec<Case> {
                 let (held_used, held_reserved) = (held.0?, held.1?);
                 let n = N as u64;
                 ensure!(
-                    held_used == n,
-                    "with the free enqueued and its stream held: {held_used} bytes used, expected the {n} bytes the \
-                 stream may still touch"
+                    held_used == 0,
+                    "with the free enqueued and its stream held: {held_used} bytes used, expected 0 (R580 stops \
+                     counting a block once its free is enqueued)"
                 );
                 ensure!(
                     held_reserved >= n,
@@ -195,10 +196,10 @@ pub fn cases() -> Vec<Case> {
             Ok(())
         }),
         // cuMemFree takes memory of cuMemAllocFromPoolAsync (its docs list both stream-ordered
-        // allocators; no implicit synchronisation: the caller synchronised), and it goes back to the
-        // pool at once: the used counter drops, and the pool serves the next allocation.
+        // allocators; the caller synchronised first). When the pool's counter drops is recorded, not
+        // judged: on R580 (H100, 2026-11-24) it still counted the block right after cuMemFree.
         // Kills 822-cuMemFree-refuses-pool-memory.
-        Case::gpu(822, "accounting::cuMemFree_returns_stream_ordered_memory", |e| {
+        Case::gpu(822, "accounting::cuMemFree_takes_stream_ordered_memory", |e| {
             let p = keeping_pool(e.dev)?;
             let s = Stream::new()?;
             let a = alloc_from(p.0, N, s.0)?;
@@ -217,11 +218,10 @@ pub fn cases() -> Vec<Case> {
             free_async(b, s.0)?;
             s.sync()?;
             let (before, again, n) = (before?, again?, N as u64);
-            ensure!(
-                before == n && after == 0,
-                "used {before} with the allocation live, {after} after cuMemFree (expected {n}, then 0)"
-            );
-            ensure!(again == n, "the next allocation of {n} bytes: {again} bytes used");
+            ensure!(before == n, "used {before} with the allocation live, expected {n}");
+            note(format!(
+                "used right after cuMemFree: {after}; after the next allocation of {n}: {again}"
+            ));
             Ok(())
         }),
         // A refused double free changes nothing: the pool then serves an allocation of the same
