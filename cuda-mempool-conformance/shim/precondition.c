@@ -93,10 +93,10 @@ static void sleep_ms(unsigned long ms) {
   errno = saved;
 }
 
-/* A crash as a faulting access makes one: the program's SIGSEGV handler runs (Rust's hands the
- * signal back to the default action and returns, as for any fault off its stack guards), then the
- * default action ends the process. */
-static void crash(void) {
+/* shim.h's: the program's SIGSEGV handler runs first (Rust's hands the signal back to the default
+ * action and returns, as for any fault off its stack guards), then the default action ends the
+ * process. */
+void shim_crash(void) {
   raise(SIGSEGV);
   signal(SIGSEGV, SIG_DFL);
   raise(SIGSEGV);
@@ -135,8 +135,8 @@ static int init_fault(CUresult *r) {
 
 int shim_precondition(const char *name, CUresult *r) {
   int init = !strcmp(name, "cuInit");
-  if (shim_on("crash-in-coordinator") && coordinator()) crash();
-  if (shim_on("crash-before-init") && !init && shim_init_state == 0) crash();
+  if (shim_on("crash-in-coordinator") && coordinator()) shim_crash();
+  if (shim_on("crash-before-init") && !init && shim_init_state == 0) shim_crash();
   if (shim_on("slow")) sleep_ms(delay_ms);
   if (init) return init_fault(r);
   if (shim_on("no-pools") && shim_init_state == 1 && pool_call(name)) {
@@ -151,7 +151,7 @@ CUresult shim_init_answer(CUresult r) {
 }
 
 void shim_lookup_precondition(void) {
-  if (shim_on("crash-in-coordinator") && coordinator()) crash();
+  if (shim_on("crash-in-coordinator") && coordinator()) shim_crash();
 }
 
 /* The start of each hook of this file: its driver function, and the machine's faults. */

@@ -92,9 +92,14 @@ CUresult shim_init_answer(CUresult r);
  * for a name starting with "cu". Returns only when none crashes. */
 void shim_lookup_precondition(void);
 
+/* Ends the process by SIGSEGV the way a faulting access does (precondition.c), even where the
+ * program handles the first SIGSEGV and returns (Rust's stack-guard handler does): a lone raise()
+ * would then be survived. */
+void shim_crash(void);
 /* The no-context-crash mutants of API `api` (no_context.c; named in the group files, issue 23):
  * when "<api>-no-context-crash" is on, cuInit has succeeded and the calling thread has no current
- * context, raises SIGSEGV (a layer that uses the device it could not get); returns otherwise. Each
+ * context, ends the process by SIGSEGV (shim_crash: a layer that uses the device it could not get);
+ * returns otherwise. Each
  * hook of those APIs calls it after BEGIN. */
 void shim_no_context_crash(unsigned api);
 /* The memory cap of 820-cap-bypass (cap.c; named in mutants/caps.c, issue 23). While it is off each
