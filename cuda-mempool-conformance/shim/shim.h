@@ -99,8 +99,7 @@ void shim_crash(void);
 /* The no-context-crash mutants of API `api` (no_context.c; named in the group files, issue 23):
  * when "<api>-no-context-crash" is on, cuInit has succeeded and the calling thread has no current
  * context, ends the process by SIGSEGV (shim_crash: a layer that uses the device it could not get);
- * returns otherwise. Each
- * hook of those APIs calls it after BEGIN. */
+ * returns otherwise. Each hook of those APIs calls it after BEGIN. */
 void shim_no_context_crash(unsigned api);
 /* The memory cap of 820-cap-bypass (cap.c; named in mutants/caps.c, issue 23). While it is off each
  * answers `r` and changes nothing. shim_cap_info and shim_cap_total: the driver's answer `r` to
