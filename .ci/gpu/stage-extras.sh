@@ -17,3 +17,9 @@ ls -l .gpu/*.so .gpu/pool_roundtrip_dynamic
 cp "$(ls -t target/debug/build/conformance-*/out/libfake-nvml.so | head -1)" .gpu/
 lib=$(readlink -f /usr/lib/x86_64-linux-gnu/libcuda.so.1 2>/dev/null || true)
 if [ -n "$lib" ] && [ -f "$lib" ]; then xz -T2 -6 -c "$lib" > ".gpu/$(basename "$lib").xz"; fi
+# The linked-symbol FFI bench (ffi-bench, issue 24), built on its own so that cuda-mempool-sys stays
+# linked (a build beside the suite would unify in `dynamic-loading`).
+exe=$(cargo bench -q -p ffi-bench --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json,sys; print([j["executable"] for j in map(json.loads, sys.stdin) if j.get("executable")][-1])')
+cp "$exe" .gpu/ffi-linked
+strip --strip-debug .gpu/ffi-linked
