@@ -23,7 +23,7 @@ fn crash_in_process(env: &Env) -> ! {
 
 /// Run a case's body here, now: capability check, blame and notes reset, panics caught.
 pub fn execute(case: &Case, env: &Env) -> Answer {
-    let env = &env.for_case(case);
+    let mut env = env.for_case(case);
     let name = case.trial_name();
     crate::driver::blame::reset();
     let _ = crate::driver::check::take_notes();
@@ -54,6 +54,27 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
             format!("needs `{}`: {why}", cap.name()),
         );
     }
+    // A device trial in a process without the device's context (its retain was refused when the
+    // worker started): asked again, and if still refused the trial fails saying so, instead of
+    // every call it makes answering INVALID_CONTEXT.
+    if env.ctx == 0 && case.needs.contains(&crate::harness::Cap::Gpu) && env.m.init == 0 {
+        match crate::harness::probe::try_retain_context(env.dev) {
+            Ok(c) => env.ctx = c,
+            Err(r) => {
+                return answer(
+                    Outcome::Failed,
+                    Kind::Broken,
+                    format!(
+                        "not run: this worker could not retain device {}'s primary context \
+                         (cuDevicePrimaryCtxRetain: {r}); the device may be out of memory or held by \
+                         processes that outlived earlier trials (nvidia-smi lists them)",
+                        env.dev
+                    ),
+                );
+            }
+        }
+    }
+    let env = &env;
     if std::env::var(CRASH_VAR).as_deref() == Ok(name.as_str()) {
         crash_in_process(env);
     }

@@ -153,16 +153,24 @@ pub fn held_contexts() -> Vec<(CUdevice, usize)> {
 /// Device `dev`'s primary context, retained for the rest of the process on first use; its handle
 /// (0 if it cannot be had).
 pub fn retain_context(dev: CUdevice) -> usize {
+    try_retain_context(dev).unwrap_or(0)
+}
+
+/// Device `dev`'s primary context, retained for the rest of the process on first use, or what
+/// cuDevicePrimaryCtxRetain answered (asked again on the next call: a refusal can pass).
+pub fn try_retain_context(dev: CUdevice) -> Result<usize, CUresult> {
     let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(&c) = held.get(&dev) {
-        return c;
+        return Ok(c);
     }
     let mut ctx = std::ptr::null_mut();
-    if unsafe { cuDevicePrimaryCtxRetain(&mut ctx, dev) } == SUCCESS {
-        held.insert(dev, ctx as usize);
-        ctx as usize
-    } else {
-        0
+    match unsafe { cuDevicePrimaryCtxRetain(&mut ctx, dev) } {
+        SUCCESS if !ctx.is_null() => {
+            held.insert(dev, ctx as usize);
+            Ok(ctx as usize)
+        }
+        SUCCESS => Err(CUresult::CUDA_ERROR_INVALID_CONTEXT),
+        r => Err(r),
     }
 }
 
