@@ -1,7 +1,7 @@
 //! `cargo bench -p ffi-bench`: what cuda-mempool-sys's linked functions cost over C calling the same
 //! exported symbols (issue 24's figure for linked symbols; the entry-point table's figure is the
-//! conformance bench's `ffi` group). One process, one stream, 31 rounds alternating which loop goes
-//! first; each loop does cuMemAllocAsync + cuMemFreeAsync (4 KiB) and compares the code, nothing else.
+//! conformance bench's `ffi` group). One process, one stream, 31 rounds of 16 blocks interleaved
+//! ABBA (which loop leads alternates by round); each loop does cuMemAllocAsync + cuMemFreeAsync (4 KiB) and compares the code, nothing else.
 //! Prints median, min and max of the Rust/C ratio and of ns per pair, and writes
 //! `ffi-linked.json` in BENCH_REPORT_DIR (default target/bench-report/). Under `cargo test` (no
 //! `--bench` argument) it is a smoke run with tiny counts. Without a GPU it says so and exits 0.
@@ -14,6 +14,8 @@ extern "C" {
 }
 
 const SIZE: usize = 4096;
+/// Blocks per round, half for each loop (a multiple of 4: ABBA).
+const BLOCKS: usize = 16;
 
 /// The Rust loop: the same as the C one, through the linked symbols.
 fn rust_loop(stream: CUstream, iters: usize) -> Result<(), CUresult> {
@@ -58,14 +60,11 @@ fn measure(rounds: usize, iters: usize) -> Result<Measured, String> {
         check("cuStreamCreate", cuStreamCreate(&mut stream, 0))?;
     }
     let sync = || check("cuStreamSynchronize", unsafe { cuStreamSynchronize(stream) });
-    let run = |rust: bool| -> Result<f64, String> {
+    // One block: `n` pairs of one loop, timed, then the stream drained (outside the timing).
+    let block = |rust: bool, n: usize| -> Result<f64, String> {
         let t = Instant::now();
-        let r = if rust {
-            rust_loop(stream, iters)
-        } else {
-            c_loop(stream, iters)
-        };
-        let ns = t.elapsed().as_secs_f64() * 1e9 / iters as f64;
+        let r = if rust { rust_loop(stream, n) } else { c_loop(stream, n) };
+        let s = t.elapsed().as_secs_f64();
         r.map_err(|e| {
             format!(
                 "{} loop: cuMemAllocAsync/cuMemFreeAsync returned {e}",
@@ -73,27 +72,36 @@ fn measure(rounds: usize, iters: usize) -> Result<Measured, String> {
             )
         })?;
         sync()?;
-        Ok(ns)
+        Ok(s)
     };
     // Warm up both (pool growth, first-call costs).
-    run(true)?;
-    run(false)?;
+    block(true, iters)?;
+    block(false, iters)?;
+    // Each round: BLOCKS blocks of iters/BLOCKS pairs in the order ABBA ABBA... (A the Rust loop on
+    // even rounds, the C loop on odd ones), so that a drift of the driver's speed within a round
+    // falls on both loops alike.
+    let per = (iters / BLOCKS).max(1);
     let mut m = Measured {
         ratio: Vec::new(),
         rust_ns: Vec::new(),
         c_ns: Vec::new(),
     };
     for round in 0..rounds {
-        let (r, c) = if round % 2 == 0 {
-            let r = run(true)?;
-            (r, run(false)?)
-        } else {
-            let c = run(false)?;
-            (run(true)?, c)
-        };
+        let (mut r, mut c) = (0.0, 0.0);
+        for b in 0..BLOCKS {
+            let a_first = matches!(b % 4, 0 | 3);
+            let rust = a_first == (round % 2 == 0);
+            let t = block(rust, per)?;
+            if rust {
+                r += t;
+            } else {
+                c += t;
+            }
+        }
+        let pairs = (per * BLOCKS / 2) as f64;
         m.ratio.push(r / c);
-        m.rust_ns.push(r);
-        m.c_ns.push(c);
+        m.rust_ns.push(r * 1e9 / pairs);
+        m.c_ns.push(c * 1e9 / pairs);
     }
     unsafe {
         check("cuStreamDestroy", cuStreamDestroy_v2(stream))?;
@@ -115,7 +123,8 @@ fn main() -> std::process::ExitCode {
         );
         return std::process::ExitCode::FAILURE;
     }
-    let (rounds, iters) = if full { (31, 20_000) } else { (3, 100) };
+    // iters: pairs per round, half through each loop.
+    let (rounds, iters) = if full { (31, 40_000) } else { (3, 160) };
     match unsafe { cuInit(0) } {
         CUresult::CUDA_SUCCESS => {}
         r => {
@@ -141,7 +150,7 @@ fn main() -> std::process::ExitCode {
         ("Rust: cuMemAllocAsync + cuMemFreeAsync (linked)", "ns/pair", &m.rust_ns),
         ("C: cuMemAllocAsync + cuMemFreeAsync (linked)", "ns/pair", &m.c_ns),
     ];
-    println!("{rounds} rounds x {iters} pairs, driver API version {version}");
+    println!("{rounds} rounds x {iters} pairs ({BLOCKS} blocks each, ABBA), driver API version {version}");
     let mut json = Vec::new();
     for (name, unit, v) in rows {
         let (med, min, max) = stats(v);
