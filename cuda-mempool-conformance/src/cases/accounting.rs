@@ -11,7 +11,6 @@
 //! touch it). What R580 answers before the stream reaches a free is to be calibrated on a GPU.
 
 use crate::cases::prelude::*;
-use std::sync::Arc;
 
 use CUmemPool_attribute as A;
 const MIB: usize = 1 << 20;
@@ -119,24 +118,14 @@ pub fn cases() -> Vec<Case> {
             let s = Stream::new()?;
             let a = alloc_from(p.0, 32 * MIB, s.0)?;
             s.sync()?;
-            let gate = Arc::new(Gate::close(s.0)?);
-            // A watchdog opens the gate if the free or the trim waits for the held stream.
-            let (tx, rx) = std::sync::mpsc::channel::<()>();
-            let watchdog = {
-                let gate = gate.clone();
-                std::thread::spawn(move || {
-                    let forced = rx.recv_timeout(crate::driver::deadline::gate() / 6).is_err();
-                    gate.open();
-                    forced
-                })
-            };
+            // Its watchdog opens the gate if the free or the trim waits for the held stream.
+            let gate = WatchedGate::close(s.0)?;
             let freed = free_async(a, s.0);
             let trimmed = ok("cuMemPoolTrimTo(0) with a free pending", unsafe {
                 cuMemPoolTrimTo(p.0, 0)
             });
             let pending = reserved(p.0);
-            let _ = tx.send(());
-            let forced = watchdog.join().map_err(|_| "watchdog thread panicked")?;
+            let forced = gate.release()?;
             s.sync()?;
             let trimmed_after = ok("cuMemPoolTrimTo(0) after the free ran", unsafe {
                 cuMemPoolTrimTo(p.0, 0)
