@@ -16,7 +16,6 @@ use CUmemPool_attribute as A;
 const MIB: usize = 1 << 20;
 /// An odd size, so that a counter that rounds shows it.
 const N: usize = 3 * MIB + 17;
-const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 
 fn used(pool: CUmemoryPool) -> R<u64> {
     get_u64(pool, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
@@ -219,14 +218,7 @@ pub fn cases() -> Vec<Case> {
         Case::gpu(822, "accounting::pool_usable_after_a_refused_double_free", |e| {
             let p = Pool::on_device(e.dev)?;
             let s = Stream::new()?;
-            let a = alloc_from(p.0, N, s.0)?;
-            free_async(a, s.0)?;
-            s.sync()?;
-            expect(
-                "second cuMemFreeAsync of the same pointer",
-                unsafe { cuMemFreeAsync(a, s.0) },
-                E_VALUE,
-            )?;
+            refused_double_free(p.0, N, s.0)?;
             s.sync()?;
             let refused = used(p.0)?;
             let b = alloc_from(p.0, N, s.0)?;

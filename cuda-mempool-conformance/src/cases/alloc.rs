@@ -453,14 +453,7 @@ pub fn cases() -> Vec<Case> {
         Case::gpu(822, "double_free", |e| {
             let pool = Pool::on_device(e.dev)?;
             let s = Stream::new()?;
-            let a = alloc_from(pool.0, 4096, s.0)?;
-            free_async(a, s.0)?;
-            s.sync()?;
-            expect(
-                "second cuMemFreeAsync of the same pointer",
-                unsafe { cuMemFreeAsync(a, s.0) },
-                E_VALUE,
-            )
+            refused_double_free(pool.0, 4096, s.0)
         }),
         Case::gpu(822, "interior_pointer", |e| {
             let pool = Pool::on_device(e.dev)?;

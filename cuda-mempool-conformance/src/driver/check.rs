@@ -296,6 +296,19 @@ impl Drop for Gate {
     }
 }
 
+/// Allocate `size` bytes from `pool` on `s`, free them and synchronise, then free them again: the
+/// second free must be refused with INVALID_VALUE.
+pub fn refused_double_free(pool: CUmemoryPool, size: usize, s: CUstream) -> R {
+    let a = alloc_from(pool, size, s)?;
+    free_async(a, s)?;
+    ok("cuStreamSynchronize", unsafe { cuStreamSynchronize(s) })?;
+    expect(
+        "second cuMemFreeAsync of the same pointer",
+        unsafe { cuMemFreeAsync(a, s) },
+        CUresult::CUDA_ERROR_INVALID_VALUE,
+    )
+}
+
 /// A gate whose watchdog opens it by itself after a sixth of `deadline::gate`, for a case whose
 /// calls must return while the stream is held. Dropped unreleased, it opens at once.
 pub struct WatchedGate {
