@@ -149,6 +149,10 @@ const struct shim_entry attr_entries[] = {
     /* 833 accounting::trim_keeps_memory_of_a_pending_free */
     MUTANT("833-trim-waits-for-pending", 833, "gpu",
            "synchronises the context first: a pending free is waited for, and its memory trimmed with the rest"),
+    /* issue 23: capture */
+    /* 828 capture::get_attribute_during_*_capture_answers_or_invalidates (global, thread_local, relaxed) */
+    MUTANT("828-stale-during-capture", 828, "gpu",
+           "while a blocking stream captures: USED_MEM_CURRENT answers SUCCESS and 0 without asking the driver"),
     {0},
 };
 
@@ -235,7 +239,8 @@ static int kept_value(CUmemoryPool pool, cuuint64_t *value) {
 }
 
 /* issue 23: interposer. Whether a blocking stream of the calling thread's context captures, as the
- * legacy stream's answer shows it (STREAM_CAPTURE_IMPLICIT, 906): the -noop-during-capture mutants. */
+ * legacy stream's answer shows it (STREAM_CAPTURE_IMPLICIT, 906): the -noop-during-capture mutants
+ * and 828-stale-during-capture. */
 static int capture_under_way(void) {
   static CUresult (*is_capturing)(CUstream, int *);
   if (!is_capturing) *(void **)&is_capturing = shim_next("cuStreamIsCapturing");
@@ -275,6 +280,10 @@ HOOK CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
   if (!value && shim_on("828-null-value-unchecked")) value = nowhere;
   if (attr == A_RESERVED_HIGH && shim_on("828-reserved-high-answers-current")) attr = A_RESERVED;
   if (attr == A_USED_HIGH && shim_on("828-used-high-answers-current")) attr = A_USED;
+  if (pool && value && attr == A_USED && shim_on("828-stale-during-capture") && capture_under_way()) {
+    memset(value, 0, sizeof(cuuint64_t)); /* issue 23: capture (a statistic kept aside, never refreshed) */
+    return CUDA_SUCCESS;
+  }
   if (value && reuse_flag(attr)) {
     int inverted = shim_on("828-reuse-flags-read-inverted"), byte = shim_on("828-int-written-as-byte");
     if (inverted || byte) {

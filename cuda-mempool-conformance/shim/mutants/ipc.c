@@ -142,6 +142,11 @@ const struct shim_entry ipc_entries[] = {
     MUTANT("830-large-import-truncated", 830, "ipc",
            "an import of an allocation over 1 GiB maps its first 64 MiB only (copied into a 64 MiB buffer that "
            "stands for it): its end is not the exporter's"),
+    /* issue 23: interposer */
+    /* 830 interposer::refused_import_leaves_nothing */
+    MUTANT("830-failure-leaks", 830, "ipc",
+           "a refused import leaves a mapping behind: the last export data this process made is imported through "
+           "the pool, its address written to *ptr"),
     /* issue 23: edges */
     /* 826 edges_flags (bits 32-63) */
     MUTANT("826-flags-high-half-dropped", 826, "ipc",
@@ -306,7 +311,9 @@ HOOK CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *out, CUdeviceptr pt
   if (r == CUDA_SUCCESS && out) {
     if (shim_on("825-zeroed-data")) memset(out, 0, sizeof *out);
     if (shim_on("825-data-one-byte-changed")) out->reserved[24] ^= 1;
-    if (shim_on("830-exporting-pool-accepted") || shim_on("830-returns-exporter-pointer")) remember_export(out, ptr);
+    if (shim_on("830-exporting-pool-accepted") || shim_on("830-returns-exporter-pointer") ||
+        shim_on("830-failure-leaks"))
+      remember_export(out, ptr);
   }
   return r;
 }
@@ -428,6 +435,16 @@ HOOK CUresult cuMemPoolImportPointer(CUdeviceptr *ptr, CUmemoryPool pool, CUmemP
         return CUDA_SUCCESS;
       }
     }
+  }
+  /* issue 23: interposer (830-failure-leaks: a mapping made before the caller's data was refused) */
+  if (r != CUDA_SUCCESS && ptr && pool && data && shim_on("830-failure-leaks")) {
+    CUmemPoolPtrExportData last;
+    pthread_mutex_lock(&exports_lock);
+    int have = next_export > 0;
+    if (have) last = exports[(next_export - 1) % EXPORTS].data;
+    pthread_mutex_unlock(&exports_lock);
+    CUdeviceptr made = 0;
+    if (have && real(&made, pool, &last) == CUDA_SUCCESS) *ptr = made;
   }
   if (r == CUDA_SUCCESS && ptr) {
     if (shim_on("830-offset-address")) *ptr += 256;

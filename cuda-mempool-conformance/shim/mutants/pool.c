@@ -99,6 +99,10 @@ const struct shim_entry pool_entries[] = {
     /* 823 edges_whole_props (every byte 0) */
     MUTANT("823-zero-props-default-pool", 823, "gpu",
            "all-zero properties are filled with defaults: a device pool on the current device instead of INVALID_VALUE"),
+    /* issue 23: interposer */
+    /* 823 interposer::refused_create_leaves_nothing */
+    MUTANT("823-failure-leaks", 823, "gpu",
+           "a refused pool leaves one behind: a plain pool on the current device, its handle written to *pool"),
     {0},
 };
 
@@ -197,6 +201,12 @@ HOOK CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
   }
   /* The caller's own properties unless a mutant changed them. */
   CUresult r = real(pool, props && !memcmp(&mine, props, sizeof mine) ? props : &mine);
+  /* issue 23: interposer (823-failure-leaks: the layer's own pool, made before the caller's was refused) */
+  if (r != CUDA_SUCCESS && pool && shim_on("823-failure-leaks")) {
+    CUmemPoolProps plain = device_props(current_device());
+    CUmemoryPool made = NULL;
+    if (real(&made, &plain) == CUDA_SUCCESS) *pool = made;
+  }
   if (r == CUDA_SUCCESS && pool) {
     if (track_non_ipc() && mine.handleTypes == 0) shim_pool_note_non_ipc(*pool);
     if (shim_on("824-in-use-refused")) shim_set_add(&live, (uintptr_t)*pool);

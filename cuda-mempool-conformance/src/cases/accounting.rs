@@ -11,13 +11,11 @@
 //! touch it). What R580 answers before the stream reaches a free is to be calibrated on a GPU.
 
 use crate::cases::prelude::*;
-use std::sync::Arc;
 
 use CUmemPool_attribute as A;
 const MIB: usize = 1 << 20;
 /// An odd size, so that a counter that rounds shows it.
 const N: usize = 3 * MIB + 17;
-const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 
 fn used(pool: CUmemoryPool) -> R<u64> {
     get_u64(pool, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
@@ -119,24 +117,14 @@ pub fn cases() -> Vec<Case> {
             let s = Stream::new()?;
             let a = alloc_from(p.0, 32 * MIB, s.0)?;
             s.sync()?;
-            let gate = Arc::new(Gate::close(s.0)?);
-            // A watchdog opens the gate if the free or the trim waits for the held stream.
-            let (tx, rx) = std::sync::mpsc::channel::<()>();
-            let watchdog = {
-                let gate = gate.clone();
-                std::thread::spawn(move || {
-                    let forced = rx.recv_timeout(crate::driver::deadline::gate() / 6).is_err();
-                    gate.open();
-                    forced
-                })
-            };
+            // Its watchdog opens the gate if the free or the trim waits for the held stream.
+            let gate = WatchedGate::close(s.0)?;
             let freed = free_async(a, s.0);
             let trimmed = ok("cuMemPoolTrimTo(0) with a free pending", unsafe {
                 cuMemPoolTrimTo(p.0, 0)
             });
             let pending = reserved(p.0);
-            let _ = tx.send(());
-            let forced = watchdog.join().map_err(|_| "watchdog thread panicked")?;
+            let forced = gate.release()?;
             s.sync()?;
             let trimmed_after = ok("cuMemPoolTrimTo(0) after the free ran", unsafe {
                 cuMemPoolTrimTo(p.0, 0)
@@ -230,14 +218,7 @@ pub fn cases() -> Vec<Case> {
         Case::gpu(822, "accounting::pool_usable_after_a_refused_double_free", |e| {
             let p = Pool::on_device(e.dev)?;
             let s = Stream::new()?;
-            let a = alloc_from(p.0, N, s.0)?;
-            free_async(a, s.0)?;
-            s.sync()?;
-            expect(
-                "second cuMemFreeAsync of the same pointer",
-                unsafe { cuMemFreeAsync(a, s.0) },
-                E_VALUE,
-            )?;
+            refused_double_free(p.0, N, s.0)?;
             s.sync()?;
             let refused = used(p.0)?;
             let b = alloc_from(p.0, N, s.0)?;

@@ -3,7 +3,6 @@
 //! and refusals. Inputs that might crash the driver run in a child process.
 
 use crate::cases::prelude::*;
-use std::sync::Arc;
 use std::time::Instant;
 
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
@@ -437,21 +436,11 @@ pub fn cases() -> Vec<Case> {
             let pool = Pool::on_device(e.dev)?;
             let s = Stream::new()?;
             let a = alloc_from(pool.0, 1 << 20, s.0)?;
-            let gate = Arc::new(Gate::close(s.0)?);
-            let (tx, rx) = std::sync::mpsc::channel::<()>();
-            let watchdog = {
-                let gate = gate.clone();
-                std::thread::spawn(move || {
-                    let forced = rx.recv_timeout(crate::driver::deadline::gate() / 6).is_err();
-                    gate.open();
-                    forced
-                })
-            };
+            let gate = WatchedGate::close(s.0)?;
             let start = Instant::now();
             let r = unsafe { cuMemFreeAsync(a, s.0) };
             let took = start.elapsed();
-            let _ = tx.send(());
-            let forced = watchdog.join().map_err(|_| "watchdog thread panicked")?;
+            let forced = gate.release()?;
             s.sync()?;
             ok("cuMemFreeAsync(on a held stream)", r)?;
             ensure!(
@@ -464,14 +453,7 @@ pub fn cases() -> Vec<Case> {
         Case::gpu(822, "double_free", |e| {
             let pool = Pool::on_device(e.dev)?;
             let s = Stream::new()?;
-            let a = alloc_from(pool.0, 4096, s.0)?;
-            free_async(a, s.0)?;
-            s.sync()?;
-            expect(
-                "second cuMemFreeAsync of the same pointer",
-                unsafe { cuMemFreeAsync(a, s.0) },
-                E_VALUE,
-            )
+            refused_double_free(pool.0, 4096, s.0)
         }),
         Case::gpu(822, "interior_pointer", |e| {
             let pool = Pool::on_device(e.dev)?;

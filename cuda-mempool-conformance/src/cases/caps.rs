@@ -105,23 +105,29 @@ const ATTEMPTS: usize = 3;
 
 pub fn cases() -> Vec<Case> {
     vec![
+        // Each asks for more than the device has: exclusive, so that no other trial is refused
+        // memory meanwhile (on the H100 one trial beside them failed with OUT_OF_MEMORY per run).
         // Kills 820-cap-bypass.
         Case::gpu(820, "caps::beyond_reported_total_out_of_memory", |e| {
             beyond_total(e, &[Path::Plain, Path::CurrentPool])
-        }),
+        })
+        .exclusive(),
         // Kills 820-cap-bypass.
         Case::gpu(821, "caps::beyond_reported_total_out_of_memory", |e| {
             beyond_total(e, &[Path::Plain, Path::OwnPool])
-        }),
+        })
+        .exclusive(),
         // Kills 820-cap-bypass.
         Case::gpu(821, "caps::beyond_reported_total_out_of_memory_ipc_pool", |e| {
             beyond_total(e, &[Path::Plain, Path::IpcPool])
         })
-        .needs(Cap::Ipc),
+        .needs(Cap::Ipc)
+        .exclusive(),
         // cuDeviceTotalMem and cuMemGetInfo report one total. Whether memory a pool reserves shows
         // as memory the device no longer has free is recorded, not judged: on the H100 (R580,
         // 2026-11-24) one run of two saw free memory not move at all over three 512 MiB growths.
-        // (820-cap-bypass is killed by the beyond_reported_total trials.)
+        // (820-cap-bypass is killed by the beyond_reported_total trials.) Exclusive: cuMemGetInfo's
+        // free memory is the device's, which other workers' trials would move.
         Case::gpu(828, "caps::pool_memory_shows_in_mem_get_info", |e| {
             let (free, total) = mem_info()?;
             let mut dev_total = 0usize;
@@ -160,6 +166,7 @@ pub fn cases() -> Vec<Case> {
                 seen.join("; ")
             ));
             Ok(())
-        }),
+        })
+        .exclusive(),
     ]
 }

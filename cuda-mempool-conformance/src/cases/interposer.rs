@@ -5,6 +5,7 @@
 //! cuGetProcAddress is alloc.rs's `ptsz_variant_uses_per_thread_stream`; pool calls during a
 //! capture are capture.rs's.
 
+use super::ipc::SameProcess;
 use super::peer::OnDevice;
 use crate::cases::prelude::*;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -412,7 +413,7 @@ fn other_context_cases() -> Vec<Case> {
 }
 
 /// Item 3 (HAMi-core #306): a refused call leaves nothing allocated: the pool's counters are what
-/// they were. Kills 821-failure-leaks.
+/// they were, and the out-parameter holds no handle or address.
 fn refusal_cases() -> Vec<Case> {
     vec![
         Case::gpu(821, "interposer::refused_allocation_leaves_pool_as_it_was", |e| {
@@ -442,8 +443,127 @@ fn refusal_cases() -> Vec<Case> {
             Ok(())
         })
         .alone(),
+        // A refused cuMemPoolCreate hands back no pool: the out-parameter keeps what it held (or
+        // is NULL), and the device's current pool is the one it was. A pool made and dropped
+        // without its handle reaching the caller cannot be seen: it reserves no memory, and the
+        // process cannot list its pools. maxSize beyond the device: R580's OUT_OF_MEMORY is a
+        // declared departure (the documentation is silent). Kills 823-failure-leaks.
+        Case::gpu(823, "interposer::refused_create_leaves_nothing", |e| {
+            let current = current_pool(e.dev)?;
+            let count = e.m.devices.len() as i32;
+            let mut past_last = device_props(e.dev);
+            past_last.location = mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, count);
+            let mut negative = device_props(e.dev);
+            negative.location = mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, -1);
+            let mut unknown_bit = device_props(e.dev);
+            unknown_bit.handleTypes = CUmemAllocationHandleType_enum(0x40);
+            let mut beyond = device_props(e.dev);
+            beyond.maxSize = 1 << 60;
+            let rows: [(&str, CUmemPoolProps, Option<&str>); 4] = [
+                ("location device = the device count", past_last, None),
+                ("location device = -1", negative, None),
+                ("unknown handle-type bit 0x40", unknown_bit, None),
+                ("maxSize 1 << 60", beyond, Some("max_size_beyond_memory_out_of_memory")),
+            ];
+            for (what, props, departure) in rows {
+                let mut out = SENTINEL_POOL as CUmemoryPool;
+                let r = unsafe { cuMemPoolCreate(&mut out, &props) };
+                if r == SUCCESS {
+                    let _ = Pool(out);
+                }
+                let call = format!("cuMemPoolCreate({what})");
+                match departure {
+                    Some(id) => expect_code(id, &call, r)?,
+                    None => expect(&call, r, E_VALUE)?,
+                }
+                if out as usize != SENTINEL_POOL && !out.is_null() {
+                    blame::set(823);
+                    return Err(format!(
+                        "the refused {call} wrote {out:p} to its out-parameter (it held {SENTINEL_POOL:#x}): a pool \
+                         handed back with the refusal"
+                    )
+                    .into());
+                }
+                let now = current_pool(e.dev)?;
+                ensure!(
+                    now == current,
+                    "after the refused {call} the device's current pool is {now:p}, it was {current:p}"
+                );
+            }
+            Ok(())
+        }),
+        // A refused cuMemPoolImportPointer (all-zero export data: INVALID_VALUE, as R580 answers
+        // in an importing process) maps nothing: the out-pointer keeps what it held, the imported
+        // pool's counters are as they were where the driver answers them (R580 refuses queries of
+        // imported pools: imported_pool_attribute_query_refused), and the pool then imports the
+        // genuine data, whose bytes are the exporter's, and is destroyed once that import is
+        // freed. Kills 830-failure-leaks.
+        Case::gpu(830, "interposer::refused_import_leaves_nothing", |e| {
+            let mut sp = SameProcess::new(e.dev)?;
+            let imported = sp.imported()?;
+            let counters = |p: CUmemoryPool| {
+                let (mut used, mut reserved) = (0u64, 0u64);
+                let u = unsafe {
+                    cuMemPoolGetAttribute(p, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT, (&mut used as *mut u64).cast())
+                };
+                let r = unsafe {
+                    cuMemPoolGetAttribute(
+                        p,
+                        A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+                        (&mut reserved as *mut u64).cast(),
+                    )
+                };
+                (u == SUCCESS && r == SUCCESS).then_some((used, reserved))
+            };
+            let before = counters(imported);
+            let mut zero = CUmemPoolPtrExportData::default();
+            let mut q: CUdeviceptr = SENTINEL_PTR;
+            let r = unsafe { cuMemPoolImportPointer(&mut q, imported, &mut zero) };
+            // Whatever came back is freed with the imports (before the exporter's allocation).
+            if q != SENTINEL_PTR && q != 0 {
+                sp.imports.push(q);
+            }
+            let after = counters(imported);
+            expect(
+                "cuMemPoolImportPointer(all-zero export data, through the imported pool)",
+                r,
+                E_VALUE,
+            )?;
+            if q != SENTINEL_PTR && q != 0 {
+                blame::set(830);
+                return Err(format!(
+                    "the refused cuMemPoolImportPointer wrote {q:#x} to its out-pointer (it held {SENTINEL_PTR:#x}): \
+                     a mapping handed back with the refusal"
+                )
+                .into());
+            }
+            match (before, after) {
+                (Some(b), Some(a)) => ensure!(
+                    a == b,
+                    "the imported pool's (used, reserved) is {a:?} after the refused import, it was {b:?}"
+                ),
+                _ => note("the imported pool's counters cannot be read here (the query is refused)"),
+            }
+            let p = sp.import()?;
+            sp.check_bytes(p, "the genuine import after a refused one")?;
+            ok("cuMemFreeAsync(the genuine import)", unsafe {
+                cuMemFreeAsync(p, sp.stream.0)
+            })?;
+            sp.imports.clear();
+            sp.stream.sync()?;
+            let pool = sp.imported.take().ok_or("the imported pool is gone")?.take();
+            ok("cuMemPoolDestroy(the imported pool, its one import freed)", unsafe {
+                cuMemPoolDestroy(pool)
+            })
+        })
+        .needs(Cap::Ipc),
     ]
 }
+
+/// What a refused call's out-parameter holds before the call: no handle or address the driver
+/// hands out, so that one written on refusal shows.
+const SENTINEL_POOL: usize = 0x5eed_0823;
+const SENTINEL_PTR: CUdeviceptr = 0x5eed_0830;
 
 pub fn cases() -> Vec<Case> {
     let mut v = no_context_cases();

@@ -116,17 +116,18 @@ fn same_pattern() -> Vec<u8> {
 /// One process as both sides: an IPC pool with one allocation holding `same_pattern`, its export
 /// imported back as a second pool. Dropping it frees the imports, then the allocation, then
 /// destroys both pools.
-struct SameProcess {
-    stream: Stream,
-    imports: Vec<CUdeviceptr>,
+pub(super) struct SameProcess {
+    pub(super) stream: Stream,
+    /// Imports freed on drop (a trial that frees one itself takes it off).
+    pub(super) imports: Vec<CUdeviceptr>,
     ptr: CUdeviceptr,
     data: CUmemPoolPtrExportData,
     /// None once a trial destroyed it itself.
-    imported: Option<Pool>,
+    pub(super) imported: Option<Pool>,
     pool: Pool,
 }
 impl SameProcess {
-    fn new(dev: CUdevice) -> R<SameProcess> {
+    pub(super) fn new(dev: CUdevice) -> R<SameProcess> {
         let pool = Pool::ipc(dev)?;
         let fd = export_pool_fd(pool.0)?;
         let mut imported = std::ptr::null_mut();
@@ -154,11 +155,11 @@ impl SameProcess {
         })?;
         Ok(s)
     }
-    fn imported(&self) -> R<CUmemoryPool> {
+    pub(super) fn imported(&self) -> R<CUmemoryPool> {
         Ok(self.imported.as_ref().ok_or("the imported pool is gone")?.0)
     }
     /// Import the allocation through the imported pool.
-    fn import(&mut self) -> R<CUdeviceptr> {
+    pub(super) fn import(&mut self) -> R<CUdeviceptr> {
         let mut q: CUdeviceptr = 0;
         ok(
             "cuMemPoolImportPointer(through the imported pool, in the exporting process)",
@@ -168,7 +169,7 @@ impl SameProcess {
         Ok(q)
     }
     /// `p` holds the pattern written through the exporter's pointer.
-    fn check_bytes(&self, p: CUdeviceptr, what: &str) -> R {
+    pub(super) fn check_bytes(&self, p: CUdeviceptr, what: &str) -> R {
         let mut host = vec![0u8; SAME_BYTES];
         ok("cuMemcpyDtoHAsync", unsafe {
             cuMemcpyDtoHAsync_v2(host.as_mut_ptr().cast(), p, host.len(), self.stream.0)

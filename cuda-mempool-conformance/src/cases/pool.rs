@@ -17,8 +17,6 @@ struct BadProps {
 }
 
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
-/// CUmemorytype's CU_MEMORYTYPE_HOST (the bindings leave the enum out).
-const CU_MEMORYTYPE_HOST: u32 = 1;
 
 const BAD_PROPS: &[BadProps] = &[
     BadProps {
@@ -246,21 +244,8 @@ pub fn cases() -> Vec<Case> {
                 ..Default::default()
             };
             let p = Pool::create(&props)?;
-            let s = Stream::new()?;
-            let a = alloc_from(p.0, 1 << 20, s.0)?;
-            s.sync()?;
             // Its memory is host memory (CU_MEMORYTYPE_HOST, 1; a device pool's is DEVICE, 2).
-            let mut kind: u32 = 0;
-            let r = unsafe {
-                cuPointerGetAttribute(
-                    (&mut kind as *mut u32).cast(),
-                    CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                    a,
-                )
-            };
-            free_async(a, s.0)?;
-            s.sync()?;
-            ok("cuPointerGetAttribute(MEMORY_TYPE)", r)?;
+            let kind = pool_memory_type(p.0, 1 << 20)?;
             ensure!(
                 kind == CU_MEMORYTYPE_HOST,
                 "memory of a host NUMA pool has memory type {kind}, not host ({CU_MEMORYTYPE_HOST})"

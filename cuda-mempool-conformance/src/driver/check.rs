@@ -296,6 +296,69 @@ impl Drop for Gate {
     }
 }
 
+/// Allocate `size` bytes from `pool` on `s`, free them and synchronise, then free them again: the
+/// second free must be refused with INVALID_VALUE.
+pub fn refused_double_free(pool: CUmemoryPool, size: usize, s: CUstream) -> R {
+    let a = alloc_from(pool, size, s)?;
+    free_async(a, s)?;
+    ok("cuStreamSynchronize", unsafe { cuStreamSynchronize(s) })?;
+    expect(
+        "second cuMemFreeAsync of the same pointer",
+        unsafe { cuMemFreeAsync(a, s) },
+        CUresult::CUDA_ERROR_INVALID_VALUE,
+    )
+}
+
+/// A gate whose watchdog opens it by itself after a sixth of `deadline::gate`, for a case whose
+/// calls must return while the stream is held. Dropped unreleased, it opens at once.
+pub struct WatchedGate {
+    release: std::sync::mpsc::Sender<()>,
+    watchdog: std::thread::JoinHandle<bool>,
+}
+impl WatchedGate {
+    pub fn close(s: CUstream) -> R<WatchedGate> {
+        let gate = Gate::close(s)?;
+        let (release, rx) = std::sync::mpsc::channel::<()>();
+        let watchdog = std::thread::spawn(move || {
+            let forced = rx.recv_timeout(crate::driver::deadline::gate() / 6).is_err();
+            gate.open();
+            forced
+        });
+        Ok(WatchedGate { release, watchdog })
+    }
+    /// Open the gate; whether the watchdog had opened it first (the calls made meanwhile waited
+    /// for the held stream).
+    pub fn release(self) -> R<bool> {
+        let _ = self.release.send(());
+        self.watchdog
+            .join()
+            .map_err(|_| "the gate's watchdog thread panicked".into())
+    }
+}
+
+/// CUmemorytype's CU_MEMORYTYPE_HOST (the bindings leave the enum out).
+pub const CU_MEMORYTYPE_HOST: u32 = 1;
+
+/// The memory type (CU_POINTER_ATTRIBUTE_MEMORY_TYPE) of an allocation of `size` bytes from
+/// `pool`, freed before the answer is checked.
+pub fn pool_memory_type(pool: CUmemoryPool, size: usize) -> R<u32> {
+    let s = Stream::new()?;
+    let a = alloc_from(pool, size, s.0)?;
+    s.sync()?;
+    let mut kind: u32 = 0;
+    let r = unsafe {
+        cuPointerGetAttribute(
+            (&mut kind as *mut u32).cast(),
+            CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            a,
+        )
+    };
+    free_async(a, s.0)?;
+    s.sync()?;
+    ok("cuPointerGetAttribute(MEMORY_TYPE)", r)?;
+    Ok(kind)
+}
+
 /// Free device memory now (cuMemGetInfo).
 pub fn mem_free() -> R<usize> {
     let (mut free, mut total) = (0usize, 0usize);

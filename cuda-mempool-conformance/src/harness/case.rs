@@ -153,6 +153,9 @@ pub struct Case {
     /// Runs with no other trial in its process (it compares process-wide counts such as open fds).
     /// Workers run one trial at a time anyway; this matters when trials share one process.
     pub alone: bool,
+    /// Runs with no other trial running in any worker: it takes most of the device's memory or
+    /// reads device-wide memory (`run::scheduler` gives it the device alone, and runs it first).
+    pub exclusive: bool,
     /// The run's preconditions it relies on: where one does not hold, it is not run
     /// (`harness::precondition`).
     pub relies: &'static [Precondition],
@@ -186,6 +189,7 @@ impl Case {
             crash: None,
             slow: false,
             alone: false,
+            exclusive: false,
             relies: crate::harness::precondition::DEFAULT,
             body: Arc::new(body),
         }
@@ -259,6 +263,12 @@ impl Case {
     pub fn alone(mut self) -> Case {
         self.alone = true;
         self
+    }
+    /// Marks the case exclusive (the field says what that means); alone in its process too, which
+    /// is what an in-process run can honour.
+    pub fn exclusive(mut self) -> Case {
+        self.exclusive = true;
+        self.alone()
     }
     /// `820_cuMemAllocAsync::case`, `…::serial::case`, `harness::case`, `suite::case`.
     pub fn trial_name(&self) -> String {

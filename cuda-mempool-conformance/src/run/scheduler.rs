@@ -10,6 +10,11 @@
 //! A trial that has run much longer than any trial should (a quarter of the deadline, 2 to 10 s)
 //! no longer counts against the parallelism: another general worker starts beside it. A library
 //! that hangs in one API then costs about one deadline of wall time, not one per hanging trial.
+//!
+//! Every trial, general or of a lane, runs on a turn (`Turns`): shared with the others, or the
+//! device alone for an `exclusive` case (one that takes most of the device's memory or reads
+//! device-wide memory). The wait for a turn counts neither toward the deadline nor as stuck.
+//! Exclusive trials are queued first, so that they serialise the start, not the tail.
 
 use crate::harness::case::{Case, Env};
 use crate::harness::config::crash_timeout;
@@ -29,6 +34,70 @@ struct Slot {
 
 type Queue = Arc<Mutex<VecDeque<Arc<Case>>>>;
 type Handles = Arc<Mutex<Vec<JoinHandle<Vec<String>>>>>;
+
+/// Turns at the device: any number of shared turns at once, or one exclusive turn and nothing
+/// else. A waiting exclusive turn goes before any shared turn asked for after it, so it waits only
+/// for the trials already running (each bounded by its deadline), never for a stream of new ones.
+#[derive(Default)]
+struct Turns {
+    state: Mutex<TurnState>,
+    changed: Condvar,
+}
+#[derive(Default)]
+struct TurnState {
+    shared: usize,
+    exclusive: bool,
+    /// Exclusive turns asked for and not yet given.
+    waiting: usize,
+}
+/// A turn held; given back when dropped.
+struct Turn<'a> {
+    turns: &'a Turns,
+    exclusive: bool,
+}
+impl Turns {
+    /// Wait for a turn: the device alone when `exclusive`, else shared.
+    fn take(&self, exclusive: bool) -> Turn<'_> {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if exclusive {
+            st.waiting += 1;
+            while st.exclusive || st.shared > 0 {
+                st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner());
+            }
+            st.waiting -= 1;
+            st.exclusive = true;
+        } else {
+            while st.exclusive || st.waiting > 0 {
+                st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner());
+            }
+            st.shared += 1;
+        }
+        Turn { turns: self, exclusive }
+    }
+    /// Whether an exclusive turn is held or waited for: no other trial can start meanwhile.
+    fn exclusive_now(&self) -> bool {
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.exclusive || st.waiting > 0
+    }
+}
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let mut st = self.turns.state.lock().unwrap_or_else(|p| p.into_inner());
+        if self.exclusive {
+            st.exclusive = false;
+        } else {
+            st.shared -= 1;
+        }
+        drop(st);
+        self.turns.changed.notify_all();
+    }
+}
+
+/// The general queue's order: exclusive trials first (they run alone: at the start they wait for
+/// no long trial to end and leave no tail), then the long-running ones, then the suite's order.
+fn run_first(c: &Case) -> (bool, bool) {
+    (!c.exclusive, !c.slow)
+}
 
 pub struct Scheduler {
     slots: Arc<HashMap<String, Arc<Slot>>>,
@@ -71,6 +140,7 @@ struct Ctx {
     next_id: Mutex<usize>,
     /// For each general dispatcher, since when its current trial has been running.
     busy: Mutex<Vec<Option<Instant>>>,
+    turns: Turns,
 }
 
 impl Ctx {
@@ -121,8 +191,8 @@ impl Scheduler {
                 None => general.push(c),
             }
         }
-        // Longest first (a stable sort keeps the suite's order among equals).
-        general.sort_by_key(|c| !c.slow);
+        // A stable sort keeps the suite's order among equals.
+        general.sort_by_key(|c| run_first(c));
         let slots = Arc::new(slots);
         let ctx = Arc::new(Ctx {
             env,
@@ -131,6 +201,7 @@ impl Scheduler {
             pre: pre.clone(),
             next_id: Mutex::new(1000),
             busy: Mutex::new(Vec::new()),
+            turns: Turns::default(),
         });
         let handles: Handles = Arc::new(Mutex::new(Vec::new()));
         let general: Queue = Arc::new(Mutex::new(VecDeque::from(general)));
@@ -199,7 +270,8 @@ fn add_general(queue: &Queue, ctx: &Arc<Ctx>, handles: &Handles) {
 }
 
 /// Keep `parallel` general trials making progress while the queue lasts: a trial running past
-/// `stuck_after` gets a worker started beside it.
+/// `stuck_after` gets a worker started beside it, unless an exclusive trial holds or awaits the
+/// device (another worker could not start a trial before it is done).
 fn monitor(queue: Queue, ctx: Arc<Ctx>, handles: Handles, parallel: usize) {
     let stuck = stuck_after(ctx.deadline);
     while !queue.lock().unwrap().is_empty() {
@@ -211,10 +283,23 @@ fn monitor(queue: Queue, ctx: Arc<Ctx>, handles: Handles, parallel: usize) {
             .iter()
             .filter(|b| b.is_none_or(|t| t.elapsed() < stuck))
             .count();
-        if moving < parallel && !queue.lock().unwrap().is_empty() {
+        if moving < parallel && !ctx.turns.exclusive_now() && !queue.lock().unwrap().is_empty() {
             add_general(&queue, &ctx, &handles);
         }
     }
+}
+
+/// One trial on its turn: the turn first, so that its wait is neither the trial's time (its span,
+/// the deadline `run` applies) nor a stuck trial's (`busy`); then `run`, judged, with its span.
+fn on_turn(turns: &Turns, case: &Case, busy: &dyn Fn(Option<Instant>), run: impl FnOnce() -> Raw) -> Record {
+    let turn = turns.take(case.exclusive);
+    busy(Some(Instant::now()));
+    let begin = since_start();
+    let mut rec = judge(case, run());
+    rec.span = (begin, since_start());
+    drop(turn);
+    busy(None);
+    rec
 }
 
 fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, context: bool) -> JoinHandle<Vec<String>> {
@@ -229,13 +314,12 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
             let Some(case) = queue.lock().unwrap().pop_front() else {
                 break;
             };
-            set_busy(Some(Instant::now()));
-            let begin = since_start();
+            // A new worker starts before the turn: its start overlaps the trials running.
             let w = match worker.take() {
                 Some(w) => Ok(w),
                 None => ctx.new_worker(busy_slot.is_some(), context),
             };
-            let raw = match w {
+            let rec = on_turn(&ctx.turns, &case, &set_busy, || match w {
                 Err(e) => Raw::Broken(format!("no worker process could be started: {e}")),
                 Ok(mut w) => {
                     let deadline = if case.crash.is_some() {
@@ -249,10 +333,7 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
                     }
                     raw
                 }
-            };
-            let mut rec = judge(&case, raw);
-            rec.span = (begin, since_start());
-            set_busy(None);
+            });
             let slot = &ctx.slots[&rec.trial];
             *slot.result.lock().unwrap() = Some(rec);
             slot.ready.notify_all();
@@ -267,4 +348,143 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
             None => Vec::new(),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::case::Group;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    fn fake(name: String, exclusive: bool, slow: bool) -> Arc<Case> {
+        let mut c = Case::of(Group::Harness, name, &[], |_| Ok(()));
+        c.slow = slow;
+        if exclusive {
+            c = c.exclusive();
+        }
+        Arc::new(c)
+    }
+
+    /// Dispatchers as the scheduler's run fake cases on their turns (four over the general queue
+    /// in its order, one over a lane that mixes both kinds), each "running" a few milliseconds: no
+    /// exclusive trial's record spans a moment another trial's does, and shared ones do overlap.
+    #[test]
+    fn an_exclusive_trial_overlaps_no_other() {
+        let mut general: Vec<_> = (0..48).map(|i| fake(format!("g{i}"), i % 8 == 5, i % 5 == 0)).collect();
+        general.sort_by_key(|c| run_first(c));
+        let lane: VecDeque<_> = (0..12).map(|i| fake(format!("l{i}"), i % 3 == 1, false)).collect();
+        let general: Queue = Arc::new(Mutex::new(VecDeque::from(general)));
+        let lane: Queue = Arc::new(Mutex::new(lane));
+        let turns = Arc::new(Turns::default());
+        let spans = Arc::new(Mutex::new(Vec::new()));
+        let queues = [&general, &general, &general, &general, &lane];
+        let threads: Vec<_> = queues
+            .iter()
+            .map(|&q| {
+                let (q, turns, spans) = (q.clone(), turns.clone(), spans.clone());
+                std::thread::spawn(move || loop {
+                    let Some(c) = q.lock().unwrap().pop_front() else {
+                        break;
+                    };
+                    let rec = on_turn(&turns, &c, &|_| {}, || {
+                        std::thread::sleep(Duration::from_millis(if c.slow { 6 } else { 3 }));
+                        Raw::Broken("a fake trial".into())
+                    });
+                    spans
+                        .lock()
+                        .unwrap()
+                        .push((c.name.clone(), c.exclusive, rec.span.0, rec.span.1));
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let spans = spans.lock().unwrap();
+        assert_eq!(spans.len(), 60);
+        let mut side_by_side = 0;
+        for (i, a) in spans.iter().enumerate() {
+            for b in &spans[i + 1..] {
+                let overlap = a.2 < b.3 && b.2 < a.3;
+                assert!(
+                    !(overlap && (a.1 || b.1)),
+                    "{} ({}) and {} ({}) ran at once",
+                    a.0,
+                    if a.1 { "exclusive" } else { "shared" },
+                    b.0,
+                    if b.1 { "exclusive" } else { "shared" }
+                );
+                side_by_side += overlap as usize;
+            }
+        }
+        assert!(side_by_side > 0, "no two shared trials ran side by side");
+    }
+
+    /// Once an exclusive turn waits, a shared turn asked for after it waits too: the exclusive one
+    /// gets the device when the trial already running ends, then the shared one.
+    #[test]
+    fn a_waiting_exclusive_turn_goes_before_later_shared_ones() {
+        let turns = Arc::new(Turns::default());
+        let running = turns.take(false);
+        let (ex_in, sh_in) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let ex = {
+            let (turns, ex_in, sh_in) = (turns.clone(), ex_in.clone(), sh_in.clone());
+            std::thread::spawn(move || {
+                let t = turns.take(true);
+                ex_in.store(true, Ordering::SeqCst);
+                assert!(
+                    !sh_in.load(Ordering::SeqCst),
+                    "a later shared turn ran beside the exclusive one"
+                );
+                let _ = rx.recv();
+                drop(t);
+            })
+        };
+        while !turns.exclusive_now() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let sh = {
+            let (turns, sh_in) = (turns.clone(), sh_in.clone());
+            std::thread::spawn(move || {
+                let _t = turns.take(false);
+                sh_in.store(true, Ordering::SeqCst);
+            })
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            !sh_in.load(Ordering::SeqCst),
+            "a shared turn went before the waiting exclusive one"
+        );
+        assert!(
+            !ex_in.load(Ordering::SeqCst),
+            "the exclusive turn began beside a running trial"
+        );
+        drop(running);
+        while !ex_in.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(
+            !sh_in.load(Ordering::SeqCst),
+            "a shared turn began beside the exclusive one"
+        );
+        tx.send(()).unwrap();
+        ex.join().unwrap();
+        sh.join().unwrap();
+        assert!(sh_in.load(Ordering::SeqCst));
+        assert!(!turns.exclusive_now());
+    }
+
+    #[test]
+    fn exclusive_trials_are_queued_first_then_slow_ones() {
+        let mut v = [
+            fake("plain".into(), false, false),
+            fake("slow".into(), false, true),
+            fake("exclusive".into(), true, false),
+        ];
+        v.sort_by_key(|c| run_first(c));
+        let names: Vec<_> = v.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["exclusive", "slow", "plain"]);
+    }
 }

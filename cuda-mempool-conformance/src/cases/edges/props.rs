@@ -116,23 +116,11 @@ fn create_host_id(_: &Env, v: u64) -> R<Answer> {
         return Answer::code(code);
     }
     let pool = Pool(p);
-    let s = Stream::new()?;
-    let a = alloc_from(pool.0, 4096, s.0)?;
-    let mut kind: u32 = 0;
-    let r = unsafe {
-        cuPointerGetAttribute(
-            (&mut kind as *mut u32).cast(),
-            CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-            a,
-        )
-    };
-    free_async(a, s.0)?;
-    s.sync()?;
-    ok("cuPointerGetAttribute(MEMORY_TYPE)", r)?;
-    let effect = if kind == 1 {
+    let kind = pool_memory_type(pool.0, 4096)?;
+    let effect = if kind == CU_MEMORYTYPE_HOST {
         Ok(())
     } else {
-        Err(format!("the pool's memory has memory type {kind}, not host (1)").into())
+        Err(format!("the pool's memory has memory type {kind}, not host ({CU_MEMORYTYPE_HOST})").into())
     };
     Ok(Answer { code, effect })
 }

@@ -304,7 +304,8 @@ fn large_import_crash_declared(mib: usize, l: &Lost) -> bool {
 /// (RTX 3090, R580) says the importing process is killed, and well past it.
 pub(super) const LARGE_MIB: &[usize] = &[4096, 5248, 5249, 6144, 16384];
 
-/// The lane of the large imports: one at a time, so that they never hold 36 GiB together.
+/// The lane of the large imports: one at a time, so that they never hold 36 GiB together; each is
+/// exclusive too (up to 32 GiB held, and its free-memory check reads the whole device's).
 const LARGE_LANE: &str = "ipc-large";
 
 /// The scenario cases.
@@ -540,7 +541,8 @@ pub(super) fn cases() -> Vec<Case> {
             })
             .needs(Cap::Ipc)
             .lane(LARGE_LANE)
-            .slow(),
+            .slow()
+            .exclusive(),
         );
     }
     v
