@@ -332,7 +332,9 @@ impl Case {
 /// kept with its blame, which every trial that reads it then carries; a success leaves no blame on
 /// the trial that happened to compute it. The APIs reached while computing it (`driver::calls`)
 /// count for every trial that reads it, as if each had made those calls itself.
-pub struct Shared<T>(OnceLock<(Result<T, (Fail, Option<u32>)>, u16)>);
+pub struct Shared<T>(OnceLock<(Made<T>, u16)>);
+/// A shared result as computed: the value, or the failure with its blame.
+type Made<T> = Result<T, (Fail, Option<u32>)>;
 impl<T> Shared<T> {
     pub const fn new() -> Self {
         Shared(OnceLock::new())
