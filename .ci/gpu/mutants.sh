@@ -3,10 +3,14 @@
 # and .ci/gpu/stage-extras.sh: tests/mutants.rs with the carried library, writing mutants.md and
 # mutants.json under $OUT/mutants (rewritten after each mutant).   Usage: .ci/gpu/mutants.sh [FILTER...]
 #
-# With a GPU the runner goes one suite at a time: about 5.5 s a mutant on an H100, some 15 minutes
-# for the whole library, more than one 10-minute device call. Either run it in parts with libtest
-# filters (`mutant::82` then `--skip mutant::82`), or start it detached in one call and collect it
-# in the next, made at once so that the machine stays held:
+# With a GPU the runner goes one suite at a time. By default each mutant runs only the trials that
+# reached its API in the baseline (CONFORMANCE_MUTANTS_SELECT=calls), which should fit the library
+# in one 10-minute device call (to be measured; add --test-threads=2 and
+# CONFORMANCE_MUTANTS_SUITE_THREADS=2 if it does not). CONFORMANCE_MUTANTS_SELECT=all is the whole
+# suite per mutant: about 5.5 s a mutant on an H100, some 15 minutes for the whole library, more
+# than one call. Either run it in parts with libtest filters (`mutant::82` then
+# `--skip mutant::82`), or start it detached in one call and collect it in the next, made at once
+# so that the machine stays held:
 #   call 1: MUTANTS_OUT=/tmp/m setsid bash .ci/gpu/mutants.sh > /tmp/m.log 2>&1 < /dev/null & sleep 570
 #   call 2: while pgrep -f bin/mutants >/dev/null; do sleep 5; done; cp -r /tmp/m/mutants $OUT/
 # Call 2 must not carry .gpu again: a call re-sends the paths it carries, which replaces the binaries

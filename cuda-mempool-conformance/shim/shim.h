@@ -83,7 +83,7 @@ int shim_init_mutant(unsigned api, CUresult *r);
 /* The faults of the machine the suite runs on (precondition.c), for every hooked function `name`
  * (cuInit and the 14 APIs included): crash, wait, or answer in the driver's place. 1 when a fault
  * answers, with its answer in *r; 0 (and *r untouched) when none does. Every hook calls it first
- * (BEGIN; cuInit's hook in mutants/init.c). */
+ * (BEGIN, once the call is noted; cuInit's hook in mutants/init.c). */
 int shim_precondition(const char *name, CUresult *r);
 /* What cuInit answers its caller when the driver (or a fault in its place) answered `r`
  * (precondition.c): `r`, or init-anyway's SUCCESS for NO_DEVICE. */
@@ -149,9 +149,15 @@ int shim_device_count(void);
   if (!real) *(void **)&real = shim_next(name); \
   if (!real) return CUDA_ERROR_UNKNOWN
 
-/* The start of each hook of API `api`: its driver function, the machine's faults, and the
- * init-state mutants. */
+/* Notes that the hook of API `api` (820..833) was entered (calls.c): one atomic OR into the
+ * process's mask, which the suite's worker takes after each trial; in a child of the suite (with
+ * CONFORMANCE_SHIM_CALLS_FILE set) the first call of each API is also appended to that file. */
+void shim_calls_note(unsigned api);
+
+/* The start of each hook of API `api`: the call noted (calls.c), its driver function, the
+ * machine's faults, and the init-state mutants. */
 #define BEGIN(api, name, ret, args)       \
+  shim_calls_note(api);                   \
   REAL(name, ret, args);                  \
   {                                       \
     CUresult init_r_;                     \

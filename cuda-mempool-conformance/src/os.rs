@@ -85,6 +85,15 @@ impl Handle {
     }
 }
 
+/// The address of `symbol` in the process's default namespace (`dlsym(RTLD_DEFAULT)`: the
+/// executable, then what LD_PRELOAD and the loader brought in), if any object defines it.
+pub fn symbol_in_process(symbol: &str) -> Option<*mut libc::c_void> {
+    let name = std::ffi::CString::new(symbol).ok()?;
+    // SAFETY: a NUL-terminated name; RTLD_DEFAULT is always a valid handle.
+    let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    (!p.is_null()).then_some(p)
+}
+
 /// The file of the loaded object that holds `addr` (`dladdr`), if any does.
 pub fn object_of(addr: usize) -> Option<String> {
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };

@@ -1,4 +1,4 @@
-//! What the suite would catch: the whole suite, once per mutant of the mutation library (shim/,
+//! What the suite would catch: the suite, once per mutant of the mutation library (shim/,
 //! LD_PRELOAD, `CONFORMANCE_MUTANT=name`), against a baseline run under the same library with no
 //! mutant switched on. A mutant is killed when a trial that passed in the baseline fails under it;
 //! one that no trial fails SURVIVES, and its trial here fails (unless it is listed in
@@ -19,6 +19,30 @@
 //! themselves); without one, four at a time. `--test-threads` overrides either. Each run gets a 10 s
 //! trial deadline, so a mutant that hangs costs about that. A control run of the faithful library
 //! goes last: it must fail nothing that passed in the baseline.
+//!
+//! **Only the trials that can see a mutant** (CONFORMANCE_MUTANTS_SELECT=calls, the default; `all`
+//! runs the whole suite for every mutant). The baseline's report says, trial by trial, which of the
+//! 14 APIs it reached (`"calls"`: the library notes each hook entered, in the worker and in the
+//! children it starts; a shared result counts for every trial that reads it). A mutant of API `a`
+//! then runs against the trials that passed in the baseline and reached `a`, those with no record
+//! (a trial whose worker died, a crash case), and the `harness::` and `suite::` trials
+//! (CONFORMANCE_TRIALS_FILE); `suite::no_leaks` and `suite::preconditions` are in every run. A
+//! mutant that no trial reaches SURVIVES with that reason. Why it judges as the whole suite would:
+//! - a mutant acts only inside the hooks of its API (its `shim_on` sits there), so a trial that
+//!   never enters them makes, under the mutant, exactly the calls and gets exactly the answers it
+//!   got in the baseline, and passes again: leaving it out loses no kill. Mutants that act in other
+//!   hooks (cuMemAlloc, cuMemGetInfo, the look-ups of cuGetProcAddress and dlsym) are listed in
+//!   [`BESIDE`] and run against the whole suite; a trial here checks that every mutant the shim
+//!   names in a file without a hook of its API is listed.
+//! - the hole is state: a mutated hook can leave something behind in its worker (a pool not
+//!   destroyed, a current pool not restored, a refused free that 822-refused-free-fails-closed
+//!   remembers) that a later trial of the same worker, which never reached the API, trips on. That
+//!   later trial is not run here. What is left behind is still seen by `suite::no_leaks` (each
+//!   worker's leak check, always run), and the trial that reached the API usually fails itself; a
+//!   mutant whose only killer was such a bystander would show as SURVIVED here and killed with
+//!   `all`. .ci/gpu/mutants-select.sh runs both and compares them mutant by mutant.
+//! - which trials share a worker, and in which order, differs from the whole suite's: the killing
+//!   trials of a mutant can differ, its verdict should not.
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::{json, Value};
@@ -54,6 +78,81 @@ fn suite_threads() -> Result<Option<usize>, String> {
             )),
         },
     }
+}
+
+/// CONFORMANCE_MUTANTS_SELECT=calls|all: each mutant against the trials that reached its API in the
+/// baseline (default), or against the whole suite.
+const SELECT_VAR: &str = "CONFORMANCE_MUTANTS_SELECT";
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Select {
+    Calls,
+    All,
+}
+
+fn select_mode() -> Result<Select, String> {
+    match std::env::var(SELECT_VAR) {
+        Err(_) => Ok(Select::Calls),
+        Ok(v) => match v.trim() {
+            "calls" => Ok(Select::Calls),
+            "all" => Ok(Select::All),
+            _ => Err(format!(
+                "{SELECT_VAR}={v:?}: expected calls (each mutant against the trials that reached its API in the \
+                 baseline, the default) or all (the whole suite for every mutant)"
+            )),
+        },
+    }
+}
+
+/// Mutants that act outside the hooks of their own API, so that a trial can meet them without
+/// reaching it: with CONFORMANCE_MUTANTS_SELECT=calls they still run against the whole suite.
+/// `selection::beside_names_every_mutant_outside_its_hooks` keeps the list whole.
+const BESIDE: &[(&str, &str)] = &[
+    (
+        "820-cap-bypass",
+        "its cap acts in cuMemAlloc, cuMemFree (mutants/caps.c), cuMemGetInfo and cuDeviceTotalMem (cap.c)",
+    ),
+    (
+        "820-cuMemAlloc-from-default-pool",
+        "acts in cuMemAlloc (mutants/caps.c)",
+    ),
+    (
+        "822-cuMemFree-refuses-pool-memory",
+        "acts in cuMemFree (mutants/caps.c)",
+    ),
+    (
+        "820-proc-address-ignores-ptds",
+        "acts in cuGetProcAddress (misbehave.c): a trial that calls the per-thread variant reaches no hook of 820",
+    ),
+    (
+        "missing-833",
+        "acts in cuGetProcAddress and dlsym (misbehave.c), when the worker fills its table",
+    ),
+    (
+        "825-non-ipc-pool-exported",
+        "notes pools in cuMemPoolCreate's hook (mutants/pool.c); it changes answers only in 825's",
+    ),
+    (
+        "826-non-ipc-pool-not-supported",
+        "notes pools in cuMemPoolCreate's hook (mutants/pool.c); it changes answers only in 826's",
+    ),
+];
+
+/// Whether a trial is run against a mutant of API `api` (CONFORMANCE_MUTANTS_SELECT=calls): it
+/// passed in the baseline (only those can kill), and it may reach `api` or is one of the harness's
+/// or the run's own.
+fn selects(trial: &str, baseline_outcome: &str, calls: Option<&[u32]>, api: u32) -> bool {
+    baseline_outcome == "passed" && (reaches(calls, api) || always(trial))
+}
+
+/// Whether a trial with these calls may reach `api`: it did in the baseline, or nobody knows.
+fn reaches(calls: Option<&[u32]>, api: u32) -> bool {
+    calls.is_none_or(|c| c.contains(&api))
+}
+
+/// The trials every selection keeps: the harness's (fault injection) and the run's own.
+fn always(trial: &str) -> bool {
+    trial.starts_with("suite::") || trial.starts_with("harness::")
 }
 
 /// Mutants that no program can tell from the real driver, with the reason. A listed mutant that
@@ -122,6 +221,13 @@ struct Verdict {
     changed: Vec<String>,
     wall: f64,
     status: String,
+    /// How its trials were chosen: `calls`, `all`, or `beside` (the whole suite under `calls`: it
+    /// acts outside its API's hooks).
+    select: &'static str,
+    /// How many trials its run had (the suite's own included).
+    ran: usize,
+    /// Why it was not run at all, if it was not (no trial reached its API).
+    unreached: Option<String>,
 }
 
 fn scratch() -> &'static PathBuf {
@@ -189,12 +295,17 @@ fn required() -> String {
     .join(",")
 }
 
-/// One whole suite under the library, with `mutant` switched on (None: the baseline).
-fn run(mutant: Option<&str>) -> Result<(Value, f64, String), String> {
+/// The suite under the library, with `mutant` switched on (None: the baseline): the whole suite, or
+/// only `trials` (and the `suite::` trials).
+fn run(mutant: Option<&str>, trials: Option<&[String]>) -> Result<(Value, f64, String), String> {
     use wait_timeout::ChildExt;
     let tag = mutant.unwrap_or("baseline");
     let dir = scratch().join(tag);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let chosen = dir.join("trials");
+    if let Some(t) = trials {
+        std::fs::write(&chosen, t.join("\n") + "\n").map_err(|e| format!("{}: {e}", chosen.display()))?;
+    }
     let err_path = dir.join("stderr");
     let err = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
     let start = Instant::now();
@@ -206,6 +317,9 @@ fn run(mutant: Option<&str>) -> Result<(Value, f64, String), String> {
         .envs(STRESS)
         .stdout(std::process::Stdio::null())
         .stderr(err);
+    if trials.is_some() {
+        cmd.env("CONFORMANCE_TRIALS_FILE", &chosen);
+    }
     match mutant {
         Some(m) => cmd.env("CONFORMANCE_MUTANT", m),
         None => cmd.env_remove("CONFORMANCE_MUTANT"),
@@ -249,6 +363,22 @@ fn run(mutant: Option<&str>) -> Result<(Value, f64, String), String> {
     Ok((j, wall, status.to_string()))
 }
 
+/// Each trial's `"calls"` in a report, where it has them.
+fn calls(j: &Value) -> BTreeMap<String, Vec<u32>> {
+    j["trials"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| {
+            let apis = t["calls"]
+                .as_array()?
+                .iter()
+                .filter_map(|a| a.as_u64().map(|a| a as u32));
+            Some((t["trial"].as_str()?.to_string(), apis.collect()))
+        })
+        .collect()
+}
+
 fn outcomes(j: &Value) -> BTreeMap<String, (String, String)> {
     j["trials"]
         .as_array()
@@ -273,14 +403,33 @@ fn outcomes(j: &Value) -> BTreeMap<String, (String, String)> {
 struct Baseline {
     report: Value,
     outcomes: BTreeMap<String, (String, String)>,
+    /// Each trial's APIs reached (`"calls"`), where the report has them.
+    calls: BTreeMap<String, Vec<u32>>,
     wall: f64,
+}
+
+impl Baseline {
+    /// The trials a mutant of API `api` runs against (CONFORMANCE_MUTANTS_SELECT=calls), and
+    /// whether one of them may reach `api` (else the mutant cannot be seen).
+    fn selected(&self, api: u32) -> (Vec<String>, bool) {
+        let calls = |t: &String| self.calls.get(t).map(Vec::as_slice);
+        let chosen: Vec<String> = self
+            .outcomes
+            .iter()
+            .filter(|(t, (o, _))| selects(t, o, calls(t), api))
+            .map(|(t, _)| t.clone())
+            .collect();
+        let reached = chosen.iter().any(|t| reaches(calls(t), api));
+        (chosen, reached)
+    }
 }
 
 fn baseline() -> Result<&'static Baseline, String> {
     static B: OnceLock<Result<Baseline, String>> = OnceLock::new();
     B.get_or_init(|| {
-        let (report, wall, status) = run(None)?;
+        let (report, wall, status) = run(None, None)?;
         let outcomes = outcomes(&report);
+        let calls = calls(&report);
         let failed: Vec<&String> = outcomes
             .iter()
             .filter(|(_, (o, _))| o == "failed")
@@ -293,7 +442,12 @@ fn baseline() -> Result<&'static Baseline, String> {
                 failed.len()
             );
         }
-        Ok(Baseline { report, outcomes, wall })
+        Ok(Baseline {
+            report,
+            outcomes,
+            calls,
+            wall,
+        })
     })
     .as_ref()
     .map_err(Clone::clone)
@@ -373,13 +527,36 @@ fn rewrite_report() -> Result<(), String> {
     }
 }
 
-fn judge(m: &Mutant) -> Result<(), Failed> {
+/// The trials mutant `m` runs against under `mode` (None: the whole suite), how they were chosen,
+/// and whether one of them may reach its API.
+fn trials_for(m: &Mutant, b: &Baseline, mode: Select) -> (Option<Vec<String>>, &'static str, bool) {
+    match mode {
+        Select::All => (None, "all", true),
+        Select::Calls if BESIDE.iter().any(|(n, _)| *n == m.name) => (None, "beside", true),
+        Select::Calls => {
+            let (t, reached) = b.selected(m.api);
+            (Some(t), "calls", reached)
+        }
+    }
+}
+
+fn judge(m: &Mutant, mode: Select) -> Result<(), Failed> {
     let b = baseline()?;
     let result = (|| {
-        let (j, wall, status) = run(Some(&m.name))?;
+        let (trials, select, reached) = trials_for(m, b, mode);
+        if !reached {
+            return Ok(Verdict {
+                select,
+                unreached: Some(format!("no trial that passed in the baseline calls API {}", m.api)),
+                ..Verdict::default()
+            });
+        }
+        let (j, wall, status) = run(Some(&m.name), trials.as_deref())?;
         let mut v = Verdict {
             wall,
             status,
+            select,
+            ran: j["trials"].as_array().map_or(0, Vec::len),
             ..Verdict::default()
         };
         for (trial, (outcome, msg)) in outcomes(&j) {
@@ -418,10 +595,13 @@ fn judge(m: &Mutant) -> Result<(), Failed> {
         )
         .into()),
         (true, None) => Err(format!(
-            "mutant {} SURVIVED ({}: {}): no trial that passes on this driver failed under it{}",
+            "mutant {} SURVIVED ({}: {}): {}{}",
             m.name,
             m.api,
             m.what,
+            v.unreached
+                .clone()
+                .unwrap_or_else(|| "no trial that passes on this driver failed under it".into()),
             if v.changed.is_empty() {
                 String::new()
             } else {
@@ -429,6 +609,98 @@ fn judge(m: &Mutant) -> Result<(), Failed> {
             }
         )
         .into()),
+    }
+}
+
+/// The selection's own checks (no run of the suite): the rule, table-driven, and [`BESIDE`] against
+/// the library's sources.
+fn selection_checks(mutants: &[Mutant]) -> Vec<Trial> {
+    let rule = Trial::test("selection::runs_what_passed_and_reached_the_api", || {
+        let both: &[u32] = &[820, 822];
+        let none: &[u32] = &[];
+        /// (trial, baseline outcome, calls, API of the mutant, selected)
+        type Row<'a> = (&'a str, &'a str, Option<&'a [u32]>, u32, bool);
+        let table: &[Row] = &[
+            ("820_cuMemAllocAsync::a", "passed", Some(both), 820, true),
+            ("820_cuMemAllocAsync::a", "passed", Some(both), 822, true),
+            ("820_cuMemAllocAsync::a", "passed", Some(both), 823, false),
+            ("820_cuMemAllocAsync::a", "failed", Some(both), 820, false),
+            ("820_cuMemAllocAsync::a", "ignored", None, 820, false),
+            ("820_cuMemAllocAsync::a", "changed", Some(both), 820, false),
+            ("820_cuMemAllocAsync::a", "passed", Some(none), 820, false),
+            ("820_cuMemAllocAsync::a", "passed", None, 833, true),
+            ("suite::no_leaks", "passed", None, 824, true),
+            ("suite::no_leaks", "passed", Some(none), 824, true),
+            ("suite::no_leaks", "failed", None, 824, false),
+            ("harness::importer_dies", "passed", Some(none), 829, true),
+        ];
+        let wrong: Vec<String> = table
+            .iter()
+            .filter(|(t, o, c, api, want)| selects(t, o, *c, *api) != *want)
+            .map(|(t, o, c, api, want)| format!("{t} ({o}, calls {c:?}) for API {api}: want {want}"))
+            .collect();
+        if wrong.is_empty() {
+            Ok(())
+        } else {
+            Err(wrong.join("\n").into())
+        }
+    });
+    let names: BTreeMap<String, u32> = mutants.iter().map(|m| (m.name.clone(), m.api)).collect();
+    let shim = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/shim"));
+    let beside = Trial::test("selection::beside_names_every_mutant_outside_its_hooks", move || {
+        beside_check(&shim, &names).map_err(Failed::from)
+    })
+    .with_ignored_flag(!PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/shim/shim.h")).is_file());
+    vec![rule, beside]
+}
+
+/// Every mutant a file of the library names (in any string) without a hook of its API in that file
+/// (`BEGIN(api, ...)`) must be in [`BESIDE`], and every entry of BESIDE must be a mutant.
+fn beside_check(shim: &std::path::Path, names: &BTreeMap<String, u32>) -> Result<(), String> {
+    let mut files = Vec::new();
+    for dir in [shim.to_path_buf(), shim.join("mutants")] {
+        for e in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+            let p = e.map_err(|e| e.to_string())?.path();
+            if p.extension().is_some_and(|x| x == "c") {
+                files.push(p);
+            }
+        }
+    }
+    let mut missing = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let hooks: BTreeSet<u32> = text
+            .split("BEGIN(")
+            .skip(1)
+            .filter_map(|rest| rest.split(',').next()?.trim().parse().ok())
+            .collect();
+        // Every other piece between double quotes is a string's contents.
+        for quoted in text.split('"').skip(1).step_by(2) {
+            if let Some(&api) = names.get(quoted) {
+                if api != 0 && !hooks.contains(&api) && !BESIDE.iter().any(|(n, _)| *n == quoted) {
+                    missing.push(format!(
+                        "{quoted} (API {api}) is named in {}, which has no hook of {api}",
+                        f.display()
+                    ));
+                }
+            }
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    for (n, _) in BESIDE {
+        if !names.contains_key(*n) {
+            missing.push(format!("BESIDE lists {n}, which the library does not have"));
+        }
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "a mutant that acts outside its API's hooks must be in BESIDE (tests/mutants.rs), or \
+             CONFORMANCE_MUTANTS_SELECT=calls may leave out the trials that see it:\n{}",
+            missing.join("\n")
+        ))
     }
 }
 
@@ -458,7 +730,7 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
     let mut rows = Vec::new();
     let mut jm = Vec::new();
     for m in mutants {
-        let (status, killers, changed, exit) = match verdicts.get(&m.name) {
+        let (mut status, killers, changed, exit) = match verdicts.get(&m.name) {
             None => match missing(&m.needs).or_else(|| not_selected(&m.needs)) {
                 Some(why) => (format!("not run: {why}"), vec![], vec![], String::new()),
                 None => (
@@ -496,13 +768,17 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
                 )
             }
         };
-        let wall_m = match verdicts.get(&m.name) {
-            Some(Ok(v)) => v.wall,
-            _ => 0.0,
+        let (wall_m, select, ran, unreached) = match verdicts.get(&m.name) {
+            Some(Ok(v)) => (v.wall, Some(v.select), Some(v.ran), v.unreached.clone()),
+            _ => (0.0, None, None, None),
         };
+        if let Some(r) = unreached.as_ref().filter(|_| status == "SURVIVED") {
+            status = format!("SURVIVED: {r}");
+        }
         jm.push(json!({
             "name": m.name, "api": m.api, "needs": m.needs, "kind": m.kind, "what": m.what,
             "status": status, "exit": exit, "killed_by": killers, "changed": changed, "wall_s": wall_m,
+            "select": select, "trials_run": ran,
         }));
         let shown: Vec<String> = killers.iter().take(4).map(|t| format!("`{t}`")).collect();
         let more = if killers.len() > 4 {
@@ -542,14 +818,30 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
     } else {
         "—".into()
     };
+    let mode = select_mode().unwrap_or(Select::Calls);
+    let (runs, trial_runs) = verdicts
+        .values()
+        .filter_map(|v| v.as_ref().ok())
+        .filter(|v| v.unreached.is_none())
+        .fold((0, 0), |(n, t), v| (n + 1, t + v.ran));
+    let how = match mode {
+        Select::All => "Each mutant ran the whole suite".to_string(),
+        Select::Calls => format!(
+            "Each mutant ran only the trials that reached its API in the baseline (`{SELECT_VAR}=calls`; the \
+             whole suite for the {} that act outside their API's hooks): {trial_runs} trials over {runs} runs, \
+             where the whole suite has {}",
+            BESIDE.len(),
+            b.outcomes.len()
+        ),
+    };
     let mut md = String::new();
     md.push_str("# Mutation run\n\n");
     md.push_str(&format!(
         "Machine: {devices}, driver {driver}, {date} (the baseline report's date). Mutants in the \
          library: {}; judged here: {judged}; killed: {killed}; survived: {survived}; kill rate {rate}. \
-         Wall time of the whole run: {wall:.1} s (baseline run {:.1} s). Each mutant ran the whole suite \
-         under `CONFORMANCE_MUTANT=<name>` with a {} s trial deadline; a mutant is killed when a trial \
-         that passed in the baseline fails.\n\n",
+         Wall time of the whole run: {wall:.1} s (baseline run {:.1} s). {how}. Every run was under \
+         `CONFORMANCE_MUTANT=<name>` with a {} s trial deadline; a mutant is killed when a trial that \
+         passed in the baseline fails.\n\n",
         mutants.len(),
         b.wall,
         DEADLINE.as_secs()
@@ -598,6 +890,7 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
     let j = json!({
         "machine": {"devices": ndev, "device": device, "driver": driver, "date": date},
         "wall_s": wall, "baseline_wall_s": b.wall, "judged": judged, "killed": killed, "survived": survived,
+        "select": match mode { Select::Calls => "calls", Select::All => "all" },
         "baseline_failed": baseline_failed,
         "mutants": jm,
         "trials": by_trial,
@@ -623,6 +916,13 @@ pub fn main() -> std::process::ExitCode {
         });
     }
     let start = Instant::now();
+    let mode = match select_mode() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("mutants: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let mutants = match list() {
         Ok(m) => m,
         Err(e) => {
@@ -630,8 +930,12 @@ pub fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    // The baseline first, alone, before any mutant runs (not just to list).
-    if !args.list {
+    // The baseline first, alone, before any mutant runs (not just to list, nor for the selection's
+    // own checks alone).
+    let judging = mutants
+        .iter()
+        .any(|m| !args.is_filtered_out(&Trial::test(format!("mutant::{}", m.name), || Ok(()))));
+    if !args.list && judging {
         if let Err(e) = baseline() {
             eprintln!("mutants: the baseline run failed: {e}");
         }
@@ -648,18 +952,19 @@ pub fn main() -> std::process::ExitCode {
                 .or_else(|| not_selected(&m.needs))
                 .or_else(|| not_listed(&m.name));
             let m2 = m.clone();
-            let t = Trial::test(name, move || judge(&m2)).with_kind(m.kind.clone());
+            let t = Trial::test(name, move || judge(&m2, mode)).with_kind(m.kind.clone());
             match ignore {
                 Some(why) => t.with_ignored_flag(true).with_kind(format!("{}: {why}", m.kind)),
                 None => t,
             }
         })
         .collect();
+    trials.extend(selection_checks(&mutants));
     // Another faithful run beside the mutants: runs side by side on one GPU do not fail trials by
     // themselves (a kill is the mutant's doing).
     trials.push(Trial::test("control::faithful_library_beside_the_mutants", || {
         let b = baseline()?;
-        let (j, _, status) = run(None)?;
+        let (j, _, status) = run(None, None)?;
         let failed: Vec<String> = outcomes(&j)
             .into_iter()
             .filter(|(t, (o, _))| o == "failed" && b.outcomes.get(t).is_some_and(|(o, _)| o == "passed"))

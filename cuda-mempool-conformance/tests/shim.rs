@@ -186,6 +186,85 @@ fn check_missing() -> Result<(), Failed> {
     Ok(())
 }
 
+/// The mutation run's record (tests/mutants.rs): under the library each trial's report entry says
+/// which of the 14 APIs it reached, children included; without it, none does. Run on the 14
+/// before-cuInit trials alone (CONFORMANCE_TRIALS_FILE), which reach every API on any machine
+/// through one shared child: each counts what that child reached.
+fn check_calls() -> Result<(), Failed> {
+    let dir = std::env::temp_dir().join(format!("cump-shim-calls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let wanted: Vec<String> = conformance::driver::APIS
+        .iter()
+        .map(|(i, name)| format!("{i}_{name}::before_cuInit_not_initialized"))
+        .collect();
+    let file = dir.join("trials");
+    std::fs::write(&file, wanted.join("\n")).map_err(|e| e.to_string())?;
+    let report = |shim: bool| -> Result<serde_json::Value, String> {
+        let mut cmd = common::suite()?;
+        cmd.env("CONFORMANCE_TRIALS_FILE", &file)
+            .env("CONFORMANCE_REPORT_DIR", &dir)
+            .env("CONFORMANCE_TRIAL_TIMEOUT", DEADLINE.as_secs().to_string());
+        if shim {
+            cmd.env("LD_PRELOAD", shimlib::path(Variant::EveryPath)?);
+        }
+        let out = cmd.output().map_err(|e| format!("cannot run the suite: {e}"))?;
+        let text = std::fs::read_to_string(dir.join("report.json")).map_err(|e| {
+            format!(
+                "the suite wrote no report ({e}); its stderr:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })?;
+        serde_json::from_str(&text).map_err(|e| e.to_string())
+    };
+    let result = (|| {
+        let all: Vec<u64> = conformance::driver::APIS.iter().map(|(i, _)| u64::from(*i)).collect();
+        let j = report(true)?;
+        let trials = j["trials"].as_array().ok_or("the report has no trials")?;
+        let mut names: Vec<&str> = trials.iter().filter_map(|t| t["trial"].as_str()).collect();
+        names.sort_unstable();
+        let mut expected: Vec<&str> = wanted.iter().map(String::as_str).collect();
+        expected.extend(["suite::no_leaks", "suite::preconditions"]);
+        expected.sort_unstable();
+        if names != expected {
+            return Err(format!(
+                "CONFORMANCE_TRIALS_FILE: the run had {names:?}, not {expected:?}"
+            ));
+        }
+        for t in trials
+            .iter()
+            .filter(|t| t["trial"].as_str().is_some_and(|n| !n.starts_with("suite::")))
+        {
+            let calls: Vec<u64> = t["calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|a| a.as_u64())
+                .collect();
+            if calls != all {
+                return Err(format!(
+                    "{}: calls {calls:?} under the library, expected every API (its shared child calls each)",
+                    t["trial"]
+                ));
+            }
+        }
+        let j = report(false)?;
+        if let Some(t) = j["trials"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| !t["calls"].is_null())
+        {
+            return Err(format!(
+                "{}: calls {} recorded without the library",
+                t["trial"], t["calls"]
+            ));
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result.map_err(Failed::from)
+}
+
 pub fn main() -> ExitCode {
     if let Some(code) = common::run_suite_if_asked() {
         return code;
@@ -206,6 +285,7 @@ pub fn main() -> ExitCode {
         )
     }));
     trials.push(Trial::test("shim::missing_entry_point_833", check_missing));
+    trials.push(Trial::test("shim::calls_recorded_per_trial", check_calls));
     // The shim as shipped hooks every path: each of the suite's ways to the driver sees it.
     for entry in ["dlsym", "link"] {
         trials.push(Trial::test(

@@ -23,7 +23,8 @@
 //!   cargo xtask diff OLD.json NEW.json
 //!       What changed between two conformance reports (exit 1 if anything regressed).
 //!   cargo xtask mutants [--report DIR] [FILTER...]
-//!       The suite once per mutant of the mutation library (cuda-mempool-conformance/shim/):
+//!       The suite once per mutant of the mutation library (cuda-mempool-conformance/shim/), each
+//!       time only the trials that reached the mutant's API (CONFORMANCE_MUTANTS_SELECT=all: all):
 //!       which trials kill which mutant, and the survivors (a survivor fails). Writes
 //!       DIR/mutants.md and DIR/mutants.json (default target/mutants; the committed
 //!       docs/conformance/mutants.md comes from a GPU machine, .ci/gpu/mutants.sh).

@@ -1,9 +1,11 @@
 //! Layer 1, the driver as the suite sees it: the entry-point table and tracked calls, breadcrumbs,
-//! the ledger of what a process holds, observations and blame, checked calls, declared departures.
+//! the ledger of what a process holds, observations and blame, checked calls, declared departures,
+//! and which APIs the mutation library saw a trial reach.
 //! Nothing here imports another layer.
 
 pub mod apis;
 pub mod blame;
+pub mod calls;
 pub mod check;
 pub mod crumb;
 pub mod cu;

@@ -340,22 +340,30 @@ impl Case {
 /// Lazily computed, shared result of one expensive observation (several trials read one child's
 /// answers). Cases that share one belong to one lane, so it is computed once per run. A failure is
 /// kept with its blame, which every trial that reads it then carries; a success leaves no blame on
-/// the trial that happened to compute it.
-pub struct Shared<T>(OnceLock<Result<T, (Fail, Option<u32>)>>);
+/// the trial that happened to compute it. The APIs reached while computing it (`driver::calls`)
+/// count for every trial that reads it, as if each had made those calls itself.
+pub struct Shared<T>(OnceLock<(Made<T>, u16)>);
+/// A shared result as computed: the value, or the failure with its blame.
+type Made<T> = Result<T, (Fail, Option<u32>)>;
 impl<T> Shared<T> {
     pub const fn new() -> Self {
         Shared(OnceLock::new())
     }
     pub fn get(&self, f: impl FnOnce() -> R<T>) -> R<&T> {
-        let r = self.0.get_or_init(|| {
+        use crate::driver::calls;
+        let (r, reached) = self.0.get_or_init(|| {
+            let earlier = calls::take().unwrap_or(0);
             let before = crate::driver::blame::get();
             let r = f().map_err(|e| (e, crate::driver::blame::get()));
             crate::driver::blame::reset();
             if let Some(b) = before {
                 crate::driver::blame::set(b);
             }
-            r
+            let reached = calls::take().unwrap_or(0);
+            calls::add(earlier);
+            (r, reached)
         });
+        calls::add(*reached);
         match r {
             Ok(v) => Ok(v),
             Err((e, blame)) => {

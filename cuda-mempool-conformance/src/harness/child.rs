@@ -115,6 +115,8 @@ impl ChildOut {
 
 /// This binary in `role`, ready to spawn: stdin null, stderr piped, `stdout` as given, the
 /// breadcrumb (if any) and the extra fds (ours, theirs) inherited, set up by [`crate::os::child_setup`].
+/// In a worker the child also gets the worker's calls file (`driver::calls`), so that the mutation
+/// library reports the APIs the child reaches as its trial's.
 pub fn command(
     role: &Role,
     envs: &[(&str, &str)],
@@ -129,6 +131,9 @@ pub fn command(
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(Stdio::piped());
+    if let Some(path) = crate::driver::calls::children_file() {
+        cmd.env(crate::driver::calls::CALLS_FILE_VAR, path);
+    }
     let mut fds = fds.to_vec();
     match crumb {
         Some(c) => {

@@ -45,6 +45,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
             secs: start.elapsed().as_secs_f64(),
             notes,
             observations,
+            calls: None,
         }
     };
     if let Some((cap, why)) = case.missing(&env.m) {

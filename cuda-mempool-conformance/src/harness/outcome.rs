@@ -136,6 +136,9 @@ pub struct Record {
     pub observations: Vec<Observation>,
     /// When the trial started and ended, in seconds since the run started (0 when not run).
     pub span: (f64, f64),
+    /// Which of the 14 APIs the trial reached (bit `api - 820`, `driver::calls`): known when it ran
+    /// in a worker under the mutation library and answered.
+    pub calls: Option<u16>,
 }
 impl Record {
     /// A record with nothing measured yet: no blame, no time, no notes, no observations.
@@ -154,6 +157,7 @@ impl Record {
             per: Per::Once,
             observations: vec![],
             span: (0.0, 0.0),
+            calls: None,
         }
     }
     /// The API this record counts against in the report: a failure's blame, else its own API.
@@ -175,12 +179,15 @@ pub struct Answer {
     pub secs: f64,
     pub notes: Vec<String>,
     pub observations: Vec<Observation>,
+    /// The APIs the body reached (`driver::calls`), when the process running it can tell.
+    pub calls: Option<u16>,
 }
 impl Answer {
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({"outcome": self.outcome.as_str(), "kind": self.kind.as_str(),
             "message": self.message, "blame": self.blame, "secs": self.secs, "notes": self.notes,
-            "observations": self.observations.iter().map(|o| o.to_json()).collect::<Vec<_>>()})
+            "observations": self.observations.iter().map(|o| o.to_json()).collect::<Vec<_>>(),
+            "calls": self.calls.map(crate::driver::calls::apis)})
     }
     pub fn from_json(j: &serde_json::Value) -> Result<Answer, String> {
         Ok(Answer {
@@ -203,6 +210,10 @@ impl Answer {
                 .as_array()
                 .map(|a| a.iter().map(Observation::from_json).collect())
                 .unwrap_or_default(),
+            calls: j["calls"].as_array().map(|a| {
+                let apis: Vec<u32> = a.iter().filter_map(|x| x.as_u64().map(|x| x as u32)).collect();
+                crate::driver::calls::mask(&apis)
+            }),
         })
     }
 }

@@ -67,12 +67,13 @@ pub fn before(case: &Case, m: &Machine, broken: Option<&Broken>, required: &[Cap
 
 /// What came back, judged against what the case declares, then against the user's expectations.
 pub fn judge(case: &Case, raw: Raw) -> Record {
-    let observations = match &raw {
-        Raw::Answer(a) => a.observations.clone(),
-        _ => Vec::new(),
+    let (observations, calls) = match &raw {
+        Raw::Answer(a) => (a.observations.clone(), a.calls),
+        _ => (Vec::new(), None),
     };
     let mut r = against_case(case, raw);
     r.observations = observations;
+    r.calls = calls;
     expected(r)
 }
 

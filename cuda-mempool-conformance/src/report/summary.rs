@@ -405,13 +405,22 @@ pub fn json(
             "apis": rows.iter().map(|r| serde_json::json!({"index": r.group.api(), "api": r.name,
                 "test_passed": r.verdict(), "passed": r.passed, "failed": r.failed, "ignored": r.ignored,
                 "changed": r.changed, "known_departures": r.known})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
-        "trials": recs.iter().map(|r| serde_json::json!({
-            "trial": r.trial, "api": r.group.api(), "group": r.group.label(), "outcome": r.outcome.as_str(), "kind": r.kind.as_str(),
-            "message": r.message, "blame": r.blame, "secs": r.secs, "notes": r.notes,
-            "observations": r.observations.iter().map(|o| o.to_json()).collect::<Vec<_>>(),
-            "span": [r.span.0, r.span.1], "device": r.dev,
-        })).collect::<Vec<_>>(),
+        "trials": recs.iter().map(|r| trial_json(r)).collect::<Vec<_>>(),
     })
+}
+
+/// One trial of report.json; `calls` only where the run knows which APIs the trial reached.
+fn trial_json(r: &Record) -> serde_json::Value {
+    let mut j = serde_json::json!({
+        "trial": r.trial, "api": r.group.api(), "group": r.group.label(), "outcome": r.outcome.as_str(), "kind": r.kind.as_str(),
+        "message": r.message, "blame": r.blame, "secs": r.secs, "notes": r.notes,
+        "observations": r.observations.iter().map(|o| o.to_json()).collect::<Vec<_>>(),
+        "span": [r.span.0, r.span.1], "device": r.dev,
+    });
+    if let Some(m) = r.calls {
+        j["calls"] = serde_json::json!(crate::driver::calls::apis(m));
+    }
+    j
 }
 
 /// Every declared departure and what this run saw of it: (id, API, documented, the driver's

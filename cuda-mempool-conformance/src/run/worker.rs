@@ -6,6 +6,10 @@
 //! Protocol (JSON over the `channel` socket): coordinator → worker `{"op":"machine", ...}` once,
 //! then `{"op":"run","trial":T}` (answered by `{"op":"result", ...}`) any number of times, then
 //! `{"op":"finish"}` (answered by `{"op":"leaks","leaks":[...]}`, after which the worker exits).
+//!
+//! Under the mutation library a result carries `"calls"`: the APIs the trial reached
+//! (`driver::calls`), its own and those of the children it started, which append to a calls file
+//! of this worker's (the coordinator names it, and removes it with the worker).
 
 use crate::driver::crumb::Crumb;
 use crate::driver::fail::R;
@@ -30,6 +34,8 @@ use std::time::{Duration, Instant};
 const CONTEXT_VAR: &str = "CONFORMANCE_WORKER_CONTEXT";
 /// How many of a dead or hung worker's last lines a failure message carries.
 const TAIL: usize = 20;
+/// The file the worker's children append the APIs they reach to (`driver::calls`).
+const CALLS_FILE_VAR: &str = "CONFORMANCE_WORKER_CALLS_FILE";
 
 /// The last lines a worker wrote (stdout and stderr), numbered so a trial can take only its own.
 #[derive(Default)]
@@ -62,6 +68,8 @@ pub struct Worker {
     log: Arc<Mutex<Log>>,
     readers: Vec<JoinHandle<()>>,
     greeted: bool,
+    /// Its children's calls file (removed with the worker).
+    calls_file: std::path::PathBuf,
 }
 
 impl Worker {
@@ -70,11 +78,13 @@ impl Worker {
     pub fn spawn(id: usize, context: bool) -> R<Worker> {
         let crumb = Crumb::new()?;
         let id_s = id.to_string();
+        let calls_file = std::env::temp_dir().join(format!("cump-calls-{}-{id}", std::process::id()));
         let (chan, mut child) = spawn_role(
             &Role::Worker,
             &[
                 ("CONFORMANCE_WORKER_ID", &id_s),
                 (CONTEXT_VAR, if context { "1" } else { "0" }),
+                (CALLS_FILE_VAR, &calls_file.to_string_lossy()),
             ],
             Stdio::piped(),
             Some(&crumb),
@@ -103,6 +113,7 @@ impl Worker {
             log,
             readers,
             greeted: false,
+            calls_file,
         })
     }
 
@@ -259,6 +270,7 @@ impl Drop for Worker {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.calls_file);
     }
 }
 
@@ -272,6 +284,9 @@ pub fn main(templates: Vec<Case>) -> i32 {
             return 1;
         }
     };
+    if let Some(path) = std::env::var_os(CALLS_FILE_VAR) {
+        crate::driver::calls::set_children_file(path.into());
+    }
     // cuInit and device 0's context now, while the coordinator probes.
     let init = unsafe { crate::driver::cu::cuInit(0) };
     let want = std::env::var(CONTEXT_VAR).as_deref() != Ok("0");
@@ -324,7 +339,10 @@ pub fn main(templates: Vec<Case>) -> i32 {
                 let answer = match cases.iter().find(|c| c.trial_name() == trial) {
                     Some(c) => {
                         st.prepare(c, env);
-                        let a = execute(c, env);
+                        // What the warm-up, an earlier trial or its leftovers reached is not this one's.
+                        let _ = crate::driver::calls::take();
+                        let mut a = execute(c, env);
+                        a.calls = crate::driver::calls::take();
                         st.after_trial(trial);
                         a
                     }
@@ -336,6 +354,7 @@ pub fn main(templates: Vec<Case>) -> i32 {
                         secs: 0.0,
                         notes: vec![],
                         observations: vec![],
+                        calls: None,
                     },
                 };
                 let mut j = answer.to_json();

@@ -13,6 +13,7 @@ use crate::run::scheduler::{Prestarted, Scheduler};
 use crate::run::{Runner, RUN_START};
 use libtest_mimic::Arguments;
 use roles::all_cases;
+use std::collections::BTreeSet;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -53,6 +54,8 @@ struct Settings {
     required: Vec<Cap>,
     timeout: Duration,
     in_process: bool,
+    /// CONFORMANCE_TRIALS_FILE's trials (None: all).
+    chosen: Option<BTreeSet<String>>,
 }
 fn settings() -> Result<Settings, String> {
     leaks::plants()?;
@@ -66,6 +69,7 @@ fn settings() -> Result<Settings, String> {
         required: crate::harness::config::required_caps()?,
         timeout,
         in_process: in_process_mode()?,
+        chosen: trials::chosen()?,
     })
 }
 
@@ -123,6 +127,11 @@ pub fn main() -> ExitCode {
         let general = templates
             .iter()
             .filter(|c| c.lane.is_none() && !trials::filtered_out(&args, &c.trial_name()))
+            .filter(|c| {
+                s.chosen
+                    .as_ref()
+                    .is_none_or(|k| trials::template_chosen(k, &c.trial_name()))
+            })
             .count();
         Prestarted::start(general.min(parallel))
     } else {
@@ -151,7 +160,7 @@ pub fn main() -> ExitCode {
             eprintln!("conformance: {}", b.text());
         }
     }
-    let cases: Vec<Arc<Case>> = templates
+    let mut cases: Vec<Arc<Case>> = templates
         .iter()
         .flat_map(|c| c.spread(&m.selection))
         .map(Arc::new)
@@ -166,6 +175,17 @@ pub fn main() -> ExitCode {
             pre.discard();
             return ExitCode::from(2);
         }
+    }
+    // CONFORMANCE_TRIALS_FILE: the others are not part of this run (a name this run lacks, a device
+    // the probe did not find say, is told and skipped).
+    let unknown = trials::keep_chosen(&mut cases, s.chosen.as_ref());
+    if !unknown.is_empty() && !args.list {
+        eprintln!(
+            "conformance: {} names {} trial(s) this run does not have, skipped: {}",
+            trials::TRIALS_FILE_VAR,
+            unknown.len(),
+            unknown.join(", ")
+        );
     }
     let coordinator = Coordinator::baseline();
     let env = Arc::new(if s.in_process {

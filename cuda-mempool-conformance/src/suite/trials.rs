@@ -8,6 +8,7 @@ use crate::harness::{Cap, Case, Env, Group, Kind, Machine, Outcome, Record};
 use crate::run::scheduler::Scheduler;
 use crate::run::Runner;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -16,6 +17,57 @@ use std::time::{Duration, Instant};
 pub const NO_LEAKS: &str = "suite::no_leaks";
 /// The trial that says whether the run's preconditions hold (`harness::precondition`).
 pub const PRECONDITIONS: &str = "suite::preconditions";
+
+/// CONFORMANCE_TRIALS_FILE=path: the run is only the trials the file names, one full name a line
+/// (blank lines and `#` lines skipped), and the `suite::` trials; the others are not in it at all
+/// (not listed, not ignored). The mutation run (tests/mutants.rs) uses it.
+pub const TRIALS_FILE_VAR: &str = "CONFORMANCE_TRIALS_FILE";
+
+/// The trials CONFORMANCE_TRIALS_FILE names (None: unset, every trial); an unreadable file is an
+/// error naming the variable.
+pub fn chosen() -> Result<Option<BTreeSet<String>>, String> {
+    let Some(path) = std::env::var_os(TRIALS_FILE_VAR) else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "{TRIALS_FILE_VAR}={}: cannot read it ({e}); expected a file of trial names, one a line",
+            path.to_string_lossy()
+        )
+    })?;
+    Ok(Some(
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(String::from)
+            .collect(),
+    ))
+}
+
+/// Whether a case template named `template` may make a trial of `chosen` (its spread names add
+/// a device suffix `::dev0`).
+pub fn template_chosen(chosen: &BTreeSet<String>, template: &str) -> bool {
+    let spread = format!("{template}::");
+    chosen
+        .range(template.to_string()..)
+        .take_while(|n| n.starts_with(template))
+        .any(|n| n == template || n.starts_with(&spread))
+}
+
+/// Keep the cases `chosen` names (all of them when None); the names it has that no case of this
+/// run has, to be told.
+pub fn keep_chosen(cases: &mut Vec<Arc<Case>>, chosen: Option<&BTreeSet<String>>) -> Vec<String> {
+    let Some(chosen) = chosen else {
+        return Vec::new();
+    };
+    let have: BTreeSet<String> = cases.iter().map(|c| c.trial_name()).collect();
+    cases.retain(|c| chosen.contains(&c.trial_name()));
+    chosen
+        .iter()
+        .filter(|n| !have.contains(*n) && !n.starts_with("suite::"))
+        .cloned()
+        .collect()
+}
 
 /// Every record of this run, in the order trials finished.
 static RECORDS: Mutex<Vec<Record>> = Mutex::new(Vec::new());
