@@ -73,6 +73,12 @@ pub fn gate() -> Duration {
     trial() / 2
 }
 
+/// How long an exclusive trial waits, once done, for the device's free memory to come back to
+/// what it was before it (processes it ended give their memory back some time after they exit).
+pub fn settle() -> Duration {
+    trial() / 6
+}
+
 /// In-process mode: how long `suite::no_leaks` waits for `jobs` other trials.
 pub fn all_trials(jobs: usize) -> Duration {
     trial() * (jobs as u32).max(1)

@@ -21,6 +21,43 @@ fn crash_in_process(env: &Env) -> ! {
     std::process::abort();
 }
 
+/// The device's free memory (cuMemGetInfo, unchecked: the harness's, not the trial's), if it answers.
+fn device_free() -> Option<usize> {
+    let (mut free, mut total) = (0usize, 0usize);
+    (unsafe { cuMemGetInfo_v2(&mut free, &mut total) } == crate::driver::check::SUCCESS).then_some(free)
+}
+
+/// Slack under the level before an exclusive trial that counts as back (contexts and pools of
+/// other idle workers move a little).
+const SETTLE_SLACK: usize = 512 << 20;
+
+/// After an exclusive trial (it took most of the device's memory, or its children did): wait,
+/// within [`deadline::settle`](crate::driver::deadline::settle), until the device's free memory is
+/// back to about `before`, so that the next trial does not find the device still full while the
+/// driver reclaims what ended processes held (seen on the H100: one OUT_OF_MEMORY in 18 runs).
+/// Past the wait the trial's notes say so; its outcome is untouched.
+fn settle(before: usize) {
+    let start = Instant::now();
+    let limit = crate::driver::deadline::settle();
+    loop {
+        let now = device_free();
+        if now.map_or(true, |f| f + SETTLE_SLACK >= before) {
+            return;
+        }
+        if start.elapsed() >= limit {
+            crate::driver::check::note(format!(
+                "the device's free memory was {} MiB after {:.1} s, {} MiB before the trial: the next trials may \
+                 find it short",
+                now.unwrap_or(0) >> 20,
+                start.elapsed().as_secs_f64(),
+                before >> 20
+            ));
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// Run a case's body here, now: capability check, blame and notes reset, panics caught.
 pub fn execute(case: &Case, env: &Env) -> Answer {
     let mut env = env.for_case(case);
@@ -80,7 +117,11 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
         crash_in_process(env);
     }
     env.bind();
+    let before = if case.exclusive { device_free() } else { None };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (case.body)(env)));
+    if let Some(b) = before {
+        settle(b);
+    }
     crate::driver::ledger::set_trial("");
     let known = crate::driver::departures::take_known();
     match result {
