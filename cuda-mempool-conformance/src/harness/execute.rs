@@ -41,7 +41,7 @@ fn settle(before: usize) {
     let limit = crate::driver::deadline::settle();
     loop {
         let now = device_free();
-        if now.map_or(true, |f| f + SETTLE_SLACK >= before) {
+        if !matches!(now, Some(f) if f + SETTLE_SLACK < before) {
             return;
         }
         if start.elapsed() >= limit {
