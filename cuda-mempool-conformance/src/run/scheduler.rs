@@ -50,10 +50,63 @@ struct TurnState {
     /// Exclusive turns asked for and not yet given.
     waiting: usize,
 }
-/// A turn held; given back when dropped.
+/// A turn held; given back when dropped (the machine-wide lock with it).
 struct Turn<'a> {
     turns: &'a Turns,
     exclusive: bool,
+    _machine: Option<std::fs::File>,
+}
+
+/// CONFORMANCE_DEVICE_LOCK=path: the lock file that makes turns machine-wide (default: one in the
+/// temporary directory). Several suites on one machine (the mutation runner's side-by-side runs, two
+/// CI jobs on one GPU) then give an exclusive trial the device alone across all of them.
+pub const DEVICE_LOCK_VAR: &str = "CONFORMANCE_DEVICE_LOCK";
+
+fn device_lock_path() -> std::path::PathBuf {
+    std::env::var_os(DEVICE_LOCK_VAR)
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("cuda-mempool-conformance-device.lock"))
+}
+
+/// `path` (created if need be; read-only where another user made it), or None when it cannot be
+/// opened: the turns are then this run's only.
+fn open_lock(path: &std::path::Path) -> Option<std::fs::File> {
+    let rw = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path);
+    rw.or_else(|_| std::fs::File::open(path)).ok()
+}
+
+fn flock(f: &std::fs::File, op: libc::c_int) {
+    use std::os::fd::AsRawFd;
+    while unsafe { libc::flock(f.as_raw_fd(), op) } != 0
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+    {}
+}
+
+/// This turn, machine-wide: a shared or exclusive flock on the lock file, taken through the
+/// `.intent` file beside it so that a waiting exclusive turn goes before shared turns asked for after
+/// it in any process (flock alone would let a stream of shared turns starve it). Each turn opens its
+/// own descriptions: flock locks belong to an open file description, not to a thread.
+fn machine_turn(exclusive: bool) -> Option<std::fs::File> {
+    machine_turn_at(device_lock_path(), exclusive)
+}
+
+fn machine_turn_at(path: std::path::PathBuf, exclusive: bool) -> Option<std::fs::File> {
+    let main = open_lock(&path)?;
+    let mut intent_path = path.into_os_string();
+    intent_path.push(".intent");
+    let intent = open_lock(std::path::Path::new(&intent_path));
+    let op = if exclusive { libc::LOCK_EX } else { libc::LOCK_SH };
+    if let Some(i) = &intent {
+        flock(i, op);
+    }
+    flock(&main, op);
+    drop(intent);
+    Some(main)
 }
 impl Turns {
     /// Wait for a turn: the device alone when `exclusive`, else shared.
@@ -72,7 +125,12 @@ impl Turns {
             }
             st.shared += 1;
         }
-        Turn { turns: self, exclusive }
+        drop(st);
+        Turn {
+            turns: self,
+            exclusive,
+            _machine: machine_turn(exclusive),
+        }
     }
     /// Whether an exclusive turn is held or waited for: no other trial can start meanwhile.
     fn exclusive_now(&self) -> bool {
@@ -474,6 +532,31 @@ mod tests {
         sh.join().unwrap();
         assert!(sh_in.load(Ordering::SeqCst));
         assert!(!turns.exclusive_now());
+    }
+
+    /// Two descriptions of one lock file conflict even in one process (as two suites' do): a shared
+    /// turn waits while an exclusive one is held, and gets in once it is given back.
+    #[test]
+    fn machine_turns_exclude_across_descriptions() {
+        let path = std::env::temp_dir().join(format!("cump-lock-test-{}", std::process::id()));
+        let held = machine_turn_at(path.clone(), true).expect("lock file");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.clone();
+        let t = std::thread::spawn(move || {
+            let got = machine_turn_at(p, false);
+            tx.send(got.is_some()).unwrap();
+        });
+        assert!(
+            rx.recv_timeout(Duration::from_millis(200)).is_err(),
+            "a shared turn got in beside an exclusive one"
+        );
+        drop(held);
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(true));
+        t.join().unwrap();
+        let _ = std::fs::remove_file(&path);
+        let mut intent = path.into_os_string();
+        intent.push(".intent");
+        let _ = std::fs::remove_file(intent);
     }
 
     #[test]
