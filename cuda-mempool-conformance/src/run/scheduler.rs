@@ -57,15 +57,16 @@ struct Turn<'a> {
     _machine: Option<std::fs::File>,
 }
 
-/// CONFORMANCE_DEVICE_LOCK=path: the lock file that makes turns machine-wide (default: one in the
-/// temporary directory). Several suites on one machine (the mutation runner's side-by-side runs, two
-/// CI jobs on one GPU) then give an exclusive trial the device alone across all of them.
+/// CONFORMANCE_DEVICE_LOCK=path: a lock file that makes turns machine-wide: suites that name the same
+/// file (the mutation runner's side-by-side runs, two CI jobs on one GPU) give an exclusive trial the
+/// device alone across all of them. Unset: turns are this run's only (measured on the H100: three
+/// suites side by side with it were slower than one at a time, docs/conformance/mutants-selection/).
 pub const DEVICE_LOCK_VAR: &str = "CONFORMANCE_DEVICE_LOCK";
 
-fn device_lock_path() -> std::path::PathBuf {
+fn device_lock_path() -> Option<std::path::PathBuf> {
     std::env::var_os(DEVICE_LOCK_VAR)
+        .filter(|v| !v.is_empty())
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("cuda-mempool-conformance-device.lock"))
 }
 
 /// `path` (created if need be; read-only where another user made it), or None when it cannot be
@@ -92,7 +93,7 @@ fn flock(f: &std::fs::File, op: libc::c_int) {
 /// it in any process (flock alone would let a stream of shared turns starve it). Each turn opens its
 /// own descriptions: flock locks belong to an open file description, not to a thread.
 fn machine_turn(exclusive: bool) -> Option<std::fs::File> {
-    machine_turn_at(device_lock_path(), exclusive)
+    machine_turn_at(device_lock_path()?, exclusive)
 }
 
 fn machine_turn_at(path: std::path::PathBuf, exclusive: bool) -> Option<std::fs::File> {
