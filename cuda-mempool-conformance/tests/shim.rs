@@ -5,7 +5,9 @@
 //! - the run completes (a normal exit, a report written),
 //! - the report marks exactly the sabotaged API as not passing, among those this machine can
 //!   observe it on (computed from the report's probe: some faults only show on a device),
-//! - the wall time stays under the trial deadline plus 10 s.
+//! - the wall time stays under the faithful run's (the same library, no fault) plus one trial
+//!   deadline for the hang and one more for each hung exclusive trial (it holds the device alone
+//!   while it hangs), plus 10 s.
 //!
 //! The library is shim/ as build.rs compiled it; CONFORMANCE_SHIM_SO=path (and
 //! CONFORMANCE_SHIM_SO_PROC_ONLY) use a copy, e.g. on a GPU machine without the build tree.
@@ -93,6 +95,54 @@ fn run_suite(faults: &str, how: How) -> Result<(serde_json::Value, Duration), St
     Ok((j, wall))
 }
 
+/// The wall time of a run under the same library and entry with no fault (measured once per
+/// variant and entry, one at a time like the faulted runs).
+fn faithful_wall(how: How) -> Result<Duration, String> {
+    static WALLS: Mutex<Vec<(Variant, &'static str, Duration)>> = Mutex::new(Vec::new());
+    let mut walls = WALLS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(w) = walls.iter().find(|w| w.0 == how.variant && w.1 == how.entry) {
+        return Ok(w.2);
+    }
+    let (_, wall) = run_suite("", how)?;
+    walls.push((how.variant, how.entry, wall));
+    Ok(wall)
+}
+
+/// Exclusive trials that hung in report `j` (no answer within the deadline): each held the device
+/// alone for a whole deadline, on top of the one deadline the other hangs overlap in.
+fn hung_exclusive(j: &serde_json::Value) -> u32 {
+    let exclusive: std::collections::HashSet<String> = conformance::cases::all()
+        .iter()
+        .filter(|c| c.exclusive)
+        .map(|c| c.trial_name())
+        .collect();
+    let n = j["trials"].as_array().map_or(0, |t| {
+        t.iter()
+            .filter(|t| t["message"].as_str().is_some_and(|m| m.starts_with("no answer after")))
+            .filter(|t| {
+                t["trial"]
+                    .as_str()
+                    .is_some_and(|n| exclusive.contains(without_devices(n)))
+            })
+            .count()
+    });
+    n as u32
+}
+
+/// A trial's name without the devices it was spread over (`::dev2`, `::dev0_dev1`).
+fn without_devices(name: &str) -> &str {
+    match name.rsplit_once("::dev") {
+        Some((base, rest))
+            if rest
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '_' || "dev".contains(c)) =>
+        {
+            base
+        }
+        _ => name,
+    }
+}
+
 /// Whether the report's probe found a device with memory pools.
 fn has_gpu(j: &serde_json::Value) -> bool {
     j["machine"]["cuInit"] == 0
@@ -144,7 +194,7 @@ fn check(faults: &str, sabotaged: &[(u32, bool)], how: How) -> Result<(), Failed
                 .collect()
         })
         .unwrap_or_default();
-    let bound = DEADLINE + Duration::from_secs(10);
+    let bound = faithful_wall(how)? + DEADLINE * (1 + hung_exclusive(&j)) + Duration::from_secs(10);
     if failing != expected {
         return Err(format!(
             "under {faults} the report marks {failing:?} as not passing; the shim breaks {expected:?} here ({}). \
@@ -156,7 +206,8 @@ fn check(faults: &str, sabotaged: &[(u32, bool)], how: How) -> Result<(), Failed
     }
     if wall > bound {
         return Err(format!(
-            "under {faults} the run took {:.1} s, more than the trial deadline plus 10 s ({} s)",
+            "under {faults} the run took {:.1} s, more than the faithful run's wall plus one deadline per hang that \
+             holds the device plus 10 s ({} s)",
             wall.as_secs_f64(),
             bound.as_secs()
         )
