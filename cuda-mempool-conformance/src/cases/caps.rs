@@ -150,6 +150,15 @@ pub fn cases() -> Vec<Case> {
                 free_async(a, s.0)?;
                 s.sync()?;
                 ok("cuMemPoolTrimTo(0)", unsafe { cuMemPoolTrimTo(p.0, 0) })?;
+                // The next growth is measured from nothing reserved: a trim that released nothing is
+                // 833's fault, not this trial's (seen under the shim's noop-833).
+                let left = counters(p.0)?.1;
+                if left > 0 {
+                    blame::set(833);
+                    return Err(
+                        format!("cuMemPoolTrimTo(0) of a pool with nothing in use left {left} bytes reserved").into(),
+                    );
+                }
                 let (r1, f1) = grown?;
                 let (growth, drop) = (r1.saturating_sub(r0), f0.saturating_sub(f1) as u64);
                 ensure!(
