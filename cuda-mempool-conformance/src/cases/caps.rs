@@ -10,13 +10,6 @@ use CUmemPool_attribute as A;
 const MIB: usize = 1 << 20;
 const E_OOM: CUresult = CUresult::CUDA_ERROR_OUT_OF_MEMORY;
 
-/// (free, total) per cuMemGetInfo for the current context's device.
-fn mem_info() -> R<(usize, usize)> {
-    let (mut free, mut total) = (0usize, 0usize);
-    ok("cuMemGetInfo", unsafe { cuMemGetInfo_v2(&mut free, &mut total) })?;
-    Ok((free, total))
-}
-
 /// (used, reserved) of `pool`.
 fn counters(pool: CUmemoryPool) -> R<(u64, u64)> {
     Ok((

@@ -359,9 +359,14 @@ pub fn pool_memory_type(pool: CUmemoryPool, size: usize) -> R<u32> {
     Ok(kind)
 }
 
-/// Free device memory now (cuMemGetInfo).
-pub fn mem_free() -> R<usize> {
+/// (free, total) device memory now, per cuMemGetInfo for the current context's device.
+pub fn mem_info() -> R<(usize, usize)> {
     let (mut free, mut total) = (0usize, 0usize);
     ok("cuMemGetInfo", unsafe { cuMemGetInfo_v2(&mut free, &mut total) })?;
-    Ok(free)
+    Ok((free, total))
+}
+
+/// Free device memory now (cuMemGetInfo).
+pub fn mem_free() -> R<usize> {
+    Ok(mem_info()?.0)
 }
