@@ -707,10 +707,7 @@ fn beside_check(shim: &std::path::Path, names: &BTreeMap<String, u32>) -> Result
 /// The reason a trial that kills nothing exists, if one is recorded.
 /// Patterns match the trial's name without its device suffix (`::dev0`, `::dev0_dev1`).
 fn reason(trial: &str) -> Option<&'static str> {
-    let trial = match trial.rsplit_once("::") {
-        Some((base, last)) if last.starts_with("dev") && last[3..].starts_with(|c: char| c.is_ascii_digit()) => base,
-        _ => trial,
-    };
+    let trial = conformance::harness::case::without_device_suffix(trial);
     REASONS.iter().find_map(|(pat, why)| {
         let hit = match (pat.strip_suffix('*'), pat.strip_prefix('*')) {
             (Some(prefix), _) => trial.starts_with(prefix),

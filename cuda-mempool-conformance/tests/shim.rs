@@ -122,25 +122,11 @@ fn hung_exclusive(j: &serde_json::Value) -> u32 {
             .filter(|t| {
                 t["trial"]
                     .as_str()
-                    .is_some_and(|n| exclusive.contains(without_devices(n)))
+                    .is_some_and(|n| exclusive.contains(conformance::harness::case::without_device_suffix(n)))
             })
             .count()
     });
     n as u32
-}
-
-/// A trial's name without the devices it was spread over (`::dev2`, `::dev0_dev1`).
-fn without_devices(name: &str) -> &str {
-    match name.rsplit_once("::dev") {
-        Some((base, rest))
-            if rest
-                .chars()
-                .all(|c| c.is_ascii_digit() || c == '_' || "dev".contains(c)) =>
-        {
-            base
-        }
-        _ => name,
-    }
 }
 
 /// Whether the report's probe found a device with memory pools.

@@ -71,6 +71,15 @@ impl Env {
     }
 }
 
+/// A trial's name without the devices [`Case::spread`] named in it (`::dev2`, `::dev0_dev1`): the
+/// case's own name, the same on every machine.
+pub fn without_device_suffix(trial: &str) -> &str {
+    match trial.rsplit_once("::") {
+        Some((base, last)) if last.starts_with("dev") && last[3..].starts_with(|c: char| c.is_ascii_digit()) => base,
+        _ => trial,
+    }
+}
+
 pub type Body = Arc<dyn Fn(&Env) -> R + Send + Sync>;
 
 /// Where a trial belongs in the report: one of the 14 APIs, the harness's own checks of itself,
@@ -378,5 +387,21 @@ impl<T> Shared<T> {
 impl<T> Default for Shared<T> {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn device_suffixes_come_off_and_nothing_else() {
+        use super::without_device_suffix as w;
+        assert_eq!(w("830_x::large_import::dev2"), "830_x::large_import");
+        assert_eq!(
+            w("822_x::free_with_other_device_current::dev0_dev1"),
+            "822_x::free_with_other_device_current"
+        );
+        assert_eq!(w("823_x::device_location"), "823_x::device_location");
+        assert_eq!(w("823_x::dev_pool"), "823_x::dev_pool");
+        assert_eq!(w("suite::no_leaks"), "suite::no_leaks");
     }
 }
