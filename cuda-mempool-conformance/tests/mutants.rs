@@ -104,6 +104,84 @@ fn select_mode() -> Result<Select, String> {
     }
 }
 
+/// CONFORMANCE_MUTANTS_STOP=first|never: each mutant's run stops at its first kill (the default:
+/// the suite's CONFORMANCE_FAIL_FAST), or runs every selected trial (the whole trial-to-mutant matrix).
+const STOP_VAR: &str = "CONFORMANCE_MUTANTS_STOP";
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Stop {
+    First,
+    Never,
+}
+
+fn stop_mode() -> Result<Stop, String> {
+    match std::env::var(STOP_VAR) {
+        Err(_) => Ok(Stop::First),
+        Ok(v) => match v.trim() {
+            "first" => Ok(Stop::First),
+            "never" => Ok(Stop::Never),
+            _ => Err(format!(
+                "{STOP_VAR}={v:?}: expected first (a mutant's run stops at its first kill, the default) or never \
+                 (every selected trial runs: the whole trial-to-mutant matrix)"
+            )),
+        },
+    }
+}
+
+/// CONFORMANCE_MUTANTS_HINT=mutants.json: a previous run's report. With STOP=first, the trials that
+/// killed a mutant there run first against it (the order changes no verdict, only how soon a kill
+/// comes).
+const HINT_VAR: &str = "CONFORMANCE_MUTANTS_HINT";
+
+/// Each mutant's killers in the hint file (empty without one).
+fn hint() -> Result<&'static BTreeMap<String, Vec<String>>, String> {
+    static H: OnceLock<Result<BTreeMap<String, Vec<String>>, String>> = OnceLock::new();
+    H.get_or_init(|| {
+        let Some(path) = std::env::var_os(HINT_VAR).filter(|p| !p.is_empty()) else {
+            return Ok(BTreeMap::new());
+        };
+        let shown = path.to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            format!("{HINT_VAR}={shown}: cannot read it ({e}); expected a mutants.json of an earlier run")
+        })?;
+        let j: Value = serde_json::from_str(&text).map_err(|e| format!("{HINT_VAR}={shown}: not JSON ({e})"))?;
+        let mutants = j["mutants"].as_array().ok_or_else(|| {
+            format!("{HINT_VAR}={shown}: no \"mutants\" list; expected the mutants.json a mutation run writes")
+        })?;
+        Ok(mutants
+            .iter()
+            .filter_map(|m| {
+                let killers = m["killed_by"]
+                    .as_array()?
+                    .iter()
+                    .filter_map(|t| t.as_str().map(String::from));
+                Some((m["name"].as_str()?.to_string(), killers.collect()))
+            })
+            .collect())
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+/// The order a fail-fast run takes `chosen` in for a mutant of API `api`: the trials that killed it
+/// in the hint's run (`hinted`), then its API's own trials (`820_...`), then the rest; each group by
+/// the baseline's time, quickest first. (The suite runs its exclusive trials last whatever this says.)
+fn first_kill_order(mut chosen: Vec<String>, api: u32, secs: &BTreeMap<String, f64>, hinted: &[String]) -> Vec<String> {
+    let own = format!("{api}_");
+    let key = |t: &String| {
+        let class = if hinted.contains(t) {
+            0
+        } else if t.starts_with(&own) {
+            1
+        } else {
+            2
+        };
+        (class, (secs.get(t).copied().unwrap_or(f64::MAX) * 1e6) as u64)
+    };
+    chosen.sort_by_key(key);
+    chosen
+}
+
 /// Mutants that act outside the hooks of their own API, so that a trial can meet them without
 /// reaching it: with CONFORMANCE_MUTANTS_SELECT=calls they still run against the whole suite.
 /// `selection::beside_names_every_mutant_outside_its_hooks` keeps the list whole.
@@ -224,8 +302,10 @@ struct Verdict {
     /// How its trials were chosen: `calls`, `all`, or `beside` (the whole suite under `calls`: it
     /// acts outside its API's hooks).
     select: &'static str,
-    /// How many trials its run had (the suite's own included).
+    /// How many trials its run ran (the suite's own included).
     ran: usize,
+    /// How many it did not, having stopped at the first kill (CONFORMANCE_MUTANTS_STOP=first).
+    stopped: usize,
     /// Why it was not run at all, if it was not (no trial reached its API).
     unreached: Option<String>,
 }
@@ -297,7 +377,7 @@ fn required() -> String {
 
 /// The suite under the library, with `mutant` switched on (None: the baseline): the whole suite, or
 /// only `trials` (and the `suite::` trials).
-fn run(mutant: Option<&str>, trials: Option<&[String]>) -> Result<(Value, f64, String), String> {
+fn run(mutant: Option<&str>, trials: Option<&[String]>, fail_fast: bool) -> Result<(Value, f64, String), String> {
     use wait_timeout::ChildExt;
     let tag = mutant.unwrap_or("baseline");
     let dir = scratch().join(tag);
@@ -319,6 +399,11 @@ fn run(mutant: Option<&str>, trials: Option<&[String]>) -> Result<(Value, f64, S
         .stderr(err);
     if trials.is_some() {
         cmd.env("CONFORMANCE_TRIALS_FILE", &chosen);
+    }
+    if fail_fast {
+        cmd.env("CONFORMANCE_FAIL_FAST", "1");
+    } else {
+        cmd.env_remove("CONFORMANCE_FAIL_FAST");
     }
     match mutant {
         Some(m) => cmd.env("CONFORMANCE_MUTANT", m),
@@ -405,6 +490,8 @@ struct Baseline {
     outcomes: BTreeMap<String, (String, String)>,
     /// Each trial's APIs reached (`"calls"`), where the report has them.
     calls: BTreeMap<String, Vec<u32>>,
+    /// Each trial's time.
+    secs: BTreeMap<String, f64>,
     wall: f64,
 }
 
@@ -427,9 +514,15 @@ impl Baseline {
 fn baseline() -> Result<&'static Baseline, String> {
     static B: OnceLock<Result<Baseline, String>> = OnceLock::new();
     B.get_or_init(|| {
-        let (report, wall, status) = run(None, None)?;
+        let (report, wall, status) = run(None, None, false)?;
         let outcomes = outcomes(&report);
         let calls = calls(&report);
+        let secs = report["trials"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| Some((t["trial"].as_str()?.to_string(), t["secs"].as_f64()?)))
+            .collect();
         let failed: Vec<&String> = outcomes
             .iter()
             .filter(|(_, (o, _))| o == "failed")
@@ -446,6 +539,7 @@ fn baseline() -> Result<&'static Baseline, String> {
             report,
             outcomes,
             calls,
+            secs,
             wall,
         })
     })
@@ -527,23 +621,41 @@ fn rewrite_report() -> Result<(), String> {
     }
 }
 
-/// The trials mutant `m` runs against under `mode` (None: the whole suite), how they were chosen,
-/// and whether one of them may reach its API.
-fn trials_for(m: &Mutant, b: &Baseline, mode: Select) -> (Option<Vec<String>>, &'static str, bool) {
-    match mode {
+/// The trials mutant `m` runs against under `mode` (None: the whole suite, in the suite's order),
+/// how they were chosen, and whether one of them may reach its API. Stopping at the first kill,
+/// they come in [`first_kill_order`].
+fn trials_for(
+    m: &Mutant,
+    b: &Baseline,
+    mode: Select,
+    stop: Stop,
+) -> Result<(Option<Vec<String>>, &'static str, bool), String> {
+    let (trials, select, reached) = match mode {
         Select::All => (None, "all", true),
-        Select::Calls if BESIDE.iter().any(|(n, _)| *n == m.name) => (None, "beside", true),
+        Select::Calls if BESIDE.iter().any(|(n, _)| *n == m.name) => {
+            // The whole suite; as a list only to give it an order.
+            let every = (stop == Stop::First).then(|| b.outcomes.keys().cloned().collect());
+            (every, "beside", true)
+        }
         Select::Calls => {
             let (t, reached) = b.selected(m.api);
             (Some(t), "calls", reached)
         }
-    }
+    };
+    let trials = match (stop, trials) {
+        (Stop::First, Some(t)) => {
+            let hinted = hint()?.get(&m.name).map_or(&[][..], Vec::as_slice);
+            Some(first_kill_order(t, m.api, &b.secs, hinted))
+        }
+        (_, t) => t,
+    };
+    Ok((trials, select, reached))
 }
 
-fn judge(m: &Mutant, mode: Select) -> Result<(), Failed> {
+fn judge(m: &Mutant, mode: Select, stop: Stop) -> Result<(), Failed> {
     let b = baseline()?;
     let result = (|| {
-        let (trials, select, reached) = trials_for(m, b, mode);
+        let (trials, select, reached) = trials_for(m, b, mode, stop)?;
         if !reached {
             return Ok(Verdict {
                 select,
@@ -551,12 +663,15 @@ fn judge(m: &Mutant, mode: Select) -> Result<(), Failed> {
                 ..Verdict::default()
             });
         }
-        let (j, wall, status) = run(Some(&m.name), trials.as_deref())?;
+        let (j, wall, status) = run(Some(&m.name), trials.as_deref(), stop == Stop::First)?;
+        let records = j["trials"].as_array().map_or(&[][..], Vec::as_slice);
+        let stopped = records.iter().filter(|t| t["kind"] == "stopped").count();
         let mut v = Verdict {
             wall,
             status,
             select,
-            ran: j["trials"].as_array().map_or(0, Vec::len),
+            ran: records.len() - stopped,
+            stopped,
             ..Verdict::default()
         };
         for (trial, (outcome, msg)) in outcomes(&j) {
@@ -651,7 +766,77 @@ fn selection_checks(mutants: &[Mutant]) -> Vec<Trial> {
         beside_check(&shim, &names).map_err(Failed::from)
     })
     .with_ignored_flag(!PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/shim/shim.h")).is_file());
-    vec![rule, beside]
+    let order = Trial::test(
+        "selection::first_kill_order_runs_known_killers_then_the_api_quickest_first",
+        || {
+            let secs: BTreeMap<String, f64> = [
+                ("833_x::slow", 2.0),
+                ("833_x::quick", 0.1),
+                ("820_y::a", 0.01),
+                ("820_y::b", 0.5),
+            ]
+            .iter()
+            .map(|(t, s)| (t.to_string(), *s))
+            .collect();
+            let chosen: Vec<String> = ["820_y::b", "833_x::slow", "suite::no_leaks", "833_x::quick", "820_y::a"]
+                .iter()
+                .map(|t| t.to_string())
+                .collect();
+            let got = first_kill_order(chosen, 833, &secs, &["820_y::b".to_string()]);
+            let want = ["820_y::b", "833_x::quick", "833_x::slow", "820_y::a", "suite::no_leaks"];
+            if got == want {
+                Ok(())
+            } else {
+                Err(format!("{got:?}, want {want:?}").into())
+            }
+        },
+    );
+    vec![rule, beside, order]
+}
+
+/// Stopping at the first kill changes no verdict: the first no-device mutant of the library, run
+/// both ways (fail-fast and whole), is killed both ways, and the fail-fast run's trials that did
+/// not run are recorded `stopped`, naming the failure that stopped them.
+fn stop_check(mutants: &[Mutant], mode: Select) -> Trial {
+    let m = mutants
+        .iter()
+        .find(|m| m.needs == "none" && m.kind == "mutant")
+        .cloned();
+    Trial::test("stop::first_kill_gives_the_verdict_of_a_whole_run", move || {
+        let m = m.as_ref().ok_or("the library has no no-device mutant")?;
+        let b = baseline()?;
+        let mut kills = Vec::new();
+        for stop in [Stop::First, Stop::Never] {
+            let (trials, _, _) = trials_for(m, b, mode, stop)?;
+            let (j, _, _) = run(Some(&m.name), trials.as_deref(), stop == Stop::First)?;
+            let records = j["trials"].as_array().map_or(&[][..], Vec::as_slice);
+            let killers: Vec<&str> = records
+                .iter()
+                .filter(|t| t["outcome"] == "failed")
+                .filter_map(|t| t["trial"].as_str())
+                .filter(|t| b.outcomes.get(*t).is_some_and(|(o, _)| o == "passed"))
+                .collect();
+            for t in records.iter().filter(|t| t["kind"] == "stopped") {
+                let msg = t["message"].as_str().unwrap_or("");
+                if stop == Stop::Never || !killers.iter().any(|k| msg.contains(&format!("`{k}` failed first"))) {
+                    return Err(format!(
+                        "{:?} run under {}: a stopped trial that names no failure of the run: {t}",
+                        stop, m.name
+                    )
+                    .into());
+                }
+            }
+            kills.push(killers.len());
+        }
+        match kills[..] {
+            [first, never] if first > 0 && never > 0 => Ok(()),
+            _ => Err(format!(
+                "{}: killers stopping at the first kill / running every trial: {kills:?}",
+                m.name
+            )
+            .into()),
+        }
+    })
 }
 
 /// Every mutant a file of the library names (in any string) without a hook of its API in that file
@@ -765,9 +950,15 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
                 )
             }
         };
-        let (wall_m, select, ran, unreached) = match verdicts.get(&m.name) {
-            Some(Ok(v)) => (v.wall, Some(v.select), Some(v.ran), v.unreached.clone()),
-            _ => (0.0, None, None, None),
+        let (wall_m, select, ran, stopped, unreached) = match verdicts.get(&m.name) {
+            Some(Ok(v)) => (
+                v.wall,
+                Some(v.select),
+                Some(v.ran),
+                Some(v.stopped),
+                v.unreached.clone(),
+            ),
+            _ => (0.0, None, None, None, None),
         };
         if let Some(r) = unreached.as_ref().filter(|_| status == "SURVIVED") {
             status = format!("SURVIVED: {r}");
@@ -775,7 +966,7 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
         jm.push(json!({
             "name": m.name, "api": m.api, "needs": m.needs, "kind": m.kind, "what": m.what,
             "status": status, "exit": exit, "killed_by": killers, "changed": changed, "wall_s": wall_m,
-            "select": select, "trials_run": ran,
+            "select": select, "trials_run": ran, "trials_stopped": stopped,
         }));
         let shown: Vec<String> = killers.iter().take(4).map(|t| format!("`{t}`")).collect();
         let more = if killers.len() > 4 {
@@ -816,11 +1007,20 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
         "—".into()
     };
     let mode = select_mode().unwrap_or(Select::Calls);
-    let (runs, trial_runs) = verdicts
+    let stop = stop_mode().unwrap_or(Stop::First);
+    let (runs, trial_runs, stopped) = verdicts
         .values()
         .filter_map(|v| v.as_ref().ok())
         .filter(|v| v.unreached.is_none())
-        .fold((0, 0), |(n, t), v| (n + 1, t + v.ran));
+        .fold((0, 0, 0), |(n, t, s), v| (n + 1, t + v.ran, s + v.stopped));
+    let stops = match stop {
+        Stop::First => format!(
+            " Each run stopped at its first kill (`{STOP_VAR}=first`, the suite's `CONFORMANCE_FAIL_FAST=1`): \
+             {stopped} selected trials were not run, so a mutant's killers below are those that failed before \
+             its run stopped, and a trial's kills are a lower bound; `{STOP_VAR}=never` gives the whole matrix."
+        ),
+        Stop::Never => format!(" Every selected trial ran (`{STOP_VAR}=never`)."),
+    };
     let how = match mode {
         Select::All => "Each mutant ran the whole suite".to_string(),
         Select::Calls => format!(
@@ -838,7 +1038,7 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
          library: {}; judged here: {judged}; killed: {killed}; survived: {survived}; kill rate {rate}. \
          Wall time of the whole run: {wall:.1} s (baseline run {:.1} s). {how}. Every run was under \
          `CONFORMANCE_MUTANT=<name>` with a {} s trial deadline; a mutant is killed when a trial that \
-         passed in the baseline fails.\n\n",
+         passed in the baseline fails.{stops}\n\n",
         mutants.len(),
         b.wall,
         DEADLINE.as_secs()
@@ -870,10 +1070,18 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
             None => none.push((trial.clone(), outcome.clone())),
         }
     }
-    md.push_str(
-        "\n## Trials that kill no mutant here\n\nIgnored trials could not run on this machine; the others \
-         with the reason they exist.\n\n| trial | baseline | why it exists |\n|---|---|---|\n",
-    );
+    if stop == Stop::First {
+        md.push_str(&format!(
+            "\n## Trials that kill no mutant here\n\nNot known from this run: its runs stopped at their first \
+             kill. `{STOP_VAR}=never` lists them, with the reason each exists.\n"
+        ));
+        none.clear();
+    } else {
+        md.push_str(
+            "\n## Trials that kill no mutant here\n\nIgnored trials could not run on this machine; the others \
+             with the reason they exist.\n\n| trial | baseline | why it exists |\n|---|---|---|\n",
+        );
+    }
     for (trial, outcome) in &none {
         let why = if outcome == "ignored" {
             "ignored on this machine (see the report for the reason)"
@@ -888,11 +1096,12 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
         "machine": {"devices": ndev, "device": device, "driver": driver, "date": date},
         "wall_s": wall, "baseline_wall_s": b.wall, "judged": judged, "killed": killed, "survived": survived,
         "select": match mode { Select::Calls => "calls", Select::All => "all" },
+        "stop": match stop { Stop::First => "first", Stop::Never => "never" },
         "baseline_failed": baseline_failed,
         "mutants": jm,
         "trials": by_trial,
-        "trials_killing_none": none.iter().map(|(t, o)| json!({"trial": t, "baseline": o,
-            "reason": if o == "ignored" { None } else { reason(t) }})).collect::<Vec<_>>(),
+        "trials_killing_none": (stop == Stop::Never).then(|| none.iter().map(|(t, o)| json!({"trial": t, "baseline": o,
+            "reason": if o == "ignored" { None } else { reason(t) }})).collect::<Vec<_>>()),
     });
     std::fs::write(dir.join("mutants.json"), serde_json::to_string_pretty(&j).unwrap()).map_err(|e| e.to_string())
 }
@@ -913,9 +1122,9 @@ pub fn main() -> std::process::ExitCode {
         });
     }
     let start = Instant::now();
-    let mode = match select_mode() {
-        Ok(m) => m,
-        Err(e) => {
+    let (mode, stop) = match (select_mode(), stop_mode(), hint()) {
+        (Ok(m), Ok(s), Ok(_)) => (m, s),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
             eprintln!("mutants: {e}");
             return std::process::ExitCode::FAILURE;
         }
@@ -949,7 +1158,7 @@ pub fn main() -> std::process::ExitCode {
                 .or_else(|| not_selected(&m.needs))
                 .or_else(|| not_listed(&m.name));
             let m2 = m.clone();
-            let t = Trial::test(name, move || judge(&m2, mode)).with_kind(m.kind.clone());
+            let t = Trial::test(name, move || judge(&m2, mode, stop)).with_kind(m.kind.clone());
             match ignore {
                 Some(why) => t.with_ignored_flag(true).with_kind(format!("{}: {why}", m.kind)),
                 None => t,
@@ -957,11 +1166,12 @@ pub fn main() -> std::process::ExitCode {
         })
         .collect();
     trials.extend(selection_checks(&mutants));
+    trials.push(stop_check(&mutants, mode));
     // Another faithful run beside the mutants: runs side by side on one GPU do not fail trials by
     // themselves (a kill is the mutant's doing).
     trials.push(Trial::test("control::faithful_library_beside_the_mutants", || {
         let b = baseline()?;
-        let (j, _, status) = run(None, None)?;
+        let (j, _, status) = run(None, None, false)?;
         let failed: Vec<String> = outcomes(&j)
             .into_iter()
             .filter(|(t, (o, _))| o == "failed" && b.outcomes.get(t).is_some_and(|(o, _)| o == "passed"))

@@ -25,7 +25,9 @@
 //!   cargo xtask mutants [--report DIR] [FILTER...]
 //!       The suite once per mutant of the mutation library (cuda-mempool-conformance/shim/), each
 //!       time only the trials that reached the mutant's API (CONFORMANCE_MUTANTS_SELECT=all: all):
-//!       which trials kill which mutant, and the survivors (a survivor fails). Writes
+//!       which trials kill which mutant, and the survivors (a survivor fails). Each run stops at
+//!       its first kill, trying first the trials that killed the mutant in the committed
+//!       docs/conformance/mutants.json (CONFORMANCE_MUTANTS_STOP=never: the whole matrix). Writes
 //!       DIR/mutants.md and DIR/mutants.json (default target/mutants; the committed
 //!       docs/conformance/mutants.md comes from a GPU machine, .ci/gpu/mutants.sh).
 
@@ -723,11 +725,17 @@ fn mutants(root: &Path, args: &[String]) -> Result<(), String> {
     } else {
         std::env::current_dir().map_err(|e| e.to_string())?.join(report)
     };
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["test", "-p", "conformance", "--test", "mutants", "--"])
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.args(["test", "-p", "conformance", "--test", "mutants", "--"])
         .args(filters)
         .env("CONFORMANCE_MUTANTS_REPORT", &report)
-        .current_dir(root)
+        .current_dir(root);
+    // The last committed run's killers go first (the order changes no verdict, only its speed).
+    let hint = root.join("docs/conformance/mutants.json");
+    if std::env::var_os("CONFORMANCE_MUTANTS_HINT").is_none() && hint.is_file() {
+        cmd.env("CONFORMANCE_MUTANTS_HINT", hint);
+    }
+    let status = cmd
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     println!("xtask mutants: report in {}", report.join("mutants.md").display());

@@ -79,6 +79,8 @@ pub enum Kind {
     /// A precondition of the run does not hold (`harness::precondition`): the suite-level trial
     /// that says so, and the trials that rely on it, not run.
     Precondition,
+    /// Not run: the run stopped at an earlier failure (CONFORMANCE_FAIL_FAST, `run::stop`).
+    Stopped,
 }
 impl Kind {
     /// The name in report.json and JUnit.
@@ -97,6 +99,7 @@ impl Kind {
             Kind::Expectation => "expectation",
             Kind::Leak => "leak",
             Kind::Precondition => "precondition",
+            Kind::Stopped => "stopped",
         }
     }
     /// The kinds a worker's answer can carry (what a body came to in its own process).

@@ -2,6 +2,7 @@
 //! threads, a crash case in a child of its own. Hands back judged records; reports nothing.
 
 pub mod scheduler;
+pub mod stop;
 pub mod worker;
 
 use crate::harness::child::{run_child_for, Role};
@@ -60,7 +61,11 @@ pub enum Runner {
     Workers(Arc<scheduler::Scheduler>),
     /// In this process's test threads (under nextest, which gives each trial its own process, or
     /// with CONFORMANCE_WORKERS=0). Crash cases still run in a child.
-    InProcess { env: Arc<Env>, timeout: Duration },
+    InProcess {
+        env: Arc<Env>,
+        timeout: Duration,
+        stop: Arc<stop::Stop>,
+    },
 }
 
 type LaneLocks = Mutex<std::collections::BTreeMap<&'static str, Arc<Mutex<()>>>>;
@@ -82,7 +87,10 @@ impl Runner {
     pub fn run(&self, case: &Case) -> Record {
         match self {
             Runner::Workers(s) => s.wait(&case.trial_name()),
-            Runner::InProcess { env, timeout } => {
+            Runner::InProcess { env, timeout, stop } => {
+                if let Some(r) = stop.skipped(case) {
+                    return r;
+                }
                 let begin = since_start();
                 let raw = if case.crash.is_some() {
                     let _shared = ALONE.read().unwrap_or_else(|p| p.into_inner());
@@ -100,6 +108,7 @@ impl Runner {
                 };
                 let mut r = judge(case, raw);
                 r.span = (begin, since_start());
+                stop.note(&r);
                 r
             }
         }

@@ -15,12 +15,16 @@
 //! device alone for an `exclusive` case (one that takes most of the device's memory or reads
 //! device-wide memory). The wait for a turn counts neither toward the deadline nor as stuck.
 //! Exclusive trials are queued first, so that they serialise the start, not the tail.
+//!
+//! In fail-fast mode (`stop.rs`) the queue runs cheap trials first and exclusive ones last, and
+//! once a trial fails no dispatcher starts another: each records the rest of its queue as stopped.
 
 use crate::harness::case::{Case, Env};
 use crate::harness::config::crash_timeout;
 use crate::harness::outcome::{Raw, Record};
 use crate::harness::verdict::judge;
 use crate::run::since_start;
+use crate::run::stop::Stop;
 use crate::run::worker::Worker;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
@@ -200,6 +204,7 @@ struct Ctx {
     /// For each general dispatcher, since when its current trial has been running.
     busy: Mutex<Vec<Option<Instant>>>,
     turns: Turns,
+    stop: Arc<Stop>,
 }
 
 impl Ctx {
@@ -226,13 +231,16 @@ fn stuck_after(deadline: Duration) -> Duration {
 }
 
 impl Scheduler {
-    /// Start running `jobs` (the cases libtest-mimic will run), `parallel` general workers at once.
+    /// Start running `jobs` (the cases libtest-mimic will run), `parallel` general workers at once;
+    /// `stop` says whether the run stops at its first failure, `rank` the order it then runs them in.
     pub fn start(
         env: Arc<Env>,
         jobs: Vec<Arc<Case>>,
         parallel: usize,
         deadline: Duration,
         pre: Arc<Prestarted>,
+        stop: Arc<Stop>,
+        rank: &HashMap<String, usize>,
     ) -> Scheduler {
         let mut slots = HashMap::new();
         let mut general = Vec::new();
@@ -251,7 +259,7 @@ impl Scheduler {
             }
         }
         // A stable sort keeps the suite's order among equals.
-        general.sort_by_key(|c| run_first(c));
+        general.sort_by_key(|c| stop.order_key(c, rank, run_first(c)));
         let slots = Arc::new(slots);
         let ctx = Arc::new(Ctx {
             env,
@@ -261,6 +269,7 @@ impl Scheduler {
             next_id: Mutex::new(1000),
             busy: Mutex::new(Vec::new()),
             turns: Turns::default(),
+            stop,
         });
         let handles: Handles = Arc::new(Mutex::new(Vec::new()));
         let general: Queue = Arc::new(Mutex::new(VecDeque::from(general)));
@@ -349,16 +358,34 @@ fn monitor(queue: Queue, ctx: Arc<Ctx>, handles: Handles, parallel: usize) {
 }
 
 /// One trial on its turn: the turn first, so that its wait is neither the trial's time (its span,
-/// the deadline `run` applies) nor a stuck trial's (`busy`); then `run`, judged, with its span.
-fn on_turn(turns: &Turns, case: &Case, busy: &dyn Fn(Option<Instant>), run: impl FnOnce() -> Raw) -> Record {
+/// the deadline `run` applies) nor a stuck trial's (`busy`); then `run`, judged, with its span,
+/// unless the run stopped meanwhile (fail-fast: `run` is then not called).
+fn on_turn(
+    turns: &Turns,
+    stop: &Stop,
+    case: &Case,
+    busy: &dyn Fn(Option<Instant>),
+    run: impl FnOnce() -> Raw,
+) -> Record {
     let turn = turns.take(case.exclusive);
+    if let Some(r) = stop.skipped(case) {
+        return r;
+    }
     busy(Some(Instant::now()));
     let begin = since_start();
     let mut rec = judge(case, run());
     rec.span = (begin, since_start());
     drop(turn);
     busy(None);
+    stop.note(&rec);
     rec
+}
+
+/// Hand a record to the trial that waits for it.
+fn publish(ctx: &Ctx, rec: Record) {
+    let slot = &ctx.slots[&rec.trial];
+    *slot.result.lock().unwrap() = Some(rec);
+    slot.ready.notify_all();
 }
 
 fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, context: bool) -> JoinHandle<Vec<String>> {
@@ -373,29 +400,37 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
             let Some(case) = queue.lock().unwrap().pop_front() else {
                 break;
             };
+            if let Some(rec) = ctx.stop.skipped(&case) {
+                publish(&ctx, rec);
+                continue;
+            }
             // A new worker starts before the turn: its start overlaps the trials running.
-            let w = match worker.take() {
+            let mut w = Some(match worker.take() {
                 Some(w) => Ok(w),
                 None => ctx.new_worker(busy_slot.is_some(), context),
-            };
-            let rec = on_turn(&ctx.turns, &case, &set_busy, || match w {
-                Err(e) => Raw::Broken(format!("no worker process could be started: {e}")),
-                Ok(mut w) => {
-                    let deadline = if case.crash.is_some() {
-                        crash_timeout(ctx.deadline)
-                    } else {
-                        ctx.deadline
-                    };
-                    let raw = w.run(&case.trial_name(), &ctx.env.m, deadline);
-                    if matches!(raw, Raw::Answer(_) | Raw::Broken(_)) {
-                        worker = Some(w);
+            });
+            let rec = on_turn(&ctx.turns, &ctx.stop, &case, &set_busy, || {
+                match w.take().expect("run once") {
+                    Err(e) => Raw::Broken(format!("no worker process could be started: {e}")),
+                    Ok(mut w) => {
+                        let deadline = if case.crash.is_some() {
+                            crash_timeout(ctx.deadline)
+                        } else {
+                            ctx.deadline
+                        };
+                        let raw = w.run(&case.trial_name(), &ctx.env.m, deadline);
+                        if matches!(raw, Raw::Answer(_) | Raw::Broken(_)) {
+                            worker = Some(w);
+                        }
+                        raw
                     }
-                    raw
                 }
             });
-            let slot = &ctx.slots[&rec.trial];
-            *slot.result.lock().unwrap() = Some(rec);
-            slot.ready.notify_all();
+            // Not run (the run stopped while it waited for its turn): the worker stays.
+            if let Some(Ok(w)) = w {
+                worker = Some(w);
+            }
+            publish(&ctx, rec);
         }
         // A dispatcher whose queue ran dry counts as moving: it holds no worker any more.
         set_busy(None);
@@ -445,7 +480,7 @@ mod tests {
                     let Some(c) = q.lock().unwrap().pop_front() else {
                         break;
                     };
-                    let rec = on_turn(&turns, &c, &|_| {}, || {
+                    let rec = on_turn(&turns, &Stop::default(), &c, &|_| {}, || {
                         std::thread::sleep(Duration::from_millis(if c.slow { 6 } else { 3 }));
                         Raw::Broken("a fake trial".into())
                     });
@@ -558,6 +593,32 @@ mod tests {
         let mut intent = path.into_os_string();
         intent.push(".intent");
         let _ = std::fs::remove_file(intent);
+    }
+
+    /// Fail-fast: once a trial fails, a trial whose turn comes after is recorded stopped and its
+    /// body never runs; without fail-fast every body runs.
+    #[test]
+    fn a_fail_fast_run_starts_nothing_after_a_failure() {
+        for on in [false, true] {
+            let (turns, stop, ran) = (Turns::default(), Stop::new(on), AtomicBool::new(false));
+            let first = on_turn(&turns, &stop, &fake("fails".into(), false, false), &|_| {}, || {
+                Raw::Broken("a fake trial".into())
+            });
+            assert_eq!(first.outcome, crate::harness::Outcome::Failed);
+            let later = on_turn(&turns, &stop, &fake("later".into(), true, false), &|_| {}, || {
+                ran.store(true, Ordering::SeqCst);
+                Raw::Broken("a fake trial".into())
+            });
+            assert_eq!(ran.load(Ordering::SeqCst), !on, "fail-fast {on}");
+            if on {
+                assert_eq!(later.kind, crate::harness::Kind::Stopped);
+                assert!(
+                    later.message.contains("`harness::fails` failed first"),
+                    "{}",
+                    later.message
+                );
+            }
+        }
     }
 
     #[test]

@@ -10,10 +10,10 @@ use crate::harness::leaks::{self, Coordinator, WorkerState};
 use crate::harness::{probe, Cap, Case, Env, Outcome, CHILD_VAR};
 use crate::report::{diff, expectations, junit, summary};
 use crate::run::scheduler::{Prestarted, Scheduler};
+use crate::run::stop::Stop;
 use crate::run::{Runner, RUN_START};
 use libtest_mimic::Arguments;
 use roles::all_cases;
-use std::collections::BTreeSet;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -54,8 +54,10 @@ struct Settings {
     required: Vec<Cap>,
     timeout: Duration,
     in_process: bool,
-    /// CONFORMANCE_TRIALS_FILE's trials (None: all).
-    chosen: Option<BTreeSet<String>>,
+    /// CONFORMANCE_TRIALS_FILE's trials (None: all), and their order (a fail-fast run's).
+    chosen: Option<trials::Chosen>,
+    /// CONFORMANCE_FAIL_FAST: stop at the first failure (`run::stop`).
+    fail_fast: bool,
 }
 fn settings() -> Result<Settings, String> {
     leaks::plants()?;
@@ -70,6 +72,7 @@ fn settings() -> Result<Settings, String> {
         timeout,
         in_process: in_process_mode()?,
         chosen: trials::chosen()?,
+        fail_fast: crate::run::stop::fail_fast_from_env()?,
     })
 }
 
@@ -130,7 +133,7 @@ pub fn main() -> ExitCode {
             .filter(|c| {
                 s.chosen
                     .as_ref()
-                    .is_none_or(|k| trials::template_chosen(k, &c.trial_name()))
+                    .is_none_or(|k| trials::template_chosen(&k.names, &c.trial_name()))
             })
             .count();
         Prestarted::start(general.min(parallel))
@@ -178,7 +181,7 @@ pub fn main() -> ExitCode {
     }
     // CONFORMANCE_TRIALS_FILE: the others are not part of this run (a name this run lacks, a device
     // the probe did not find say, is told and skipped).
-    let unknown = trials::keep_chosen(&mut cases, s.chosen.as_ref());
+    let unknown = trials::keep_chosen(&mut cases, s.chosen.as_ref().map(|k| &k.names));
     if !unknown.is_empty() && !args.list {
         eprintln!(
             "conformance: {} names {} trial(s) this run does not have, skipped: {}",
@@ -201,6 +204,7 @@ pub fn main() -> ExitCode {
     });
     let runner = Arc::new(OnceLock::new());
     let plan = trials::plan(&m, &cases, &s.required, &args, runner.clone());
+    let stop = Arc::new(Stop::new(s.fail_fast));
     let scheduler = workers.then(|| {
         Arc::new(Scheduler::start(
             env.clone(),
@@ -208,6 +212,8 @@ pub fn main() -> ExitCode {
             parallel,
             s.timeout,
             pre.clone(),
+            stop.clone(),
+            &s.chosen.as_ref().map(|k| k.rank.clone()).unwrap_or_default(),
         ))
     });
     let _ = runner.set(match &scheduler {
@@ -215,6 +221,7 @@ pub fn main() -> ExitCode {
         None => Runner::InProcess {
             env: env.clone(),
             timeout: s.timeout,
+            stop: stop.clone(),
         },
     });
     let leak_check = match &scheduler {

@@ -8,7 +8,7 @@ use crate::harness::{Cap, Case, Env, Group, Kind, Machine, Outcome, Record};
 use crate::run::scheduler::Scheduler;
 use crate::run::Runner;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -23,9 +23,16 @@ pub const PRECONDITIONS: &str = "suite::preconditions";
 /// (not listed, not ignored). The mutation run (tests/mutants.rs) uses it.
 pub const TRIALS_FILE_VAR: &str = "CONFORMANCE_TRIALS_FILE";
 
+/// The trials CONFORMANCE_TRIALS_FILE names, and each one's line (the order a fail-fast run runs
+/// them in, `run::stop`).
+pub struct Chosen {
+    pub names: BTreeSet<String>,
+    pub rank: HashMap<String, usize>,
+}
+
 /// The trials CONFORMANCE_TRIALS_FILE names (None: unset, every trial); an unreadable file is an
 /// error naming the variable.
-pub fn chosen() -> Result<Option<BTreeSet<String>>, String> {
+pub fn chosen() -> Result<Option<Chosen>, String> {
     let Some(path) = std::env::var_os(TRIALS_FILE_VAR) else {
         return Ok(None);
     };
@@ -35,13 +42,19 @@ pub fn chosen() -> Result<Option<BTreeSet<String>>, String> {
             path.to_string_lossy()
         )
     })?;
-    Ok(Some(
-        text.lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(String::from)
-            .collect(),
-    ))
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let mut rank = HashMap::new();
+    for (i, l) in lines.iter().enumerate() {
+        rank.entry(l.to_string()).or_insert(i);
+    }
+    Ok(Some(Chosen {
+        names: lines.iter().map(|l| l.to_string()).collect(),
+        rank,
+    }))
 }
 
 /// Whether a case template named `template` may make a trial of `chosen` (its spread names add

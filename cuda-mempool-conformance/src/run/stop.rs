@@ -1,0 +1,140 @@
+//! CONFORMANCE_FAIL_FAST=1: the run stops at its first failure. Trials running then finish; every
+//! trial not yet started is recorded ignored (`stopped`), naming the failure; the leak check still
+//! runs. The mutation runner (tests/mutants.rs) uses it: a mutant's verdict needs one kill. In that
+//! mode the general queue also runs cheap trials first: CONFORMANCE_TRIALS_FILE's order, the
+//! `exclusive` ones (the device alone) last.
+
+use crate::harness::case::Case;
+use crate::harness::outcome::{Kind, Outcome, Record};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+pub const FAIL_FAST_VAR: &str = "CONFORMANCE_FAIL_FAST";
+
+/// CONFORMANCE_FAIL_FAST=0|1 (unset: 0).
+pub fn fail_fast_from_env() -> Result<bool, String> {
+    parse(std::env::var(FAIL_FAST_VAR).ok().as_deref())
+}
+
+fn parse(v: Option<&str>) -> Result<bool, String> {
+    match v.map(str::trim) {
+        None | Some("0") | Some("") => Ok(false),
+        Some("1") => Ok(true),
+        Some(v) => Err(format!(
+            "{FAIL_FAST_VAR}={v:?}: expected 1 (stop at the first failure: trials not yet started are \
+             recorded ignored) or 0 (run every trial, the default)"
+        )),
+    }
+}
+
+/// Whether the run stops at its first failure, and which failure stopped it.
+#[derive(Default)]
+pub struct Stop {
+    on: bool,
+    by: Mutex<Option<String>>,
+}
+
+impl Stop {
+    pub fn new(on: bool) -> Stop {
+        Stop {
+            on,
+            by: Mutex::new(None),
+        }
+    }
+    pub fn on(&self) -> bool {
+        self.on
+    }
+    /// Note a judged record: the first failure stops the run.
+    pub fn note(&self, r: &Record) {
+        if self.on && r.outcome == Outcome::Failed {
+            self.by
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert_with(|| r.trial.clone());
+        }
+    }
+    /// The record of `case` when the run has stopped (it is then not run), else None.
+    pub fn skipped(&self, case: &Case) -> Option<Record> {
+        let by = self.by.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
+        Some(Record {
+            dev: Some(case.dev),
+            per: case.per,
+            ..Record::new(
+                case.trial_name(),
+                case.group,
+                Outcome::Ignored,
+                Kind::Stopped,
+                format!("not run: {FAIL_FAST_VAR}=1 and `{by}` failed first"),
+            )
+        })
+    }
+    /// The order of the general queue, as a sort key: in fail-fast mode the `exclusive` trials
+    /// last, the others in `rank`'s order (CONFORMANCE_TRIALS_FILE's lines; unranked ones after,
+    /// in the suite's order); otherwise the scheduler's own order (`throughput`).
+    pub fn order_key(&self, c: &Case, rank: &HashMap<String, usize>, throughput: (bool, bool)) -> (bool, bool, usize) {
+        if self.on {
+            (
+                c.exclusive,
+                false,
+                rank.get(&c.trial_name()).copied().unwrap_or(usize::MAX),
+            )
+        } else {
+            (throughput.0, throughput.1, 0)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::case::Group;
+
+    fn case(name: &str) -> Case {
+        Case::of(Group::Harness, name, &[], |_| Ok(()))
+    }
+
+    /// Off, nothing stops; on, the first failure stops the run and is the one named, and passes
+    /// and ignores never stop it.
+    #[test]
+    fn the_first_failure_stops_a_fail_fast_run() {
+        let fail = |t: &str| Record::new(t, Group::Harness, Outcome::Failed, Kind::Check, "x".into());
+        let pass = Record::new("p", Group::Harness, Outcome::Passed, Kind::Plain, String::new());
+        let off = Stop::new(false);
+        off.note(&fail("a"));
+        assert!(off.skipped(&case("later")).is_none());
+        let on = Stop::new(true);
+        on.note(&pass);
+        assert!(on.skipped(&case("later")).is_none());
+        on.note(&fail("a"));
+        on.note(&fail("b"));
+        let r = on.skipped(&case("later")).expect("stopped");
+        assert_eq!((r.outcome, r.kind), (Outcome::Ignored, Kind::Stopped));
+        assert!(r.message.contains("`a` failed first"), "{}", r.message);
+    }
+
+    /// Fail-fast order: exclusive trials last whatever their rank, the rest by rank, unranked
+    /// after the ranked.
+    #[test]
+    fn fail_fast_runs_ranked_trials_first_and_exclusive_ones_last() {
+        let mut cases = [case("unranked"), case("big").exclusive(), case("second"), case("first")];
+        let rank: HashMap<String, usize> = [("big", 0), ("first", 1), ("second", 2)]
+            .iter()
+            .map(|(n, r)| (case(n).trial_name(), *r))
+            .collect();
+        let on = Stop::new(true);
+        cases.sort_by_key(|c| on.order_key(c, &rank, (false, false)));
+        let names: Vec<_> = cases.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["first", "second", "unranked", "big"]);
+    }
+
+    #[test]
+    fn fail_fast_values() {
+        for (v, want) in [(None, Some(false)), (Some("0"), Some(false)), (Some(" 1"), Some(true))] {
+            assert_eq!(parse(v).ok(), want, "{v:?}");
+        }
+        for v in ["yes", "2", "true"] {
+            let e = parse(Some(v)).expect_err(v);
+            assert!(e.contains(FAIL_FAST_VAR) && e.contains("expected 1"), "{e}");
+        }
+    }
+}
