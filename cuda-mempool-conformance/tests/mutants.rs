@@ -20,6 +20,17 @@
 //! trial deadline, so a mutant that hangs costs about that. A control run of the faithful library
 //! goes last: it must fail nothing that passed in the baseline.
 //!
+//! **Each run stops at its first kill** (CONFORMANCE_MUTANTS_STOP=first, the default: the suite's
+//! CONFORMANCE_FAIL_FAST=1). A verdict needs one kill: a run stops only after a trial that passed
+//! in the baseline failed, so it kills exactly the mutants the whole run kills, and a survivor runs
+//! every selected trial either way. What it gives up is the matrix: a mutant's killers are those
+//! that failed before its run stopped (CONFORMANCE_MUTANTS_STOP=never: all of them, and the trials
+//! that kill none). The order only decides how soon a kill comes: the trials that killed the mutant
+//! in an earlier run's mutants.json (CONFORMANCE_MUTANTS_HINT; `cargo xtask mutants` and
+//! .ci/gpu/mutants.sh name the committed docs/conformance/mutants.json), then its API's own, quickest
+//! first, the exclusive ones last. CONFORMANCE_MUTANTS_KEEP=1 keeps each run's report under
+//! DIR/runs/.
+//!
 //! **Only the trials that can see a mutant** (CONFORMANCE_MUTANTS_SELECT=calls, the default; `all`
 //! runs the whole suite for every mutant). The baseline's report says, trial by trial, which of the
 //! 14 APIs it reached (`"calls"`: the library notes each hook entered, in the worker and in the
@@ -443,9 +454,24 @@ fn run(mutant: Option<&str>, trials: Option<&[String]>, fail_fast: bool) -> Resu
     }
     let text = std::fs::read_to_string(dir.join("report.json"))
         .map_err(|e| format!("the suite under {tag} wrote no report ({e}), exit {status}; its stderr ends:\n{tail}"))?;
-    let _ = std::fs::remove_dir_all(&dir);
+    keep_or_remove(&dir, tag);
     let j: Value = serde_json::from_str(&text).map_err(|e| format!("report under {tag}: {e}"))?;
     Ok((j, wall, status.to_string()))
+}
+
+/// CONFORMANCE_MUTANTS_KEEP=1 keeps each run's report.json, stderr and trial list under
+/// REPORT_DIR/runs/<mutant> (to see why and when a trial killed a mutant); otherwise they go.
+fn keep_or_remove(dir: &std::path::Path, tag: &str) {
+    let keep = std::env::var("CONFORMANCE_MUTANTS_KEEP").is_ok_and(|v| v == "1");
+    if let Some(to) = report_dir().filter(|_| keep).map(|r| r.join("runs").join(tag)) {
+        let _ = std::fs::remove_dir_all(&to);
+        if std::fs::create_dir_all(&to).is_ok() {
+            for f in ["report.json", "stderr", "trials"] {
+                let _ = std::fs::copy(dir.join(f), to.join(f));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Each trial's `"calls"` in a report, where it has them.

@@ -735,9 +735,7 @@ fn mutants(root: &Path, args: &[String]) -> Result<(), String> {
     if std::env::var_os("CONFORMANCE_MUTANTS_HINT").is_none() && hint.is_file() {
         cmd.env("CONFORMANCE_MUTANTS_HINT", hint);
     }
-    let status = cmd
-        .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    let status = cmd.status().map_err(|e| format!("cannot run cargo: {e}"))?;
     println!("xtask mutants: report in {}", report.join("mutants.md").display());
     if status.success() {
         Ok(())
