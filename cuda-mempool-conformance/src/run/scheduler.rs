@@ -18,6 +18,9 @@
 //!
 //! In fail-fast mode (`stop.rs`) the queue runs cheap trials first and exclusive ones last, and
 //! once a trial fails no dispatcher starts another: each records the rest of its queue as stopped.
+//! Lanes then take the same order, but for `serial` (its trials change state a later one starts
+//! from), and an exclusive trial of any queue waits until every other trial is done: one early
+//! exclusive trial (the device alone, then its memory given back) would hold up every cheap one.
 
 use crate::harness::case::{Case, Env};
 use crate::harness::config::crash_timeout;
@@ -205,9 +208,41 @@ struct Ctx {
     busy: Mutex<Vec<Option<Instant>>>,
     turns: Turns,
     stop: Arc<Stop>,
+    /// Trials not exclusive and not yet done (fail-fast: the exclusive ones wait for none left).
+    cheap: Pending,
+}
+
+/// A count of trials not yet done, and a wait for it to fall.
+struct Pending {
+    left: Mutex<usize>,
+    fell: Condvar,
+}
+impl Pending {
+    fn new(n: usize) -> Pending {
+        Pending {
+            left: Mutex::new(n),
+            fell: Condvar::new(),
+        }
+    }
+    fn done_one(&self) {
+        *self.left.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
+        self.fell.notify_all();
+    }
+    /// Wait until at most `own` are left, or `stopped` (checked whenever the count falls).
+    fn wait(&self, own: usize, stopped: &dyn Fn() -> bool) {
+        let mut left = self.left.lock().unwrap_or_else(|p| p.into_inner());
+        while *left > own && !stopped() {
+            left = self.fell.wait(left).unwrap_or_else(|p| p.into_inner());
+        }
+    }
 }
 
 impl Ctx {
+    /// Fail-fast: wait until every trial that is not exclusive is done, but for `own` (those
+    /// queued behind this one, in its own lane), or until the run has stopped.
+    fn wait_for_cheap(&self, own: usize) {
+        self.cheap.wait(own, &|| self.stop.stopped());
+    }
     /// A general worker comes from those started ahead when there is one; a lane's is its own,
     /// with a context only if one of the lane's trials needs a device.
     fn new_worker(&self, general: bool, context: bool) -> Result<Worker, String> {
@@ -243,6 +278,7 @@ impl Scheduler {
         rank: &HashMap<String, usize>,
     ) -> Scheduler {
         let mut slots = HashMap::new();
+        let cheap_left = jobs.iter().filter(|c| !c.exclusive).count();
         let mut general = Vec::new();
         let mut lanes: BTreeMap<&'static str, VecDeque<Arc<Case>>> = BTreeMap::new();
         for c in jobs {
@@ -270,6 +306,7 @@ impl Scheduler {
             busy: Mutex::new(Vec::new()),
             turns: Turns::default(),
             stop,
+            cheap: Pending::new(cheap_left),
         });
         let handles: Handles = Arc::new(Mutex::new(Vec::new()));
         let general: Queue = Arc::new(Mutex::new(VecDeque::from(general)));
@@ -277,7 +314,11 @@ impl Scheduler {
         for _ in 0..parallel.min(general.lock().unwrap().len()) {
             add_general(&general, &ctx, &handles);
         }
-        for (_, q) in lanes {
+        for (lane, mut q) in lanes {
+            if ctx.stop.on() && lane != crate::harness::case::SERIAL {
+                q.make_contiguous()
+                    .sort_by_key(|c| ctx.stop.order_key(c, rank, (false, false)));
+            }
             let context = q.iter().any(|c| c.needs.contains(&crate::harness::machine::Cap::Gpu));
             let h = spawn_dispatcher(Arc::new(Mutex::new(q)), ctx.clone(), None, context);
             handles.lock().unwrap().push(h);
@@ -381,11 +422,14 @@ fn on_turn(
     rec
 }
 
-/// Hand a record to the trial that waits for it.
-fn publish(ctx: &Ctx, rec: Record) {
+/// Hand `case`'s record to the trial that waits for it.
+fn publish(ctx: &Ctx, case: &Case, rec: Record) {
     let slot = &ctx.slots[&rec.trial];
     *slot.result.lock().unwrap() = Some(rec);
     slot.ready.notify_all();
+    if !case.exclusive {
+        ctx.cheap.done_one();
+    }
 }
 
 fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, context: bool) -> JoinHandle<Vec<String>> {
@@ -400,8 +444,12 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
             let Some(case) = queue.lock().unwrap().pop_front() else {
                 break;
             };
+            if ctx.stop.on() && case.exclusive {
+                let own = queue.lock().unwrap().iter().filter(|c| !c.exclusive).count();
+                ctx.wait_for_cheap(own);
+            }
             if let Some(rec) = ctx.stop.skipped(&case) {
-                publish(&ctx, rec);
+                publish(&ctx, &case, rec);
                 continue;
             }
             // A new worker starts before the turn: its start overlaps the trials running.
@@ -430,7 +478,7 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
             if let Some(Ok(w)) = w {
                 worker = Some(w);
             }
-            publish(&ctx, rec);
+            publish(&ctx, &case, rec);
         }
         // A dispatcher whose queue ran dry counts as moving: it holds no worker any more.
         set_busy(None);
@@ -618,6 +666,40 @@ mod tests {
                     later.message
                 );
             }
+        }
+    }
+
+    /// The wait of a fail-fast exclusive trial ends when the others are done (but for its own
+    /// lane's), or when the run stops, not before.
+    #[test]
+    fn an_exclusive_trial_waits_for_the_cheap_ones_or_the_stop() {
+        for (own, stop_early) in [(0, false), (1, false), (0, true)] {
+            let pending = Arc::new(Pending::new(3));
+            let stopped = Arc::new(AtomicBool::new(false));
+            let done = Arc::new(AtomicBool::new(false));
+            let t = {
+                let (p, s, d) = (pending.clone(), stopped.clone(), done.clone());
+                std::thread::spawn(move || {
+                    p.wait(own, &|| s.load(Ordering::SeqCst));
+                    d.store(true, Ordering::SeqCst);
+                })
+            };
+            pending.done_one();
+            std::thread::sleep(Duration::from_millis(30));
+            assert!(!done.load(Ordering::SeqCst), "own {own}: went with 2 left");
+            if stop_early {
+                stopped.store(true, Ordering::SeqCst);
+            }
+            pending.done_one();
+            std::thread::sleep(Duration::from_millis(30));
+            assert_eq!(
+                done.load(Ordering::SeqCst),
+                own == 1 || stop_early,
+                "own {own}, stop {stop_early}"
+            );
+            pending.done_one();
+            t.join().unwrap();
+            assert!(done.load(Ordering::SeqCst));
         }
     }
 

@@ -1,8 +1,8 @@
 //! CONFORMANCE_FAIL_FAST=1: the run stops at its first failure. Trials running then finish; every
 //! trial not yet started is recorded ignored (`stopped`), naming the failure; the leak check still
 //! runs. The mutation runner (tests/mutants.rs) uses it: a mutant's verdict needs one kill. In that
-//! mode the general queue also runs cheap trials first: CONFORMANCE_TRIALS_FILE's order, the
-//! `exclusive` ones (the device alone) last.
+//! mode the queues also run cheap trials first: CONFORMANCE_TRIALS_FILE's order, the `exclusive`
+//! ones (the device alone) last (`run::scheduler`).
 
 use crate::harness::case::Case;
 use crate::harness::outcome::{Kind, Outcome, Record};
@@ -43,6 +43,10 @@ impl Stop {
     }
     pub fn on(&self) -> bool {
         self.on
+    }
+    /// Whether a failure has stopped the run.
+    pub fn stopped(&self) -> bool {
+        self.by.lock().unwrap_or_else(|p| p.into_inner()).is_some()
     }
     /// Note a judged record: the first failure stops the run.
     pub fn note(&self, r: &Record) {
