@@ -3,6 +3,7 @@
 
 pub mod scheduler;
 pub mod stop;
+mod turns;
 pub mod worker;
 
 use crate::harness::child::{run_child_for, Role};
