@@ -30,19 +30,37 @@ fn device_free() -> Option<usize> {
 /// Slack under the level before an exclusive trial that counts as back (contexts and pools of
 /// other idle workers move a little).
 const SETTLE_SLACK: usize = 512 << 20;
+/// A rise of free memory smaller than this is no rise (settle's stability test).
+const SETTLE_STEP: usize = 16 << 20;
+/// How long free memory must stay flat for settle to stop waiting.
+const SETTLE_STABLE: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// After an exclusive trial (it took most of the device's memory, or its children did): wait,
 /// within [`deadline::settle`](crate::driver::deadline::settle), until the device's free memory is
 /// back to about `before`, so that the next trial does not find the device still full while the
 /// driver reclaims what ended processes held (seen on the H100: one OUT_OF_MEMORY in 18 runs).
 /// Past the wait the trial's notes say so; its outcome is untouched.
+///
+/// Free memory that stops rising counts as settled too: what is still missing then is not coming
+/// back (contexts of workers started during the trial: 504 MiB each on the H100, and every run's
+/// first exclusive trial waited out its whole limit for three of them, 1512 MiB).
 fn settle(before: usize) {
     let start = Instant::now();
     let limit = crate::driver::deadline::settle();
+    let mut last: Option<(usize, Instant)> = None;
     loop {
         let now = device_free();
         if !matches!(now, Some(f) if f + SETTLE_SLACK < before) {
             return;
+        }
+        let f = now.unwrap_or(0);
+        match last {
+            Some((g, since)) if f <= g + SETTLE_STEP => {
+                if since.elapsed() >= SETTLE_STABLE {
+                    return;
+                }
+            }
+            _ => last = Some((f, Instant::now())),
         }
         if start.elapsed() >= limit {
             crate::driver::check::note(format!(

@@ -41,13 +41,27 @@ impl Answer {
     }
 }
 
+/// Whom an edge trial runs beside.
+#[derive(Clone, Copy)]
+pub enum Sharing {
+    /// Any trial.
+    Shared,
+    /// No other trial in its process: it provokes out-of-memory in it or watches reserved memory
+    /// (see `cases::MEMORY_SENSITIVE`).
+    Alone,
+    /// No other trial anywhere: it asks for more than the device has (the driver's out-of-memory
+    /// path, up to 9 s on the H100 beside a dozen processes creating contexts, refused another
+    /// process's cuGraphLaunch meanwhile), as the `caps::beyond_reported_total_*` trials do.
+    Exclusive,
+}
+
 /// One (API, argument): the trial `edges_<arg>` of the API.
 pub struct Edge {
     pub api: u32,
     pub arg: &'static str,
     pub needs: &'static [Cap],
-    /// It provokes out-of-memory or watches reserved memory (see `cases::MEMORY_SENSITIVE`).
-    pub alone: bool,
+    /// Whom it runs beside.
+    pub sharing: Sharing,
     pub rows: fn(&Env) -> Vec<Row>,
     pub call: fn(&Env, u64) -> R<Answer>,
 }
@@ -165,8 +179,9 @@ pub fn case(edge: &'static Edge) -> Case {
     for &cap in edge.needs {
         c = c.needs(cap);
     }
-    if edge.alone {
-        c = c.alone();
+    match edge.sharing {
+        Sharing::Shared => c,
+        Sharing::Alone => c.alone(),
+        Sharing::Exclusive => c.exclusive(),
     }
-    c
 }
