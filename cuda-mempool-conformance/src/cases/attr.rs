@@ -626,9 +626,23 @@ pub fn cases() -> Vec<Case> {
                 let before = reserved_after_free(d, 32 * MIB as usize)?;
                 ok("cuMemPoolTrimTo(default pool, 0)", unsafe { cuMemPoolTrimTo(d, 0) })?;
                 let after = get_u64(d, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+                // Memory still in use (another trial of this worker left it, under a library
+                // whose frees fail) stays reserved: then only this trial's freed block is judged.
+                let used = get_u64(d, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
+                if used > 0 {
+                    note(format!(
+                        "the default pool holds {used} bytes in use that this trial did not allocate: only the \
+                         release of its own freed 32 MiB is judged"
+                    ));
+                }
+                let released = if used == 0 {
+                    after == 0
+                } else {
+                    after + 32 * MIB <= before
+                };
                 ensure!(
-                    before >= 32 * MIB && after == 0,
-                    "default pool: reserved {before} before and {after} after trimming to 0"
+                    before >= 32 * MIB && released,
+                    "default pool: reserved {before} before and {after} after trimming to 0 ({used} in use)"
                 );
                 Ok(())
             })();

@@ -266,9 +266,10 @@ fn add_general(queue: &Queue, ctx: &Arc<Ctx>, handles: &Handles) {
 /// `stuck_after` gets a worker started beside it, unless an exclusive trial holds or awaits the
 /// device (another worker could not start a trial before it is done).
 ///
-/// At most one spare per `stuck_after`: each is a process that creates a context, which the driver
-/// does one at a time, so a burst of them slows every other start-up (H100, 16 workers: 17 spares
-/// in 2.3 s while trials were slow, and the importers started meanwhile gave no message in 5 s).
+/// At most one spare per quarter of `stuck_after`: each is a process that creates a context, which
+/// the driver does one at a time, so a burst of them slows every other start-up (H100, 16 workers:
+/// 17 spares in 2.3 s while trials were slow, and the importers started meanwhile gave no message
+/// in 5 s); one per whole interval made a run under a hanging API 1.4 s longer than its bound.
 fn monitor(queue: Queue, ctx: Arc<Ctx>, handles: Handles, parallel: usize) {
     let stuck = stuck_after(ctx.deadline);
     let mut last_spare: Option<Instant> = None;
@@ -281,7 +282,7 @@ fn monitor(queue: Queue, ctx: Arc<Ctx>, handles: Handles, parallel: usize) {
             .iter()
             .filter(|b| b.is_none_or(|t| t.elapsed() < stuck))
             .count();
-        let spare_due = last_spare.is_none_or(|t| t.elapsed() >= stuck);
+        let spare_due = last_spare.is_none_or(|t| t.elapsed() >= stuck / 4);
         if moving < parallel && spare_due && !ctx.turns.exclusive_now() && !queue.lock().unwrap().is_empty() {
             add_general(&queue, &ctx, &handles);
             last_spare = Some(Instant::now());
