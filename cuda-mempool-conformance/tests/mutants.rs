@@ -522,6 +522,15 @@ struct Baseline {
 }
 
 impl Baseline {
+    /// The trials that passed (only they can kill).
+    fn passed(&self) -> Vec<String> {
+        self.outcomes
+            .iter()
+            .filter(|(_, (o, _))| o == "passed")
+            .map(|(t, _)| t.clone())
+            .collect()
+    }
+
     /// The trials a mutant of API `api` runs against (CONFORMANCE_MUTANTS_SELECT=calls), and
     /// whether one of them may reach `api` (else the mutant cannot be seen).
     fn selected(&self, api: u32) -> (Vec<String>, bool) {
@@ -656,13 +665,13 @@ fn trials_for(
     mode: Select,
     stop: Stop,
 ) -> Result<(Option<Vec<String>>, &'static str, bool), String> {
+    // The whole suite. Stopping at the first kill, as a list, to give it an order and to leave out
+    // the trials that did not pass in the baseline: one of them failing again would stop the run
+    // before any kill (they kill nothing either way).
+    let whole = || (stop == Stop::First).then(|| b.passed());
     let (trials, select, reached) = match mode {
-        Select::All => (None, "all", true),
-        Select::Calls if BESIDE.iter().any(|(n, _)| *n == m.name) => {
-            // The whole suite; as a list only to give it an order.
-            let every = (stop == Stop::First).then(|| b.outcomes.keys().cloned().collect());
-            (every, "beside", true)
-        }
+        Select::All => (whole(), "all", true),
+        Select::Calls if BESIDE.iter().any(|(n, _)| *n == m.name) => (whole(), "beside", true),
         Select::Calls => {
             let (t, reached) = b.selected(m.api);
             (Some(t), "calls", reached)
@@ -817,7 +826,50 @@ fn selection_checks(mutants: &[Mutant]) -> Vec<Trial> {
             }
         },
     );
-    vec![rule, beside, order]
+    let whole = Trial::test(
+        "selection::a_whole_suite_run_that_stops_leaves_out_baseline_failures",
+        || {
+            let outcomes: BTreeMap<String, (String, String)> = [
+                ("a::passes", "passed"),
+                ("a::fails", "failed"),
+                ("a::ignored", "ignored"),
+            ]
+            .iter()
+            .map(|(t, o)| (t.to_string(), (o.to_string(), String::new())))
+            .collect();
+            let b = Baseline {
+                report: Value::Null,
+                outcomes,
+                calls: BTreeMap::new(),
+                secs: BTreeMap::new(),
+                wall: 0.0,
+            };
+            let m = Mutant {
+                name: BESIDE[0].0.into(),
+                api: 820,
+                needs: "none".into(),
+                kind: "mutant".into(),
+                what: String::new(),
+            };
+            let mut wrong = Vec::new();
+            for mode in [Select::All, Select::Calls] {
+                let first = trials_for(&m, &b, mode, Stop::First)?.0;
+                if first.as_deref() != Some(&["a::passes".to_string()][..]) {
+                    wrong.push(format!("{mode:?}, first: {first:?}"));
+                }
+                let never = trials_for(&m, &b, mode, Stop::Never)?.0;
+                if never.is_some() {
+                    wrong.push(format!("{mode:?}, never: {never:?} (want the whole suite, None)"));
+                }
+            }
+            if wrong.is_empty() {
+                Ok(())
+            } else {
+                Err(wrong.join("\n").into())
+            }
+        },
+    );
+    vec![rule, beside, order, whole]
 }
 
 /// Stopping at the first kill changes no verdict: the first no-device mutant of the library, run
