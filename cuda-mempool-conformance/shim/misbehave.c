@@ -125,7 +125,15 @@ static void *hook(const char *name) {
       if (!strcmp(name, h->name)) return h->fn;
   return NULL;
 }
-static int missing(const char *name) { return name && shim_on("missing-833") && !strcmp(name, "cuMemPoolTrimTo"); }
+/* Whether the look-up of `name` (with `ptds`: the per-thread-default-stream variant asked of
+ * cuGetProcAddress) finds nothing: missing-833 takes cuMemPoolTrimTo away every way;
+ * 821-ptsz-missing (mutants/alloc.c) takes only the per-thread variant of cuMemAllocFromPoolAsync. */
+static int missing(const char *name, int ptds) {
+  if (!name) return 0;
+  if (shim_on("missing-833") && !strcmp(name, "cuMemPoolTrimTo")) return 1;
+  return shim_on("821-ptsz-missing") &&
+         !strcmp(name, ptds ? "cuMemAllocFromPoolAsync" : "cuMemAllocFromPoolAsync_ptsz");
+}
 
 /* This library's function in place of `fn`, the driver's answer to cuGetProcAddress for `symbol`:
  * the hook of `symbol`, else that of `symbol`_v2 when `fn` is the driver's `symbol`_v2 (the ABI
@@ -152,7 +160,7 @@ static int ptds_asked(const char *symbol, cuuint64_t flags) {
 EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags, int *status) {
   REAL("cuGetProcAddress_v2", CUresult, (const char *, void **, int, cuuint64_t, int *));
   shim_lookup_precondition();
-  if (missing(symbol)) {
+  if (missing(symbol, (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0)) {
     if (pfn) *pfn = NULL;
     if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     return CUDA_ERROR_NOT_FOUND;
@@ -167,7 +175,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
 EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags) {
   REAL("cuGetProcAddress", CUresult, (const char *, void **, int, cuuint64_t));
   shim_lookup_precondition();
-  if (missing(symbol)) {
+  if (missing(symbol, (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0)) {
     if (pfn) *pfn = NULL;
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -182,7 +190,7 @@ EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cu
 EXPORT void *dlsym(void *handle, const char *name) {
   if (!real_dlsym) shim_next("dlsym");
   if (!strncmp(name, "cu", 2)) shim_lookup_precondition();
-  if (missing(name)) return NULL;
+  if (missing(name, 0)) return NULL;
   if (!strcmp(name, "cuGetProcAddress_v2")) return (void *)cuGetProcAddress_v2;
   if (!strcmp(name, "cuGetProcAddress")) return (void *)cuGetProcAddress;
 #ifndef PROC_ADDRESS_ONLY

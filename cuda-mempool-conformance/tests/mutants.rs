@@ -63,6 +63,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 mod common;
+#[path = "mutants/resume.rs"]
+mod resume;
 #[path = "common/shimlib.rs"]
 mod shimlib;
 
@@ -174,6 +176,24 @@ fn hint() -> Result<&'static BTreeMap<String, Vec<String>>, String> {
     .map_err(Clone::clone)
 }
 
+/// The earlier parts' verdicts (CONFORMANCE_MUTANTS_RESUME), read once.
+fn earlier() -> Result<&'static resume::Earlier, String> {
+    static E: OnceLock<Result<resume::Earlier, String>> = OnceLock::new();
+    E.get_or_init(|| {
+        let select = match select_mode()? {
+            Select::Calls => "calls",
+            Select::All => "all",
+        };
+        let stop = match stop_mode()? {
+            Stop::First => "first",
+            Stop::Never => "never",
+        };
+        resume::read(select, stop)
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
 /// The order a fail-fast run takes `chosen` in for a mutant of API `api`: the trials that killed it
 /// in the hint's run (`hinted`), then its API's own trials (`820_...`), then the rest; each group by
 /// the baseline's time, quickest first. (The suite runs its exclusive trials last whatever this says.)
@@ -212,6 +232,10 @@ const BESIDE: &[(&str, &str)] = &[
     (
         "820-proc-address-ignores-ptds",
         "acts in cuGetProcAddress (misbehave.c): a trial that calls the per-thread variant reaches no hook of 820",
+    ),
+    (
+        "821-ptsz-missing",
+        "acts in cuGetProcAddress and dlsym (misbehave.c): the per-thread variant it takes away reaches no hook of 821",
     ),
     (
         "missing-833",
@@ -723,7 +747,12 @@ fn judge(m: &Mutant, mode: Select, stop: Stop) -> Result<(), Failed> {
     if let Err(e) = rewrite_report() {
         eprintln!("mutants: cannot write the report: {e}");
     }
-    let v = result?;
+    conclude(m, &result?)
+}
+
+/// A mutant's trial verdict from what its run showed (here, or in an earlier part): killed or
+/// declared equivalent passes, a survivor fails.
+fn conclude(m: &Mutant, v: &Verdict) -> Result<(), Failed> {
     let equivalent = EQUIVALENT.iter().find(|(n, _)| *n == m.name);
     match (v.killers.is_empty(), equivalent) {
         (false, None) => {
@@ -984,6 +1013,8 @@ fn reason(trial: &str) -> Option<&'static str> {
 /// DIR/mutants.md and DIR/mutants.json.
 fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), String> {
     let b = baseline()?;
+    let e = earlier()?;
+    let (part_wall, wall, parts) = (wall, wall + e.wall, e.parts + 1);
     let verdicts = VERDICTS.lock().unwrap().clone();
     let mut by_trial: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let (mut killed, mut survived, mut judged) = (0, 0, 0);
@@ -1114,10 +1145,18 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
     md.push_str(&format!(
         "Machine: {devices}, driver {driver}, {date} (the baseline report's date). Mutants in the \
          library: {}; judged here: {judged}; killed: {killed}; survived: {survived}; kill rate {rate}. \
-         Wall time of the whole run: {wall:.1} s (baseline run {:.1} s). {how}. Every run was under \
+         Wall time of the whole run: {wall:.1} s{} (baseline run {:.1} s). {how}. Every run was under \
          `CONFORMANCE_MUTANT=<name>` with a {} s trial deadline; a mutant is killed when a trial that \
          passed in the baseline fails.{stops}\n\n",
         mutants.len(),
+        if parts > 1 {
+            format!(
+                ", in {parts} parts (`{}`: this part {part_wall:.1} s, each earlier part's verdicts taken as they were)",
+                resume::RESUME_VAR
+            )
+        } else {
+            String::new()
+        },
         b.wall,
         DEADLINE.as_secs()
     ));
@@ -1172,7 +1211,7 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
     std::fs::write(dir.join("mutants.md"), md).map_err(|e| e.to_string())?;
     let j = json!({
         "machine": {"devices": ndev, "device": device, "driver": driver, "date": date},
-        "wall_s": wall, "baseline_wall_s": b.wall, "judged": judged, "killed": killed, "survived": survived,
+        "wall_s": wall, "parts": parts, "baseline_wall_s": b.wall, "judged": judged, "killed": killed, "survived": survived,
         "select": match mode { Select::Calls => "calls", Select::All => "all" },
         "stop": match stop { Stop::First => "first", Stop::Never => "never" },
         "baseline_failed": baseline_failed,
@@ -1200,9 +1239,9 @@ pub fn main() -> std::process::ExitCode {
         });
     }
     let start = Instant::now();
-    let (mode, stop) = match (select_mode(), stop_mode(), hint()) {
-        (Ok(m), Ok(s), Ok(_)) => (m, s),
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+    let (mode, stop, earlier) = match (select_mode(), stop_mode(), hint(), earlier()) {
+        (Ok(m), Ok(s), Ok(_), Ok(e)) => (m, s, e),
+        (Err(e), _, _, _) | (_, Err(e), _, _) | (_, _, Err(e), _) | (_, _, _, Err(e)) => {
             eprintln!("mutants: {e}");
             return std::process::ExitCode::FAILURE;
         }
@@ -1220,10 +1259,31 @@ pub fn main() -> std::process::ExitCode {
         .iter()
         .any(|m| !args.is_filtered_out(&Trial::test(format!("mutant::{}", m.name), || Ok(()))));
     if !args.list && judging {
-        if let Err(e) = baseline() {
-            eprintln!("mutants: the baseline run failed: {e}");
+        match baseline() {
+            Err(e) => eprintln!("mutants: the baseline run failed: {e}"),
+            Ok(b) => {
+                let here = (
+                    b.report["machine"]["devices"][0]["name"]
+                        .as_str()
+                        .unwrap_or("no GPU")
+                        .to_string(),
+                    b.report["driver"].as_str().unwrap_or("?").to_string(),
+                );
+                if let Some(there) = earlier.machine.as_ref().filter(|m| **m != here) {
+                    eprintln!(
+                        "mutants: {}: the earlier parts ran on {there:?}, this one on {here:?}: resume a run on the \
+                         machine it started on, or start it anew",
+                        resume::RESUME_VAR
+                    );
+                    return std::process::ExitCode::FAILURE;
+                }
+            }
         }
     }
+    VERDICTS
+        .lock()
+        .unwrap()
+        .extend(earlier.verdicts.iter().map(|(n, v)| (n.clone(), Ok(v.clone()))));
     // Device mutants first, then those the no-device trials judge, the faults (hangs, aborts) last:
     // a run stopped early has judged the most telling ones.
     let mut order: Vec<&Mutant> = mutants.iter().collect();
@@ -1236,7 +1296,14 @@ pub fn main() -> std::process::ExitCode {
                 .or_else(|| not_selected(&m.needs))
                 .or_else(|| not_listed(&m.name));
             let m2 = m.clone();
-            let t = Trial::test(name, move || judge(&m2, mode, stop)).with_kind(m.kind.clone());
+            let t = match earlier.verdicts.get(&m.name) {
+                // Judged in an earlier part: its verdict again, so that this part's exit says the whole run's.
+                Some(v) => {
+                    let v = v.clone();
+                    Trial::test(name, move || conclude(&m2, &v)).with_kind(format!("{}: earlier part", m.kind))
+                }
+                None => Trial::test(name, move || judge(&m2, mode, stop)).with_kind(m.kind.clone()),
+            };
             match ignore {
                 Some(why) => t.with_ignored_flag(true).with_kind(format!("{}: {why}", m.kind)),
                 None => t,
@@ -1245,6 +1312,9 @@ pub fn main() -> std::process::ExitCode {
         .collect();
     trials.extend(selection_checks(&mutants));
     trials.push(stop_check(&mutants, mode));
+    trials.push(Trial::test("resume::an_earlier_part_gives_its_verdicts", || {
+        Ok(resume::check()?)
+    }));
     // Another faithful run beside the mutants: runs side by side on one GPU do not fail trials by
     // themselves (a kill is the mutant's doing).
     trials.push(Trial::test("control::faithful_library_beside_the_mutants", || {

@@ -1,0 +1,146 @@
+//! CONFORMANCE_MUTANTS_RESUME: a mutation run in parts. Each part's mutants.json (rewritten after
+//! every verdict, so a part cut off by a call's time limit still holds what it judged) is read back
+//! by the next part, which takes those verdicts as they are, judges only the rest, and writes one
+//! report for the whole: the matrix (`CONFORMANCE_MUTANTS_STOP=never`) takes longer than one
+//! 10-minute device call.
+
+use super::{Verdict, SELECT_VAR, STOP_VAR};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// CONFORMANCE_MUTANTS_RESUME=FILE[:FILE...] (the platform's path-list separator): mutants.json of
+/// earlier parts of the same run: the same CONFORMANCE_MUTANTS_SELECT and _STOP, device and driver.
+pub const RESUME_VAR: &str = "CONFORMANCE_MUTANTS_RESUME";
+
+/// What the earlier parts judged.
+#[derive(Debug, Default)]
+pub struct Earlier {
+    /// Their walls, summed.
+    pub wall: f64,
+    /// How many parts (a file that was itself resumed counts its own).
+    pub parts: u64,
+    /// The device and the driver they ran on (checked against this part's baseline).
+    pub machine: Option<(String, String)>,
+    pub verdicts: BTreeMap<String, Verdict>,
+}
+
+/// The verdicts of one earlier part's report `j` (named `shown` in errors), for a run under
+/// `select` and `stop`: only judged mutants (killed, survived, equivalent); the others are judged
+/// again.
+pub fn read_part(j: &Value, shown: &str, select: &str, stop: &str, into: &mut Earlier) -> Result<(), String> {
+    let what = "expected the mutants.json an earlier part of this run wrote";
+    let mutants = j["mutants"]
+        .as_array()
+        .ok_or_else(|| format!("{RESUME_VAR}: {shown}: no \"mutants\" list; {what}"))?;
+    for (key, var, want) in [("select", SELECT_VAR, select), ("stop", STOP_VAR, stop)] {
+        let got = j[key].as_str().unwrap_or("?");
+        if got != want {
+            return Err(format!(
+                "{RESUME_VAR}: {shown} was run with {var}={got}, this run with {want}: run this part with {var}={got}, \
+                 or start the run anew without {RESUME_VAR}"
+            ));
+        }
+    }
+    let machine = (
+        j["machine"]["device"].as_str().unwrap_or("?").to_string(),
+        j["machine"]["driver"].as_str().unwrap_or("?").to_string(),
+    );
+    if let Some(m) = into.machine.as_ref().filter(|m| **m != machine) {
+        return Err(format!(
+            "{RESUME_VAR}: {shown} ran on {machine:?}, an earlier file on {m:?}: one run, one machine"
+        ));
+    }
+    into.machine = Some(machine);
+    into.wall += j["wall_s"].as_f64().unwrap_or(0.0);
+    into.parts += j["parts"].as_u64().unwrap_or(1);
+    for m in mutants {
+        let (Some(name), Some(status)) = (m["name"].as_str(), m["status"].as_str()) else {
+            return Err(format!(
+                "{RESUME_VAR}: {shown}: a mutant without \"name\" or \"status\"; {what}"
+            ));
+        };
+        let judged = status == "killed" || status.starts_with("SURVIVED") || status.starts_with("equivalent");
+        if !judged {
+            continue;
+        }
+        let strings = |k: &str| -> Vec<String> {
+            m[k].as_array().map_or(vec![], |a| {
+                a.iter().filter_map(|t| t.as_str().map(String::from)).collect()
+            })
+        };
+        let select = match m["select"].as_str() {
+            Some("all") => "all",
+            Some("beside") => "beside",
+            _ => "calls",
+        };
+        into.verdicts.insert(
+            name.to_string(),
+            Verdict {
+                killers: strings("killed_by").into_iter().map(|t| (t, String::new())).collect(),
+                changed: strings("changed"),
+                wall: m["wall_s"].as_f64().unwrap_or(0.0),
+                status: m["exit"].as_str().unwrap_or("").to_string(),
+                select,
+                ran: m["trials_run"].as_u64().unwrap_or(0) as usize,
+                stopped: m["trials_stopped"].as_u64().unwrap_or(0) as usize,
+                unreached: status.strip_prefix("SURVIVED: ").map(String::from),
+            },
+        );
+    }
+    Ok(())
+}
+
+/// Every file CONFORMANCE_MUTANTS_RESUME names (an empty [`Earlier`] without it).
+pub fn read(select: &str, stop: &str) -> Result<Earlier, String> {
+    let mut e = Earlier::default();
+    let Some(list) = std::env::var_os(RESUME_VAR).filter(|v| !v.is_empty()) else {
+        return Ok(e);
+    };
+    for path in std::env::split_paths(&list) {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|err| {
+            format!("{RESUME_VAR}: cannot read {shown} ({err}); expected an earlier part's mutants.json")
+        })?;
+        let j: Value = serde_json::from_str(&text).map_err(|err| format!("{RESUME_VAR}: {shown}: not JSON ({err})"))?;
+        read_part(&j, &shown, select, stop, &mut e)?;
+    }
+    Ok(e)
+}
+
+/// The check (no run of the suite): a killed, a survived and an unjudged mutant read back, and a
+/// part of another mode refused.
+pub fn check() -> Result<(), String> {
+    let j = serde_json::json!({
+        "select": "calls", "stop": "never", "wall_s": 10.5, "parts": 2,
+        "machine": {"device": "GPU", "driver": "580"},
+        "mutants": [
+            {"name": "a", "status": "killed", "killed_by": ["t1", "t2"], "changed": [], "wall_s": 1.0,
+             "exit": "exit status: 101", "select": "calls", "trials_run": 9, "trials_stopped": 0},
+            {"name": "b", "status": "SURVIVED: no trial that passed in the baseline calls API 833", "killed_by": [],
+             "select": "calls"},
+            {"name": "c", "status": "not judged (filtered out, or the run stopped first)"},
+            {"name": "d", "status": "ERROR: the run failed"},
+        ]
+    });
+    let mut e = Earlier::default();
+    read_part(&j, "part1", "calls", "never", &mut e)?;
+    let names: Vec<&str> = e.verdicts.keys().map(String::as_str).collect();
+    let a = &e.verdicts["a"];
+    let ok = names == ["a", "b"]
+        && a.killers.iter().map(|(t, _)| t.as_str()).eq(["t1", "t2"])
+        && a.ran == 9
+        && e.verdicts["b"].killers.is_empty()
+        && e.verdicts["b"].unreached.as_deref() == Some("no trial that passed in the baseline calls API 833")
+        && e.parts == 2
+        && (e.wall - 10.5).abs() < 1e-9;
+    if !ok {
+        return Err(format!("read back wrongly: {e:?}"));
+    }
+    let refused = read_part(&j, "part1", "calls", "first", &mut Earlier::default());
+    match refused {
+        Err(m) if m.contains("STOP=never") => Ok(()),
+        other => Err(format!(
+            "a part run with STOP=never was taken by a STOP=first run: {other:?}"
+        )),
+    }
+}
