@@ -16,6 +16,8 @@
 # Call 2 must not carry .gpu again: a call re-sends the paths it carries, which replaces the binaries
 # under the running suite (seen on the H100, 2026-11-24: 38 mutants then failed "No such file").
 # Several collecting calls of at most 10 minutes each are fine as long as none names `carry`.
+# Or in parts on separate machines: CONFORMANCE_MUTANTS_RESUME=part1/mutants.json[:part2/...] judges only
+# what the earlier parts did not, and writes one report for the whole (a part cut off keeps what it judged).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

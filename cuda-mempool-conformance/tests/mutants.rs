@@ -31,6 +31,9 @@
 //! first, the exclusive ones last. CONFORMANCE_MUTANTS_KEEP=1 keeps each run's report under
 //! DIR/runs/.
 //!
+//! **A run in parts** (CONFORMANCE_MUTANTS_RESUME=FILE[:FILE...], [`resume`]): the earlier parts'
+//! verdicts are taken from their mutants.json, only the rest are judged, one report covers the whole.
+//!
 //! **Only the trials that can see a mutant** (CONFORMANCE_MUTANTS_SELECT=calls, the default; `all`
 //! runs the whole suite for every mutant). The baseline's report says, trial by trial, which of the
 //! 14 APIs it reached (`"calls"`: the library notes each hook entered, in the worker and in the
