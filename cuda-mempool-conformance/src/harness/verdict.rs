@@ -29,29 +29,20 @@ pub enum Before {
 /// counts against nothing: `suite::preconditions` says it once.
 pub fn before(case: &Case, m: &Machine, broken: Option<&Broken>, required: &[Cap]) -> Before {
     if let Some(b) = broken.filter(|b| case.relies.contains(&b.which)) {
-        return Before::Ignore(Record {
-            dev: Some(case.dev),
-            per: case.per,
-            ..Record::new(
-                case.trial_name(),
-                case.group,
-                Outcome::Ignored,
-                Kind::Precondition,
-                format!(
-                    "not run: it relies on `{}`, which does not hold here (suite::preconditions says why)",
-                    b.which.what()
-                ),
-            )
-        });
+        return Before::Ignore(of_case(
+            case,
+            Outcome::Ignored,
+            Kind::Precondition,
+            format!(
+                "not run: it relies on `{}`, which does not hold here (suite::preconditions says why)",
+                b.which.what()
+            ),
+        ));
     }
     let Some((cap, why)) = case.missing(m) else {
         return Before::Run;
     };
-    let r = |outcome, message| Record {
-        dev: Some(case.dev),
-        per: case.per,
-        ..Record::new(case.trial_name(), case.group, outcome, Kind::Missing(cap), message)
-    };
+    let r = |outcome, message| of_case(case, outcome, Kind::Missing(cap), message);
     if required.contains(&cap) {
         Before::Fail(r(
             Outcome::Failed,
@@ -143,15 +134,23 @@ fn lost(case: &Case, raw: Raw) -> Record {
     }
 }
 
+/// A record of this case (its name, group, device and per-device form) with an outcome, its kind
+/// and a message, nothing measured: for a trial that is not run, and the start of every other.
+pub fn of_case(case: &Case, outcome: Outcome, kind: Kind, message: String) -> Record {
+    Record {
+        dev: Some(case.dev),
+        per: case.per,
+        ..Record::new(case.trial_name(), case.group, outcome, kind, message)
+    }
+}
+
 /// A record of this case with nothing but an outcome, its kind, a message, blame and time.
 fn one(case: &Case, outcome: Outcome, kind: Kind, message: String, blame: Option<u32>, secs: f64) -> Record {
     Record {
         blame: blame.filter(|b| Some(*b) != case.group.api()),
         secs,
         device_answer: false,
-        dev: Some(case.dev),
-        per: case.per,
-        ..Record::new(case.trial_name(), case.group, outcome, kind, message)
+        ..of_case(case, outcome, kind, message)
     }
 }
 

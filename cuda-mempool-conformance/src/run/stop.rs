@@ -6,7 +6,8 @@
 
 use crate::harness::case::Case;
 use crate::harness::outcome::{Kind, Outcome, Record};
-use std::collections::HashMap;
+use crate::harness::verdict::of_case;
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 pub const FAIL_FAST_VAR: &str = "CONFORMANCE_FAIL_FAST";
@@ -60,22 +61,17 @@ impl Stop {
     /// The record of `case` when the run has stopped (it is then not run), else None.
     pub fn skipped(&self, case: &Case) -> Option<Record> {
         let by = self.by.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
-        Some(Record {
-            dev: Some(case.dev),
-            per: case.per,
-            ..Record::new(
-                case.trial_name(),
-                case.group,
-                Outcome::Ignored,
-                Kind::Stopped,
-                format!("not run: {FAIL_FAST_VAR}=1 and `{by}` failed first"),
-            )
-        })
+        Some(of_case(
+            case,
+            Outcome::Ignored,
+            Kind::Stopped,
+            format!("not run: {FAIL_FAST_VAR}=1 and `{by}` failed first"),
+        ))
     }
     /// The order of the general queue, as a sort key: in fail-fast mode the `exclusive` trials
     /// last, the others in `rank`'s order (CONFORMANCE_TRIALS_FILE's lines; unranked ones after,
     /// in the suite's order); otherwise the scheduler's own order (`throughput`).
-    pub fn order_key(&self, c: &Case, rank: &HashMap<String, usize>, throughput: (bool, bool)) -> (bool, bool, usize) {
+    pub fn order_key(&self, c: &Case, rank: &BTreeMap<String, usize>, throughput: (bool, bool)) -> (bool, bool, usize) {
         if self.on {
             (
                 c.exclusive,
@@ -121,7 +117,7 @@ mod tests {
     #[test]
     fn fail_fast_runs_ranked_trials_first_and_exclusive_ones_last() {
         let mut cases = [case("unranked"), case("big").exclusive(), case("second"), case("first")];
-        let rank: HashMap<String, usize> = [("big", 0), ("first", 1), ("second", 2)]
+        let rank: BTreeMap<String, usize> = [("big", 0), ("first", 1), ("second", 2)]
             .iter()
             .map(|(n, r)| (case(n).trial_name(), *r))
             .collect();
