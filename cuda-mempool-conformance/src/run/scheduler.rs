@@ -159,7 +159,7 @@ impl Scheduler {
         deadline: Duration,
         pre: Arc<Prestarted>,
         stop: Arc<Stop>,
-        rank: &HashMap<String, usize>,
+        rank: &BTreeMap<String, usize>,
     ) -> Scheduler {
         let mut slots = HashMap::new();
         let cheap_left = jobs.iter().filter(|c| !c.exclusive).count();

@@ -133,7 +133,7 @@ pub fn main() -> ExitCode {
             .filter(|c| {
                 s.chosen
                     .as_ref()
-                    .is_none_or(|k| trials::template_chosen(&k.names, &c.trial_name()))
+                    .is_none_or(|k| trials::template_chosen(k, &c.trial_name()))
             })
             .count();
         Prestarted::start(general.min(parallel))
@@ -181,7 +181,7 @@ pub fn main() -> ExitCode {
     }
     // CONFORMANCE_TRIALS_FILE: the others are not part of this run (a name this run lacks, a device
     // the probe did not find say, is told and skipped).
-    let unknown = trials::keep_chosen(&mut cases, s.chosen.as_ref().map(|k| &k.names));
+    let unknown = trials::keep_chosen(&mut cases, s.chosen.as_ref());
     if !unknown.is_empty() && !args.list {
         eprintln!(
             "conformance: {} names {} trial(s) this run does not have, skipped: {}",
@@ -213,7 +213,7 @@ pub fn main() -> ExitCode {
             s.timeout,
             pre.clone(),
             stop.clone(),
-            &s.chosen.as_ref().map(|k| k.rank.clone()).unwrap_or_default(),
+            s.chosen.as_ref().unwrap_or(&trials::Chosen::new()),
         ))
     });
     let _ = runner.set(match &scheduler {

@@ -8,7 +8,7 @@ use crate::harness::{Cap, Case, Env, Group, Kind, Machine, Outcome, Record};
 use crate::run::scheduler::Scheduler;
 use crate::run::Runner;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -23,12 +23,9 @@ pub const PRECONDITIONS: &str = "suite::preconditions";
 /// (not listed, not ignored). The mutation run (tests/mutants.rs) uses it.
 pub const TRIALS_FILE_VAR: &str = "CONFORMANCE_TRIALS_FILE";
 
-/// The trials CONFORMANCE_TRIALS_FILE names, and each one's line (the order a fail-fast run runs
-/// them in, `run::stop`).
-pub struct Chosen {
-    pub names: BTreeSet<String>,
-    pub rank: HashMap<String, usize>,
-}
+/// The trials CONFORMANCE_TRIALS_FILE names, each with its first line's index (the order a
+/// fail-fast run runs them in, `run::stop`).
+pub type Chosen = BTreeMap<String, usize>;
 
 /// The trials CONFORMANCE_TRIALS_FILE names (None: unset, every trial); an unreadable file is an
 /// error naming the variable.
@@ -42,41 +39,38 @@ pub fn chosen() -> Result<Option<Chosen>, String> {
             path.to_string_lossy()
         )
     })?;
-    let lines: Vec<&str> = text
+    let mut chosen = Chosen::new();
+    let lines = text
         .lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect();
-    let mut rank = HashMap::new();
-    for (i, l) in lines.iter().enumerate() {
-        rank.entry(l.to_string()).or_insert(i);
+        .filter(|l| !l.is_empty() && !l.starts_with('#'));
+    for (i, l) in lines.enumerate() {
+        chosen.entry(l.to_string()).or_insert(i);
     }
-    Ok(Some(Chosen {
-        names: lines.iter().map(|l| l.to_string()).collect(),
-        rank,
-    }))
+    Ok(Some(chosen))
 }
 
 /// Whether a case template named `template` may make a trial of `chosen` (its spread names add
 /// a device suffix `::dev0`).
-pub fn template_chosen(chosen: &BTreeSet<String>, template: &str) -> bool {
+pub fn template_chosen(chosen: &Chosen, template: &str) -> bool {
     let spread = format!("{template}::");
     chosen
         .range(template.to_string()..)
+        .map(|(n, _)| n)
         .take_while(|n| n.starts_with(template))
         .any(|n| n == template || n.starts_with(&spread))
 }
 
 /// Keep the cases `chosen` names (all of them when None); the names it has that no case of this
 /// run has, to be told.
-pub fn keep_chosen(cases: &mut Vec<Arc<Case>>, chosen: Option<&BTreeSet<String>>) -> Vec<String> {
+pub fn keep_chosen(cases: &mut Vec<Arc<Case>>, chosen: Option<&Chosen>) -> Vec<String> {
     let Some(chosen) = chosen else {
         return Vec::new();
     };
     let have: BTreeSet<String> = cases.iter().map(|c| c.trial_name()).collect();
-    cases.retain(|c| chosen.contains(&c.trial_name()));
+    cases.retain(|c| chosen.contains_key(&c.trial_name()));
     chosen
-        .iter()
+        .keys()
         .filter(|n| !have.contains(*n) && !n.starts_with("suite::"))
         .cloned()
         .collect()
