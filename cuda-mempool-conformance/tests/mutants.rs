@@ -106,6 +106,16 @@ enum Select {
     All,
 }
 
+impl Select {
+    /// Its value of CONFORMANCE_MUTANTS_SELECT (and mutants.json's `select`).
+    fn name(self) -> &'static str {
+        match self {
+            Select::Calls => "calls",
+            Select::All => "all",
+        }
+    }
+}
+
 fn select_mode() -> Result<Select, String> {
     match std::env::var(SELECT_VAR) {
         Err(_) => Ok(Select::Calls),
@@ -128,6 +138,16 @@ const STOP_VAR: &str = "CONFORMANCE_MUTANTS_STOP";
 enum Stop {
     First,
     Never,
+}
+
+impl Stop {
+    /// Its value of CONFORMANCE_MUTANTS_STOP (and mutants.json's `stop`).
+    fn name(self) -> &'static str {
+        match self {
+            Stop::First => "first",
+            Stop::Never => "never",
+        }
+    }
 }
 
 fn stop_mode() -> Result<Stop, String> {
@@ -156,13 +176,12 @@ fn hint() -> Result<&'static BTreeMap<String, Vec<String>>, String> {
         let Some(path) = std::env::var_os(HINT_VAR).filter(|p| !p.is_empty()) else {
             return Ok(BTreeMap::new());
         };
-        let shown = path.to_string_lossy().into_owned();
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            format!("{HINT_VAR}={shown}: cannot read it ({e}); expected a mutants.json of an earlier run")
-        })?;
-        let j: Value = serde_json::from_str(&text).map_err(|e| format!("{HINT_VAR}={shown}: not JSON ({e})"))?;
+        let j = resume::read_report(HINT_VAR, std::path::Path::new(&path))?;
         let mutants = j["mutants"].as_array().ok_or_else(|| {
-            format!("{HINT_VAR}={shown}: no \"mutants\" list; expected the mutants.json a mutation run writes")
+            format!(
+                "{HINT_VAR}={}: no \"mutants\" list; expected the mutants.json a mutation run writes",
+                path.to_string_lossy()
+            )
         })?;
         Ok(mutants
             .iter()
@@ -182,19 +201,9 @@ fn hint() -> Result<&'static BTreeMap<String, Vec<String>>, String> {
 /// The earlier parts' verdicts (CONFORMANCE_MUTANTS_RESUME), read once.
 fn earlier() -> Result<&'static resume::Earlier, String> {
     static E: OnceLock<Result<resume::Earlier, String>> = OnceLock::new();
-    E.get_or_init(|| {
-        let select = match select_mode()? {
-            Select::Calls => "calls",
-            Select::All => "all",
-        };
-        let stop = match stop_mode()? {
-            Stop::First => "first",
-            Stop::Never => "never",
-        };
-        resume::read(select, stop)
-    })
-    .as_ref()
-    .map_err(Clone::clone)
+    E.get_or_init(|| resume::read(select_mode()?.name(), stop_mode()?.name()))
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 /// The order a fail-fast run takes `chosen` in for a mutant of API `api`: the trials that killed it
@@ -1215,8 +1224,8 @@ fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), Stri
     let j = json!({
         "machine": {"devices": ndev, "device": device, "driver": driver, "date": date},
         "wall_s": wall, "parts": parts, "baseline_wall_s": b.wall, "judged": judged, "killed": killed, "survived": survived,
-        "select": match mode { Select::Calls => "calls", Select::All => "all" },
-        "stop": match stop { Stop::First => "first", Stop::Never => "never" },
+        "select": mode.name(),
+        "stop": stop.name(),
         "baseline_failed": baseline_failed,
         "mutants": jm,
         "trials": by_trial,

@@ -7,6 +7,7 @@
 use super::{Verdict, SELECT_VAR, STOP_VAR};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// CONFORMANCE_MUTANTS_RESUME=FILE[:FILE...] (the platform's path-list separator): mutants.json of
 /// earlier parts of the same run: the same CONFORMANCE_MUTANTS_SELECT and _STOP, device and driver.
@@ -90,6 +91,15 @@ pub fn read_part(j: &Value, shown: &str, select: &str, stop: &str, into: &mut Ea
     Ok(())
 }
 
+/// The report at `path`, named by the variable `var` (CONFORMANCE_MUTANTS_RESUME, _HINT): read and
+/// parsed, or an error naming both.
+pub fn read_report(var: &str, path: &Path) -> Result<Value, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{var}={shown}: cannot read it ({e}); expected the mutants.json of an earlier run"))?;
+    serde_json::from_str(&text).map_err(|e| format!("{var}={shown}: not JSON ({e})"))
+}
+
 /// Every file CONFORMANCE_MUTANTS_RESUME names (an empty [`Earlier`] without it).
 pub fn read(select: &str, stop: &str) -> Result<Earlier, String> {
     let mut e = Earlier::default();
@@ -97,12 +107,8 @@ pub fn read(select: &str, stop: &str) -> Result<Earlier, String> {
         return Ok(e);
     };
     for path in std::env::split_paths(&list) {
-        let shown = path.display().to_string();
-        let text = std::fs::read_to_string(&path).map_err(|err| {
-            format!("{RESUME_VAR}: cannot read {shown} ({err}); expected an earlier part's mutants.json")
-        })?;
-        let j: Value = serde_json::from_str(&text).map_err(|err| format!("{RESUME_VAR}: {shown}: not JSON ({err})"))?;
-        read_part(&j, &shown, select, stop, &mut e)?;
+        let j = read_report(RESUME_VAR, &path)?;
+        read_part(&j, &path.display().to_string(), select, stop, &mut e)?;
     }
     Ok(e)
 }
