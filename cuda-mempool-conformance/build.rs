@@ -1,10 +1,11 @@
 //! Compiles the C half of the FFI-overhead benchmark (benches/ffi_loop.c) with `cc`, the
-//! test-only mutation library (shim/: `libmisbehave.so`, and `libmisbehave-proc-only.so`, the
-//! variant that hooks only cuGetProcAddress) that tests/shim.rs, tests/mutants.rs and
+//! test-only mutation library (shim/: `libmisbehave.so`; `libmisbehave-proc-only.so`, the
+//! variant that hooks only cuGetProcAddress; `libmisbehave-no-proc-address.so`, the variant that
+//! hooks every path but cuGetProcAddress) that tests/shim.rs, tests/mutants.rs and
 //! tests/reports.rs load with LD_PRELOAD, and the test-only stand-in NVML
 //! (shim/fake_nvml/: `libfake-nvml.so`). The libraries' paths reach the tests as
-//! CONFORMANCE_SHIM_BUILT, CONFORMANCE_SHIM_BUILT_PROC_ONLY and CONFORMANCE_FAKE_NVML_BUILT
-//! (compile-time variables).
+//! CONFORMANCE_SHIM_BUILT, CONFORMANCE_SHIM_BUILT_PROC_ONLY, CONFORMANCE_SHIM_BUILT_NO_PROC_ADDRESS
+//! and CONFORMANCE_FAKE_NVML_BUILT (compile-time variables).
 use std::path::{Path, PathBuf};
 
 fn main() {
@@ -38,6 +39,11 @@ fn main() {
             "libmisbehave-proc-only.so",
             Some("-DPROC_ADDRESS_ONLY"),
             "CONFORMANCE_SHIM_BUILT_PROC_ONLY",
+        ),
+        (
+            "libmisbehave-no-proc-address.so",
+            Some("-DNO_PROC_ADDRESS_HOOK"),
+            "CONFORMANCE_SHIM_BUILT_NO_PROC_ADDRESS",
         ),
     ] {
         let so = out.join(file);

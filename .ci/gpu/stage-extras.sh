@@ -1,11 +1,12 @@
 #!/bin/bash
 # After ../shared/tools/gpu-stage: copy into .gpu/ what the GPU scripts need besides the test
-# binaries — the mutation library shim/ as build.rs built it (libmisbehave.so and the
-# cuGetProcAddress-only variant) and the example built with `dynamic-loading`.
+# binaries — the mutation library shim/ as build.rs built it (libmisbehave.so, the
+# cuGetProcAddress-only variant and the variant without cuGetProcAddress) and the example built with
+# `dynamic-loading`.
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 cd "$root"
-for so in libmisbehave.so libmisbehave-proc-only.so; do
+for so in libmisbehave.so libmisbehave-proc-only.so libmisbehave-no-proc-address.so; do
   f=$(ls -t target/debug/build/conformance-*/out/$so | head -1)
   cp "$f" .gpu/
 done

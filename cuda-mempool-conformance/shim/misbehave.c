@@ -16,7 +16,10 @@
  * the driver, all hooked as real interposers hook them: the symbols themselves (programs linked
  * against libcuda), dlsym (programs that load the driver), and cuGetProcAddress (the CUDA runtime,
  * and so most applications). Built with -DPROC_ADDRESS_ONLY it hooks only cuGetProcAddress (the
- * hooks are hidden, and its dlsym hands out nothing but its cuGetProcAddress). The mutants live in
+ * hooks are hidden, and its dlsym hands out nothing but its cuGetProcAddress); built with
+ * -DNO_PROC_ADDRESS_HOOK it hooks every path but cuGetProcAddress (it neither defines nor hands out
+ * cuGetProcAddress or cuGetProcAddress_v2: applications of the CUDA runtime bypass it, as they
+ * bypass a layer that exports the 14 APIs alone; `suite::library_reached` says so). The mutants live in
  * mutants/, one file per API group, each hook beginning with BEGIN (shim.h); what several group
  * files need lives beside this file (set.c, pools.c, init_state.c, cap.c), declared in shim.h, and no
  * group file calls another. The faults of the machine (a driver that will not start, a crashing or
@@ -25,7 +28,11 @@
  *
  * Faults of the plumbing itself:
  *   missing-833  cuMemPoolTrimTo does not exist: dlsym answers NULL, cuGetProcAddress
- *                CUDA_ERROR_NOT_FOUND (a library that lacks an entry point) */
+ *                CUDA_ERROR_NOT_FOUND (a library that lacks an entry point)
+ * Mutants of the look-up (issue 34), seen by the suite's entry trials on every path:
+ *   lookup-ignores-version  cuGetProcAddress hands out its hook where the driver hands out nothing
+ *                           (a version before the API's), the driver's answer and status kept
+ *   lookup-initialises      cuGetProcAddress initialises the driver (its cuInit(0)) before it looks up */
 #include "shim.h"
 
 #include <pthread.h>
@@ -36,6 +43,10 @@
 
 static const struct shim_entry plumbing_entries[] = {
     FAULT("missing-833", 833, "none", "cuMemPoolTrimTo is missing: dlsym NULL, cuGetProcAddress NOT_FOUND"),
+    MUTANT("lookup-ignores-version", 820, "none",
+           "cuGetProcAddress hands out its hook of any of the 14 APIs asked at a version before the API's (11.2)"),
+    MUTANT("lookup-initialises", 820, "gpu",
+           "cuGetProcAddress calls the driver's cuInit(0) first: APIs called before cuInit find it initialised"),
     {0},
 };
 
@@ -155,9 +166,35 @@ static int ptds_asked(const char *symbol, cuuint64_t flags) {
   return !(symbol && !strcmp(symbol, "cuMemAllocAsync") && shim_on("820-proc-address-ignores-ptds"));
 }
 
+/* NO_PROC_ADDRESS_HOOK: the look-up hooks stay in the library, not exported. */
+#ifdef NO_PROC_ADDRESS_HOOK
+#define LOOKUP_HOOK __attribute__((visibility("hidden")))
+#else
+#define LOOKUP_HOOK EXPORT
+#endif
+
+/* The look-up mutants before the driver is asked: lookup-initialises's cuInit(0), the driver's
+ * own (this library's cuInit state stays "not called", as a layer's own bookkeeping would). */
+static void lookup_begins(void) {
+  if (!shim_on("lookup-initialises")) return;
+  CUresult (*init)(unsigned);
+  *(void **)&init = shim_next("cuInit");
+  if (init) init(0);
+}
+
+/* This library's function for `symbol` in place of the driver's answer `fn` (NULL: none for that
+ * symbol; with `ptds`, the per-thread variant asked, which stays the driver's): the hook for the
+ * driver's function, and under lookup-ignores-version the hook where the driver handed out
+ * nothing (a version before the API's). NULL when this library answers nothing else. */
+static void *mine_for(const char *symbol, void *fn, int ptds) {
+  if (ptds) return NULL;
+  if (fn) return hook_for(symbol, fn);
+  return shim_on("lookup-ignores-version") ? hook(symbol) : NULL;
+}
+
 /* cuGetProcAddress: the driver's answer, with this library's functions in place of its own
  * (except the per-thread-default-stream variants, which stay the driver's). */
-EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags, int *status) {
+LOOKUP_HOOK CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags, int *status) {
   REAL("cuGetProcAddress_v2", CUresult, (const char *, void **, int, cuuint64_t, int *));
   shim_lookup_precondition();
   if (missing(symbol, (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0)) {
@@ -165,23 +202,23 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
     if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     return CUDA_ERROR_NOT_FOUND;
   }
+  lookup_begins();
   CUresult r = real(symbol, pfn, version, flags, status);
-  int ptds = ptds_asked(symbol, flags);
-  void *mine = r == 0 && pfn && !ptds ? hook_for(symbol, *pfn) : NULL;
+  void *mine = pfn ? mine_for(symbol, r == 0 ? *pfn : NULL, ptds_asked(symbol, flags)) : NULL;
   if (mine) *pfn = mine;
   return r;
 }
 
-EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags) {
+LOOKUP_HOOK CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags) {
   REAL("cuGetProcAddress", CUresult, (const char *, void **, int, cuuint64_t));
   shim_lookup_precondition();
   if (missing(symbol, (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0)) {
     if (pfn) *pfn = NULL;
     return CUDA_ERROR_NOT_FOUND;
   }
+  lookup_begins();
   CUresult r = real(symbol, pfn, version, flags);
-  int ptds = ptds_asked(symbol, flags);
-  void *mine = r == 0 && pfn && !ptds ? hook_for(symbol, *pfn) : NULL;
+  void *mine = pfn ? mine_for(symbol, r == 0 ? *pfn : NULL, ptds_asked(symbol, flags)) : NULL;
   if (mine) *pfn = mine;
   return r;
 }
@@ -191,8 +228,10 @@ EXPORT void *dlsym(void *handle, const char *name) {
   if (!real_dlsym) shim_next("dlsym");
   if (!strncmp(name, "cu", 2)) shim_lookup_precondition();
   if (missing(name, 0)) return NULL;
+#ifndef NO_PROC_ADDRESS_HOOK
   if (!strcmp(name, "cuGetProcAddress_v2")) return (void *)cuGetProcAddress_v2;
   if (!strcmp(name, "cuGetProcAddress")) return (void *)cuGetProcAddress;
+#endif
 #ifndef PROC_ADDRESS_ONLY
   void *mine = hook(name);
   if (mine) return mine;

@@ -254,6 +254,14 @@ const BESIDE: &[(&str, &str)] = &[
         "acts in cuGetProcAddress and dlsym (misbehave.c), when the worker fills its table",
     ),
     (
+        "lookup-ignores-version",
+        "acts in cuGetProcAddress (misbehave.c): entry::lookup_before_its_version_hands_out_nothing, every API's",
+    ),
+    (
+        "lookup-initialises",
+        "acts in cuGetProcAddress (misbehave.c): seen by suite::lookup_does_not_initialise, no hook of 820",
+    ),
+    (
         "825-non-ipc-pool-exported",
         "notes pools in cuMemPoolCreate's hook (mutants/pool.c); it changes answers only in 825's",
     ),

@@ -156,6 +156,7 @@ fn check(faults: &str, sabotaged: &[(u32, bool)], how: How) -> Result<(), Failed
         match how.variant {
             Variant::EveryPath => "every-path",
             Variant::ProcAddressOnly => "proc-address-only",
+            Variant::NoProcAddress => "no-proc-address",
         },
         how.entry
     );
@@ -212,6 +213,63 @@ fn check(faults: &str, sabotaged: &[(u32, bool)], how: How) -> Result<(), Failed
         "shim {faults}: the report marks exactly {expected:?} as not passing ({}), in {:.1} s",
         if gpu { "GPU" } else { "no GPU" },
         wall.as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `suite::library_reached`, judged from the probe alone (resolution and `dladdr`: no GPU needed,
+/// no case run): under the shim that defines the 14 APIs but no cuGetProcAddress it fails, naming
+/// the proc-address path and the CUDA runtime's applications; under the shim as shipped it passes.
+fn check_reached(variant: Variant, reached: bool) -> Result<(), Failed> {
+    let so = shimlib::path(variant)?;
+    let dir = std::env::temp_dir().join(format!("cump-shim-reached-{}-{reached}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let only_suite = dir.join("trials");
+    std::fs::write(&only_suite, "# the suite:: trials only\n").map_err(|e| e.to_string())?;
+    let one = one_suite_at_a_time();
+    let out = common::suite()?
+        .env("LD_PRELOAD", &so)
+        .env("CONFORMANCE_REPORT_DIR", dir.join("report"))
+        .env("CONFORMANCE_TRIALS_FILE", &only_suite)
+        .output()
+        .map_err(|e| format!("cannot run the suite: {e}"))?;
+    drop(one);
+    let text = std::fs::read_to_string(dir.join("report/report.json"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = text.map_err(|e| {
+        format!(
+            "the suite wrote no report ({e}); its stderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })?;
+    let j: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let t = j["trials"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["trial"] == "suite::library_reached")
+        .ok_or("the report has no suite::library_reached")?;
+    let (outcome, message) = (t["outcome"].as_str().unwrap_or(""), t["message"].as_str().unwrap_or(""));
+    let named = message.contains("proc-address") && message.contains("cuGetProcAddress");
+    match (reached, outcome) {
+        (true, "passed") => {}
+        (false, "failed") if named => {}
+        _ => {
+            return Err(format!(
+                "under {} suite::library_reached {outcome}: {message:?} (expected it to {})",
+                so.display(),
+                if reached {
+                    "pass"
+                } else {
+                    "fail naming the proc-address path and cuGetProcAddress"
+                }
+            )
+            .into())
+        }
+    }
+    println!(
+        "shim: under {} suite::library_reached {outcome}: {message}",
+        so.display()
     );
     Ok(())
 }
@@ -351,6 +409,13 @@ pub fn main() -> ExitCode {
             },
         ));
     }
+    // A shim without cuGetProcAddress is bypassed by the runtime's path; the shipped one is not.
+    trials.push(Trial::test("shim::no_proc_address_shim_not_reached", || {
+        check_reached(Variant::NoProcAddress, false)
+    }));
+    trials.push(Trial::test("shim::every_path_shim_reached", || {
+        check_reached(Variant::EveryPath, true)
+    }));
     // A shim that hooks only cuGetProcAddress: seen by the proc-address mode, not by the others.
     for (entry, seen) in [("proc-address", true), ("dlsym", false), ("link", false)] {
         let name = format!(

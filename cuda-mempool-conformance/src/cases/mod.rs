@@ -8,6 +8,7 @@ pub mod attr;
 pub mod caps;
 pub mod capture;
 pub mod edges;
+pub mod entry;
 pub mod interposer;
 pub mod ipc;
 pub mod load;
@@ -64,6 +65,7 @@ const MEMORY_SENSITIVE: &[&str] = &[
 pub fn all() -> Vec<Case> {
     let mut v = Vec::new();
     v.extend(uninit::cases());
+    v.extend(entry::cases());
     v.extend(alloc::cases());
     v.extend(pool::cases());
     v.extend(poolless::cases());

@@ -2,6 +2,11 @@
 //! not, each answer from a fresh child (the worker has already initialised the driver). On a GPU
 //! machine the no-device child hides the GPUs with CUDA_VISIBLE_DEVICES="".
 //!
+//! The same child, asked to (LOOKUP_VAR), looks up the 14 APIs with cuGetProcAddress instead and
+//! prints what cuDeviceGetCount answers afterwards, still without cuInit: a library that
+//! initialises the driver in its look-up is `suite::lookup_does_not_initialise`'s one failure (the
+//! coordinator asks it after the probe), and the before-cuInit trials are then not judged.
+//!
 //! The child prints each API's answer as soon as it has it. A child that dies or hangs inside one
 //! API (a library that crashes on a NULL pool, say) loses that answer only: the next child skips
 //! the APIs already answered and the one that failed, which is blamed for it.
@@ -52,8 +57,39 @@ fn call(idx: u32) -> CUresult {
 /// Which APIs a child should skip (already answered): CONFORMANCE_UNINIT_SKIP=820,821,...
 const SKIP_VAR: &str = "CONFORMANCE_UNINIT_SKIP";
 
+/// Set (to anything) in an `uninit` child: look the 14 APIs up and print "lookup <code>" of
+/// cuDeviceGetCount, calling none of them.
+const LOOKUP_VAR: &str = "CONFORMANCE_UNINIT_LOOKUP";
+
+/// cuGetProcAddress (the V2 form, else V1) for each of the 14 APIs at the version they appeared
+/// in, then cuDeviceGetCount's answer: CUDA_ERROR_NOT_INITIALIZED unless a look-up initialised.
+fn lookup_then_count() -> CUresult {
+    for (_, api) in crate::driver::APIS {
+        if look_up(Form::V2, api, APIS_SINCE, 0).is_err() {
+            let _ = look_up(Form::V1, api, APIS_SINCE, 0);
+        }
+    }
+    let mut n = 0;
+    unsafe { cuDeviceGetCount(&mut n) }
+}
+
+/// cuDeviceGetCount's answer in an `uninit` child that looked up the 14 APIs (`lookup_then_count`),
+/// or how that child failed.
+pub fn lookup_in_child(timeout: Duration) -> Result<i32, String> {
+    let out = run_child_for(&Role::Uninit, &[(LOOKUP_VAR, "1")], timeout.min(child_bound()))?;
+    out.stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("lookup ")?.trim().parse::<i64>().ok())
+        .map(|c| c as i32)
+        .ok_or_else(|| out.describe())
+}
+
 /// Child role `uninit`: no cuInit at all. Child role `nodevice`: cuInit first (and print its code).
 pub fn child_main(init_first: bool) -> i32 {
+    if !init_first && std::env::var_os(LOOKUP_VAR).is_some() {
+        println!("lookup {}", lookup_then_count().0);
+        return 0;
+    }
     let skip: Vec<u32> = std::env::var(SKIP_VAR)
         .unwrap_or_default()
         .split(',')
@@ -151,7 +187,7 @@ pub fn cases() -> Vec<Case> {
                 )
             })
             .lane("uninit")
-            .relies(&[Precondition::Library]),
+            .relies(&[Precondition::Library, Precondition::LookupNoInit]),
         );
         v.push(
             Case::new(*idx, "after_cuInit_no_device_not_initialized", &[], move |_| {

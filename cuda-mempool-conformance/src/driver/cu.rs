@@ -102,20 +102,8 @@ static LOADED: std::sync::OnceLock<Loaded> = std::sync::OnceLock::new();
 pub fn load() -> &'static Loaded {
     LOADED.get_or_init(|| {
         let entry = Entry::from_env().unwrap_or(Entry::ProcAddress);
-        let library = std::env::var(Library::ENV)
-            .ok()
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| Library::DEFAULT.to_string());
-        let filled = match entry {
-            Entry::ProcAddress => Library::open_default()
-                .and_then(|l| EntryPoints::from_proc_address(&l))
-                .map_err(|e| e.to_string()),
-            Entry::Dlsym => Library::open_default()
-                .map(|l| EntryPoints::from_dlsym(&l))
-                .map_err(|e| e.to_string()),
-            Entry::Link => crate::os::dlopen_global(&library).map(|_| EntryPoints::from_default_namespace()),
-        };
-        let (table, error) = match filled {
+        let library = library_name();
+        let (table, error) = match fill(entry, &library) {
             Ok(t) => (t, None),
             Err(e) => (EntryPoints::EMPTY, Some(e)),
         };
@@ -139,6 +127,136 @@ pub fn load() -> &'static Loaded {
             addresses,
         }
     })
+}
+
+/// The library asked for: `libcuda.so.1`, or CUDA_MEMPOOL_SYS_LIBCUDA's.
+fn library_name() -> String {
+    std::env::var(Library::ENV)
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| Library::DEFAULT.to_string())
+}
+
+/// A table filled the way `entry` fills it (not installed).
+fn fill(entry: Entry, library: &str) -> Result<EntryPoints, String> {
+    match entry {
+        Entry::ProcAddress => Library::open_default()
+            .and_then(|l| EntryPoints::from_proc_address(&l))
+            .map_err(|e| e.to_string()),
+        Entry::Dlsym => Library::open_default()
+            .map(|l| EntryPoints::from_dlsym(&l))
+            .map_err(|e| e.to_string()),
+        Entry::Link => crate::os::dlopen_global(library).map(|_| EntryPoints::from_default_namespace()),
+    }
+}
+
+impl Entry {
+    /// Every way of filling the table, in CONFORMANCE_ENTRY's order.
+    pub fn all() -> impl Iterator<Item = Entry> {
+        ENTRIES.iter().map(|e| e.0)
+    }
+    /// The applications that reach the driver this way, in words.
+    pub fn applications(self) -> &'static str {
+        match self {
+            Entry::ProcAddress => "applications of the CUDA runtime (cudart resolves the driver with cuGetProcAddress)",
+            Entry::Dlsym => "programs that dlopen libcuda and dlsym its functions",
+            Entry::Link => "programs linked against libcuda",
+        }
+    }
+    /// Where each of the 14 APIs resolves when the table is filled this way (the API's symbol and
+    /// its address, 0 where the path hands out nothing); nothing is called but the look-ups
+    /// themselves. Filling by `link` opens the library RTLD_GLOBAL in this process.
+    pub fn resolve_apis(self) -> Result<Vec<(&'static str, usize)>, String> {
+        let table = fill(self, &library_name())?;
+        let addresses = table.addresses();
+        Ok(crate::driver::APIS
+            .iter()
+            .map(|(_, api)| {
+                let at = EntryPoints::ENTRIES.iter().position(|e| e.symbol == *api);
+                (*api, at.map_or(0, |i| addresses[i] as usize))
+            })
+            .collect())
+    }
+}
+
+/// The address of `symbol` found the way this run's mode finds the driver's own symbols: `dlsym`
+/// on the library's handle (`proc-address`, `dlsym`), the default namespace (`link`).
+pub fn library_symbol(symbol: &str) -> Option<usize> {
+    let loaded = load();
+    let name = std::ffi::CString::new(symbol).ok()?;
+    let p = match loaded.entry {
+        Entry::Link => crate::os::symbol_in_process(symbol)? as usize,
+        _ => Library::open_default().ok()?.symbol(&name) as usize,
+    };
+    (p != 0).then_some(p)
+}
+
+/// The CUDA version the 14 APIs appeared in (11.2): a look-up at an earlier one finds none of them.
+pub const APIS_SINCE: i32 = 11020;
+
+/// Which form of cuGetProcAddress a look-up uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// `cuGetProcAddress_v2` (CUDA 12.0 on): with the symbol's status as an out-parameter.
+    V2,
+    /// `cuGetProcAddress` (CUDA 11.3's form): no status.
+    V1,
+}
+
+impl Form {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Form::V2 => "cuGetProcAddress_v2",
+            Form::V1 => "cuGetProcAddress",
+        }
+    }
+}
+
+/// What a look-up answered: its code, the symbol's status (V2 only), the function it wrote (0 for
+/// none; the out-pointer starts at 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lookup {
+    pub code: CUresult,
+    pub status: Option<u32>,
+    pub function: usize,
+}
+
+type LookupV2 =
+    unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut std::ffi::c_void, i32, u64, *mut u32) -> CUresult;
+type LookupV1 = unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut std::ffi::c_void, i32, u64) -> CUresult;
+
+/// Ask the library's cuGetProcAddress (`form`, found by `library_symbol`) for `name` at CUDA
+/// `version` with `flags`; Err when the library has no such look-up function.
+pub fn look_up(form: Form, name: &str, version: i32, flags: u64) -> Result<Lookup, String> {
+    let f = library_symbol(form.symbol())
+        .ok_or_else(|| format!("{} of {} has no {}", load().entry.name(), load().library, form.symbol()))?;
+    let cname = std::ffi::CString::new(name).map_err(|e| e.to_string())?;
+    let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
+    // SAFETY: the driver's look-up functions have these signatures (cudaTypedefs.h
+    // PFN_cuGetProcAddress_v12000 and _v11030); the name and out-pointers are valid.
+    unsafe {
+        match form {
+            Form::V2 => {
+                let f: LookupV2 = std::mem::transmute::<usize, LookupV2>(f);
+                let mut status = u32::MAX;
+                let code = f(cname.as_ptr(), &mut p, version, flags, &mut status);
+                Ok(Lookup {
+                    code,
+                    status: Some(status),
+                    function: p as usize,
+                })
+            }
+            Form::V1 => {
+                let f: LookupV1 = std::mem::transmute::<usize, LookupV1>(f);
+                let code = f(cname.as_ptr(), &mut p, version, flags);
+                Ok(Lookup {
+                    code,
+                    status: None,
+                    function: p as usize,
+                })
+            }
+        }
+    }
 }
 
 use crate::driver::crumb::enter;

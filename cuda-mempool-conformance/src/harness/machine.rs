@@ -1,8 +1,10 @@
-//! The machine as probed: capabilities a case may need, devices, pool support, handle types, peers.
+//! The machine as probed: capabilities a case may need, devices, pool support, handle types, peers,
+//! and which object answers each API on each path to the driver.
 
 use crate::driver::check::*;
 use crate::driver::cu::*;
 use crate::harness::identity::Identity;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// Something a case may need that a machine may lack. Names are those of CONFORMANCE_REQUIRE.
@@ -81,6 +83,15 @@ pub struct Machine {
     pub resolved: Vec<(String, String)>,
     /// The libraries LD_PRELOAD names.
     pub preloaded: Vec<String>,
+    /// How each way of filling the table (proc-address, dlsym, link) resolved the 14 APIs, asked
+    /// by the probe whatever mode the run uses (resolution and `dladdr` only, nothing called).
+    pub paths: Vec<PathAnswer>,
+    /// The libraries under test: CONFORMANCE_LIBRARY's, else LD_PRELOAD's, with what they export.
+    pub under_test: Vec<UnderTest>,
+    /// cuDeviceGetCount's answer in a child that looked up the 14 APIs with cuGetProcAddress and
+    /// never called cuInit (`cases::uninit`, asked by the coordinator after the probe), or why
+    /// that child gave none; None where it was not asked.
+    pub lookup_init: Option<Result<i32, String>>,
     /// cuInit's answer.
     pub init: i32,
     pub devices: Vec<Device>,
@@ -110,6 +121,64 @@ pub struct P2p {
     pub b: i32,
     pub rank: i32,
     pub atomic: bool,
+}
+
+/// How one way of filling the table resolved the 14 APIs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathAnswer {
+    /// The mode's name (CONFORMANCE_ENTRY's value).
+    pub mode: String,
+    /// Why the table could not be filled this way, if it could not.
+    pub error: Option<String>,
+    /// Each API's symbol and the object its entry resolved to (`dladdr`); NOTHING where the path
+    /// hands out no function.
+    pub objects: Vec<(String, String)>,
+}
+
+/// What a path hands out where it has no function for an API.
+pub const NOTHING: &str = "nothing (missing)";
+
+/// A library under test, and which of the driver's symbols it defines itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnderTest {
+    pub path: String,
+    /// The variable that named it: LD_PRELOAD or CONFORMANCE_LIBRARY.
+    pub named_by: String,
+    /// The symbols of the 14 APIs, cuGetProcAddress and cuGetProcAddress_v2 that it defines (found
+    /// in it, not in a library it depends on).
+    pub exports: Vec<String>,
+    /// Why it could not be opened, if it could not.
+    pub error: Option<String>,
+}
+
+/// The driver's symbols that make a library a stand-in for the driver when it defines them.
+pub const LOOKUP_SYMBOLS: &[&str] = &["cuGetProcAddress", "cuGetProcAddress_v2"];
+
+/// The same file: equal canonical paths, else equal file names (a bare LD_PRELOAD name).
+pub fn same_file(a: &str, b: &str) -> bool {
+    let canon = |p: &str| std::fs::canonicalize(p).ok();
+    match (canon(a), canon(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.rsplit('/').next() == b.rsplit('/').next(),
+    }
+}
+
+/// "libcuda.so.580.159.04 (14 of the 14 APIs)": the APIs of `resolved` by the object they
+/// resolved to.
+fn by_object(resolved: &[(String, String)]) -> String {
+    let mut by: Vec<(String, usize)> = Vec::new();
+    for (_, api) in crate::driver::APIS {
+        let object = resolved
+            .iter()
+            .find(|(sym, _)| sym == api)
+            .map_or(NOTHING, |(_, o)| o.as_str());
+        match by.iter_mut().find(|(o, _)| o == object) {
+            Some(e) => e.1 += 1,
+            None => by.push((object.to_string(), 1)),
+        }
+    }
+    let parts: Vec<String> = by.iter().map(|(o, n)| format!("{o} ({n} of the 14 APIs)")).collect();
+    parts.join(", ")
 }
 
 impl Machine {
@@ -196,6 +265,42 @@ impl Machine {
         if let Some(w) = self.not_reached() {
             writeln!(s, "LIBRARY UNDER TEST NOT REACHED: {w}").unwrap();
         }
+        for p in &self.paths {
+            match &p.error {
+                Some(e) => writeln!(s, "  path {}: cannot be filled: {e}", p.mode).unwrap(),
+                None => writeln!(s, "  path {}: {}", p.mode, by_object(&p.objects)).unwrap(),
+            }
+        }
+        for l in &self.under_test {
+            match &l.error {
+                Some(e) => writeln!(s, "library under test {} ({}): {e}", l.path, l.named_by).unwrap(),
+                None => writeln!(
+                    s,
+                    "library under test {} ({}) defines: {}",
+                    l.path,
+                    l.named_by,
+                    if l.exports.is_empty() {
+                        "none of the driver's symbols".to_string()
+                    } else {
+                        l.exports.join(", ")
+                    }
+                )
+                .unwrap(),
+            }
+        }
+        for b in self.bypasses() {
+            writeln!(s, "LIBRARY UNDER TEST BYPASSED: {b}").unwrap();
+        }
+        match &self.lookup_init {
+            Some(Ok(c)) => writeln!(
+                s,
+                "cuDeviceGetCount after cuGetProcAddress of the 14 APIs, without cuInit: {}",
+                code_name(CUresult(*c as u32))
+            )
+            .unwrap(),
+            Some(Err(e)) => writeln!(s, "cuGetProcAddress of the 14 APIs without cuInit: no answer ({e})").unwrap(),
+            None => {}
+        }
         for d in &self.devices {
             writeln!(
                 s,
@@ -272,20 +377,52 @@ impl Machine {
 
     /// The 14 APIs' entries by the object they resolved to: "libcuda.so.580.159.04 (14)".
     pub fn answered_by(&self) -> String {
-        let mut by: Vec<(String, usize)> = Vec::new();
-        for (_, api) in crate::driver::APIS {
-            let object = self
-                .resolved
-                .iter()
-                .find(|(sym, _)| sym == api)
-                .map_or("nothing (missing)", |(_, o)| o.as_str());
-            match by.iter_mut().find(|(o, _)| o == object) {
-                Some(e) => e.1 += 1,
-                None => by.push((object.to_string(), 1)),
+        format!("{} [{}]", by_object(&self.resolved), self.entry)
+    }
+
+    /// Where a library under test defines one of the 14 APIs and some path hands out another
+    /// object's function (or none) for it: one line per library and path, naming the APIs, what
+    /// that path hands out, and the applications that take it. Empty when every path reaches it,
+    /// or no library under test defines a driver symbol.
+    pub fn bypasses(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for lib in self.under_test.iter().filter(|l| l.error.is_none()) {
+            for path in self.paths.iter().filter(|p| p.error.is_none()) {
+                let missed: Vec<String> = path
+                    .objects
+                    .iter()
+                    .filter(|(api, o)| lib.exports.contains(api) && !same_file(o, &lib.path))
+                    .map(|(api, o)| format!("{api} → {o}"))
+                    .collect();
+                if missed.is_empty() {
+                    continue;
+                }
+                let apps = crate::driver::cu::Entry::all()
+                    .find(|e| e.name() == path.mode)
+                    .map_or("", |e| e.applications());
+                lines.push(format!(
+                    "{} ({}) defines {} of them, but the {} path hands out another object's function: {}; {} take \
+                     this path and bypass it",
+                    lib.path,
+                    lib.named_by,
+                    missed.len(),
+                    path.mode,
+                    missed.join(", "),
+                    apps
+                ));
             }
         }
-        let parts: Vec<String> = by.iter().map(|(o, n)| format!("{o} ({n} of the 14 APIs)")).collect();
-        format!("{} [{}]", parts.join(", "), self.entry)
+        lines
+    }
+
+    /// The libraries under test that define none of the driver's symbols (an allocator, a
+    /// profiler), in words: nothing to reach, a note only.
+    pub fn not_stand_ins(&self) -> Vec<String> {
+        self.under_test
+            .iter()
+            .filter(|l| l.error.is_none() && l.exports.is_empty())
+            .map(|l| format!("{} ({}) defines none of the driver's symbols", l.path, l.named_by))
+            .collect()
     }
 
     /// Why the library under test was not reached: LD_PRELOAD names libraries, and no entry point
@@ -323,6 +460,10 @@ impl Machine {
             "resolved": self.resolved,
             "preloaded": self.preloaded,
             "not_reached": self.not_reached(),
+            "paths": self.paths,
+            "under_test": self.under_test,
+            "bypasses": self.bypasses(),
+            "lookup_init": self.lookup_init,
             "driver_version": self.driver_version,
             "libcuda": self.libcuda,
             "cuInit": self.init,
@@ -356,6 +497,9 @@ impl Machine {
             startup_secs: j["startup_secs"].as_f64().unwrap_or(0.0),
             resolved: serde_json::from_value(j["resolved"].clone()).unwrap_or_default(),
             preloaded: serde_json::from_value(j["preloaded"].clone()).unwrap_or_default(),
+            paths: serde_json::from_value(j["paths"].clone()).unwrap_or_default(),
+            under_test: serde_json::from_value(j["under_test"].clone()).unwrap_or_default(),
+            lookup_init: serde_json::from_value(j["lookup_init"].clone()).unwrap_or_default(),
             driver_version: int(&j["driver_version"], "driver_version")? as i32,
             libcuda: j["libcuda"].as_str().unwrap_or("unknown").to_string(),
             init: int(&j["cuInit"], "cuInit")? as i32,

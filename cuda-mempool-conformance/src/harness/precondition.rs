@@ -1,7 +1,9 @@
 //! The run's preconditions, judged once from the probe: the driver library loads, the probe
 //! answers, cuInit answers SUCCESS or NO_DEVICE, and with every device hidden it answers
-//! NO_DEVICE. One that fails is said once, with its cause and its fix (`suite::preconditions` and
-//! the report's header); the trials that rely on it are not run, and not counted against any API.
+//! NO_DEVICE; apart from those, looking up entry points leaves the driver uninitialised. One that
+//! fails is said once, with its cause and its fix (by its trial, `suite::preconditions` or
+//! `suite::lookup_does_not_initialise`, and the report's header); the trials that rely on it are
+//! not run, and not counted against any API.
 
 use crate::driver::check::code_name;
 use crate::driver::cu::CUresult;
@@ -18,7 +20,16 @@ pub enum Precondition {
     Init,
     /// With every device hidden (CUDA_VISIBLE_DEVICES=""), cuInit answers CUDA_ERROR_NO_DEVICE.
     HiddenNoDevice,
+    /// Looking up the 14 APIs with cuGetProcAddress, and no cuInit, leaves the driver
+    /// uninitialised (cuDeviceGetCount still answers CUDA_ERROR_NOT_INITIALIZED). Not in the order
+    /// above: judged on its own (`lookup`), by its own trial.
+    LookupNoInit,
 }
+
+/// The trial that says whether the run's ordered preconditions hold.
+pub const PRECONDITIONS_TRIAL: &str = "suite::preconditions";
+/// The trial that says whether looking up entry points leaves the driver uninitialised.
+pub const LOOKUP_TRIAL: &str = "suite::lookup_does_not_initialise";
 
 /// What a trial relies on unless its case says otherwise: a loaded library, a probe, a cuInit
 /// that works.
@@ -32,6 +43,14 @@ impl Precondition {
             Precondition::Probe => "the probe answers",
             Precondition::Init => "cuInit answers CUDA_SUCCESS or CUDA_ERROR_NO_DEVICE",
             Precondition::HiddenNoDevice => "with every device hidden, cuInit answers CUDA_ERROR_NO_DEVICE",
+            Precondition::LookupNoInit => "looking up entry points (cuGetProcAddress) leaves the driver uninitialised",
+        }
+    }
+    /// The trial that says when it does not hold, and why.
+    pub fn trial(self) -> &'static str {
+        match self {
+            Precondition::LookupNoInit => LOOKUP_TRIAL,
+            _ => PRECONDITIONS_TRIAL,
         }
     }
 }
@@ -97,6 +116,34 @@ pub fn broken(m: &Machine) -> Option<Broken> {
              without it, or list `suite::preconditions` in a CONFORMANCE_EXPECT file to accept the layer's behaviour"
                 .to_string(),
         ),
+        _ => None,
+    }
+}
+
+/// Whether looking up the 14 APIs initialised the driver (`Machine::lookup_init`): broken when
+/// cuDeviceGetCount then answered anything but CUDA_ERROR_NOT_INITIALIZED, or the child that
+/// looked them up gave no answer; None when it holds or was not asked.
+pub fn lookup(m: &Machine) -> Option<Broken> {
+    let b = |cause: String| {
+        Some(Broken {
+            which: Precondition::LookupNoInit,
+            cause,
+            fix: "do not initialise the driver (cuInit, or a call that needs it) inside cuGetProcAddress or dlsym; \
+                  initialise lazily, in the first API call made after the application's own cuInit"
+                .to_string(),
+        })
+    };
+    match &m.lookup_init {
+        Some(Ok(c)) if CUresult(*c as u32) != CUresult::CUDA_ERROR_NOT_INITIALIZED => b(format!(
+            "After cuGetProcAddress of the 14 APIs, in a process that never called cuInit, cuDeviceGetCount \
+             answered {} where the driver answers CUDA_ERROR_NOT_INITIALIZED: the library under test initialises \
+             the driver when entry points are looked up, so every API called before cuInit finds it initialised \
+             (the `*::before_cuInit_not_initialized` trials are not judged under it)",
+            code_name(CUresult(*c as u32))
+        )),
+        Some(Err(e)) => b(format!(
+            "The child that looked up the 14 APIs with cuGetProcAddress, without cuInit, gave no answer: {e}"
+        )),
         _ => None,
     }
 }
@@ -203,5 +250,22 @@ mod tests {
             ..sanitizer
         };
         assert_eq!(broken(&no_lib).unwrap().which, Precondition::Library);
+    }
+
+    #[test]
+    fn lookup_that_initialises_is_broken_on_its_own() {
+        let m = |l| Machine {
+            init: 0,
+            hidden_init: Some(100),
+            lookup_init: l,
+            ..Machine::default()
+        };
+        assert_eq!(lookup(&m(None)), None);
+        assert_eq!(lookup(&m(Some(Ok(3)))), None);
+        let b = lookup(&m(Some(Ok(0)))).unwrap();
+        assert_eq!((b.which, b.which.trial()), (Precondition::LookupNoInit, LOOKUP_TRIAL));
+        assert!(b.text().contains("CUDA_SUCCESS"), "{}", b.text());
+        assert_eq!(broken(&m(Some(Ok(0)))), None, "not one of the ordered preconditions");
+        assert!(lookup(&m(Some(Err("killed by SIGSEGV".into())))).is_some());
     }
 }

@@ -1,10 +1,102 @@
-//! Probing the machine, once per process: driver, libcuda in use, devices, pool support, handle
-//! types, peers; in a child of its own for the coordinator; and the device contexts it retains.
+//! Probing the machine, once per process: driver, libcuda in use, which object answers each API on
+//! each path, devices, pool support, handle types, peers; in a child of its own for the
+//! coordinator; and the device contexts it retains.
 
 use crate::driver::check::*;
 use crate::driver::cu::*;
-use crate::harness::machine::{Device, Machine, P2p};
+use crate::harness::machine::{same_file, Device, Machine, P2p, PathAnswer, UnderTest, LOOKUP_SYMBOLS, NOTHING};
 use std::ffi::CStr;
+
+/// CONFORMANCE_LIBRARY=path: the library under test, where LD_PRELOAD does not name it (a layer
+/// installed as libcuda.so.1 on the library path, or opened through CUDA_MEMPOOL_SYS_LIBCUDA).
+pub const LIBRARY_VAR: &str = "CONFORMANCE_LIBRARY";
+
+/// CONFORMANCE_LIBRARY, checked without loading it (the coordinator loads nothing of the library
+/// under test): None when unset; an error naming what is wrong and what to do.
+pub fn library_from_env() -> Result<Option<String>, String> {
+    let Some(v) = std::env::var_os(LIBRARY_VAR) else {
+        return Ok(None);
+    };
+    let v = v.to_string_lossy().into_owned();
+    let fix = "set it to the path of the shared library under test (the layer that stands in for libcuda), or unset \
+               it to judge what LD_PRELOAD names";
+    if v.trim().is_empty() {
+        return Err(format!("{LIBRARY_VAR} is set but empty: {fix}"));
+    }
+    let mut magic = [0u8; 4];
+    match std::fs::File::open(&v).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic)) {
+        Err(e) => Err(format!("{LIBRARY_VAR}={v:?}: cannot read it ({e}): {fix}")),
+        Ok(()) if magic != *b"\x7fELF" => Err(format!(
+            "{LIBRARY_VAR}={v:?} is not a shared library (no ELF header): {fix}"
+        )),
+        Ok(()) => Ok(Some(v)),
+    }
+}
+
+/// How each way of filling the table resolves the 14 APIs, as objects.
+fn paths() -> Vec<PathAnswer> {
+    Entry::all()
+        .map(|e| match e.resolve_apis() {
+            Err(error) => PathAnswer {
+                mode: e.name().to_string(),
+                error: Some(error),
+                objects: Vec::new(),
+            },
+            Ok(apis) => PathAnswer {
+                mode: e.name().to_string(),
+                error: None,
+                objects: apis
+                    .into_iter()
+                    .map(|(api, a)| {
+                        let o = if a == 0 {
+                            NOTHING.to_string()
+                        } else {
+                            crate::os::object_of(a).unwrap_or_else(|| "unknown".into())
+                        };
+                        (api.to_string(), o)
+                    })
+                    .collect(),
+            },
+        })
+        .collect()
+}
+
+/// The libraries under test (CONFORMANCE_LIBRARY's, else LD_PRELOAD's) and the driver symbols each
+/// defines itself: found through its handle and, by `dladdr`, in its own file (not in a library it
+/// depends on).
+fn under_test(preloaded: &[String]) -> Vec<UnderTest> {
+    let named: Vec<(String, &str)> = match library_from_env() {
+        Ok(Some(p)) => vec![(p, LIBRARY_VAR)],
+        _ => preloaded.iter().map(|p| (p.clone(), "LD_PRELOAD")).collect(),
+    };
+    named
+        .into_iter()
+        .map(|(path, by)| {
+            let mut u = UnderTest {
+                path: path.clone(),
+                named_by: by.to_string(),
+                ..UnderTest::default()
+            };
+            match crate::os::dlopen_local(&path) {
+                Err(e) => u.error = Some(e),
+                Ok(h) => {
+                    let own = |a: *mut std::ffi::c_void| {
+                        crate::os::object_of(a as usize).is_some_and(|o| same_file(&o, &path))
+                    };
+                    let symbols = crate::driver::APIS
+                        .iter()
+                        .map(|a| a.1)
+                        .chain(LOOKUP_SYMBOLS.iter().copied());
+                    u.exports = symbols
+                        .filter(|s| h.symbol(s).is_some_and(own))
+                        .map(String::from)
+                        .collect();
+                }
+            }
+            u
+        })
+        .collect()
+}
 
 fn attr(a: CUdevice_attribute, dev: CUdevice) -> i32 {
     let mut v = 0;
@@ -46,6 +138,8 @@ pub fn probe() -> Machine {
             .collect(),
         ..Machine::default()
     };
+    m.paths = paths();
+    m.under_test = under_test(&m.preloaded);
     for (idx, api) in crate::driver::APIS {
         m.exported.push((*idx, loaded.has(api)));
     }

@@ -34,8 +34,9 @@ pub fn before(case: &Case, m: &Machine, broken: Option<&Broken>, required: &[Cap
             Outcome::Ignored,
             Kind::Precondition,
             format!(
-                "not run: it relies on `{}`, which does not hold here (suite::preconditions says why)",
-                b.which.what()
+                "not run: it relies on `{}`, which does not hold here ({} says why)",
+                b.which.what(),
+                b.which.trial()
             ),
         ));
     }

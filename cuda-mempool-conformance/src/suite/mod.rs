@@ -17,7 +17,7 @@ use roles::all_cases;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-use trials::{LeakCheck, NO_LEAKS, PRECONDITIONS};
+use trials::{LeakCheck, NO_LEAKS};
 
 /// Default test threads (and so general worker processes, besides one per lane): the driver
 /// creates contexts one at a time (H100, R580: 4 processes start in 0.6 s, 16 in 3.0 s), so more
@@ -62,6 +62,7 @@ struct Settings {
 fn settings() -> Result<Settings, String> {
     leaks::plants()?;
     crate::driver::cu::Entry::from_env()?;
+    probe::library_from_env()?;
     crate::harness::expect::load()?;
     let timeout = crate::harness::config::trial_timeout()?;
     crate::driver::departures::strict_from_env()?;
@@ -147,6 +148,9 @@ pub fn main() -> ExitCode {
     } else {
         probe::probe_in_child(s.timeout)
     };
+    if m.probe_error.is_none() && m.load_error.is_none() {
+        m.lookup_init = Some(crate::cases::uninit::lookup_in_child(s.timeout));
+    }
     // Which devices the cases spread over: a request this machine cannot meet is an error before
     // any trial runs.
     match select(&s.devices, &m, s.required.contains(&Cap::Peer)) {
@@ -172,7 +176,7 @@ pub fn main() -> ExitCode {
     if let Ok(Some(known)) = crate::harness::expect::load() {
         let mut names: Vec<String> = cases.iter().map(|c| c.trial_name()).collect();
         names.push(NO_LEAKS.to_string());
-        names.push(PRECONDITIONS.to_string());
+        names.extend(trials::FROM_PROBE.iter().map(|n| n.to_string()));
         if let Err(e) = known.check_trials(&names) {
             eprintln!("conformance: {e}");
             pre.discard();

@@ -1,5 +1,6 @@
-//! The only libtest-mimic code: cases as trials, `suite::no_leaks` last, and the records they leave
-//! for the report. A trial's outcome comes from the verdict; here it is only shown.
+//! The only libtest-mimic code: cases as trials, the `suite::` trials judged from the probe first,
+//! `suite::no_leaks` last, and the records they leave for the report. A trial's outcome comes from
+//! the verdict; here it is only shown.
 
 use crate::harness::leaks::{Coordinator, WorkerState};
 use crate::harness::precondition::{self, Broken};
@@ -16,7 +17,13 @@ use std::time::{Duration, Instant};
 /// The trial that runs last and checks what the run left behind.
 pub const NO_LEAKS: &str = "suite::no_leaks";
 /// The trial that says whether the run's preconditions hold (`harness::precondition`).
-pub const PRECONDITIONS: &str = "suite::preconditions";
+pub const PRECONDITIONS: &str = precondition::PRECONDITIONS_TRIAL;
+/// The trial that says whether looking up entry points leaves the driver uninitialised.
+pub const LOOKUP: &str = precondition::LOOKUP_TRIAL;
+/// The trial that says whether every path to the driver reaches the library under test.
+pub const LIBRARY_REACHED: &str = "suite::library_reached";
+/// The trials judged from the probe, before any case runs.
+pub const FROM_PROBE: &[&str] = &[PRECONDITIONS, LOOKUP, LIBRARY_REACHED];
 
 /// CONFORMANCE_TRIALS_FILE=path: the run is only the trials the file names, one full name a line
 /// (blank lines and `#` lines skipped), and the `suite::` trials; the others are not in it at all
@@ -128,15 +135,30 @@ pub fn plan(
     runner: Arc<OnceLock<Runner>>,
 ) -> Planned {
     let broken = precondition::broken(m);
-    let blocked = cases
-        .iter()
-        .filter(|c| broken.as_ref().is_some_and(|b| c.relies.contains(&b.which)))
-        .count();
-    let mut trials = vec![preconditions(broken.clone(), blocked)];
+    let lookup = precondition::lookup(m);
+    // The broken precondition a case relies on, if any: the ordered ones first.
+    let blocking = |c: &Case| {
+        [broken.as_ref(), lookup.as_ref()]
+            .into_iter()
+            .flatten()
+            .find(|b| c.relies.contains(&b.which))
+            .cloned()
+    };
+    let blocked_by = |b: &Option<Broken>| {
+        cases
+            .iter()
+            .filter(|c| b.is_some() && blocking(c).map(|x| x.which) == b.as_ref().map(|x| x.which))
+            .count()
+    };
+    let mut trials = vec![
+        precondition_trial(PRECONDITIONS, broken.clone(), blocked_by(&broken), true),
+        precondition_trial(LOOKUP, lookup.clone(), blocked_by(&lookup), m.lookup_init.is_some()),
+        library_reached(m),
+    ];
     let mut jobs = Vec::new();
     for c in cases {
         let name = c.trial_name();
-        let before = verdict::before(c, m, broken.as_ref(), required);
+        let before = verdict::before(c, m, blocking(c).as_ref(), required);
         let up_front = match &before {
             Before::Ignore(r) => Some(r.clone()),
             _ => None,
@@ -171,29 +193,52 @@ pub fn plan(
     Planned { trials, jobs }
 }
 
-/// `suite::preconditions`, first: fails, once, naming the cause and the fix, when a precondition of
-/// the run does not hold (`blocked` trials then not run).
-fn preconditions(broken: Option<Broken>, blocked: usize) -> Trial {
-    Trial::ignorable_test(PRECONDITIONS, move || {
-        let (outcome, message) = match &broken {
-            None => (Outcome::Passed, String::new()),
+/// `suite::preconditions` and `suite::lookup_does_not_initialise`, first: `name` fails, once,
+/// naming the cause and the fix, when its precondition does not hold (`blocked` trials then not
+/// run); ignored when it was not `judged`.
+fn precondition_trial(name: &'static str, broken: Option<Broken>, blocked: usize, judged: bool) -> Trial {
+    Trial::ignorable_test(name, move || {
+        let (outcome, kind, message) = match &broken {
+            None if judged => (Outcome::Passed, Kind::Plain, String::new()),
+            None => (
+                Outcome::Ignored,
+                Kind::CannotRun,
+                "not judged: the driver library did not load, or the probe gave no answer".to_string(),
+            ),
             Some(b) => (
                 Outcome::Failed,
+                Kind::Precondition,
                 format!("{} {blocked} trials that rely on it were not run.", b.text()),
             ),
         };
-        let kind = if broken.is_some() {
-            Kind::Precondition
-        } else {
-            Kind::Plain
-        };
         finish(verdict::expected(Record::new(
-            PRECONDITIONS,
+            name,
             Group::Suite,
             outcome,
             kind,
             message,
         )))
+    })
+}
+
+/// `suite::library_reached`: fails when a library under test defines one of the 14 APIs and some
+/// path to the driver (cuGetProcAddress, dlsym, linking) hands out another object's function for
+/// it, naming per path the APIs and the applications that take it (`Machine::bypasses`). A run
+/// with no library under test passes; one that defines none of the driver's symbols is a note.
+fn library_reached(m: &Machine) -> Trial {
+    let (outcome, message) = match m.bypasses() {
+        b if b.is_empty() => (Outcome::Passed, m.not_stand_ins().join("; ")),
+        b => (
+            Outcome::Failed,
+            format!(
+                "the library under test is not reached on every path to the driver:\n- {}",
+                b.join("\n- ")
+            ),
+        ),
+    };
+    Trial::ignorable_test(LIBRARY_REACHED, move || {
+        let r = Record::new(LIBRARY_REACHED, Group::Suite, outcome, Kind::Plain, message.clone());
+        finish(verdict::expected(r))
     })
 }
 

@@ -3,16 +3,19 @@
 
 use std::path::PathBuf;
 
-/// The library as it ships (every path to the driver hooked), or the variant that hooks only
-/// cuGetProcAddress (`-DPROC_ADDRESS_ONLY`).
+/// The library as it ships (every path to the driver hooked), the variant that hooks only
+/// cuGetProcAddress (`-DPROC_ADDRESS_ONLY`), or the one that hooks every path but cuGetProcAddress
+/// (`-DNO_PROC_ADDRESS_HOOK`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[allow(dead_code)] // each test binary uses what it needs
 pub enum Variant {
     EveryPath,
     ProcAddressOnly,
+    NoProcAddress,
 }
 
-/// The library's path: CONFORMANCE_SHIM_SO (or CONFORMANCE_SHIM_SO_PROC_ONLY) when set — a copy
+/// The library's path: CONFORMANCE_SHIM_SO (CONFORMANCE_SHIM_SO_PROC_ONLY,
+/// CONFORMANCE_SHIM_SO_NO_PROC_ADDRESS) when set — a copy
 /// carried to a machine without the build tree —, else the one build.rs made.
 pub fn path(v: Variant) -> Result<PathBuf, String> {
     let (env, built) = match v {
@@ -20,6 +23,10 @@ pub fn path(v: Variant) -> Result<PathBuf, String> {
         Variant::ProcAddressOnly => (
             "CONFORMANCE_SHIM_SO_PROC_ONLY",
             option_env!("CONFORMANCE_SHIM_BUILT_PROC_ONLY"),
+        ),
+        Variant::NoProcAddress => (
+            "CONFORMANCE_SHIM_SO_NO_PROC_ADDRESS",
+            option_env!("CONFORMANCE_SHIM_BUILT_NO_PROC_ADDRESS"),
         ),
     };
     let (p, from) = match std::env::var_os(env) {
