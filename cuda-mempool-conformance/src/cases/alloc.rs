@@ -429,27 +429,6 @@ pub fn cases() -> Vec<Case> {
             ensure!(used == 0, "used memory {used} after the free completed");
             Ok(())
         }),
-        // Stream order: cuMemFreeAsync enqueues the free and returns; it does not wait for the stream
-        // to reach it (R580 returns at once: the 832 reuse trials free on streams held at a gate).
-        // The stream is held at a gate that its safety limit opens if the free has not returned.
-        Case::gpu(822, "free_returns_before_stream_reaches_it", |e| {
-            let pool = Pool::on_device(e.dev)?;
-            let s = Stream::new()?;
-            let a = alloc_from(pool.0, 1 << 20, s.0)?;
-            let gate = Gate::close(s.0)?;
-            let start = Instant::now();
-            let r = unsafe { cuMemFreeAsync(a, s.0) };
-            let took = start.elapsed();
-            let forced = gate.release().is_some();
-            s.sync()?;
-            ok("cuMemFreeAsync(on a held stream)", r)?;
-            ensure!(
-                !forced,
-                "cuMemFreeAsync returned after {took:?}, only once the held stream was released: it waited \
-                 for the stream instead of enqueuing the free"
-            );
-            Ok(())
-        }),
         Case::gpu(822, "double_free", |e| {
             let pool = Pool::on_device(e.dev)?;
             let s = Stream::new()?;
