@@ -269,8 +269,10 @@ const struct shim_entry alloc_entries[] = {
     /* 822 interior_pointer (the trial's own free of the base then fails) */
     MUTANT("822-interior-frees-block", 822, "gpu",
            "a pointer inside one of its allocations: frees that whole allocation and answers SUCCESS"),
-    /* 822 stream_order::returns_while_its_stream_is_held; 832 reuse_follow_event_dependencies_off_does_not and
-     * reuse_internal_dependencies_off_out_of_memory (their gates' safety limit opens the held stream) */
+    /* 822 stream_order::returns_while_its_stream_is_held; with IPC also
+     * stream_order::free_of_imported_memory_returns_while_its_stream_is_held (in the importer); 832
+     * reuse_follow_event_dependencies_off_does_not and reuse_internal_dependencies_off_out_of_memory (their
+     * gates' safety limit opens the held stream) */
     MUTANT("822-synchronous", 822, "gpu",
            "frees like cuMemFree: waits for the stream before and after the free instead of returning at once"),
     /* 822 free_on_other_stream_after_event, double_free; 828 used_mem_exact_accounting;
