@@ -344,7 +344,8 @@ const struct shim_entry alloc_entries[] = {
            "waits for the stream before allocating (cuStreamSynchronize), as a layer that synchronises every allocation"),
     /* 821 stream_order::returns_while_its_stream_is_held, stream_order::refused_at_once_while_its_stream_is_held,
      * stream_order::pointer_known_at_return_and_used_by_its_stream; 828
-     * accounting::allocation_counted_before_its_stream_runs; 832 reuse_* that allocate on a held stream */
+     * accounting::allocation_counted_before_its_stream_runs; 832 reuse_follow_event_dependencies_* (the
+     * allocation's stream waits for a held one) */
     MUTANT("821-synchronous", 821, "gpu",
            "waits for the stream before allocating (cuStreamSynchronize), as a layer that synchronises every allocation"),
     /* 820 stream_order::other_stream_does_not_wait_for_a_held_one (and the 820 trials of 820-synchronous) */

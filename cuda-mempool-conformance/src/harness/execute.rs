@@ -1,5 +1,5 @@
 //! Running one case's body in this process, now: capability check, blame, notes and observations
-//! reset, panics caught, and the typed answer.
+//! reset, panics caught, and the typed answer (failed where a gate's safety limit opened a held stream).
 
 use crate::driver::cu::*;
 use crate::driver::fail::Fail;
