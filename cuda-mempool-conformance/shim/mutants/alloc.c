@@ -132,6 +132,46 @@ static void stream_sync(CUstream s) {
   NEXT(fn, "cuStreamSynchronize", CUresult, (CUstream));
   if (fn) (void)fn(s);
 }
+/* issue 34: stream order. The -synchronous and -device-wide-sync mutants wait for the stream or the
+ * context before allocating; the -deferred-pointer ones hand the pointer out late. */
+static void ctx_sync(void) {
+  NEXT(fn, "cuCtxSynchronize", CUresult, (void));
+  if (fn) (void)fn();
+}
+/* Whether stream `s` has work it has not run (cuStreamQuery answers NOT_READY). */
+static int stream_busy(CUstream s) {
+  NEXT(fn, "cuStreamQuery", CUresult, (CUstream));
+  return fn && fn(s) == 600 /* CUDA_ERROR_NOT_READY */;
+}
+struct late {
+  CUdeviceptr *dptr;
+  CUdeviceptr p;
+};
+/* The host function of defer_pointer: the pointer lands in the caller's variable, if that still
+ * holds the 0 left there (a caller that has moved on is less likely to be written over). */
+static void write_late(void *user) {
+  struct late *l = user;
+  CUdeviceptr zero = 0;
+  (void)__atomic_compare_exchange_n(l->dptr, &zero, l->p, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  free(l);
+}
+/* The -deferred-pointer mutants, after an allocation of *dptr on `s` succeeded: on a stream with
+ * work pending, *dptr is 0 at return and the pointer is written by a host function when the stream
+ * reaches it (a layer that hands out the address once its stream runs the allocation). Unchanged
+ * on an idle stream, or when the host function cannot be enqueued. */
+static void defer_pointer(CUdeviceptr *dptr, CUstream s) {
+  NEXT(launch, "cuLaunchHostFunc", CUresult, (CUstream, void (*)(void *), void *));
+  struct late *l;
+  if (!launch || !stream_busy(s) || !(l = malloc(sizeof *l))) return;
+  l->dptr = dptr;
+  l->p = *dptr;
+  __atomic_store_n(dptr, 0, __ATOMIC_SEQ_CST);
+  if (launch(s, write_late, l) != CUDA_SUCCESS) {
+    *dptr = l->p;
+    free(l);
+  }
+}
+
 /* Whether `p` is device memory of another device than the current context's. */
 static int elsewhere(CUdeviceptr p) {
   NEXT(attr, "cuPointerGetAttribute", CUresult, (void *, int, CUdeviceptr));
@@ -229,8 +269,10 @@ const struct shim_entry alloc_entries[] = {
     /* 822 interior_pointer (the trial's own free of the base then fails) */
     MUTANT("822-interior-frees-block", 822, "gpu",
            "a pointer inside one of its allocations: frees that whole allocation and answers SUCCESS"),
-    /* 822 free_returns_before_stream_reaches_it; 832 reuse_follow_event_dependencies_off_does_not and
-     * reuse_internal_dependencies_off_out_of_memory (after their gates' 30 s limit) */
+    /* 822 stream_order::returns_while_its_stream_is_held; with IPC also
+     * stream_order::free_of_imported_memory_returns_while_its_stream_is_held (in the importer); 832
+     * reuse_follow_event_dependencies_off_does_not and reuse_internal_dependencies_off_out_of_memory (their
+     * gates' safety limit opens the held stream) */
     MUTANT("822-synchronous", 822, "gpu",
            "frees like cuMemFree: waits for the stream before and after the free instead of returning at once"),
     /* 822 free_on_other_stream_after_event, double_free; 828 used_mem_exact_accounting;
@@ -294,6 +336,31 @@ const struct shim_entry alloc_entries[] = {
     /* 821 load::threads_one_pool_no_lock (two live allocations overlap) */
     MUTANT("821-unlocked-cache", 821, "gpu",
            "keeps one freed block in a slot without a lock for the next allocation of its size and pool"),
+    /* issue 34: stream order */
+    /* 820 stream_order::returns_while_its_stream_is_held, stream_order::refused_at_once_while_its_stream_is_held,
+     * stream_order::pointer_known_at_return_and_used_by_its_stream (every trial that allocates on a held stream
+     * fails: its gate's safety limit opens the stream) */
+    MUTANT("820-synchronous", 820, "gpu",
+           "waits for the stream before allocating (cuStreamSynchronize), as a layer that synchronises every allocation"),
+    /* 821 stream_order::returns_while_its_stream_is_held, stream_order::refused_at_once_while_its_stream_is_held,
+     * stream_order::pointer_known_at_return_and_used_by_its_stream; 828
+     * accounting::allocation_counted_before_its_stream_runs; 832 reuse_follow_event_dependencies_* (the
+     * allocation's stream waits for a held one) */
+    MUTANT("821-synchronous", 821, "gpu",
+           "waits for the stream before allocating (cuStreamSynchronize), as a layer that synchronises every allocation"),
+    /* 820 stream_order::other_stream_does_not_wait_for_a_held_one (and the 820 trials of 820-synchronous) */
+    MUTANT("820-device-wide-sync", 820, "gpu",
+           "waits for the whole context (cuCtxSynchronize) before allocating: a held stream stops every allocation"),
+    /* 821 stream_order::other_stream_does_not_wait_for_a_held_one (and the 821 trials of 821-synchronous) */
+    MUTANT("821-device-wide-sync", 821, "gpu",
+           "waits for the whole context (cuCtxSynchronize) before allocating: a held stream stops every allocation"),
+    /* 820 stream_order::pointer_known_at_return_and_used_by_its_stream */
+    MUTANT("820-deferred-pointer", 820, "gpu",
+           "on a stream with work pending: SUCCESS with *dptr 0, the pointer written when the stream reaches it"),
+    /* 821 stream_order::pointer_known_at_return_and_used_by_its_stream; 828
+     * accounting::allocation_counted_before_its_stream_runs (the allocation is never freed) */
+    MUTANT("821-deferred-pointer", 821, "gpu",
+           "on a stream with work pending: SUCCESS with *dptr 0, the pointer written when the stream reaches it"),
     {0},
 };
 
@@ -346,6 +413,9 @@ static CUresult alloc_820(CUresult (*real)(CUdeviceptr *, size_t, CUstream), CUd
   /* Interposers that make every default stream the per-thread one lose the legacy stream's implicit
    * synchronisation with other streams. */
   if (shim_on("820-legacy-as-per-thread") && (s == NULL || s == (CUstream)0x1)) s = (CUstream)0x2;
+  /* issue 34: stream order */
+  if (shim_on("820-synchronous")) stream_sync(s);
+  if (shim_on("820-device-wide-sync")) ctx_sync();
   if (dptr && refused_free && shim_on("822-refused-free-fails-closed")) return CUDA_ERROR_OUT_OF_MEMORY;
   if (dptr && shim_on("820-capture-allocates-eagerly") && capturing(s))
     return real(dptr, n, (CUstream)0x2 /* CU_STREAM_PER_THREAD */);
@@ -364,6 +434,7 @@ static CUresult alloc_820(CUresult (*real)(CUdeviceptr *, size_t, CUstream), CUd
     if (shim_on("820-pads-size") && n <= SIZE_MAX - PAD) n += PAD;
   }
   CUresult r = real(dptr, n, s);
+  if (r == CUDA_SUCCESS && dptr && shim_on("820-deferred-pointer")) defer_pointer(dptr, s);
   if (r == CUDA_ERROR_OUT_OF_MEMORY && shim_on("820-oom-invalid-value")) return CUDA_ERROR_INVALID_VALUE;
   if (r == CUDA_ERROR_INVALID_CONTEXT && shim_on("820-no-context-invalid-value")) return CUDA_ERROR_INVALID_VALUE;
   return r;
@@ -372,6 +443,9 @@ static CUresult alloc_820(CUresult (*real)(CUdeviceptr *, size_t, CUstream), CUd
 /* The 821 mutants around the driver's cuMemAllocFromPoolAsync. */
 static CUresult alloc_821(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool, CUstream), CUdeviceptr *dptr,
                           size_t n, CUmemoryPool pool, CUstream s) {
+  /* issue 34: stream order */
+  if (shim_on("821-synchronous")) stream_sync(s);
+  if (shim_on("821-device-wide-sync")) ctx_sync();
   if (dptr && shim_on("821-capture-allocates-eagerly") && capturing(s))
     return real(dptr, n, pool, (CUstream)0x2 /* CU_STREAM_PER_THREAD */);
   if (!dptr && shim_on("821-null-dptr-success")) return CUDA_SUCCESS;
@@ -407,6 +481,7 @@ static CUresult alloc_821(CUresult (*real)(CUdeviceptr *, size_t, CUmemoryPool, 
     CUmemoryPool d = pool_here(0);
     if (d) r = real(dptr, n, d, s);
   }
+  if (r == CUDA_SUCCESS && dptr && shim_on("821-deferred-pointer")) defer_pointer(dptr, s);
   if (r == CUDA_ERROR_OUT_OF_MEMORY && shim_on("821-oom-invalid-value")) return CUDA_ERROR_INVALID_VALUE;
   if (r == CUDA_ERROR_NOT_SUPPORTED && shim_on("821-capture-refusal-invalid-value") && capturing(s))
     return CUDA_ERROR_INVALID_VALUE;

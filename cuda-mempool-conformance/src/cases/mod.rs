@@ -17,6 +17,7 @@ pub mod peer;
 pub mod pool;
 pub mod poolless;
 pub mod prelude;
+pub mod stream_order;
 pub mod uninit;
 pub mod xproc;
 
@@ -50,6 +51,7 @@ const MEMORY_SENSITIVE: &[&str] = &[
     "reuse_opportunistic_off_still_reuses_completed_free_driver_behaviour",
     "reuse_internal_dependencies_on_waits_for_pending_free",
     "reuse_internal_dependencies_off_out_of_memory",
+    "stream_order::refused_at_once_while_its_stream_is_held",
     "accounting::allocation_counted_before_its_stream_runs",
     "accounting::pending_free_uncounted_at_once_but_kept_reserved",
     "accounting::trim_keeps_memory_of_a_pending_free",
@@ -67,6 +69,7 @@ pub fn all() -> Vec<Case> {
     v.extend(uninit::cases());
     v.extend(entry::cases());
     v.extend(alloc::cases());
+    v.extend(stream_order::cases());
     v.extend(pool::cases());
     v.extend(poolless::cases());
     v.extend(ipc::cases());

@@ -1,11 +1,11 @@
 //! Small helpers over the raw bindings: checked calls with readable failures, guards that leave
-//! nothing behind, and a host-function gate that holds a stream until released.
+//! nothing behind, and a host-function gate that holds a stream until released (and records a
+//! release its safety limit had to make).
 
 use crate::driver::cu::*;
 pub use crate::driver::fail::{ignore, Fail, R};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub const SUCCESS: CUresult = CUresult::CUDA_SUCCESS;
@@ -262,32 +262,151 @@ impl Drop for CurrentPool {
     }
 }
 
-/// Holds a stream at a host function until `open` (or drop, or a safety limit: `deadline::gate`), so a case can
-/// decide exactly which of its stream operations have completed.
+/// Holds a stream at a host function until `open` (or `release`, or drop), so a case can decide
+/// exactly which of its stream operations have completed. A safety limit ([`gate_limit`]) opens a
+/// gate nobody opened: a call that waited for the held stream then returns, and the gate records it
+/// ([`ForcedGate`]). The harness takes every forced gate of a trial after it ([`take_forced_gates`])
+/// and fails the trial, so no trial that holds a stream can pass on a call that waited for it.
 pub struct Gate {
-    open: Arc<AtomicBool>,
+    shared: Arc<GateShared>,
 }
+struct GateShared {
+    state: Mutex<GateState>,
+    /// The closing thread's tracked call (`crumb::Current`): what the limit names.
+    owner: Arc<crate::driver::crumb::Current>,
+}
+impl GateShared {
+    /// A closed gate of the calling thread, registered for [`take_forced_gates`].
+    fn new() -> Arc<GateShared> {
+        let shared = Arc::new(GateShared {
+            state: Mutex::new(GateState::Closed),
+            owner: crate::driver::crumb::current(),
+        });
+        GATES.with(|g| g.borrow_mut().push(shared.clone()));
+        shared
+    }
+}
+enum GateState {
+    Closed,
+    Opened,
+    /// Opened by the safety limit; `reported` once the trial itself judged it (`Gate::release`).
+    Forced {
+        gate: ForcedGate,
+        reported: bool,
+    },
+}
+
+/// A gate its safety limit opened: the tracked call the closing thread was inside then (its API and
+/// how long it had been waiting), if any.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForcedGate {
+    pub limit: Duration,
+    pub call: Option<(u32, Duration)>,
+}
+impl ForcedGate {
+    /// The API to blame: the call that waited, if one did.
+    pub fn api(&self) -> Option<u32> {
+        self.call.map(|c| c.0)
+    }
+    /// Why the trial fails, in one line.
+    pub fn describe(&self) -> String {
+        let limit = self.limit.as_secs_f64();
+        match self.call {
+            Some((api, waited)) => format!(
+                "{} ({api}) waited for a stream held at a gate: it had been waiting {:.1} s when the gate's                  safety limit ({limit:.1} s) opened the stream; a stream-ordered call must return while its                  stream is held",
+                crate::driver::api_name(api),
+                waited.as_secs_f64()
+            ),
+            None => format!(
+                "a stream held at a gate was opened by the gate's safety limit ({limit:.1} s), not by the trial,                  with no tracked call in progress on the trial's thread: the trial's work waited for the held stream"
+            ),
+        }
+    }
+}
+
+/// How long a gate holds its stream before opening by itself: a sixth of `deadline::gate`, far more
+/// than a trial's calls take while they hold a stream (the real driver returns at once).
+pub fn gate_limit() -> Duration {
+    crate::driver::deadline::gate() / 6
+}
+
+thread_local! {
+    static GATES: std::cell::RefCell<Vec<Arc<GateShared>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The gates closed on this thread since the last call that their safety limit opened and the
+/// trial did not judge itself (and forget every gate).
+pub fn take_forced_gates() -> Vec<ForcedGate> {
+    let gates = GATES.with(|g| std::mem::take(&mut *g.borrow_mut()));
+    gates
+        .iter()
+        .filter_map(|g| match &*lock(&g.state) {
+            GateState::Forced { gate, reported: false } => Some(gate.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn lock(m: &Mutex<GateState>) -> std::sync::MutexGuard<'_, GateState> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 unsafe extern "C" fn gate_wait(user: *mut c_void) {
-    // SAFETY: `user` is the Arc<AtomicBool> leaked by Gate::close, reclaimed here exactly once.
-    let flag = unsafe { Arc::from_raw(user as *const AtomicBool) };
+    // SAFETY: `user` is the Arc<GateShared> leaked by Gate::close, reclaimed here exactly once.
+    let shared = unsafe { Arc::from_raw(user as *const GateShared) };
+    hold(&shared, gate_limit());
+}
+/// The host function's work: wait until the gate is opened, or open it at `limit` and record so.
+fn hold(shared: &GateShared, limit: Duration) {
     let start = Instant::now();
-    while !flag.load(Ordering::Acquire) && start.elapsed() < crate::driver::deadline::gate() {
+    loop {
+        {
+            let mut state = lock(&shared.state);
+            if !matches!(*state, GateState::Closed) {
+                return;
+            }
+            if start.elapsed() >= limit {
+                let call = shared.owner.now();
+                *state = GateState::Forced {
+                    gate: ForcedGate { limit, call },
+                    reported: false,
+                };
+                return;
+            }
+        }
         std::thread::sleep(Duration::from_micros(200));
     }
 }
 impl Gate {
     pub fn close(s: CUstream) -> R<Gate> {
-        let open = Arc::new(AtomicBool::new(false));
-        let user = Arc::into_raw(open.clone()) as *mut c_void;
+        let shared = GateShared::new();
+        let user = Arc::into_raw(shared.clone()) as *mut c_void;
         let r = unsafe { cuLaunchHostFunc(s, Some(gate_wait), user) };
         if r != SUCCESS {
-            drop(unsafe { Arc::from_raw(user as *const AtomicBool) });
+            drop(unsafe { Arc::from_raw(user as *const GateShared) });
         }
         ok("cuLaunchHostFunc", r)?;
-        Ok(Gate { open })
+        Ok(Gate { shared })
     }
+    /// Open the gate (nothing happens if its safety limit already did).
     pub fn open(&self) {
-        self.open.store(true, Ordering::Release);
+        let mut state = lock(&self.shared.state);
+        if matches!(*state, GateState::Closed) {
+            *state = GateState::Opened;
+        }
+    }
+    /// Open the gate, for a case that times its own calls: whether its safety limit had opened it
+    /// first (the calls made meanwhile waited for the held stream). The case reports it itself;
+    /// the harness does not again.
+    pub fn release(self) -> Option<ForcedGate> {
+        self.open();
+        match &mut *lock(&self.shared.state) {
+            GateState::Forced { gate, reported } => {
+                *reported = true;
+                Some(gate.clone())
+            }
+            _ => None,
+        }
     }
 }
 impl Drop for Gate {
@@ -307,33 +426,6 @@ pub fn refused_double_free(pool: CUmemoryPool, size: usize, s: CUstream) -> R {
         unsafe { cuMemFreeAsync(a, s) },
         CUresult::CUDA_ERROR_INVALID_VALUE,
     )
-}
-
-/// A gate whose watchdog opens it by itself after a sixth of `deadline::gate`, for a case whose
-/// calls must return while the stream is held. Dropped unreleased, it opens at once.
-pub struct WatchedGate {
-    release: std::sync::mpsc::Sender<()>,
-    watchdog: std::thread::JoinHandle<bool>,
-}
-impl WatchedGate {
-    pub fn close(s: CUstream) -> R<WatchedGate> {
-        let gate = Gate::close(s)?;
-        let (release, rx) = std::sync::mpsc::channel::<()>();
-        let watchdog = std::thread::spawn(move || {
-            let forced = rx.recv_timeout(crate::driver::deadline::gate() / 6).is_err();
-            gate.open();
-            forced
-        });
-        Ok(WatchedGate { release, watchdog })
-    }
-    /// Open the gate; whether the watchdog had opened it first (the calls made meanwhile waited
-    /// for the held stream).
-    pub fn release(self) -> R<bool> {
-        let _ = self.release.send(());
-        self.watchdog
-            .join()
-            .map_err(|_| "the gate's watchdog thread panicked".into())
-    }
 }
 
 /// CUmemorytype's CU_MEMORYTYPE_HOST (the bindings leave the enum out).
@@ -369,4 +461,61 @@ pub fn mem_info() -> R<(usize, usize)> {
 /// Free device memory now (cuMemGetInfo).
 pub fn mem_free() -> R<usize> {
     Ok(mem_info()?.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// The host function's side of a gate, run on another thread as the driver runs it.
+    fn hold_elsewhere(shared: &Arc<GateShared>, limit: Duration) {
+        let shared = shared.clone();
+        std::thread::spawn(move || hold(&shared, limit)).join().unwrap();
+    }
+
+    #[test]
+    fn a_gate_opened_in_time_is_not_forced() {
+        let _ = take_forced_gates();
+        let gate = Gate {
+            shared: GateShared::new(),
+        };
+        gate.open();
+        hold_elsewhere(&gate.shared, Duration::from_secs(60));
+        assert_eq!(gate.release(), None);
+        assert!(take_forced_gates().is_empty());
+    }
+
+    #[test]
+    fn a_gate_its_limit_opened_fails_the_trial_naming_the_waiting_call() {
+        let _ = take_forced_gates();
+        let gate = Gate {
+            shared: GateShared::new(),
+        };
+        {
+            let _inside = crate::driver::crumb::enter(820, "cuMemAllocAsync");
+            hold_elsewhere(&gate.shared, Duration::from_millis(5));
+        }
+        gate.open();
+        drop(gate);
+        let forced = take_forced_gates();
+        assert_eq!(forced.len(), 1);
+        assert_eq!(forced[0].api(), Some(820));
+        assert!(forced[0]
+            .describe()
+            .starts_with("cuMemAllocAsync (820) waited for a stream held at a gate"));
+        assert!(take_forced_gates().is_empty(), "taken once");
+    }
+
+    #[test]
+    fn a_forced_gate_the_trial_released_itself_is_not_reported_again() {
+        let _ = take_forced_gates();
+        let gate = Gate {
+            shared: GateShared::new(),
+        };
+        hold_elsewhere(&gate.shared, Duration::from_millis(1));
+        let forced = gate.release().expect("forced");
+        assert_eq!(forced.api(), None);
+        assert!(take_forced_gates().is_empty());
+    }
 }

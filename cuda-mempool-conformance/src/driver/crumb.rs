@@ -9,11 +9,17 @@
 //! A second record, at offset [`LEN`], holds the last tracked call that returned and its answer: a
 //! declared crash that lands in a later call is the declared one only if the call under test
 //! accepted the input first (`harness/verdict.rs`).
+//!
+//! In memory, each thread also keeps which tracked call it is inside and since when ([`Current`]):
+//! a gate's host function whose safety limit had to open a held stream names the call that was
+//! waiting for it (`check::Gate`).
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::os::unix::fs::FileExt;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 /// The fd a child finds its breadcrumb file at (the channel is fd 3).
 pub const CHILD_FD: RawFd = 4;
@@ -33,7 +39,33 @@ fn mine() -> Option<&'static File> {
     .as_ref()
 }
 
-/// Clears the breadcrumb when the call it marks returns.
+/// Which tracked call one thread is inside now and since when, readable from any thread.
+#[derive(Default)]
+pub struct Current {
+    api: AtomicU32,
+    since_us: AtomicU64,
+}
+thread_local! {
+    static CURRENT: Arc<Current> = Arc::default();
+}
+static EPOCH: OnceLock<Instant> = OnceLock::new();
+fn micros() -> u64 {
+    EPOCH.get_or_init(Instant::now).elapsed().as_micros() as u64
+}
+impl Current {
+    /// The API the thread is inside and how long it has been, or None between calls.
+    pub fn now(&self) -> Option<(u32, Duration)> {
+        let api = self.api.load(Ordering::Acquire);
+        let since = self.since_us.load(Ordering::Relaxed);
+        (api != 0).then(|| (api, Duration::from_micros(micros().saturating_sub(since))))
+    }
+}
+/// The calling thread's [`Current`], to read from another thread.
+pub fn current() -> Arc<Current> {
+    CURRENT.with(Arc::clone)
+}
+
+/// Clears the breadcrumb (and the thread's [`Current`]) when the call it marks returns.
 pub struct Inside(bool, u32);
 impl Inside {
     /// The call returned `r`: record it as the last answer (API index, code) before the guard clears
@@ -52,6 +84,7 @@ impl Inside {
 }
 impl Drop for Inside {
     fn drop(&mut self) {
+        let _ = CURRENT.try_with(|c| c.api.store(0, Ordering::Release));
         if self.0 {
             if let Some(f) = mine() {
                 let _ = f.write_at(&[0u8; 4], 0);
@@ -62,6 +95,10 @@ impl Drop for Inside {
 
 /// Mark this process as inside `api` (`symbol`) until the guard is dropped.
 pub fn enter(api: u32, symbol: &str) -> Inside {
+    let _ = CURRENT.try_with(|c| {
+        c.since_us.store(micros(), Ordering::Relaxed);
+        c.api.store(api, Ordering::Release);
+    });
     let Some(f) = mine() else { return Inside(false, api) };
     let mut rec = [0u8; LEN];
     rec[..4].copy_from_slice(&api.to_le_bytes());

@@ -1,5 +1,5 @@
 //! Running one case's body in this process, now: capability check, blame, notes and observations
-//! reset, panics caught, and the typed answer.
+//! reset, panics caught, and the typed answer (failed where a gate's safety limit opened a held stream).
 
 use crate::driver::cu::*;
 use crate::driver::fail::Fail;
@@ -82,6 +82,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
     let name = case.trial_name();
     crate::driver::blame::reset();
     let _ = crate::driver::check::take_notes();
+    let _ = crate::driver::check::take_forced_gates();
     let _ = crate::driver::observe::take();
     let _ = crate::driver::departures::take_known();
     crate::driver::ledger::set_trial(&name);
@@ -142,20 +143,41 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
     }
     crate::driver::ledger::set_trial("");
     let known = crate::driver::departures::take_known();
-    match result {
-        Ok(Ok(())) if known.is_empty() => answer(Outcome::Passed, Kind::Plain, String::new()),
-        Ok(Ok(())) => answer(Outcome::Known, Kind::Departure, known.join("\n")),
-        Ok(Err(Fail::Ignore(why))) => answer(Outcome::Ignored, Kind::CannotRun, why),
-        Ok(Err(Fail::Changed(what))) => answer(Outcome::Changed, Kind::Departure, what),
-        Ok(Err(Fail::Departure(what))) => answer(Outcome::Failed, Kind::Departure, what),
-        Ok(Err(Fail::Wrong(what))) => answer(Outcome::Failed, Kind::Check, what),
+    let (outcome, kind, message) = match result {
+        Ok(Ok(())) if known.is_empty() => (Outcome::Passed, Kind::Plain, String::new()),
+        Ok(Ok(())) => (Outcome::Known, Kind::Departure, known.join("\n")),
+        Ok(Err(Fail::Ignore(why))) => (Outcome::Ignored, Kind::CannotRun, why),
+        Ok(Err(Fail::Changed(what))) => (Outcome::Changed, Kind::Departure, what),
+        Ok(Err(Fail::Departure(what))) => (Outcome::Failed, Kind::Departure, what),
+        Ok(Err(Fail::Wrong(what))) => (Outcome::Failed, Kind::Check, what),
         Err(p) => {
             let what = p
                 .downcast_ref::<String>()
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
-            answer(Outcome::Failed, Kind::Panic, format!("the case panicked: {what}"))
+            (Outcome::Failed, Kind::Panic, format!("the case panicked: {what}"))
         }
+    };
+    let (outcome, kind, message) = forced_gates_fail((outcome, kind, message));
+    answer(outcome, kind, message)
+}
+
+/// A trial during which a gate's safety limit had to open a held stream (a call waited for the
+/// stream: `check::Gate`) fails, whatever its body concluded; one that failed already keeps its
+/// message and gets the forced gates as notes. The waiting call's API takes the blame.
+fn forced_gates_fail(verdict: (Outcome, Kind, String)) -> (Outcome, Kind, String) {
+    let forced = crate::driver::check::take_forced_gates();
+    if forced.is_empty() {
+        return verdict;
     }
+    if let Some(api) = forced.iter().find_map(|f| f.api()) {
+        crate::driver::blame::set(api);
+    }
+    let lines: Vec<String> = forced.iter().map(|f| f.describe()).collect();
+    if verdict.0 == Outcome::Failed {
+        lines.into_iter().for_each(crate::driver::check::note);
+        return verdict;
+    }
+    (Outcome::Failed, Kind::Check, lines.join("\n"))
 }

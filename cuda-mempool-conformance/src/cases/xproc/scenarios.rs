@@ -1,6 +1,6 @@
 //! One importer child per trial (`ipc-scenario`) for imports that may kill the importer: all-zero
 //! and interior-pointer export data, imported pointers freed with cuMemFree, one pointer imported
-//! twice, and single allocations of several GiB.
+//! twice, single allocations of several GiB, and an import freed on a held stream.
 
 use super::common::*;
 use crate::cases::prelude::*;
@@ -174,6 +174,7 @@ fn scenario(m: &Value, fd: OwnedFd) -> R<Value> {
         Some("free_sync") => free_sync(pool, first),
         Some("twice") => twice(pool, first, &s),
         Some("large") => large(pool, first, n, &s),
+        Some("free_held") => free_held(pool, first, &s),
         other => Err(format!("unknown scenario {other:?}").into()),
     }
 }
@@ -277,6 +278,26 @@ fn large(pool: Pool, d: CUmemPoolPtrExportData, n: usize, s: &Stream) -> R<Value
         v["tail"] = json!(tail.0);
         v["tail_ok"] = json!(tail_ok);
         v["free"] = json!(unsafe { cuMemFreeAsync(q, s.0) }.0);
+        let _ = unsafe { cuStreamSynchronize(s.0) };
+    }
+    v["destroy"] = json!(unsafe { cuMemPoolDestroy(pool.take()) }.0);
+    Ok(v)
+}
+
+/// Import, hold the stream at a gate, free the import on it: the codes, how long the free took, and
+/// whether the gate's safety limit had to open the stream (the free waited for it); then destroy.
+fn free_held(pool: Pool, d: CUmemPoolPtrExportData, s: &Stream) -> R<Value> {
+    let (code, q) = import(&pool, d);
+    let mut v = json!({"import": code.0});
+    if code == SUCCESS {
+        let gate = Gate::close(s.0)?;
+        let start = std::time::Instant::now();
+        let free = unsafe { cuMemFreeAsync(q, s.0) };
+        let took = start.elapsed();
+        let forced = gate.release();
+        v["free"] = json!(free.0);
+        v["free_ms"] = json!(took.as_secs_f64() * 1e3);
+        v["returned_while_held"] = json!(forced.is_none());
         let _ = unsafe { cuStreamSynchronize(s.0) };
     }
     v["destroy"] = json!(unsafe { cuMemPoolDestroy(pool.take()) }.0);
@@ -480,6 +501,40 @@ pub(super) fn cases() -> Vec<Case> {
             }
             check(&a, &rest)
         })
+        .needs(Cap::Ipc),
+        // Stream order across processes: the importer's cuMemFreeAsync of an imported pointer
+        // enqueues the free and returns while its stream is held at a gate, as for local memory
+        // (822 stream_order::returns_while_its_stream_is_held). Kills 822-synchronous (in the
+        // importer).
+        Case::gpu(
+            822,
+            "stream_order::free_of_imported_memory_returns_while_its_stream_is_held",
+            |e| {
+                let a = ask_one(e, "free_held", 64 * KIB)?;
+                let took = a["free_ms"].as_f64().unwrap_or(f64::NAN);
+                check(
+                    &a,
+                    &[
+                        ("import", Code("cuMemPoolImportPointer (in the importer)", SUCCESS)),
+                        (
+                            "free",
+                            Code("cuMemFreeAsync(the import, on a held stream, in the importer)", SUCCESS),
+                        ),
+                        (
+                            "destroy",
+                            Code("cuMemPoolDestroy(the imported pool, in the importer)", SUCCESS),
+                        ),
+                    ],
+                )?;
+                ensure!(
+                    a["returned_while_held"] == true,
+                    "cuMemFreeAsync of an imported pointer on a held stream returned after {took:.1} ms, only once \
+                     the gate's safety limit released the stream (in the importer): it waited for the stream instead \
+                     of enqueuing the free"
+                );
+                Ok(())
+            },
+        )
         .needs(Cap::Ipc),
     ];
     for &mib in LARGE_MIB {
