@@ -1,8 +1,9 @@
 //! Reports a CI can act on, end to end: the report validates against its documented schema,
 //! `--diff` names what a misbehaving library changed and fails on it, an expectation file turns
 //! known deviations into expected failures while an extra one still fails (and a listed trial that
-//! passes fails as unexpectedly passing), a bad expectation file stops the run naming its line, and
-//! CONFORMANCE_JUNIT writes JUnit whose skipped trials carry their reasons.
+//! passes fails as unexpectedly passing), a bad expectation file stops the run naming its line,
+//! CONFORMANCE_JUNIT writes JUnit whose skipped trials carry their reasons, and failures are grouped
+//! by cause (one line per call and answer, with its count) before the per-trial list.
 //!
 //! The misbehaving library is shim/ (built by build.rs, LD_PRELOAD), as in tests/shim.rs;
 //! CONFORMANCE_SHIM_SO=path uses a prebuilt one. CONFORMANCE_REPORTS_KEEP=DIR keeps the reports,
@@ -121,19 +122,27 @@ fn validate(v: &Value, s: &Value, at: &str, errors: &mut Vec<String>) {
     }
 }
 
-fn report_matches_schema() -> Result<(), Failed> {
+/// The errors of `report` (a report.json) against docs/conformance/report-schema.json, if any.
+fn schema_errors(report: &Path) -> Result<(), String> {
     let schema: Value = serde_json::from_str(SCHEMA).map_err(|e| e.to_string())?;
-    let j: Value = serde_json::from_str(&std::fs::read_to_string(plain()?).map_err(|e| e.to_string())?)
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(report).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
     let mut errors = Vec::new();
     validate(&j, &schema, "report", &mut errors);
     if !errors.is_empty() {
         return Err(format!(
-            "report.json departs from docs/conformance/report-schema.json:\n{}",
+            "{} departs from docs/conformance/report-schema.json:\n{}",
+            report.display(),
             errors.join("\n")
-        )
-        .into());
+        ));
     }
+    Ok(())
+}
+
+fn report_matches_schema() -> Result<(), Failed> {
+    schema_errors(plain()?)?;
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(plain()?).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
     println!(
         "reports: report.json matches its schema ({} trials)",
         j["trials"].as_array().map_or(0, Vec::len)
@@ -240,6 +249,58 @@ fn junit_carries_skip_reasons() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Two faults, each failing two trials with one call's answer (833 and 824 answer SUCCESS before
+/// cuInit and with no device): two causes of two trials each, in report.json (all of a cause's
+/// trials, counts adding up to the failures), in report.md before the per-trial list, on the
+/// terminal, and in JUnit's failure type.
+fn failures_grouped_by_cause() -> Result<(), Failed> {
+    let (path, out) = report("causes", Some("noop-833,wrong-codes-824"), None)?;
+    schema_errors(&path)?;
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let causes = j["causes"].as_array().ok_or("report.json has no causes")?;
+    let lines: Vec<(u64, &str, u64)> = causes
+        .iter()
+        .map(|c| {
+            (
+                c["count"].as_u64().unwrap_or(0),
+                c["call"].as_str().unwrap_or(""),
+                c["trials"].as_array().map_or(0, |t| t.len() as u64),
+            )
+        })
+        .collect();
+    let failed = j["totals"]["failed"].as_u64().unwrap_or(0);
+    let mut calls: Vec<&str> = lines.iter().map(|l| l.1).collect();
+    calls.sort_unstable();
+    if calls != ["cuMemPoolDestroy", "cuMemPoolTrimTo"]
+        || lines.iter().any(|l| l.0 != 2 || l.2 != 2)
+        || causes.iter().any(|c| c["answer"] != "code" || c["value"] != 0)
+        || lines.iter().map(|l| l.0).sum::<u64>() != failed
+    {
+        return Err(format!(
+            "expected two causes (824, 833 returned SUCCESS) of two trials each, {failed} failed:\n{causes:#?}"
+        )
+        .into());
+    }
+    let md = std::fs::read_to_string(path.with_file_name("report.md")).map_err(|e| e.to_string())?;
+    let row = "| 2 | 833 cuMemPoolTrimTo | `cuMemPoolTrimTo` | CUDA_SUCCESS (0) |";
+    match (md.find("## Failures by cause"), md.find(row), md.find("## Failed")) {
+        (Some(c), Some(r), Some(f)) if c < r && r < f => {}
+        _ => return Err(format!("report.md lacks the cause section before the failed trials:\n{md}").into()),
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !stdout.contains(row) {
+        return Err(format!("the terminal summary lacks the cause line `{row}`:\n{stdout}").into());
+    }
+    let x = std::fs::read_to_string(path.with_file_name("junit.xml")).map_err(|e| e.to_string())?;
+    if !x.contains("cause: cuMemPoolDestroy returned CUDA_SUCCESS (0) (2 failed trials)") {
+        return Err("JUnit's failures do not name their cause".into());
+    }
+    println!(
+        "reports: {failed} failures in 2 causes, before the per-trial list in report.md, on the terminal and in JUnit"
+    );
+    Ok(())
+}
+
 pub fn main() -> ExitCode {
     if let Some(code) = common::run_suite_if_asked() {
         return code;
@@ -250,6 +311,7 @@ pub fn main() -> ExitCode {
         Trial::test("reports::diff_names_the_regression", diff_names_the_regression),
         Trial::test("reports::expectation_files_work", expectation_files_work),
         Trial::test("reports::junit_carries_skip_reasons", junit_carries_skip_reasons),
+        Trial::test("reports::failures_grouped_by_cause", failures_grouped_by_cause),
     ];
     let c = libtest_mimic::run(&args, trials);
     if std::env::var_os("CONFORMANCE_REPORTS_KEEP").is_none() {

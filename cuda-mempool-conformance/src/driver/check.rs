@@ -26,7 +26,8 @@ pub fn ok(what: &str, r: CUresult) -> R {
     expect(what, r, SUCCESS)
 }
 
-/// Require one exact code; a failure is blamed on the API `what` starts with.
+/// Require one exact code; a failure is blamed on the API `what` starts with and is the trial's
+/// cause (`blame::answered`).
 pub fn expect(what: &str, got: CUresult, want: CUresult) -> R {
     crate::driver::observe::record_with(|| crate::driver::observe::Observation {
         api: crate::driver::blame::api_of(what),
@@ -40,9 +41,7 @@ pub fn expect(what: &str, got: CUresult, want: CUresult) -> R {
     if got == want {
         Ok(())
     } else {
-        if let Some(api) = crate::driver::blame::api_of(what) {
-            crate::driver::blame::set(api);
-        }
+        crate::driver::blame::answered(what, got);
         Err(format!(
             "{what}: expected {}, driver returned {}",
             code_name(want),

@@ -375,9 +375,7 @@ pub fn expect_code(id: &str, what: &str, got: CUresult) -> R {
         }
         Judged::Strict | Judged::Wrong => {}
     }
-    if let Some(api) = crate::driver::blame::api_of(what) {
-        crate::driver::blame::set(api);
-    }
+    crate::driver::blame::answered(what, got);
     if judged == Judged::Strict {
         return Err(Fail::Departure(format!(
             "{what}: expected the documented {documented}, {driver} returned {} — departure `{id}` ({seen}), \

@@ -87,7 +87,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
     let _ = crate::driver::departures::take_known();
     crate::driver::ledger::set_trial(&name);
     let start = Instant::now();
-    let answer = |outcome, kind, message: String| {
+    let answer = |outcome: Outcome, kind, message: String| {
         let (observations, dropped) = crate::driver::observe::take();
         let mut notes = crate::driver::check::take_notes();
         if dropped > 0 {
@@ -98,6 +98,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
             kind,
             message,
             blame: crate::driver::blame::get().filter(|b| Some(*b) != case.group.api()),
+            cause: crate::driver::blame::cause().filter(|_| outcome == Outcome::Failed),
             secs: start.elapsed().as_secs_f64(),
             notes,
             observations,

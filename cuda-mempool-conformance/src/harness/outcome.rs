@@ -1,6 +1,7 @@
 //! The result vocabulary, typed: a trial's outcome and the kind behind it, what one execution of a
 //! body answered, what came back from the process that ran it, and the record the report reads.
 
+use crate::driver::blame::Cause;
 use crate::driver::cu::CUdevice;
 use crate::driver::observe::Observation;
 use crate::harness::case::{Group, Per};
@@ -127,6 +128,8 @@ pub struct Record {
     pub message: String,
     /// For a failure: the API held responsible (`blame.rs`), when it is not the trial's own.
     pub blame: Option<u32>,
+    /// For a failure: the failing call and what it answered, when one is known (`blame.rs`).
+    pub cause: Option<Cause>,
     pub secs: f64,
     pub notes: Vec<String>,
     /// The trial needs a device, and the process running it answered (did not die or hang).
@@ -153,6 +156,7 @@ impl Record {
             kind,
             message,
             blame: None,
+            cause: None,
             secs: 0.0,
             notes: vec![],
             device_answer: false,
@@ -179,6 +183,8 @@ pub struct Answer {
     pub kind: Kind,
     pub message: String,
     pub blame: Option<u32>,
+    /// For a failure: the first wrong answer of a checked call (`blame::cause`).
+    pub cause: Option<Cause>,
     pub secs: f64,
     pub notes: Vec<String>,
     pub observations: Vec<Observation>,
@@ -188,7 +194,8 @@ pub struct Answer {
 impl Answer {
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({"outcome": self.outcome.as_str(), "kind": self.kind.as_str(),
-            "message": self.message, "blame": self.blame, "secs": self.secs, "notes": self.notes,
+            "message": self.message, "blame": self.blame, "cause": self.cause.as_ref().map(Cause::to_json),
+            "secs": self.secs, "notes": self.notes,
             "observations": self.observations.iter().map(|o| o.to_json()).collect::<Vec<_>>(),
             "calls": self.calls.map(crate::driver::calls::apis)})
     }
@@ -204,6 +211,7 @@ impl Answer {
                 .ok_or_else(|| format!("worker answer without a kind: {j}"))?,
             message: j["message"].as_str().unwrap_or("").to_string(),
             blame: j["blame"].as_u64().map(|b| b as u32),
+            cause: Cause::from_json(&j["cause"]),
             secs: j["secs"].as_f64().unwrap_or(0.0),
             notes: j["notes"]
                 .as_array()

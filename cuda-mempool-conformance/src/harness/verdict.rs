@@ -4,6 +4,7 @@
 //! (CONFORMANCE_EXPECT). Departures of the driver are judged where the call is checked
 //! (`driver::departures`) and arrive here as a typed answer.
 
+use crate::driver::blame::Cause;
 use crate::driver::check::code_name;
 use crate::driver::cu::CUresult;
 use crate::driver::departures;
@@ -98,31 +99,37 @@ fn lost(case: &Case, raw: Raw) -> Record {
             log,
             secs,
             ..
-        } => one(
-            case,
-            Outcome::Failed,
-            Kind::Died(signal),
-            with_log(
-                format!("the process running this trial {how}{}", inside_text(&inside)),
-                &log,
-            ),
-            inside.map(|i| i.0),
-            secs,
-        ),
-        Raw::Hung { secs, inside, log } => one(
-            case,
-            Outcome::Failed,
-            Kind::Hung,
-            with_log(
-                format!(
-                    "no answer after {secs:.0} s{}; the process was killed",
-                    inside_text(&inside)
+        } => Record {
+            cause: Some(Cause::died(signal, &inside)),
+            ..one(
+                case,
+                Outcome::Failed,
+                Kind::Died(signal),
+                with_log(
+                    format!("the process running this trial {how}{}", inside_text(&inside)),
+                    &log,
                 ),
-                &log,
-            ),
-            inside.map(|i| i.0),
-            secs,
-        ),
+                inside.map(|i| i.0),
+                secs,
+            )
+        },
+        Raw::Hung { secs, inside, log } => Record {
+            cause: Some(Cause::hung(&inside)),
+            ..one(
+                case,
+                Outcome::Failed,
+                Kind::Hung,
+                with_log(
+                    format!(
+                        "no answer after {secs:.0} s{}; the process was killed",
+                        inside_text(&inside)
+                    ),
+                    &log,
+                ),
+                inside.map(|i| i.0),
+                secs,
+            )
+        },
         Raw::Broken(e) => one(
             case,
             Outcome::Failed,
@@ -159,6 +166,7 @@ fn one(case: &Case, outcome: Outcome, kind: Kind, message: String, blame: Option
 fn answered(case: &Case, a: Answer) -> Record {
     Record {
         notes: a.notes,
+        cause: a.cause,
         device_answer: case.needs.contains(&Cap::Gpu),
         ..one(case, a.outcome, a.kind, a.message, a.blame, a.secs)
     }
@@ -233,7 +241,12 @@ fn against_case(case: &Case, raw: Raw) -> Record {
                 )
             },
             Raw::Died {
-                how, inside, log, secs, ..
+                how,
+                signal,
+                inside,
+                log,
+                secs,
+                ..
             } => {
                 let message = with_log(
                     format!(
@@ -254,7 +267,10 @@ fn against_case(case: &Case, raw: Raw) -> Record {
                     ),
                     &log,
                 );
-                one(case, Outcome::Failed, Kind::Crash, message, case.group.api(), secs)
+                Record {
+                    cause: Some(Cause::died(signal, &inside)),
+                    ..one(case, Outcome::Failed, Kind::Crash, message, case.group.api(), secs)
+                }
             }
             other => lost(case, other),
         },
@@ -285,11 +301,11 @@ fn crash_declared(case: &Case, c: Crash, raw: Raw) -> Record {
         // The expected crash did not come: the case's own API answers for it.
         Raw::Died {
             how,
+            signal,
             inside,
             last,
             log,
             secs,
-            ..
         } => {
             let message = with_log(
                 format!(
@@ -302,7 +318,10 @@ fn crash_declared(case: &Case, c: Crash, raw: Raw) -> Record {
                 ),
                 &log,
             );
-            one(case, Outcome::Failed, Kind::Crash, message, own, secs)
+            Record {
+                cause: Some(Cause::died(signal, &inside)),
+                ..one(case, Outcome::Failed, Kind::Crash, message, own, secs)
+            }
         }
         Raw::Hung { secs, inside, log } => {
             let message = with_log(
@@ -314,7 +333,10 @@ fn crash_declared(case: &Case, c: Crash, raw: Raw) -> Record {
                 ),
                 &log,
             );
-            one(case, Outcome::Failed, Kind::Hung, message, own, secs)
+            Record {
+                cause: Some(Cause::hung(&inside)),
+                ..one(case, Outcome::Failed, Kind::Hung, message, own, secs)
+            }
         }
         Raw::Answer(a) => match a.outcome {
             Outcome::Passed => Record {

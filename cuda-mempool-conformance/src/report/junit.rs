@@ -1,6 +1,7 @@
 //! `CONFORMANCE_JUNIT=path.xml`: the run as JUnit XML, from plain `cargo test` (nextest writes its
 //! own with `--profile ci`). One `<testsuite>` per group (each API, harness, suite); a failure
-//! carries its message and the API it counts against, a skipped trial its reason, and an expected
+//! carries its message, the API it counts against and its cause (with how many failed trials share
+//! it: `report::causes`), a skipped trial its reason, and an expected
 //! failure or a changed behaviour passes with a line in `<system-out>` saying so.
 
 use crate::harness::outcome::{Outcome, Record};
@@ -33,6 +34,7 @@ pub fn render(records: &[Record], wall_s: f64) -> String {
         groups.entry(r.group.label()).or_default().push(r);
     }
     let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
+    let causes = crate::report::causes::by_trial(records);
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     writeln!(
         x,
@@ -65,10 +67,13 @@ pub fn render(records: &[Record], wall_s: f64) -> String {
             let mut out = r.notes.clone();
             match r.outcome {
                 Outcome::Failed => {
-                    let blame = r
+                    let mut blame = r
                         .counted_api()
                         .map(|a| format!("counts against {a} {}", crate::driver::api_name(a)))
                         .unwrap_or_default();
+                    if let Some((cause, n)) = causes.get(r.trial.as_str()) {
+                        write!(blame, "; cause: {cause} ({n} failed trials)").unwrap();
+                    }
                     let first = r.message.lines().next().unwrap_or("");
                     writeln!(
                         x,
@@ -140,5 +145,29 @@ mod tests {
         );
         assert!(x.contains("type=\"counts against 833 cuMemPoolTrimTo\""), "{x}");
         assert!(x.contains("tests=\"3\" failures=\"1\" skipped=\"1\""), "{x}");
+    }
+
+    #[test]
+    fn a_failure_names_its_cause_and_how_many_share_it() {
+        let cause = crate::driver::blame::Cause::returned("cuMemFreeAsync", crate::driver::cu::CUresult(u32::MAX));
+        let x = render(
+            &[
+                Record {
+                    cause: Some(cause.clone()),
+                    ..rec("833_cuMemPoolTrimTo::a", Outcome::Failed, "x")
+                },
+                Record {
+                    cause: Some(cause),
+                    ..rec("833_cuMemPoolTrimTo::b", Outcome::Failed, "y")
+                },
+            ],
+            1.0,
+        );
+        assert!(
+            x.contains(
+                "type=\"counts against 833 cuMemPoolTrimTo; cause: cuMemFreeAsync returned -1 (no CUresult) (2 failed trials)\""
+            ),
+            "{x}"
+        );
     }
 }

@@ -253,6 +253,7 @@ pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_
         writeln!(s, "\n### {title}\n").unwrap();
         table(&mut s, &rows);
     }
+    crate::report::causes::markdown(&mut s, records);
     let failed = sorted(records, Outcome::Failed);
     if !failed.is_empty() {
         writeln!(s, "\n## Failed\n").unwrap();
@@ -405,11 +406,13 @@ pub fn json(
             "apis": rows.iter().map(|r| serde_json::json!({"index": r.group.api(), "api": r.name,
                 "test_passed": r.verdict(), "passed": r.passed, "failed": r.failed, "ignored": r.ignored,
                 "changed": r.changed, "known_departures": r.known})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+        "causes": crate::report::causes::json(records),
         "trials": recs.iter().map(|r| trial_json(r)).collect::<Vec<_>>(),
     })
 }
 
-/// One trial of report.json; `calls` only where the run knows which APIs the trial reached.
+/// One trial of report.json; `calls` only where the run knows which APIs the trial reached, `cause`
+/// only where a failure's cause is known.
 fn trial_json(r: &Record) -> serde_json::Value {
     let mut j = serde_json::json!({
         "trial": r.trial, "api": r.group.api(), "group": r.group.label(), "outcome": r.outcome.as_str(), "kind": r.kind.as_str(),
@@ -419,6 +422,9 @@ fn trial_json(r: &Record) -> serde_json::Value {
     });
     if let Some(m) = r.calls {
         j["calls"] = serde_json::json!(crate::driver::calls::apis(m));
+    }
+    if let Some(c) = &r.cause {
+        j["cause"] = c.to_json();
     }
     j
 }

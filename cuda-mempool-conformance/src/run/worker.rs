@@ -351,6 +351,7 @@ pub fn main(templates: Vec<Case>) -> i32 {
                         kind: crate::harness::outcome::Kind::Broken,
                         message: format!("the worker knows no case named {trial}"),
                         blame: None,
+                        cause: None,
                         secs: 0.0,
                         notes: vec![],
                         observations: vec![],

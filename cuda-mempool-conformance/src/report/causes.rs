@@ -1,0 +1,261 @@
+//! Failures grouped by cause (the same API, the same call, the same answer or signal), most trials
+//! first: the one grouping that report.md, report.json, the terminal's summary and JUnit read.
+
+use crate::driver::blame::{Answered, Cause};
+use crate::driver::cu::CUresult;
+use crate::harness::child::signal_name;
+use crate::harness::outcome::{Outcome, Record};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// At most this many trial names on a cause's line of report.md and the terminal; report.json
+/// lists them all.
+pub const SHOWN: usize = 5;
+
+/// One cause and the failed trials it explains, by name. No cause: the failures without a failing
+/// call to group by (a wrong value or effect, a panic, a leak, a missing capability).
+pub struct Causes<'a> {
+    pub cause: Option<&'a Cause>,
+    pub trials: Vec<&'a str>,
+}
+
+/// The failed records by cause: most trials first, equal counts in the causes' order, the failures
+/// without a cause last.
+pub fn group(records: &[Record]) -> Vec<Causes<'_>> {
+    let mut by: BTreeMap<Option<&Cause>, Vec<&str>> = BTreeMap::new();
+    for r in records.iter().filter(|r| r.outcome == Outcome::Failed) {
+        by.entry(r.cause.as_ref()).or_default().push(&r.trial);
+    }
+    let mut v: Vec<Causes> = by
+        .into_iter()
+        .map(|(cause, mut trials)| {
+            trials.sort_unstable();
+            Causes { cause, trials }
+        })
+        .collect();
+    v.sort_by_key(|c| (c.cause.is_none(), std::cmp::Reverse(c.trials.len())));
+    v
+}
+
+/// `CUDA_ERROR_INVALID_VALUE (1)`, `-1 (no CUresult)`, `died by SIGSEGV (11)`, `exited`, `hung`.
+pub fn answer_text(a: Answered) -> String {
+    match a {
+        Answered::Code(c) => match CUresult(c as u32).name() {
+            Some(name) => format!("{name} ({c})"),
+            None => format!("{c} (no CUresult)"),
+        },
+        Answered::Signal(s) => format!("died by {}", signal_name(s)),
+        Answered::Exited => "exited".to_string(),
+        Answered::Hung => "hung".to_string(),
+    }
+}
+
+const NONE_TEXT: &str = "no failing call to group by (a wrong value or effect, a panic, a leak): see each trial";
+
+/// The cause in words: `cuMemFreeAsync returned -1 (no CUresult)`, `died by SIGSEGV (11) inside
+/// cuMemPoolTrimTo`, `hung outside the tracked calls`.
+pub fn text(cause: Option<&Cause>) -> String {
+    let Some(c) = cause else {
+        return NONE_TEXT.to_string();
+    };
+    match (&c.call, c.answer) {
+        (Some(call), Answered::Code(_)) => format!("{call} returned {}", answer_text(c.answer)),
+        (Some(call), a) => format!("{} inside {call}", answer_text(a)),
+        (None, a) => format!("{} outside the tracked calls", answer_text(a)),
+    }
+}
+
+/// `823 cuMemPoolCreate`, or `—` for a call outside the 14 APIs.
+fn api_text(api: Option<u32>) -> String {
+    api.map_or("—".to_string(), |a| format!("{a} {}", crate::driver::api_name(a)))
+}
+
+/// "`a`, `b`, … and 3 more".
+fn names(trials: &[&str]) -> String {
+    let mut s: Vec<String> = trials.iter().take(SHOWN).map(|t| format!("`{t}`")).collect();
+    if trials.len() > SHOWN {
+        s.push(format!("and {} more", trials.len() - SHOWN));
+    }
+    s.join(", ")
+}
+
+/// report.md's section: one table row per cause (the terminal prints the rows too), before the
+/// per-trial list. Nothing when nothing failed.
+pub fn markdown(s: &mut String, records: &[Record]) {
+    let causes = group(records);
+    if causes.is_empty() {
+        return;
+    }
+    writeln!(s, "\n## Failures by cause\n").unwrap();
+    writeln!(s, "| failed trials, by cause | API | call | answer | trials |").unwrap();
+    writeln!(s, "|---|---|---|---|---|").unwrap();
+    for c in &causes {
+        let (api, call, answer) = match c.cause {
+            Some(k) => (
+                api_text(k.api),
+                k.call
+                    .as_deref()
+                    .map_or("— (outside the tracked calls)".to_string(), |c| format!("`{c}`")),
+                answer_text(k.answer),
+            ),
+            None => ("—".to_string(), "—".to_string(), NONE_TEXT.to_string()),
+        };
+        writeln!(
+            s,
+            "| {} | {api} | {call} | {answer} | {} |",
+            c.trials.len(),
+            names(&c.trials)
+        )
+        .unwrap();
+    }
+}
+
+/// report.json's `causes`: `{"count", "api", "call", "answer", "value", "text", "trials"}` per
+/// cause, in `group`'s order (`answer`: code, signal, exited, hung; null for the failures without a
+/// cause).
+pub fn json(records: &[Record]) -> serde_json::Value {
+    group(records)
+        .iter()
+        .map(|c| {
+            let mut j = c.cause.map_or_else(
+                || serde_json::json!({"api": null, "call": null, "answer": null, "value": null}),
+                Cause::to_json,
+            );
+            j["count"] = serde_json::json!(c.trials.len());
+            j["text"] = serde_json::json!(text(c.cause));
+            j["trials"] = serde_json::json!(c.trials);
+            j
+        })
+        .collect()
+}
+
+/// For each failed trial with a cause, its words and how many failed trials share it (JUnit's
+/// failure type).
+pub fn by_trial(records: &[Record]) -> BTreeMap<&str, (String, usize)> {
+    let mut m = BTreeMap::new();
+    for c in group(records).into_iter().filter(|c| c.cause.is_some()) {
+        let words = text(c.cause);
+        for t in &c.trials {
+            m.insert(*t, (words.clone(), c.trials.len()));
+        }
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::case::Group;
+    use crate::harness::outcome::Kind;
+
+    fn failed(trial: &str, cause: Option<Cause>) -> Record {
+        Record {
+            cause,
+            ..Record::new(trial, Group::Api(822), Outcome::Failed, Kind::Check, "words".into())
+        }
+    }
+    fn free_returned(code: u32) -> Option<Cause> {
+        Some(Cause::returned("cuMemFreeAsync(p)", CUresult(code)))
+    }
+    fn at(api: u32, sym: &str) -> Option<(u32, String)> {
+        Some((api, sym.to_string()))
+    }
+
+    #[test]
+    fn the_same_cause_is_one_line_with_its_count_and_trials() {
+        let records = vec![
+            failed("822_x::c", free_returned(u32::MAX)),
+            failed("822_x::a", free_returned(u32::MAX)),
+            Record {
+                // The same call described otherwise: the same cause.
+                cause: Some(Cause::returned(
+                    "second cuMemFreeAsync of the same pointer",
+                    CUresult(u32::MAX),
+                )),
+                ..failed("822_x::b", None)
+            },
+            failed("823_x::d", Some(Cause::returned("cuMemPoolCreate", CUresult(2)))),
+            // Passed trials never count, whatever they carry.
+            Record {
+                outcome: Outcome::Passed,
+                ..failed("822_x::e", free_returned(u32::MAX))
+            },
+        ];
+        let g = group(&records);
+        assert_eq!(g.len(), 2);
+        assert_eq!(g[0].trials, ["822_x::a", "822_x::b", "822_x::c"]);
+        assert_eq!(text(g[0].cause), "cuMemFreeAsync returned -1 (no CUresult)");
+        assert_eq!(g[0].cause.unwrap().api, Some(822));
+        assert_eq!(g[1].trials, ["823_x::d"]);
+        assert_eq!(
+            text(g[1].cause),
+            "cuMemPoolCreate returned CUDA_ERROR_OUT_OF_MEMORY (2)"
+        );
+    }
+
+    #[test]
+    fn two_answers_of_one_call_are_two_causes() {
+        let records = vec![
+            failed("a", free_returned(1)),
+            failed("b", free_returned(u32::MAX)),
+            failed("c", free_returned(u32::MAX)),
+        ];
+        let g = group(&records);
+        assert_eq!(g.len(), 2);
+        assert_eq!((g[0].trials.len(), g[0].cause.unwrap().answer), (2, Answered::Code(-1)));
+        assert_eq!((g[1].trials.len(), g[1].cause.unwrap().answer), (1, Answered::Code(1)));
+    }
+
+    #[test]
+    fn crashes_group_by_signal_and_api_and_the_uncaused_come_last() {
+        let records = vec![
+            failed("n1", None),
+            failed("n2", None),
+            failed("n3", None),
+            failed("s1", Some(Cause::died(Some(11), &at(833, "cuMemPoolTrimTo")))),
+            failed("s2", Some(Cause::died(Some(11), &at(833, "cuMemPoolTrimTo")))),
+            failed("s3", Some(Cause::died(Some(6), &at(833, "cuMemPoolTrimTo")))),
+            failed("s4", Some(Cause::died(Some(11), &at(824, "cuMemPoolDestroy")))),
+            failed("o1", Some(Cause::died(Some(11), &None))),
+            failed("h1", Some(Cause::hung(&at(822, "cuMemFreeAsync")))),
+        ];
+        let g = group(&records);
+        let lines: Vec<(usize, String)> = g.iter().map(|c| (c.trials.len(), text(c.cause))).collect();
+        assert_eq!(lines[0], (2, "died by SIGSEGV (11) inside cuMemPoolTrimTo".to_string()));
+        assert_eq!(g.len(), 6, "{lines:?}");
+        assert!(lines.contains(&(1, "died by SIGABRT (6) inside cuMemPoolTrimTo".to_string())));
+        assert!(lines.contains(&(1, "died by SIGSEGV (11) inside cuMemPoolDestroy".to_string())));
+        assert!(lines.contains(&(1, "died by SIGSEGV (11) outside the tracked calls".to_string())));
+        assert!(lines.contains(&(1, "hung inside cuMemFreeAsync".to_string())));
+        // More trials than any cause, still last: they share no call.
+        assert_eq!(lines[5], (3, NONE_TEXT.to_string()));
+    }
+
+    #[test]
+    fn every_renderer_reads_the_grouping() {
+        let records: Vec<Record> = (0..7)
+            .map(|i| failed(&format!("822_x::t{i}"), free_returned(u32::MAX)))
+            .chain([failed("823_x::other", None)])
+            .collect();
+        let mut md = String::new();
+        markdown(&mut md, &records);
+        assert!(md.contains("## Failures by cause"), "{md}");
+        assert!(
+            md.contains("| 7 | 822 cuMemFreeAsync | `cuMemFreeAsync` | -1 (no CUresult) | `822_x::t0`, `822_x::t1`, `822_x::t2`, `822_x::t3`, `822_x::t4`, and 2 more |"),
+            "{md}"
+        );
+        let j = json(&records);
+        assert_eq!(j[0]["count"], 7);
+        assert_eq!(j[0]["trials"].as_array().unwrap().len(), 7);
+        assert_eq!(
+            (j[0]["answer"].as_str(), j[0]["value"].as_i64()),
+            (Some("code"), Some(-1))
+        );
+        assert_eq!(j[1]["answer"], serde_json::Value::Null);
+        assert_eq!(by_trial(&records)["822_x::t3"].1, 7);
+        assert!(!by_trial(&records).contains_key("823_x::other"));
+        let mut none = String::new();
+        markdown(&mut none, &[]);
+        assert!(none.is_empty());
+    }
+}
