@@ -65,12 +65,16 @@ enum {
   CUDA_ERROR_UNKNOWN = 999,
 };
 
-/* The driver's definition of `name`, the next one after this library (misbehave.c); NULL when
- * there is none. */
+/* The driver's definition of `name`, the next one after this library (next.c); NULL when there is
+ * none. shim_dlsym: the C library's own dlsym (under misbehave.c's hook); NULL when it cannot be
+ * found. */
 void *shim_next(const char *name);
+void *shim_dlsym(void *handle, const char *name);
 /* Whether mutant or fault `name` is switched on (CONFORMANCE_MUTANT / CONFORMANCE_SHIM_FAULTS)
- * (misbehave.c): 1 when it is, 0 otherwise. */
+ * (switches.c): 1 when it is, 0 otherwise. shim_switches: the two variables' values, each NULL
+ * when unset (read once, at the first call of either). */
 int shim_on(const char *name);
+void shim_switches(const char **mutants, const char **faults);
 /* cuInit's state as this library saw it (init_state.c; mutants/init.c's cuInit hook records it):
  * 0 not called, 1 succeeded, 2 failed. */
 extern volatile int shim_init_state;
