@@ -21,8 +21,9 @@
  * cuGetProcAddress or cuGetProcAddress_v2: applications of the CUDA runtime bypass it, as they
  * bypass a layer that exports the 14 APIs alone; `suite::library_reached` says so). The mutants live in
  * mutants/, one file per API group, each hook beginning with BEGIN (shim.h); what several group
- * files need lives beside this file (set.c, pools.c, init_state.c, cap.c), declared in shim.h, and no
- * group file calls another. The faults of the machine (a driver that will not start, a crashing or
+ * files need lives beside this file (set.c, pools.c, init_state.c, cap.c, no_context.c), declared in
+ * shim.h, and no group file calls another; below them all lie the switches (switches.c) and the way
+ * to the driver (next.c). The faults of the machine (a driver that will not start, a crashing or
  * slow layer, a device without pools, a fake device) are precondition.c's, a group of its own
  * whose faults every hook and every look-up of a driver function asks (their list is there).
  *
@@ -66,19 +67,6 @@ static const struct shim_entry *find(const char *name, size_t n) {
   return NULL;
 }
 
-/* Whether the comma-separated list `list` holds `name`. */
-static int listed(const char *list, const char *name) {
-  if (!list) return 0;
-  size_t n = strlen(name);
-  for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
-    if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
-  return 0;
-}
-
-static const char *mutants, *faults;
-
-int shim_on(const char *name) { return listed(mutants, name) || listed(faults, name); }
-
 /* Every name of `list` must be known: a typo would otherwise run a faithful library and call
  * every trial a survivor. */
 static void check_names(const char *var, const char *list) {
@@ -95,8 +83,8 @@ static void check_names(const char *var, const char *list) {
 }
 
 __attribute__((constructor)) static void setup(void) {
-  mutants = getenv("CONFORMANCE_MUTANT");
-  faults = getenv("CONFORMANCE_SHIM_FAULTS");
+  const char *mutants, *faults;
+  shim_switches(&mutants, &faults);
   if (mutants && !strcmp(mutants, "list")) {
     for (size_t g = 0; g < COUNT(ENTRIES); g++)
       for (const struct shim_entry *e = ENTRIES[g]; e->name; e++)
@@ -106,27 +94,6 @@ __attribute__((constructor)) static void setup(void) {
   }
   check_names("CONFORMANCE_MUTANT", mutants);
   check_names("CONFORMANCE_SHIM_FAULTS", faults);
-}
-
-/* The C library's own dlsym, under this library's hook. */
-static void *(*real_dlsym)(void *, const char *);
-/* The driver's definition of `name`: the next one in the global namespace (a program linked against
- * libcuda), else the driver library's own (a program that loaded it RTLD_LOCAL: the runtime). */
-void *shim_next(const char *name) {
-  if (!real_dlsym) {
-    *(void **)&real_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-    if (!real_dlsym) *(void **)&real_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"); /* x86-64 */
-    if (!real_dlsym) *(void **)&real_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.17");  /* aarch64 */
-    if (!real_dlsym) return NULL;
-  }
-  void *f = real_dlsym(RTLD_NEXT, name);
-  if (f) return f;
-  static void *driver;
-  if (!driver) {
-    const char *path = getenv("CUDA_MEMPOOL_SYS_LIBCUDA");
-    driver = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  }
-  return driver ? real_dlsym(driver, name) : NULL;
 }
 
 /* This library's definition of `name`, if it hooks it. */
@@ -225,7 +192,6 @@ LOOKUP_HOOK CUresult cuGetProcAddress(const char *symbol, void **pfn, int versio
 
 /* dlsym: this library's functions for their names, whatever the handle. */
 EXPORT void *dlsym(void *handle, const char *name) {
-  if (!real_dlsym) shim_next("dlsym");
   if (!strncmp(name, "cu", 2)) shim_lookup_precondition();
   if (missing(name, 0)) return NULL;
 #ifndef NO_PROC_ADDRESS_HOOK
@@ -236,5 +202,5 @@ EXPORT void *dlsym(void *handle, const char *name) {
   void *mine = hook(name);
   if (mine) return mine;
 #endif
-  return real_dlsym ? real_dlsym(handle, name) : NULL;
+  return shim_dlsym(handle, name);
 }

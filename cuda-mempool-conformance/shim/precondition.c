@@ -8,7 +8,7 @@
  * ENTER). This file hooks what the 14 APIs' files do not: the three functions a program calls
  * before cuInit, the two device pool getters, and the device and context functions fake-device
  * answers; each passes its call to the driver while its fault is off (the two memory queries
- * through 820-cap-bypass's cap, cap.c).
+ * through the cap mutants' cap, cap.c).
  *
  *   init-803              cuInit answers SYSTEM_DRIVER_MISMATCH without the driver (the state: failed):
  *                         a libcuda that does not match the kernel module (a driver upgraded without a
@@ -271,7 +271,7 @@ HOOK CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
 
 HOOK CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
   ENTER("cuDeviceTotalMem_v2", CUresult, (size_t *, CUdevice));
-  /* 820-cap-bypass (cap.c) */
+  /* the cap mutants (cap.c) */
   if (!shim_on("fake-device")) return shim_cap_total(real(bytes, dev), bytes);
   FAKE((bytes, dev));
   if (!bytes) return CUDA_ERROR_INVALID_VALUE;
@@ -353,7 +353,7 @@ HOOK CUresult cuCtxSynchronize(void) {
 
 HOOK CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
   ENTER("cuMemGetInfo_v2", CUresult, (size_t *, size_t *));
-  /* 820-cap-bypass (cap.c) */
+  /* the cap mutants (cap.c) */
   if (!shim_on("fake-device")) return shim_cap_info(real(free_bytes, total_bytes), free_bytes, total_bytes);
   FAKE((free_bytes, total_bytes));
   if (free_bytes) *free_bytes = GIB;

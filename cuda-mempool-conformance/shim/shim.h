@@ -65,12 +65,16 @@ enum {
   CUDA_ERROR_UNKNOWN = 999,
 };
 
-/* The driver's definition of `name`, the next one after this library (misbehave.c); NULL when
- * there is none. */
+/* The driver's definition of `name`, the next one after this library (next.c); NULL when there is
+ * none. shim_dlsym: the C library's own dlsym (under misbehave.c's hook); NULL when it cannot be
+ * found. */
 void *shim_next(const char *name);
+void *shim_dlsym(void *handle, const char *name);
 /* Whether mutant or fault `name` is switched on (CONFORMANCE_MUTANT / CONFORMANCE_SHIM_FAULTS)
- * (misbehave.c): 1 when it is, 0 otherwise. */
+ * (switches.c): 1 when it is, 0 otherwise. shim_switches: the two variables' values, each NULL
+ * when unset (read once, at the first call of either). */
 int shim_on(const char *name);
+void shim_switches(const char **mutants, const char **faults);
 /* cuInit's state as this library saw it (init_state.c; mutants/init.c's cuInit hook records it):
  * 0 not called, 1 succeeded, 2 failed. */
 extern volatile int shim_init_state;
@@ -101,15 +105,27 @@ void shim_crash(void);
  * context, ends the process by SIGSEGV (shim_crash: a layer that uses the device it could not get);
  * returns otherwise. Each hook of those APIs calls it after BEGIN. */
 void shim_no_context_crash(unsigned api);
-/* The memory cap of 820-cap-bypass (cap.c; named in mutants/caps.c, issue 23). While it is off each
- * answers `r` and changes nothing. shim_cap_info and shim_cap_total: the driver's answer `r` to
- * cuMemGetInfo_v2 / cuDeviceTotalMem_v2, with the capped values written over the driver's on success.
- * shim_cap_charge: 1 when `n` more bytes fit under the cap (charged), 0 when they do not (nothing
- * charged; 1 too when the cap is unknown); shim_cap_refund gives back what a charge took. */
+/* The no-context-refuses-stream mutants of API `api` (no_context.c; named in mutants/caps.c, issue
+ * 34): when "<api>-no-context-refuses-stream" is on, cuInit has succeeded and the calling thread has
+ * no current context, 1 with INVALID_CONTEXT in *r (a layer that checks the thread's context before
+ * the stream names one); 0 (and *r untouched) otherwise. Every hook of the 14 APIs asks it (BEGIN,
+ * after shim_init_mutant). */
+int shim_no_context_refuses(unsigned api, CUresult *r);
+/* The memory cap of the cap mutants (cap.c; named in mutants/caps.c, issues 23 and 34). While none
+ * is on each changes nothing. shim_cap_info and shim_cap_total: the driver's answer `r` to
+ * cuMemGetInfo_v2 / cuDeviceTotalMem_v2, with the capped values written over the driver's on
+ * success. Around each allocation of `n` bytes (cuMemAlloc_v2: `stream_ordered` 0; cuMemAllocAsync,
+ * cuMemAllocFromPoolAsync: 1, on `stream`): shim_cap_take before it, 0 when the cap refuses it (the
+ * hook answers OUT_OF_MEMORY), 1 otherwise, with the bytes charged in *charge (0 when the layer does
+ * not count this one); shim_cap_took after it, with the driver's answer `r` and that charge (and the
+ * allocation's pool, NULL when the caller does not know it): notes the address on success, gives
+ * the charge back otherwise; answers `r`. shim_cap_freed after a free of `p` (cuMemFree_v2,
+ * cuMemFreeAsync) the driver answered `r`: gives back what `p` was charged; answers `r`. */
 CUresult shim_cap_info(CUresult r, size_t *free_bytes, size_t *total_bytes);
 CUresult shim_cap_total(CUresult r, size_t *bytes);
-int shim_cap_charge(size_t n);
-void shim_cap_refund(size_t n);
+int shim_cap_take(int stream_ordered, CUstream stream, size_t n, size_t *charge);
+CUresult shim_cap_took(CUresult r, CUdeviceptr *dptr, size_t charge, CUmemoryPool pool);
+CUresult shim_cap_freed(CUresult r, CUdeviceptr p);
 
 /* A small thread-safe set of handles or addresses (set.c). Full, it stops growing: a mutant that
  * relies on it then misses some. 0 is never a member: adding or deleting it does nothing.
@@ -155,14 +171,22 @@ int shim_device_count(void);
 void shim_calls_note(unsigned api);
 
 /* The start of each hook of API `api`: the call noted (calls.c), its driver function, the
- * machine's faults, and the init-state mutants. */
+ * machine's faults, the init-state mutants and the no-context refusals. */
 #define BEGIN(api, name, ret, args)       \
   shim_calls_note(api);                   \
   REAL(name, ret, args);                  \
   {                                       \
     CUresult init_r_;                     \
-    if (shim_precondition(name, &init_r_) || shim_init_mutant(api, &init_r_)) return init_r_; \
+    if (shim_precondition(name, &init_r_) || shim_init_mutant(api, &init_r_) || \
+        shim_no_context_refuses(api, &init_r_))                                 \
+      return init_r_;                                                           \
   }
+
+/* The driver's function `name` in a static `var` of a hook's own (not this library's hook),
+ * looked up once; NULL when there is none. */
+#define NEXT(var, name, ret, args) \
+  static ret(*var) args;           \
+  if (!var) *(void **)&var = shim_next(name)
 
 /* One mutant or fault: its name, the API it breaks (0 for none: a fault of the machine), what the
  * machine needs for the suite to be able to see it ("none", "gpu", "ipc", "peer", "multi"), mutant

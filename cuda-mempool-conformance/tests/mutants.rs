@@ -234,6 +234,28 @@ const BESIDE: &[(&str, &str)] = &[
         "its cap acts in cuMemAlloc, cuMemFree (mutants/caps.c), cuMemGetInfo and cuDeviceTotalMem (cap.c)",
     ),
     (
+        "820-cap-misses-graphs",
+        "its cap acts in cuMemAlloc, cuMemFree (mutants/caps.c), cuMemGetInfo and cuDeviceTotalMem (cap.c) and \
+         the stream-ordered calls (mutants/alloc.c)",
+    ),
+    (
+        "822-cap-counts-reserved",
+        "its cap acts in cuMemAlloc, cuMemFree (mutants/caps.c), cuMemGetInfo and cuDeviceTotalMem (cap.c) and \
+         the stream-ordered calls (mutants/alloc.c)",
+    ),
+    (
+        "820-no-context-refuses-stream",
+        "named in mutants/caps.c; acts in 820's hook through BEGIN (no_context.c)",
+    ),
+    (
+        "821-no-context-refuses-stream",
+        "named in mutants/caps.c; acts in 821's hook through BEGIN (no_context.c)",
+    ),
+    (
+        "822-no-context-refuses-stream",
+        "named in mutants/caps.c; acts in 822's hook through BEGIN (no_context.c)",
+    ),
+    (
         "820-cuMemAlloc-from-default-pool",
         "acts in cuMemAlloc (mutants/caps.c)",
     ),

@@ -543,7 +543,9 @@ static CUresult free_822(CUresult (*real)(CUdeviceptr, CUstream), CUdeviceptr p,
 HOOK CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream stream) {
   BEGIN(820, "cuMemAllocAsync", CUresult, (CUdeviceptr *, size_t, CUstream));
   if (shim_on("null-out-820")) *(volatile CUdeviceptr *)dptr = 0;
-  CUresult r = alloc_820(real, dptr, bytesize, stream);
+  size_t capped; /* the cap mutants (cap.c) */
+  if (!shim_cap_take(1, stream, bytesize, &capped)) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult r = shim_cap_took(alloc_820(real, dptr, bytesize, stream), dptr, capped, NULL);
   if (r == 0 && dptr && shim_on("bad-result-822")) remember(*dptr);
   if (r == 0 && dptr && tracking()) tab_put(&live, *dptr, bytesize);
   return r;
@@ -553,10 +555,12 @@ HOOK CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemo
   BEGIN(821, "cuMemAllocFromPoolAsync", CUresult, (CUdeviceptr *, size_t, CUmemoryPool, CUstream));
   /* issue 23: interposer (821-failure-leaks: the block taken first is given back only on success) */
   shim_no_context_crash(821);
+  size_t capped; /* the cap mutants (cap.c) */
+  if (!shim_cap_take(1, stream, bytesize, &capped)) return CUDA_ERROR_OUT_OF_MEMORY;
   CUdeviceptr held = 0;
   if (dptr && bytesize > 0 && pool && shim_init_state == 1 && shim_on("821-failure-leaks"))
     (void)real(&held, 2u << 20, pool, stream);
-  CUresult r = alloc_821(real, dptr, bytesize, pool, stream);
+  CUresult r = shim_cap_took(alloc_821(real, dptr, bytesize, pool, stream), dptr, capped, pool);
   if (held && r == CUDA_SUCCESS) (void)free_real(held, stream);
   if (r == 0 && dptr && shim_on("bad-result-822")) remember(*dptr);
   if (r == 0 && dptr && tracking()) tab_put(&live, *dptr, bytesize);
@@ -566,7 +570,7 @@ HOOK CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemo
 HOOK CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
   BEGIN(822, "cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream));
   if (shim_on("bad-result-822") && !forget(dptr)) return -1;
-  return free_822(real, dptr, stream);
+  return shim_cap_freed(free_822(real, dptr, stream), dptr); /* the cap mutants (cap.c) */
 }
 
 const struct shim_hook alloc_hooks[] = {

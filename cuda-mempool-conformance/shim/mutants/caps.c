@@ -1,8 +1,10 @@
-/* The mutants of memory a layer hands out outside the pools (issue 23): cuMemAlloc_v2 and cuMemFree_v2.
+/* The mutants of a GPU-sharing layer's own bookkeeping (issues 23, 34): its memory cap, its plain allocator, its context check.
  *
  * A GPU-sharing or checkpointing layer hooks the plain allocator to cap, count or track the
- * process's memory; each mutant is one way it then disagrees with the stream-ordered allocator.
- * The cap itself (what cuMemGetInfo_v2 and cuDeviceTotalMem_v2 report) is cap.c's. The comment
+ * process's memory, and checks the calling thread's context itself; each mutant is one way it then
+ * disagrees with the stream-ordered allocator. This file hooks cuMemAlloc_v2 and cuMemFree_v2; the
+ * cap itself (what it reports, charges and refunds, in these hooks and the stream-ordered calls'
+ * of mutants/alloc.c) is cap.c's, the context check no_context.c's (BEGIN, shim.h). The comment
  * above each entry names the trials that kill it. */
 #include "../shim.h"
 
@@ -14,6 +16,20 @@ const struct shim_entry caps_entries[] = {
      * (and _ipc_pool), 828 caps::pool_memory_shows_in_mem_get_info */
     MUTANT("820-cap-bypass", 820, "gpu",
            "reports half the memory (cuMemGetInfo, cuDeviceTotalMem) and caps cuMemAlloc there; pool paths uncapped"),
+    /* 820 caps::captured_graphs_within_reported_total, 820 caps::graph_alloc_nodes_within_reported_total */
+    MUTANT("820-cap-misses-graphs", 820, "gpu",
+           "reports half the memory and caps cuMemAlloc and the stream-ordered allocations there; graph memory uncapped"),
+    /* 821 caps::reserved_memory_reusable_by_its_pool, 821 caps::reserve_of_one_pool_leaves_another_room (and
+     * 820 caps::graph_alloc_nodes_within_reported_total: it does not see cuGraphAddMemAllocNode) */
+    MUTANT("822-cap-counts-reserved", 822, "gpu",
+           "caps every allocation at half the memory; a free from a pool that keeps memory charges it again"),
+    /* 820, 821, 822 interposer::no_current_context_explicit_stream_succeeds */
+    MUTANT("820-no-context-refuses-stream", 820, "gpu",
+           "cuMemAllocAsync answers INVALID_CONTEXT on a thread without a current context, whatever the stream"),
+    MUTANT("821-no-context-refuses-stream", 821, "gpu",
+           "cuMemAllocFromPoolAsync answers INVALID_CONTEXT on a thread without a current context, whatever the stream"),
+    MUTANT("822-no-context-refuses-stream", 822, "gpu",
+           "cuMemFreeAsync answers INVALID_CONTEXT on a thread without a current context, whatever the stream"),
     /* 828 accounting::cuMemAlloc_leaves_the_pools_alone */
     MUTANT("820-cuMemAlloc-from-default-pool", 820, "gpu",
            "serves cuMemAlloc from the device's default pool (allocated on the legacy stream, synchronised)"),
@@ -22,43 +38,6 @@ const struct shim_entry caps_entries[] = {
            "cuMemFree answers INVALID_VALUE for memory of a pool (it frees only what cuMemAlloc gave)"),
     {0},
 };
-
-/* What cuMemAlloc_v2 took under the cap, by address: refunded when cuMemFree_v2 frees it. */
-#define SLOTS 1024
-static struct {
-  CUdeviceptr p;
-  size_t n;
-} taken[SLOTS];
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void note_taken(CUdeviceptr p, size_t n) {
-  pthread_mutex_lock(&lock);
-  for (size_t i = 0; i < SLOTS; i++)
-    if (!taken[i].p) {
-      taken[i].p = p;
-      taken[i].n = n;
-      break;
-    }
-  pthread_mutex_unlock(&lock);
-}
-
-/* The bytes noted for `p` (forgotten now), or 0. */
-static size_t forget_taken(CUdeviceptr p) {
-  size_t n = 0;
-  pthread_mutex_lock(&lock);
-  for (size_t i = 0; p && i < SLOTS && !n; i++)
-    if (taken[i].p == p) {
-      n = taken[i].n;
-      taken[i].p = 0;
-    }
-  pthread_mutex_unlock(&lock);
-  return n;
-}
-
-/* The driver's other functions the mutants use (never this library's hooks). */
-#define NEXT(var, name, ret, args) \
-  static ret(*var) args;           \
-  if (!var) *(void **)&var = shim_next(name)
 
 /* cuMemAlloc as the calling device's default pool serves it; the driver's code. */
 static CUresult from_default_pool(CUdeviceptr *dptr, size_t n) {
@@ -95,22 +74,16 @@ HOOK CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t n) {
   ENTER("cuMemAlloc_v2", CUresult, (CUdeviceptr *, size_t));
   if (shim_init_state != 1 || !dptr || n == 0) return real(dptr, n);
   if (shim_on("820-cuMemAlloc-from-default-pool")) return from_default_pool(dptr, n);
-  if (!shim_on("820-cap-bypass")) return real(dptr, n);
-  if (!shim_cap_charge(n)) return CUDA_ERROR_OUT_OF_MEMORY;
-  CUresult r = real(dptr, n);
-  if (r == CUDA_SUCCESS) note_taken(*dptr, n);
-  else shim_cap_refund(n);
-  return r;
+  size_t charge;
+  if (!shim_cap_take(0, NULL, n, &charge)) return CUDA_ERROR_OUT_OF_MEMORY;
+  return shim_cap_took(real(dptr, n), dptr, charge, NULL);
 }
 
 HOOK CUresult cuMemFree_v2(CUdeviceptr p) {
   ENTER("cuMemFree_v2", CUresult, (CUdeviceptr));
   if (shim_init_state != 1 || !p) return real(p);
   if (shim_on("822-cuMemFree-refuses-pool-memory") && pool_memory(p)) return CUDA_ERROR_INVALID_VALUE;
-  CUresult r = real(p);
-  size_t n = r == CUDA_SUCCESS && shim_on("820-cap-bypass") ? forget_taken(p) : 0;
-  if (n) shim_cap_refund(n);
-  return r;
+  return shim_cap_freed(real(p), p);
 }
 
 const struct shim_hook caps_hooks[] = {

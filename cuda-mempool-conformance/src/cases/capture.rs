@@ -25,7 +25,7 @@ const MODES: &[(&str, M)] = &[
 ];
 
 /// A graph; destroyed on drop.
-struct Graph(CUgraph);
+pub(super) struct Graph(pub(super) CUgraph);
 impl Drop for Graph {
     fn drop(&mut self) {
         let _ = unsafe { cuGraphDestroy(self.0) };
@@ -33,7 +33,7 @@ impl Drop for Graph {
 }
 
 /// An instantiated graph; destroyed on drop.
-struct Exec(CUgraphExec);
+pub(super) struct Exec(pub(super) CUgraphExec);
 impl Exec {
     fn new(g: &Graph, flags: u64) -> R<Exec> {
         let mut e = std::ptr::null_mut();
@@ -42,7 +42,7 @@ impl Exec {
         })?;
         Ok(Exec(e))
     }
-    fn launch(&self, s: CUstream) -> CUresult {
+    pub(super) fn launch(&self, s: CUstream) -> CUresult {
         unsafe { cuGraphLaunch(self.0, s) }
     }
 }
@@ -60,7 +60,11 @@ fn status(s: CUstream) -> R<CUstreamCaptureStatus> {
 
 /// Capture `work` on `s` in `mode`. The capture is ended whatever `work` returns; the graph comes
 /// back with `work`'s value and what cuStreamEndCapture answered.
-fn capture<T>(s: CUstream, mode: M, work: impl FnOnce(CUstream) -> R<T>) -> R<(R<T>, CUresult, Option<Graph>)> {
+pub(super) fn capture<T>(
+    s: CUstream,
+    mode: M,
+    work: impl FnOnce(CUstream) -> R<T>,
+) -> R<(R<T>, CUresult, Option<Graph>)> {
     /// Ends the capture if `work` panics (the stream would stay capturing for the next trial).
     struct Open(CUstream, bool);
     impl Drop for Open {

@@ -46,6 +46,21 @@ fn bare<T: Send>(call: impl FnOnce() -> T + Send) -> R<T> {
     Ok(out)
 }
 
+/// `alloc` on a thread with no current context (`bare`), on the explicit stream `s`: its answer,
+/// what it allocated freed on `s` and `s` synchronised.
+fn alloc_bare_on(s: &Stream, alloc: impl FnOnce(*mut CUdeviceptr, CUstream) -> CUresult + Send) -> R<CUresult> {
+    let h = s.0 as usize;
+    let (r, p) = bare(move || {
+        let mut p: CUdeviceptr = 0;
+        (alloc(&mut p, h as CUstream), p)
+    })?;
+    if r == SUCCESS {
+        free_async(p, s.0)?;
+    }
+    s.sync()?;
+    Ok(r)
+}
+
 /// A pool with memory in use: `n` bytes allocated on a stream of its device and synchronised.
 struct Held {
     pool: Pool,
@@ -93,8 +108,38 @@ fn reserving_pool(dev: CUdevice) -> R<(Pool, u64)> {
 /// context (INVALID_CONTEXT, in their error lists); the pool calls name their device through the
 /// pool or the properties, and list no INVALID_CONTEXT, so they succeed, and their effect shows on
 /// the trial's thread afterwards. (820's row is alloc.rs's `no_current_context_invalid_context`.)
+/// On an explicit stream the stream names its context: the three stream-ordered calls succeed
+/// there (R580; issue 34: a layer answered INVALID_CONTEXT without asking the driver).
 fn no_context_cases() -> Vec<Case> {
     vec![
+        // Kills 820-no-context-refuses-stream.
+        Case::gpu(820, "interposer::no_current_context_explicit_stream_succeeds", |_| {
+            let r = alloc_bare_on(&Stream::new()?, |p, s| unsafe { cuMemAllocAsync(p, MIB, s) })?;
+            expect("cuMemAllocAsync(explicit stream) without a context", r, SUCCESS)
+        }),
+        // Kills 821-no-context-refuses-stream.
+        Case::gpu(821, "interposer::no_current_context_explicit_stream_succeeds", |e| {
+            let pool = Pool::on_device(e.dev)?;
+            let h = pool.0 as usize;
+            let r = alloc_bare_on(&Stream::new()?, move |p, s| unsafe {
+                cuMemAllocFromPoolAsync(p, MIB, h as CUmemoryPool, s)
+            })?;
+            expect("cuMemAllocFromPoolAsync(explicit stream) without a context", r, SUCCESS)
+        }),
+        // Kills 822-no-context-refuses-stream.
+        Case::gpu(822, "interposer::no_current_context_explicit_stream_succeeds", |e| {
+            let mut h = Held::new(Pool::on_device(e.dev)?, MIB)?;
+            let (p, sh) = (h.p, h.s.0 as usize);
+            let r = bare(move || unsafe { cuMemFreeAsync(p, sh as CUstream) })?;
+            if r == SUCCESS {
+                h.live = false;
+            }
+            h.s.sync()?;
+            expect("cuMemFreeAsync(explicit stream) without a context", r, SUCCESS)?;
+            let u = used(h.pool.0)?;
+            ensure!(u == 0, "{u} bytes still in use after the free without a context");
+            Ok(())
+        }),
         // Kills 821-no-context-crash.
         Case::gpu(821, "interposer::no_current_context_invalid_context", |e| {
             let pool = Pool::on_device(e.dev)?;
