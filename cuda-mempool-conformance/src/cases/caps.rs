@@ -109,7 +109,7 @@ fn refused(what: &str, r: CUresult) -> R<bool> {
 }
 
 /// How a graph trial makes its graph's one allocation (never freed by the graph).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum Build {
     /// cuMemAllocAsync on a capturing stream: a memory node of the captured graph.
     Capture,
@@ -201,18 +201,26 @@ impl Graphs<'_> {
             Ok(built) => built,
             Err(step) => return Ok(Some(step)),
         };
+        // A graph refused before it ran allocated nothing: the address its capture handed out is
+        // no allocation to free (cuMemFreeAsync refuses it), so the ledger forgets it.
+        let never_ran = |step| {
+            if build == Build::Capture {
+                crate::driver::ledger::allocation_removed(p);
+            }
+            Ok(Some(step))
+        };
         let mut x: CUgraphExec = std::ptr::null_mut();
         if refused("cuGraphInstantiateWithFlags", unsafe {
             cuGraphInstantiateWithFlags(&mut x, g.0, 0)
         })? {
-            return Ok(Some("cuGraphInstantiateWithFlags"));
+            return never_ran("cuGraphInstantiateWithFlags");
         }
         self.execs.push((Exec(x), g));
         if refused(
             "cuGraphLaunch",
             self.execs.last().expect("just pushed").0.launch(self.s.0),
         )? {
-            return Ok(Some("cuGraphLaunch"));
+            return never_ran("cuGraphLaunch");
         }
         self.live.push(p);
         let synced = unsafe { cuStreamSynchronize(self.s.0) };
