@@ -48,6 +48,7 @@ fn run_suite(tag: &str, envs: &[(&str, &str)]) -> Result<serde_json::Value, Stri
         Some(k) => k.join(tag),
         None => std::env::temp_dir().join(format!("cump-entry-{}-{tag}", std::process::id())),
     };
+    let _one = common::one_suite_at_a_time();
     let out = common::suite()?
         .env("CONFORMANCE_REPORT_DIR", &report)
         .envs(envs.iter().copied())

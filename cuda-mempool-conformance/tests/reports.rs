@@ -33,6 +33,7 @@ fn dir() -> &'static PathBuf {
 
 /// Run the suite (or one of its modes) with `envs` and `args`; its output.
 fn suite(envs: &[(&str, &Path)], more: &[(&str, &str)], args: &[&str]) -> Result<Output, String> {
+    let _one = common::one_suite_at_a_time();
     common::suite()?
         .envs(envs.iter().map(|(k, v)| (*k, v.as_os_str())))
         .envs(more.iter().copied())

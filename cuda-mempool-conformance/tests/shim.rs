@@ -50,15 +50,6 @@ const SHIPPED: How = How {
     entry: "proc-address",
 };
 
-/// One suite at a time, for every trial here that runs one: suites side by side on one GPU starve
-/// each other's importers and crash cases (libtest-mimic runs these trials on parallel threads).
-/// Found 2026-11-24: `check_missing`'s second run and `check_calls`'s ran beside the others; the one
-/// beside `every_path_shim_seen_by_dlsym_mode` was its "dlsym-mode stall".
-fn one_suite_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static ONE: Mutex<()> = Mutex::new(());
-    ONE.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Run the suite under the shim with `faults` (no other suite of this test beside it); its report
 /// and wall time.
 fn run_suite(faults: &str, how: How) -> Result<(serde_json::Value, Duration), String> {
@@ -79,7 +70,7 @@ fn run_suite(faults: &str, how: How) -> Result<(serde_json::Value, Duration), St
         Some(k) => k.join(&tag),
         None => std::env::temp_dir().join(format!("cump-shim-report-{}-{tag}", std::process::id())),
     };
-    let one = one_suite_at_a_time();
+    let one = common::one_suite_at_a_time();
     let start = Instant::now();
     let out = common::suite()?
         .env("LD_PRELOAD", &so)
@@ -226,7 +217,7 @@ fn check_reached(variant: Variant, reached: bool) -> Result<(), Failed> {
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let only_suite = dir.join("trials");
     std::fs::write(&only_suite, "# the suite:: trials only\n").map_err(|e| e.to_string())?;
-    let one = one_suite_at_a_time();
+    let one = common::one_suite_at_a_time();
     let out = common::suite()?
         .env("LD_PRELOAD", &so)
         .env("CONFORMANCE_REPORT_DIR", dir.join("report"))
@@ -312,7 +303,7 @@ fn check_calls() -> Result<(), Failed> {
             cmd.env("LD_PRELOAD", shimlib::path(Variant::EveryPath)?);
         }
         let out = {
-            let _one = one_suite_at_a_time();
+            let _one = common::one_suite_at_a_time();
             cmd.output().map_err(|e| format!("cannot run the suite: {e}"))?
         };
         let text = std::fs::read_to_string(dir.join("report.json")).map_err(|e| {

@@ -22,6 +22,45 @@ fn counters(pool: CUmemoryPool) -> R<(u64, u64)> {
     ))
 }
 
+/// Wait (a settle interval at most: `deadline::settle`) until cuMemGetInfo reports `need` bytes free
+/// and 1 GiB besides; otherwise the trial cannot run here, and says who holds the rest. Another
+/// process's memory (a suite just ended, a neighbour on the GPU) is no finding about the library;
+/// what this suite still holds is named (the ledger) and judged by `suite::no_leaks`.
+fn room(need: usize) -> R {
+    let want = need.saturating_add(1 << 30);
+    let start = std::time::Instant::now();
+    let mut free = mem_free()?;
+    while free < want && start.elapsed() < crate::driver::deadline::settle() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        free = mem_free()?;
+    }
+    if free >= want {
+        return Ok(());
+    }
+    let held = crate::driver::ledger::outstanding();
+    Err(Fail::Ignore(format!(
+        "needs {need} bytes of device memory free and 1 GiB besides, cuMemGetInfo reports {free} after {:?}: \
+         memory held elsewhere{}",
+        start.elapsed(),
+        if held.is_empty() {
+            " (by other processes; this suite holds nothing)".to_string()
+        } else {
+            format!(" (this suite still holds: {})", held.join("; "))
+        }
+    )))
+}
+
+/// Free `p` on `s`; where the layer refuses the free (its fault, returned), the memory is given
+/// back with cuMemFree all the same, so that the device's memory does not stay held for every
+/// later trial (under the shim's bad-result-822 a refused 5/8 of the device failed dozens).
+fn release(p: CUdeviceptr, s: &Stream) -> R {
+    let freed = free_async(p, s.0);
+    if freed.is_err() {
+        let _ = unsafe { cuMemFree_v2(p) };
+    }
+    freed
+}
+
 /// The ways to ask for memory that the trials compare.
 #[derive(Clone, Copy)]
 enum Path {
@@ -233,7 +272,9 @@ impl Drop for Graphs<'_> {
     fn drop(&mut self) {
         unsafe {
             for &p in &self.live {
-                let _ = cuMemFreeAsync(p, self.s.0);
+                if cuMemFreeAsync(p, self.s.0) != SUCCESS {
+                    let _ = cuMemFree_v2(p);
+                }
             }
             let _ = cuStreamSynchronize(self.s.0);
             self.execs.clear();
@@ -248,6 +289,7 @@ impl Drop for Graphs<'_> {
 fn two_graphs(e: &Env, build: Build) -> R {
     let (_, total) = mem_info()?;
     let size = total / 10 * 6;
+    room(size)?;
     let s = Stream::new()?;
     let mut graphs = Graphs {
         dev: e.dev,
@@ -255,6 +297,20 @@ fn two_graphs(e: &Env, build: Build) -> R {
         execs: Vec::new(),
         live: Vec::new(),
     };
+    let before = mem_free()?;
+    let judged = judge_two(&mut graphs, build, size, total);
+    drop(graphs);
+    // Calibration (issue 34): on the H100 R580 kept about 0.4 of the device after a refused
+    // launch, its graphs destroyed and trimmed, until the process ended; hence `own_process`.
+    let kept = before.saturating_sub(mem_free()?);
+    note(format!(
+        "after the graphs were freed, destroyed and trimmed, {kept} bytes less free than before the first"
+    ));
+    judged
+}
+
+/// The two launches of `two_graphs`: the first must hold, the second must be refused.
+fn judge_two(graphs: &mut Graphs, build: Build, size: usize, total: usize) -> R {
     if let Some(step) = graphs.hold(build, size)? {
         return Err(format!(
             "the first graph's {size} bytes, of the {total} cuMemGetInfo reports, were refused OUT_OF_MEMORY at \
@@ -282,7 +338,7 @@ fn try_alloc(pool: CUmemoryPool, size: usize, s: &Stream) -> R<CUresult> {
     let mut p: CUdeviceptr = 0;
     let r = unsafe { cuMemAllocFromPoolAsync(&mut p, size, pool, s.0) };
     if r == SUCCESS {
-        free_async(p, s.0)?;
+        release(p, s)?;
     }
     s.sync()?;
     Ok(r)
@@ -301,6 +357,7 @@ enum Again {
 fn again_after_reserve(dev: CUdevice, eighths: usize, again: Again) -> R {
     let (_, total) = mem_info()?;
     let size = total / 8 * eighths;
+    room(if again == Again::SamePool { size } else { 2 * size })?;
     let s = Stream::new()?;
     let (keeper, kept) = keeping_pool(dev, size, &s)?;
     let other = match again {
@@ -333,7 +390,7 @@ fn keeping_pool(dev: CUdevice, size: usize, s: &Stream) -> R<(Pool, u64)> {
     let pool = Pool::on_device(dev)?;
     set_u64(pool.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
     let a = alloc_from(pool.0, size, s.0)?;
-    free_async(a, s.0)?;
+    release(a, s)?;
     s.sync()?;
     let kept = counters(pool.0)?.1;
     Ok((pool, kept))
@@ -420,13 +477,15 @@ pub fn cases() -> Vec<Case> {
         Case::gpu(820, "caps::captured_graphs_within_reported_total", |e| {
             two_graphs(e, Build::Capture)
         })
-        .exclusive(),
+        .exclusive()
+        .own_process(),
         // The same with cuGraphAddMemAllocNode in graphs built by hand. Kills 820-cap-misses-graphs,
         // 822-cap-counts-reserved (neither sees cuGraphAddMemAllocNode) and 820-cap-bypass.
         Case::gpu(820, "caps::graph_alloc_nodes_within_reported_total", |e| {
             two_graphs(e, Build::Node)
         })
-        .exclusive(),
+        .exclusive()
+        .own_process(),
         // A pool whose maximum size (CUDA 12.2's maxSize) exceeds the reported total: creating it
         // may be refused INVALID_VALUE (noted, to calibrate); made, it still cannot allocate beyond
         // the total. Kills 820-cap-bypass (its pools are uncapped).

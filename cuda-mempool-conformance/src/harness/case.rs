@@ -165,6 +165,10 @@ pub struct Case {
     /// Runs with no other trial running in any worker: it takes most of the device's memory or
     /// reads device-wide memory (`run::scheduler` gives it the device alone, and runs it first).
     pub exclusive: bool,
+    /// Runs in a fresh child process of its own (role `case:TRIAL`), whose end gives back whatever
+    /// the driver keeps for the process after the trial (R580 keeps the memory a graph launch that it
+    /// refused OUT_OF_MEMORY had taken, until the process ends: issue 34's graph caps trials).
+    pub own_process: bool,
     /// The run's preconditions it relies on: where one does not hold, it is not run
     /// (`harness::precondition`).
     pub relies: &'static [Precondition],
@@ -199,6 +203,7 @@ impl Case {
             slow: false,
             alone: false,
             exclusive: false,
+            own_process: false,
             relies: crate::harness::precondition::DEFAULT,
             body: Arc::new(body),
         }
@@ -271,6 +276,10 @@ impl Case {
     }
     pub fn alone(mut self) -> Case {
         self.alone = true;
+        self
+    }
+    pub fn own_process(mut self) -> Case {
+        self.own_process = true;
         self
     }
     /// Marks the case exclusive (the field says what that means); alone in its process too, which

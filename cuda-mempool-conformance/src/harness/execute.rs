@@ -4,8 +4,9 @@
 use crate::driver::cu::*;
 use crate::driver::fail::Fail;
 use crate::harness::case::{Case, Env};
+use crate::harness::child::{run_child_for, Role};
 use crate::harness::outcome::{Answer, Kind, Outcome};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Test-only: CONFORMANCE_CRASH_TRIAL=<trial name> makes that trial crash its process on purpose
 /// (cuMemPoolSetAttribute with a NULL value, then abort), to show that a crash costs one trial.
@@ -181,4 +182,46 @@ fn forced_gates_fail(verdict: (Outcome, Kind, String)) -> (Outcome, Kind, String
         return verdict;
     }
     (Outcome::Failed, Kind::Check, lines.join("\n"))
+}
+
+/// Run a case's body in a fresh child of this binary (role `case:TRIAL`; `Case::own_process`),
+/// within `timeout`: the child's answer, or a broken one saying how the child ended.
+pub fn execute_in_child(case: &Case, timeout: Duration) -> Answer {
+    let start = Instant::now();
+    let broken = |message: String, blame: Option<u32>| Answer {
+        outcome: Outcome::Failed,
+        kind: Kind::Broken,
+        message,
+        blame: blame.filter(|b| Some(*b) != case.group.api()),
+        cause: None,
+        secs: start.elapsed().as_secs_f64(),
+        notes: vec![],
+        observations: vec![],
+        calls: None,
+    };
+    let out = match run_child_for(&Role::Case(case.trial_name()), &[], timeout) {
+        Ok(out) => out,
+        Err(e) => return broken(format!("its own process could not be started: {e}"), None),
+    };
+    let inside = out.inside.as_ref().map(|(api, call)| (*api, call.clone()));
+    match (out.timed_out, out.signal(), out.last_json()) {
+        (false, None, Some(line)) => serde_json::from_str(line)
+            .map_err(|e| e.to_string())
+            .and_then(|j| Answer::from_json(&j))
+            .unwrap_or_else(|e| broken(format!("its own process answered no result ({e})"), None)),
+        _ => {
+            let tail: Vec<&str> = out.stderr.lines().rev().take(5).collect();
+            broken(
+                format!(
+                    "its own process {}{}; its last lines: {}",
+                    out.describe(),
+                    inside
+                        .as_ref()
+                        .map_or(String::new(), |(api, call)| format!(" inside {call} ({api})")),
+                    tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+                ),
+                inside.map(|(api, _)| api),
+            )
+        }
+    }
 }

@@ -105,7 +105,11 @@ impl Runner {
                     } else {
                         _shared = ALONE.read().unwrap_or_else(|p| p.into_inner());
                     }
-                    Raw::Answer(execute(case, env))
+                    if case.own_process {
+                        run_isolated(case, *timeout)
+                    } else {
+                        Raw::Answer(execute(case, env))
+                    }
                 };
                 let mut r = judge(case, raw);
                 r.span = (begin, since_start());

@@ -16,7 +16,7 @@ use crate::driver::fail::R;
 use crate::harness::case::{Case, Env};
 use crate::harness::channel::{spawn_role, Channel, Got};
 use crate::harness::child::Role;
-use crate::harness::execute::execute;
+use crate::harness::execute::{execute, execute_in_child};
 use crate::harness::leaks::WorkerState;
 use crate::harness::machine::Machine;
 use crate::harness::outcome::{Answer, Raw};
@@ -341,7 +341,11 @@ pub fn main(templates: Vec<Case>) -> i32 {
                         st.prepare(c, env);
                         // What the warm-up, an earlier trial or its leftovers reached is not this one's.
                         let _ = crate::driver::calls::take();
-                        let mut a = execute(c, env);
+                        let mut a = if c.own_process {
+                            execute_in_child(c, crate::driver::deadline::trial())
+                        } else {
+                            execute(c, env)
+                        };
                         a.calls = crate::driver::calls::take();
                         st.after_trial(trial);
                         a

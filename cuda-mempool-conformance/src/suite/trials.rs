@@ -136,9 +136,13 @@ pub fn plan(
 ) -> Planned {
     let broken = precondition::broken(m);
     let lookup = precondition::lookup(m);
+    // A look-up that initialised the driver leaves the before-cuInit trials nothing to judge; one
+    // whose child gave no answer (a layer that crashes on calls before cuInit) fails its own trial
+    // and blocks none: each before-cuInit trial then meets the crash itself and names its API.
+    let lookup_blocks = lookup.as_ref().filter(|_| matches!(m.lookup_init, Some(Ok(_))));
     // The broken precondition a case relies on, if any: the ordered ones first.
     let blocking = |c: &Case| {
-        [broken.as_ref(), lookup.as_ref()]
+        [broken.as_ref(), lookup_blocks]
             .into_iter()
             .flatten()
             .find(|b| c.relies.contains(&b.which))

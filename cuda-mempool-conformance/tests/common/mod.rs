@@ -49,3 +49,13 @@ pub fn suite() -> Result<Command, String> {
 pub fn run_suite_if_asked() -> Option<std::process::ExitCode> {
     std::env::var_os(RUN_SUITE).map(|_| conformance::suite::main())
 }
+
+/// One suite at a time, for every trial of a test binary that runs one: suites side by side on one
+/// GPU starve each other's importers and crash cases, and since issue 34 the caps trials hold most
+/// of the device (libtest-mimic runs a binary's trials on parallel threads). Found 2026-11-24 in
+/// tests/shim.rs (its "dlsym-mode stall"), 2026-11-25 in tests/reports.rs (88 OUT_OF_MEMORY failures).
+#[allow(dead_code)] // tests/mutants.rs and tests/travel.rs run one suite at a time anyway
+pub fn one_suite_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|p| p.into_inner())
+}
