@@ -348,14 +348,16 @@ fn write_report(r: &Reporting) {
     let rows = summary::rows(&env.m, &records);
     let date = summary::now_utc();
     let md = summary::markdown(&env.m, &rows, &records, &date, wall, parallel);
-    // The API table and its totals; report.md has the rest (causes, departures, every trial).
+    // report.md's tables and totals but the declared departures' (one row each, checked or not:
+    // report.md has it, and every trial), then the last screen.
     println!();
-    let table = md.lines().skip_while(|l| !l.starts_with('|'));
-    for line in table.take_while(|l| l.starts_with('|')) {
-        println!("{line}");
-    }
-    if let Some(total) = md.lines().find(|l| l.starts_with("Total:")) {
-        println!("{total}");
+    let mut departures = false;
+    for line in md.lines() {
+        if line.starts_with('#') {
+            departures = line.starts_with("## Known departures of drivers");
+        } else if (line.starts_with('|') && !departures) || line.starts_with("Total:") {
+            println!("{line}");
+        }
     }
     for line in summary::last_screen(&records, r.verbose) {
         println!("{line}");
