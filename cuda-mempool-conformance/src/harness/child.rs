@@ -145,6 +145,11 @@ pub fn command(
         }
     }
     crate::os::child_setup(&mut cmd, fds);
+    // A worker leads a process group of its own: an interrupted run kills it with the children it
+    // started (`run::interrupt`), and a terminal's Ctrl-C reaches the coordinator, not the workers.
+    if matches!(role, Role::Worker) {
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    }
     Ok(cmd)
 }
 

@@ -1,5 +1,6 @@
-//! The run's settings from the environment, checked before any trial: required capabilities and
-//! the trial deadline (its waits derived in `driver::deadline`).
+//! The run's settings from the environment, checked before any trial: required capabilities, the
+//! trial deadline (its waits derived in `driver::deadline`), the whole run's budget, and how much
+//! the terminal's last screen shows.
 
 use crate::harness::machine::{Cap, ALL_CAPS};
 use std::time::Duration;
@@ -30,4 +31,57 @@ pub use crate::driver::deadline::{trial_timeout, DEFAULT_TRIAL_TIMEOUT};
 /// A crash case's bound: it should die at once, and a hang must not cost a full trial deadline.
 pub fn crash_timeout(trial: Duration) -> Duration {
     crate::driver::deadline::crash(trial)
+}
+
+pub const RUN_BUDGET_VAR: &str = "CONFORMANCE_RUN_BUDGET";
+
+/// CONFORMANCE_RUN_BUDGET=SECS: the whole run's wall-time budget (unset: none). When it runs out
+/// the run is interrupted (`run::interrupt`): no trial starts, the rest are recorded `interrupted`.
+pub fn run_budget() -> Result<Option<Duration>, String> {
+    budget(std::env::var(RUN_BUDGET_VAR).ok().as_deref())
+}
+
+fn budget(v: Option<&str>) -> Result<Option<Duration>, String> {
+    match v.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(v) => match v.parse::<f64>() {
+            Ok(s) if s > 0.0 && s <= 7.0 * 86400.0 => Ok(Some(Duration::from_secs_f64(s))),
+            _ => Err(format!(
+                "{RUN_BUDGET_VAR}={v:?}: expected the run's budget in seconds, a number above 0 and at most \
+                 604800 (e.g. {RUN_BUDGET_VAR}=120); unset it for no budget"
+            )),
+        },
+    }
+}
+
+pub const VERBOSE_VAR: &str = "CONFORMANCE_VERBOSE";
+
+/// CONFORMANCE_VERBOSE=0|1 (unset: 0): 1 prints every ignored trial and every failure on the
+/// terminal's last screen, not only the reasons and the first ones.
+pub fn verbose() -> Result<bool, String> {
+    match std::env::var(VERBOSE_VAR).ok().as_deref().map(str::trim) {
+        None | Some("0") | Some("") => Ok(false),
+        Some("1") => Ok(true),
+        Some(v) => Err(format!(
+            "{VERBOSE_VAR}={v:?}: expected 1 (the last screen lists every ignored trial and failure) or 0 \
+             (grouped by reason, the default)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_budget_values() {
+        assert_eq!(budget(None), Ok(None));
+        assert_eq!(budget(Some(" ")), Ok(None));
+        assert_eq!(budget(Some("120")), Ok(Some(Duration::from_secs(120))));
+        assert_eq!(budget(Some("0.5")), Ok(Some(Duration::from_millis(500))));
+        for v in ["0", "-3", "2m", "inf", "NaN", "1e9"] {
+            let e = budget(Some(v)).expect_err(v);
+            assert!(e.contains(RUN_BUDGET_VAR) && e.contains("in seconds"), "{e}");
+        }
+    }
 }

@@ -23,6 +23,9 @@ pub enum Outcome {
     /// on a driver branch it was not verified on: reported apart, not failing (unless
     /// CONFORMANCE_STRICT=documented, which makes it a failure).
     Known,
+    /// Not run, or cut short: the run was interrupted (a signal, or CONFORMANCE_RUN_BUDGET ran out:
+    /// `run::interrupt`). Not a verdict on the library; the run's exit code is not zero.
+    Interrupted,
 }
 impl Outcome {
     pub fn as_str(self) -> &'static str {
@@ -33,6 +36,7 @@ impl Outcome {
             Outcome::Changed => "changed",
             Outcome::Expected => "expected-failure",
             Outcome::Known => "known-departure",
+            Outcome::Interrupted => "interrupted",
         }
     }
     pub fn parse(s: &str) -> Option<Outcome> {
@@ -43,6 +47,7 @@ impl Outcome {
             Outcome::Changed,
             Outcome::Expected,
             Outcome::Known,
+            Outcome::Interrupted,
         ]
         .into_iter()
         .find(|o| o.as_str() == s)
@@ -82,6 +87,8 @@ pub enum Kind {
     Precondition,
     /// Not run: the run stopped at an earlier failure (CONFORMANCE_FAIL_FAST, `run::stop`).
     Stopped,
+    /// Not run, or cut short: a signal or the run budget ended the run (`run::interrupt`).
+    Interrupted,
 }
 impl Kind {
     /// The name in report.json and JUnit.
@@ -101,6 +108,7 @@ impl Kind {
             Kind::Leak => "leak",
             Kind::Precondition => "precondition",
             Kind::Stopped => "stopped",
+            Kind::Interrupted => "interrupted",
         }
     }
     /// The kinds a worker's answer can carry (what a body came to in its own process).

@@ -1,7 +1,9 @@
 //! `CONFORMANCE_JUNIT=path.xml`: the run as JUnit XML, from plain `cargo test` (nextest writes its
 //! own with `--profile ci`). One `<testsuite>` per group (each API, harness, suite); a failure
 //! carries its message, the API it counts against and its cause (with how many failed trials share
-//! it: `report::causes`), a skipped trial its reason, and an expected
+//! it: `report::causes`), a skipped trial its reason, an interrupted one (`run::interrupt`) an
+//! `<error>` naming the signal or the budget (the trial did not complete: not a skip a dashboard
+//! passes over, not a failure of the library), and an expected
 //! failure or a changed behaviour passes with a line in `<system-out>` saying so.
 
 use crate::harness::outcome::{Outcome, Record};
@@ -38,19 +40,21 @@ pub fn render(records: &[Record], wall_s: f64) -> String {
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     writeln!(
         x,
-        "<testsuites name=\"conformance\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{wall_s:.3}\">",
+        "<testsuites name=\"conformance\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" errors=\"{}\" time=\"{wall_s:.3}\">",
         records.len(),
         count(Outcome::Failed),
-        count(Outcome::Ignored)
+        count(Outcome::Ignored),
+        count(Outcome::Interrupted)
     )
     .unwrap();
     for (group, rs) in groups {
         let failures = rs.iter().filter(|r| r.outcome == Outcome::Failed).count();
         let skipped = rs.iter().filter(|r| r.outcome == Outcome::Ignored).count();
+        let errors = rs.iter().filter(|r| r.outcome == Outcome::Interrupted).count();
         let time: f64 = rs.iter().map(|r| r.secs).sum();
         writeln!(
             x,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{time:.3}\">",
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" errors=\"{errors}\" time=\"{time:.3}\">",
             esc(&group),
             rs.len()
         )
@@ -99,6 +103,14 @@ pub fn render(records: &[Record], wall_s: f64) -> String {
                     out.insert(0, format!("known-departure: {}", r.message));
                     x.push_str(">\n");
                 }
+                Outcome::Interrupted => {
+                    writeln!(
+                        x,
+                        ">\n      <error message=\"{}\" type=\"interrupted\"/>",
+                        esc(&r.message)
+                    )
+                    .unwrap();
+                }
                 Outcome::Passed => x.push_str(">\n"),
             }
             if !out.is_empty() {
@@ -145,6 +157,27 @@ mod tests {
         );
         assert!(x.contains("type=\"counts against 833 cuMemPoolTrimTo\""), "{x}");
         assert!(x.contains("tests=\"3\" failures=\"1\" skipped=\"1\""), "{x}");
+    }
+
+    /// An interrupted trial is a JUnit error naming what cut the run, counted apart.
+    #[test]
+    fn an_interrupted_trial_is_an_error() {
+        let x = render(
+            &[
+                rec(
+                    "833_cuMemPoolTrimTo::a",
+                    Outcome::Interrupted,
+                    "interrupted: SIGTERM after 4.2 s",
+                ),
+                rec("833_cuMemPoolTrimTo::b", Outcome::Passed, ""),
+            ],
+            1.0,
+        );
+        assert!(
+            x.contains("<error message=\"interrupted: SIGTERM after 4.2 s\" type=\"interrupted\"/>"),
+            "{x}"
+        );
+        assert!(x.contains("failures=\"0\" skipped=\"0\" errors=\"1\""), "{x}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Layer 3, how trials run: in worker processes (`worker`, `scheduler`) or in this process's test
 //! threads, a crash case in a child of its own. Hands back judged records; reports nothing.
 
+pub mod interrupt;
 pub mod scheduler;
 pub mod stop;
 mod turns;
@@ -111,7 +112,8 @@ impl Runner {
                         Raw::Answer(execute(case, env))
                     }
                 };
-                let mut r = judge(case, raw);
+                let cut = stop.interrupted(case).filter(|_| !matches!(raw, Raw::Answer(_)));
+                let mut r = cut.unwrap_or_else(|| judge(case, raw));
                 r.span = (begin, since_start());
                 stop.note(&r);
                 r

@@ -16,7 +16,7 @@
 //! device-wide memory). The wait for a turn counts neither toward the deadline nor as stuck.
 //! Exclusive trials are queued first, so that they serialise the start, not the tail.
 //!
-//! In fail-fast mode (`stop.rs`) the queue runs cheap trials first and exclusive ones last, and
+//! In fail-fast mode and under a run budget (`stop.rs`) the queue runs cheap trials first and exclusive ones last, and
 //! once a trial fails no dispatcher starts another: each records the rest of its queue as stopped.
 //! Lanes then take the same order, but for `serial` (its trials change state a later one starts
 //! from), and an exclusive trial of any queue waits until every other trial is done: one early
@@ -199,7 +199,7 @@ impl Scheduler {
             add_general(&general, &ctx, &handles);
         }
         for (lane, mut q) in lanes {
-            if ctx.stop.on() && lane != crate::harness::case::SERIAL {
+            if ctx.stop.cheap_first() && lane != crate::harness::case::SERIAL {
                 q.make_contiguous()
                     .sort_by_key(|c| ctx.stop.order_key(c, rank, (false, false)));
             }
@@ -273,7 +273,7 @@ fn add_general(queue: &Queue, ctx: &Arc<Ctx>, handles: &Handles) {
 fn monitor(queue: Queue, ctx: Arc<Ctx>, handles: Handles, parallel: usize) {
     let stuck = stuck_after(ctx.deadline);
     let mut last_spare: Option<Instant> = None;
-    while !queue.lock().unwrap().is_empty() {
+    while !queue.lock().unwrap().is_empty() && !ctx.stop.stopped() {
         std::thread::sleep(Duration::from_millis(100));
         let moving = ctx
             .busy
@@ -306,7 +306,10 @@ fn on_turn(
     }
     busy(Some(Instant::now()));
     let begin = since_start();
-    let mut rec = judge(case, run());
+    let raw = run();
+    // Cut short while it ran: its process was killed for the interrupt, not by the library.
+    let cut = stop.interrupted(case).filter(|_| !matches!(raw, Raw::Answer(_)));
+    let mut rec = cut.unwrap_or_else(|| judge(case, raw));
     rec.span = (begin, since_start());
     drop(turn);
     busy(None);
@@ -336,7 +339,7 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
             let Some(case) = queue.lock().unwrap().pop_front() else {
                 break;
             };
-            if ctx.stop.on() && case.exclusive {
+            if ctx.stop.cheap_first() && case.exclusive {
                 let own = queue.lock().unwrap().iter().filter(|c| !c.exclusive).count();
                 ctx.wait_for_cheap(own);
             }

@@ -2,11 +2,14 @@
 //! trial not yet started is recorded ignored (`stopped`), naming the failure; the leak check still
 //! runs. The mutation runner (tests/mutants.rs) uses it: a mutant's verdict needs one kill. In that
 //! mode the queues also run cheap trials first: CONFORMANCE_TRIALS_FILE's order, the `exclusive`
-//! ones (the device alone) last (`run::scheduler`).
+//! ones (the device alone) last (`run::scheduler`). A run under CONFORMANCE_RUN_BUDGET takes the
+//! same order (the widest coverage a short budget can give), and a run cut short (`run::interrupt`)
+//! stops the same way, its trials not yet started recorded `interrupted`.
 
 use crate::harness::case::Case;
 use crate::harness::outcome::{Kind, Outcome, Record};
 use crate::harness::verdict::of_case;
+use crate::run::interrupt;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -32,6 +35,8 @@ fn parse(v: Option<&str>) -> Result<bool, String> {
 #[derive(Default)]
 pub struct Stop {
     on: bool,
+    /// Cheap trials first (fail-fast, or a run budget).
+    cheap_first: bool,
     by: Mutex<Option<String>>,
 }
 
@@ -39,15 +44,24 @@ impl Stop {
     pub fn new(on: bool) -> Stop {
         Stop {
             on,
+            cheap_first: on,
             by: Mutex::new(None),
         }
     }
-    pub fn on(&self) -> bool {
-        self.on
+    /// Under a run budget (CONFORMANCE_RUN_BUDGET) cheap trials run first, as in fail-fast mode.
+    pub fn under_budget(self, budget: bool) -> Stop {
+        Stop {
+            cheap_first: self.on || budget,
+            ..self
+        }
     }
-    /// Whether a failure has stopped the run.
+    /// Whether the queues run cheap trials first (fail-fast, or a run budget).
+    pub fn cheap_first(&self) -> bool {
+        self.cheap_first
+    }
+    /// Whether a failure (fail-fast) or an interrupt has stopped the run.
     pub fn stopped(&self) -> bool {
-        self.by.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+        interrupt::cut().is_some() || self.by.lock().unwrap_or_else(|p| p.into_inner()).is_some()
     }
     /// Note a judged record: the first failure stops the run.
     pub fn note(&self, r: &Record) {
@@ -60,6 +74,9 @@ impl Stop {
     }
     /// The record of `case` when the run has stopped (it is then not run), else None.
     pub fn skipped(&self, case: &Case) -> Option<Record> {
+        if let Some(r) = self.interrupted(case) {
+            return Some(r);
+        }
         let by = self.by.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
         Some(of_case(
             case,
@@ -68,11 +85,17 @@ impl Stop {
             format!("not run: {FAIL_FAST_VAR}=1 and `{by}` failed first"),
         ))
     }
-    /// The order of the general queue, as a sort key: in fail-fast mode the `exclusive` trials
+    /// The record of `case` when the run was cut short (`run::interrupt`): not run, or cut short
+    /// while it ran (its process killed), else None.
+    pub fn interrupted(&self, case: &Case) -> Option<Record> {
+        let cut = interrupt::cut()?;
+        Some(of_case(case, Outcome::Interrupted, Kind::Interrupted, cut.text()))
+    }
+    /// The order of the general queue, as a sort key: in fail-fast mode (or under a budget) the `exclusive` trials
     /// last, the others in `rank`'s order (CONFORMANCE_TRIALS_FILE's lines; unranked ones after,
     /// in the suite's order); otherwise the scheduler's own order (`throughput`).
     pub fn order_key(&self, c: &Case, rank: &BTreeMap<String, usize>, throughput: (bool, bool)) -> (bool, bool, usize) {
-        if self.on {
+        if self.cheap_first {
             (
                 c.exclusive,
                 false,
@@ -125,6 +148,20 @@ mod tests {
         cases.sort_by_key(|c| on.order_key(c, &rank, (false, false)));
         let names: Vec<_> = cases.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["first", "second", "unranked", "big"]);
+        // A run budget takes the same order, and stops at no failure.
+        let budget = Stop::new(false).under_budget(true);
+        cases.reverse();
+        cases.sort_by_key(|c| budget.order_key(c, &rank, (true, true)));
+        let names: Vec<_> = cases.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["first", "second", "unranked", "big"]);
+        budget.note(&Record::new(
+            "a",
+            Group::Harness,
+            Outcome::Failed,
+            Kind::Check,
+            "x".into(),
+        ));
+        assert!(!budget.stopped() && budget.cheap_first());
     }
 
     #[test]

@@ -90,6 +90,11 @@ impl Worker {
             Some(&crumb),
             crate::driver::deadline::worker_start(),
         )?;
+        // Its own process group (`child::command`), killed with its children if the run is cut.
+        if !crate::run::interrupt::track(child.id()) {
+            let _ = child.wait();
+            return Err("the run was interrupted".into());
+        }
         let log = Arc::new(Mutex::new(Log::default()));
         let mut readers = Vec::new();
         let out: Box<dyn std::io::Read + Send> = Box::new(child.stdout.take().unwrap());
@@ -129,6 +134,7 @@ impl Worker {
     /// Reap the process (bounded) and collect what it wrote.
     fn reap(&mut self) -> Option<std::process::ExitStatus> {
         use wait_timeout::ChildExt;
+        crate::run::interrupt::untrack(self.child.id());
         let status = match self.child.wait_timeout(crate::driver::deadline::reap()) {
             Ok(Some(s)) => Some(s),
             _ => {
@@ -268,6 +274,7 @@ impl Worker {
 
 impl Drop for Worker {
     fn drop(&mut self) {
+        crate::run::interrupt::untrack(self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_file(&self.calls_file);

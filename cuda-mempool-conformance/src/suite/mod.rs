@@ -1,14 +1,17 @@
 //! Layer 4, the suite: `main`, shared by `tests/conformance.rs` and any harness that runs the suite
 //! under a different libcuda (tests/shim.rs): child roles first, then the coordinator — settings,
-//! workers, probe, trials, `suite::no_leaks`, the report.
+//! workers, probe, trials, `suite::no_leaks`, the report (also when the run is cut short:
+//! `run::interrupt`).
 
 pub mod roles;
 pub mod trials;
 
 use crate::harness::devices::{request, select, Request};
 use crate::harness::leaks::{self, Coordinator, WorkerState};
-use crate::harness::{probe, Cap, Case, Env, Outcome, CHILD_VAR};
+use crate::harness::verdict::of_case;
+use crate::harness::{probe, Cap, Case, Env, Group, Kind, Outcome, Record, CHILD_VAR};
 use crate::report::{diff, expectations, junit, summary};
+use crate::run::interrupt::{self, Cut};
 use crate::run::scheduler::{Prestarted, Scheduler};
 use crate::run::stop::Stop;
 use crate::run::{Runner, RUN_START};
@@ -58,6 +61,10 @@ struct Settings {
     chosen: Option<trials::Chosen>,
     /// CONFORMANCE_FAIL_FAST: stop at the first failure (`run::stop`).
     fail_fast: bool,
+    /// CONFORMANCE_RUN_BUDGET: the whole run's budget (`run::interrupt`).
+    budget: Option<Duration>,
+    /// CONFORMANCE_VERBOSE: the last screen lists every ignored trial and failure.
+    verbose: bool,
 }
 fn settings() -> Result<Settings, String> {
     leaks::plants()?;
@@ -74,6 +81,8 @@ fn settings() -> Result<Settings, String> {
         in_process: in_process_mode()?,
         chosen: trials::chosen()?,
         fail_fast: crate::run::stop::fail_fast_from_env()?,
+        budget: crate::harness::config::run_budget()?,
+        verbose: crate::harness::config::verbose()?,
     })
 }
 
@@ -120,6 +129,12 @@ pub fn main() -> ExitCode {
         }
     };
     let start = *RUN_START.get_or_init(Instant::now);
+    if !args.list {
+        if let Err(e) = interrupt::watch(s.budget, last_resort) {
+            eprintln!("conformance: {e}");
+            return ExitCode::from(2);
+        }
+    }
     let templates: Vec<Case> = all_cases();
     let parallel = args.test_threads.unwrap_or_else(default_parallel);
     args.test_threads = Some(parallel);
@@ -208,7 +223,14 @@ pub fn main() -> ExitCode {
     });
     let runner = Arc::new(OnceLock::new());
     let plan = trials::plan(&m, &cases, &s.required, &args, runner.clone());
-    let stop = Arc::new(Stop::new(s.fail_fast));
+    let stop = Arc::new(Stop::new(s.fail_fast).under_budget(s.budget.is_some()));
+    let _ = REPORTING.set(Reporting {
+        env: env.clone(),
+        jobs: plan.jobs.clone(),
+        start,
+        parallel,
+        verbose: s.verbose,
+    });
     let scheduler = workers.then(|| {
         Arc::new(Scheduler::start(
             env.clone(),
@@ -246,26 +268,107 @@ pub fn main() -> ExitCode {
     if args.list {
         return conclusion.exit_code();
     }
-    write_report(&env, start.elapsed().as_secs_f64(), parallel);
-    conclusion.exit_code()
+    report();
+    match interrupt::cut() {
+        Some(cut) => ExitCode::from(cut.exit_code()),
+        None => conclusion.exit_code(),
+    }
 }
 
-/// The summary on stdout, then report.md, report.json and (if asked for) JUnit on disk.
-fn write_report(env: &Env, wall: f64, parallel: usize) {
-    let records = trials::records();
+/// What the report needs, once the trials are planned (the last resort of a cut run reads it too).
+struct Reporting {
+    env: Arc<Env>,
+    /// The cases that run: those without a record when the run is cut are recorded interrupted.
+    jobs: Vec<Arc<Case>>,
+    start: Instant,
+    parallel: usize,
+    verbose: bool,
+}
+static REPORTING: OnceLock<Reporting> = OnceLock::new();
+/// Whether the report was written (once: by `main`, or by `last_resort`).
+static REPORTED: Mutex<bool> = Mutex::new(false);
+
+/// Write the report once, from what `REPORTING` holds (nothing before the trials are planned).
+fn report() {
+    let mut done = REPORTED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(r) = REPORTING.get().filter(|_| !*done) {
+        write_report(r);
+        *done = true;
+    }
+}
+
+/// How long a cut run waits for its trials to end before it writes the reports itself.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// On the watching thread of a cut run (`run::interrupt`): no trial starts any more and the workers
+/// are being killed, so `main` should write the report within moments. Should it not (a trial
+/// running in this process, CONFORMANCE_WORKERS=0, cannot be killed), the report is written from
+/// what finished after GRACE and the process ends with the cut's exit code.
+fn last_resort(cut: Cut) {
+    eprintln!(
+        "conformance: {}: no trial starts any more, the workers are ended, the report follows \
+         (a second signal ends the run at once)",
+        cut.text()
+    );
+    std::thread::sleep(GRACE);
+    report();
+    std::process::exit(cut.exit_code().into());
+}
+
+/// The records of the run: those of the trials that finished, and when the run was cut short, an
+/// `interrupted` one for each trial that has none (not run, or cut short in this process).
+fn records(jobs: &[Arc<Case>]) -> Vec<Record> {
+    let mut records = trials::records();
+    let Some(cut) = interrupt::cut() else {
+        return records;
+    };
+    let have: std::collections::BTreeSet<String> = records.iter().map(|r| r.trial.clone()).collect();
+    let rest: Vec<Record> = jobs
+        .iter()
+        .filter(|c| !have.contains(&c.trial_name()))
+        .map(|c| of_case(c, Outcome::Interrupted, Kind::Interrupted, cut.text()))
+        .chain(
+            trials::FROM_PROBE
+                .iter()
+                .chain([&NO_LEAKS])
+                .filter(|n| !have.contains(**n))
+                .map(|n| Record::new(*n, Group::Suite, Outcome::Interrupted, Kind::Interrupted, cut.text())),
+        )
+        .collect();
+    records.extend(rest);
+    records
+}
+
+/// The summary on stdout (the table, the last screen, and a cut run's one line), then report.md,
+/// report.json and (if asked for) JUnit on disk.
+fn write_report(r: &Reporting) {
+    let (env, parallel) = (&r.env, r.parallel);
+    let wall = r.start.elapsed().as_secs_f64();
+    let records = records(&r.jobs);
     let rows = summary::rows(&env.m, &records);
     let date = summary::now_utc();
     let md = summary::markdown(&env.m, &rows, &records, &date, wall, parallel);
+    // report.md's tables and totals but the declared departures' (one row each, checked or not:
+    // report.md has it, and every trial), then the last screen.
     println!();
-    for line in md.lines().filter(|l| l.starts_with('|') || l.starts_with("Total:")) {
+    let mut departures = false;
+    for line in md.lines() {
+        if line.starts_with('#') {
+            departures = line.starts_with("## Known departures of drivers");
+        } else if (line.starts_with('|') && !departures) || line.starts_with("Total:") {
+            println!("{line}");
+        }
+    }
+    for line in summary::last_screen(&records, r.verbose) {
         println!("{line}");
     }
-    let ignored: Vec<_> = records.iter().filter(|r| r.outcome == Outcome::Ignored).collect();
-    if !ignored.is_empty() {
-        println!("ignored trials and why:");
-        for r in ignored {
-            println!("  {}: {}", r.trial, r.message);
-        }
+    if let Some(cut) = interrupt::cut() {
+        let n = records.iter().filter(|r| r.outcome == Outcome::Interrupted).count();
+        println!(
+            "conformance: {}: {n} trials not run or cut short (recorded interrupted); exit code {}",
+            cut.text(),
+            cut.exit_code()
+        );
     }
     if std::env::var_os("NEXTEST").is_some() {
         // One process per trial under nextest: its JUnit output is the report.

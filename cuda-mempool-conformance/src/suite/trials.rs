@@ -103,7 +103,8 @@ pub fn filtered_out(args: &Arguments, name: &str) -> bool {
 fn finish(r: Record) -> Result<Completion, Failed> {
     let result = match r.outcome {
         Outcome::Passed | Outcome::Changed | Outcome::Expected | Outcome::Known => Ok(Completion::Completed),
-        Outcome::Ignored => Ok(Completion::ignored_with(r.message.clone())),
+        // Interrupted: libtest shows it ignored with what cut the run; the exit code says the rest.
+        Outcome::Ignored | Outcome::Interrupted => Ok(Completion::ignored_with(r.message.clone())),
         Outcome::Failed => Err(r.message.clone().into()),
     };
     match r.outcome {
@@ -271,14 +272,16 @@ pub fn no_leaks(check: LeakCheck) -> Trial {
             }
             LeakCheck::PerTrialProcesses => None,
         };
-        let (outcome, kind, message) = match findings {
-            None => (
+        let (outcome, kind, message) = match (findings, crate::run::interrupt::cut()) {
+            // Workers killed for the interrupt are no leak: the check could not run.
+            (_, Some(cut)) => (Outcome::Interrupted, Kind::Interrupted, cut.text()),
+            (None, None) => (
                 Outcome::Ignored,
                 Kind::CannotRun,
                 "each trial ran in a process of its own (nextest): nothing outlives a trial to leak".into(),
             ),
-            Some(l) if l.is_empty() => (Outcome::Passed, Kind::Plain, String::new()),
-            Some(l) => (
+            (Some(l), None) if l.is_empty() => (Outcome::Passed, Kind::Plain, String::new()),
+            (Some(l), None) => (
                 Outcome::Failed,
                 Kind::Leak,
                 format!("the run left behind:\n- {}", l.join("\n- ")),
