@@ -23,6 +23,9 @@ pub enum Outcome {
     /// on a driver branch it was not verified on: reported apart, not failing (unless
     /// CONFORMANCE_STRICT=documented, which makes it a failure).
     Known,
+    /// A failure of a trial the expectation file lists as flaky (`[[flaky]]`), or a failure that
+    /// passed when rerun (`--rerun-failed`): reported and counted apart, not failing.
+    Flaky,
 }
 impl Outcome {
     pub fn as_str(self) -> &'static str {
@@ -33,6 +36,7 @@ impl Outcome {
             Outcome::Changed => "changed",
             Outcome::Expected => "expected-failure",
             Outcome::Known => "known-departure",
+            Outcome::Flaky => "flaky",
         }
     }
     pub fn parse(s: &str) -> Option<Outcome> {
@@ -43,6 +47,7 @@ impl Outcome {
             Outcome::Changed,
             Outcome::Expected,
             Outcome::Known,
+            Outcome::Flaky,
         ]
         .into_iter()
         .find(|o| o.as_str() == s)

@@ -99,6 +99,10 @@ pub fn render(records: &[Record], wall_s: f64) -> String {
                     out.insert(0, format!("known-departure: {}", r.message));
                     x.push_str(">\n");
                 }
+                Outcome::Flaky => {
+                    out.insert(0, format!("flaky: {}", r.message));
+                    x.push_str(">\n");
+                }
                 Outcome::Passed => x.push_str(">\n"),
             }
             if !out.is_empty() {

@@ -26,6 +26,8 @@ pub struct Row {
     pub known: usize,
     /// Failures the user's expectation file lists.
     pub expected: usize,
+    /// Failures of trials listed as flaky, or that passed when rerun: not failing.
+    pub flaky: usize,
     /// Trials of this row that needed a device and ran (not ignored).
     pub device_ran: usize,
     pub secs: f64,
@@ -36,7 +38,7 @@ impl Row {
             "✗"
         } else if self.device_ran == 0 && matches!(self.group, Group::Api(_)) {
             "—"
-        } else if self.passed + self.changed + self.known > 0 {
+        } else if self.passed + self.changed + self.known + self.flaky > 0 {
             "✓"
         } else {
             "—"
@@ -89,6 +91,7 @@ fn row(m: &Machine, group: Group, name: String, records: &[Record]) -> Row {
         changed: count(Outcome::Changed),
         known: count(Outcome::Known),
         expected: count(Outcome::Expected),
+        flaky: count(Outcome::Flaky),
         device_ran,
         secs: own.iter().map(|r| r.secs).sum(),
     }
@@ -191,6 +194,7 @@ pub struct Totals {
     pub changed: usize,
     pub known: usize,
     pub expected: usize,
+    pub flaky: usize,
 }
 
 fn totals(rows: &[Row]) -> Totals {
@@ -202,6 +206,7 @@ fn totals(rows: &[Row]) -> Totals {
         changed: sum(|r| r.changed),
         known: sum(|r| r.known),
         expected: sum(|r| r.expected),
+        flaky: sum(|r| r.flaky),
     }
 }
 
@@ -209,8 +214,8 @@ impl Totals {
     /// "Total: 215 passed, 0 failed, …".
     pub fn line(&self) -> String {
         format!(
-            "Total: {} passed, {} failed, {} ignored, {} changed, {} known departures, {} expected failures.",
-            self.passed, self.failed, self.ignored, self.changed, self.known, self.expected
+            "Total: {} passed, {} failed, {} ignored, {} changed, {} known departures, {} expected failures, {} flaky.",
+            self.passed, self.failed, self.ignored, self.changed, self.known, self.expected, self.flaky
         )
     }
 }
@@ -327,6 +332,17 @@ pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_
             writeln!(s, "- `{}`: {}", r.trial, r.message.replace('\n', " ⏎ ")).unwrap();
         }
     }
+    let flaky = sorted(records, Outcome::Flaky);
+    if !flaky.is_empty() {
+        writeln!(
+            s,
+            "\n## Flaky (failed, not failing: listed as flaky, or passed on a rerun)\n"
+        )
+        .unwrap();
+        for r in flaky {
+            writeln!(s, "- `{}`: {}", r.trial, r.message.replace('\n', " ⏎ ")).unwrap();
+        }
+    }
     let changed = sorted(records, Outcome::Changed);
     if !changed.is_empty() {
         writeln!(s, "\n## Changed (a documented crash no longer happens)\n").unwrap();
@@ -383,7 +399,7 @@ pub fn json(
         "driver_version": m.driver_version,
         "cuInit": m.init,
         "totals": {"passed": t.passed, "failed": t.failed, "ignored": t.ignored, "changed": t.changed,
-            "known_departures": t.known, "expected_failures": t.expected},
+            "known_departures": t.known, "expected_failures": t.expected, "flaky": t.flaky},
         "driver": crate::driver::departures::driver().0,
         "driver_branch": crate::driver::departures::driver().1,
         "driver_source": m.identity.source,
@@ -396,7 +412,7 @@ pub fn json(
         "apis": rows.iter().filter(|r| r.group.api().is_some()).map(|r| serde_json::json!({
             "index": r.group.api(), "api": r.name, "supported": r.supported, "test_passed": r.verdict(),
             "passed": r.passed, "failed": r.failed, "ignored": r.ignored, "changed": r.changed,
-            "known_departures": r.known, "expected_failures": r.expected, "secs": r.secs,
+            "known_departures": r.known, "expected_failures": r.expected, "flaky": r.flaky, "secs": r.secs,
         })).collect::<Vec<_>>(),
         "groups": rows.iter().filter(|r| r.group.api().is_none()).map(|r| serde_json::json!({
             "group": r.group.label(), "test_passed": r.verdict(),

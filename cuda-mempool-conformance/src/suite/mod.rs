@@ -172,7 +172,9 @@ pub fn main() -> ExitCode {
         .flat_map(|c| c.spread(&m.selection))
         .map(Arc::new)
         .collect();
-    // Every entry of an expectation file must name a trial of this run.
+    // Every entry of an expectation file must name a trial of this run; its selectors match this
+    // machine.
+    crate::harness::expect::bind(&m);
     if let Ok(Some(known)) = crate::harness::expect::load() {
         let mut names: Vec<String> = cases.iter().map(|c| c.trial_name()).collect();
         names.push(NO_LEAKS.to_string());

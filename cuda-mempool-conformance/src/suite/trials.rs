@@ -102,7 +102,9 @@ pub fn filtered_out(args: &Arguments, name: &str) -> bool {
 /// and keep it for the report.
 fn finish(r: Record) -> Result<Completion, Failed> {
     let result = match r.outcome {
-        Outcome::Passed | Outcome::Changed | Outcome::Expected | Outcome::Known => Ok(Completion::Completed),
+        Outcome::Passed | Outcome::Changed | Outcome::Expected | Outcome::Known | Outcome::Flaky => {
+            Ok(Completion::Completed)
+        }
         Outcome::Ignored => Ok(Completion::ignored_with(r.message.clone())),
         Outcome::Failed => Err(r.message.clone().into()),
     };
@@ -111,6 +113,7 @@ fn finish(r: Record) -> Result<Completion, Failed> {
         Outcome::Changed => println!("CHANGED {}: {}", r.trial, r.message),
         Outcome::Expected => println!("EXPECTED FAILURE {}: {}", r.trial, r.message),
         Outcome::Known => println!("KNOWN DEPARTURE {}: {}", r.trial, r.message),
+        Outcome::Flaky => println!("FLAKY {}: {}", r.trial, r.message),
         _ => {}
     }
     RECORDS.lock().unwrap().push(r);
