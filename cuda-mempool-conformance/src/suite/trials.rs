@@ -93,6 +93,15 @@ pub fn records() -> Vec<Record> {
     RECORDS.lock().unwrap().clone()
 }
 
+/// Put `r` in place of the record of the same trial (a rerun's verdict, `suite::rerun`).
+pub fn replace(r: Record) {
+    let mut all = RECORDS.lock().unwrap();
+    match all.iter_mut().find(|x| x.trial == r.trial) {
+        Some(x) => *x = r,
+        None => all.push(r),
+    }
+}
+
 /// Whether `--list`, a filter or `--skip` leaves out a trial of this name (before any is built).
 pub fn filtered_out(args: &Arguments, name: &str) -> bool {
     args.is_filtered_out(&Trial::test(name, || Ok(())))
