@@ -167,7 +167,7 @@ pub fn sets(m: &Machine, records: &[Record]) -> Vec<(String, Vec<Row>)> {
         crate::driver::APIS
             .iter()
             .map(|(idx, api)| row(m, Group::Api(*idx), api.to_string(), &rs))
-            .filter(|r| r.passed + r.failed + r.ignored + r.changed + r.known > 0)
+            .filter(|r| r.passed + r.failed + r.ignored + r.changed + r.known + r.flaky > 0)
             .collect()
     };
     let mut v = Vec::new();
