@@ -30,12 +30,17 @@
 //!       docs/conformance/mutants.json (CONFORMANCE_MUTANTS_STOP=never: the whole matrix). Writes
 //!       DIR/mutants.md and DIR/mutants.json (default target/mutants; the committed
 //!       docs/conformance/mutants.md comes from a GPU machine, .ci/gpu/mutants.sh).
+//!   cargo xtask expectations prune EXPECT.toml REPORT.json... [--write]
+//!       The entries of an expectation file (CONFORMANCE_EXPECT) that none of the reports needed
+//!       (their trial passed, was not run, or the entry's selectors matched nowhere); `--write`
+//!       removes them.
 
 mod allowlist;
 mod bench_diff;
 mod common;
 mod coverage;
 mod docs;
+mod expectations;
 mod fn_docs;
 mod gen;
 mod headers;
@@ -48,7 +53,8 @@ use std::process::{Command, ExitCode};
 const USAGE: &str =
     "usage: cargo xtask regen [--check] [--cuda-include DIR]\n       cargo xtask ci\n       cargo xtask docs\n       \
                      cargo xtask bench-diff OLD.json NEW.json [--group G]\n       \
-                     cargo xtask diff OLD.json NEW.json\n       cargo xtask mutants [--report DIR] [FILTER...]";
+                     cargo xtask diff OLD.json NEW.json\n       cargo xtask mutants [--report DIR] [FILTER...]\n       \
+                     cargo xtask expectations prune EXPECT.toml REPORT.json... [--write]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -61,6 +67,7 @@ fn main() -> ExitCode {
             bench_diff::report(&args[1], &args[2], args.get(4).map(String::as_str)).map(|r| print!("{r}"))
         }
         Some("mutants") => mutants(&root(), &args[1..]),
+        Some("expectations") => expectations::main(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

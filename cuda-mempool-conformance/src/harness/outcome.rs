@@ -26,6 +26,9 @@ pub enum Outcome {
     /// Not run, or cut short: the run was interrupted (a signal, or CONFORMANCE_RUN_BUDGET ran out:
     /// `run::interrupt`). Not a verdict on the library; the run's exit code is not zero.
     Interrupted,
+    /// A failure of a trial the expectation file lists as flaky (`[[flaky]]`), or a failure that
+    /// passed when rerun (`--rerun-failed`): reported and counted apart, not failing.
+    Flaky,
 }
 impl Outcome {
     pub fn as_str(self) -> &'static str {
@@ -37,6 +40,7 @@ impl Outcome {
             Outcome::Expected => "expected-failure",
             Outcome::Known => "known-departure",
             Outcome::Interrupted => "interrupted",
+            Outcome::Flaky => "flaky",
         }
     }
     pub fn parse(s: &str) -> Option<Outcome> {
@@ -48,6 +52,7 @@ impl Outcome {
             Outcome::Expected,
             Outcome::Known,
             Outcome::Interrupted,
+            Outcome::Flaky,
         ]
         .into_iter()
         .find(|o| o.as_str() == s)

@@ -111,6 +111,10 @@ pub fn render(records: &[Record], wall_s: f64) -> String {
                     )
                     .unwrap();
                 }
+                Outcome::Flaky => {
+                    out.insert(0, format!("flaky: {}", r.message));
+                    x.push_str(">\n");
+                }
                 Outcome::Passed => x.push_str(">\n"),
             }
             if !out.is_empty() {

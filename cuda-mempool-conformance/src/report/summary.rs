@@ -29,6 +29,8 @@ pub struct Row {
     pub expected: usize,
     /// Trials not run, or cut short: the run was interrupted (`run::interrupt`).
     pub interrupted: usize,
+    /// Failures of trials listed as flaky, or that passed when rerun: not failing.
+    pub flaky: usize,
     /// Trials of this row that needed a device and ran (not ignored).
     pub device_ran: usize,
     pub secs: f64,
@@ -39,7 +41,7 @@ impl Row {
             "✗"
         } else if self.device_ran == 0 && matches!(self.group, Group::Api(_)) {
             "—"
-        } else if self.passed + self.changed + self.known > 0 {
+        } else if self.passed + self.changed + self.known + self.flaky > 0 {
             "✓"
         } else {
             "—"
@@ -93,6 +95,7 @@ fn row(m: &Machine, group: Group, name: String, records: &[Record]) -> Row {
         known: count(Outcome::Known),
         expected: count(Outcome::Expected),
         interrupted: count(Outcome::Interrupted),
+        flaky: count(Outcome::Flaky),
         device_ran,
         secs: own.iter().map(|r| r.secs).sum(),
     }
@@ -168,7 +171,7 @@ pub fn sets(m: &Machine, records: &[Record]) -> Vec<(String, Vec<Row>)> {
         crate::driver::APIS
             .iter()
             .map(|(idx, api)| row(m, Group::Api(*idx), api.to_string(), &rs))
-            .filter(|r| r.passed + r.failed + r.ignored + r.changed + r.known > 0)
+            .filter(|r| r.passed + r.failed + r.ignored + r.changed + r.known + r.flaky > 0)
             .collect()
     };
     let mut v = Vec::new();
@@ -196,6 +199,7 @@ pub struct Totals {
     pub known: usize,
     pub expected: usize,
     pub interrupted: usize,
+    pub flaky: usize,
 }
 
 fn totals(rows: &[Row]) -> Totals {
@@ -208,6 +212,7 @@ fn totals(rows: &[Row]) -> Totals {
         known: sum(|r| r.known),
         expected: sum(|r| r.expected),
         interrupted: sum(|r| r.interrupted),
+        flaky: sum(|r| r.flaky),
     }
 }
 
@@ -219,8 +224,8 @@ impl Totals {
             n => format!(", {n} interrupted"),
         };
         format!(
-            "Total: {} passed, {} failed, {} ignored, {} changed, {} known departures, {} expected failures{interrupted}.",
-            self.passed, self.failed, self.ignored, self.changed, self.known, self.expected
+            "Total: {} passed, {} failed, {} ignored, {} changed, {} known departures, {} expected failures, {} flaky{interrupted}.",
+            self.passed, self.failed, self.ignored, self.changed, self.known, self.expected, self.flaky
         )
     }
 }
@@ -337,6 +342,17 @@ pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_
             writeln!(s, "- `{}`: {}", r.trial, r.message.replace('\n', " ⏎ ")).unwrap();
         }
     }
+    let flaky = sorted(records, Outcome::Flaky);
+    if !flaky.is_empty() {
+        writeln!(
+            s,
+            "\n## Flaky (failed, not failing: listed as flaky, or passed on a rerun)\n"
+        )
+        .unwrap();
+        for r in flaky {
+            writeln!(s, "- `{}`: {}", r.trial, r.message.replace('\n', " ⏎ ")).unwrap();
+        }
+    }
     let changed = sorted(records, Outcome::Changed);
     if !changed.is_empty() {
         writeln!(s, "\n## Changed (a documented crash no longer happens)\n").unwrap();
@@ -400,7 +416,7 @@ pub fn json(
         "driver_version": m.driver_version,
         "cuInit": m.init,
         "totals": {"passed": t.passed, "failed": t.failed, "ignored": t.ignored, "changed": t.changed,
-            "known_departures": t.known, "expected_failures": t.expected, "interrupted": t.interrupted},
+            "known_departures": t.known, "expected_failures": t.expected, "interrupted": t.interrupted, "flaky": t.flaky},
         "driver": crate::driver::departures::driver().0,
         "driver_branch": crate::driver::departures::driver().1,
         "driver_source": m.identity.source,
@@ -413,7 +429,7 @@ pub fn json(
         "apis": rows.iter().filter(|r| r.group.api().is_some()).map(|r| serde_json::json!({
             "index": r.group.api(), "api": r.name, "supported": r.supported, "test_passed": r.verdict(),
             "passed": r.passed, "failed": r.failed, "ignored": r.ignored, "changed": r.changed,
-            "known_departures": r.known, "expected_failures": r.expected, "secs": r.secs,
+            "known_departures": r.known, "expected_failures": r.expected, "flaky": r.flaky, "secs": r.secs,
         })).collect::<Vec<_>>(),
         "groups": rows.iter().filter(|r| r.group.api().is_none()).map(|r| serde_json::json!({
             "group": r.group.label(), "test_passed": r.verdict(),

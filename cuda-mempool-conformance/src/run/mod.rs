@@ -57,6 +57,20 @@ fn run_isolated(case: &Case, timeout: Duration) -> Raw {
     }
 }
 
+/// Run `case` once more in a fresh child of its own and judge it: `--rerun-failed`, after the run,
+/// whichever runner ran it first.
+pub fn run_again(case: &Case, timeout: Duration) -> Record {
+    let deadline = if case.crash.is_some() {
+        crash_timeout(timeout)
+    } else {
+        timeout
+    };
+    let begin = since_start();
+    let mut r = judge(case, run_isolated(case, deadline));
+    r.span = (begin, since_start());
+    r
+}
+
 /// How trials reach the driver.
 pub enum Runner {
     /// In worker processes (the default): see `scheduler.rs`.

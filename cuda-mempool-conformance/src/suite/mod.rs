@@ -3,6 +3,7 @@
 //! workers, probe, trials, `suite::no_leaks`, the report (also when the run is cut short:
 //! `run::interrupt`).
 
+pub mod rerun;
 pub mod roles;
 pub mod trials;
 
@@ -120,7 +121,14 @@ pub fn main() -> ExitCode {
     if let Some(code) = command(&argv) {
         return code;
     }
-    let mut args = Arguments::from_args();
+    let (reruns, argv) = match rerun::from_args(argv) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut args = Arguments::from_iter(argv);
     let s = match settings() {
         Ok(s) => s,
         Err(e) => {
@@ -187,7 +195,9 @@ pub fn main() -> ExitCode {
         .flat_map(|c| c.spread(&m.selection))
         .map(Arc::new)
         .collect();
-    // Every entry of an expectation file must name a trial of this run.
+    // Every entry of an expectation file must name a trial of this run; its selectors match this
+    // machine.
+    crate::harness::expect::bind(&m);
     if let Ok(Some(known)) = crate::harness::expect::load() {
         let mut names: Vec<String> = cases.iter().map(|c| c.trial_name()).collect();
         names.push(NO_LEAKS.to_string());
@@ -268,11 +278,22 @@ pub fn main() -> ExitCode {
     if args.list {
         return conclusion.exit_code();
     }
+    // Reruns only for a run that was not cut short (a cut run owes its report at once).
+    let flaky = match (reruns, interrupt::cut()) {
+        (0, _) | (_, Some(_)) => 0,
+        (n, None) => rerun::failures(&cases, &trials::records(), n, s.timeout),
+    };
     report();
-    match interrupt::cut() {
-        Some(cut) => ExitCode::from(cut.exit_code()),
-        None => conclusion.exit_code(),
+    if let Some(cut) = interrupt::cut() {
+        return ExitCode::from(cut.exit_code());
     }
+    // Failures that all passed on a rerun: the run passes, and says so (the FAILED lines above are
+    // their first runs; the report lists them as flaky).
+    if flaky > 0 && conclusion.has_failed() && !trials::records().iter().any(|r| r.outcome == Outcome::Failed) {
+        println!("conformance: {flaky} failed trial(s) passed on a rerun: flaky, not failing (see the report)");
+        return ExitCode::SUCCESS;
+    }
+    conclusion.exit_code()
 }
 
 /// What the report needs, once the trials are planned (the last resort of a cut run reads it too).

@@ -93,6 +93,15 @@ pub fn records() -> Vec<Record> {
     RECORDS.lock().unwrap().clone()
 }
 
+/// Put `r` in place of the record of the same trial (a rerun's verdict, `suite::rerun`).
+pub fn replace(r: Record) {
+    let mut all = RECORDS.lock().unwrap();
+    match all.iter_mut().find(|x| x.trial == r.trial) {
+        Some(x) => *x = r,
+        None => all.push(r),
+    }
+}
+
 /// Whether `--list`, a filter or `--skip` leaves out a trial of this name (before any is built).
 pub fn filtered_out(args: &Arguments, name: &str) -> bool {
     args.is_filtered_out(&Trial::test(name, || Ok(())))
@@ -102,7 +111,9 @@ pub fn filtered_out(args: &Arguments, name: &str) -> bool {
 /// and keep it for the report.
 fn finish(r: Record) -> Result<Completion, Failed> {
     let result = match r.outcome {
-        Outcome::Passed | Outcome::Changed | Outcome::Expected | Outcome::Known => Ok(Completion::Completed),
+        Outcome::Passed | Outcome::Changed | Outcome::Expected | Outcome::Known | Outcome::Flaky => {
+            Ok(Completion::Completed)
+        }
         // Interrupted: libtest shows it ignored with what cut the run; the exit code says the rest.
         Outcome::Ignored | Outcome::Interrupted => Ok(Completion::ignored_with(r.message.clone())),
         Outcome::Failed => Err(r.message.clone().into()),
@@ -112,6 +123,7 @@ fn finish(r: Record) -> Result<Completion, Failed> {
         Outcome::Changed => println!("CHANGED {}: {}", r.trial, r.message),
         Outcome::Expected => println!("EXPECTED FAILURE {}: {}", r.trial, r.message),
         Outcome::Known => println!("KNOWN DEPARTURE {}: {}", r.trial, r.message),
+        Outcome::Flaky => println!("FLAKY {}: {}", r.trial, r.message),
         _ => {}
     }
     RECORDS.lock().unwrap().push(r);
