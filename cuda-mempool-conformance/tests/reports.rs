@@ -128,6 +128,21 @@ fn report_matches_schema() -> Result<(), Failed> {
     if !missing.is_empty() || p["host"] == "" {
         return Err(format!("report.json's provenance lacks {missing:?}: {p}").into());
     }
+    // The validator is live: the same report without its host, or with a date that is not RFC
+    // 3339, departs from the schema.
+    for (key, value) in [("host", None), ("started", Some(Value::from("25/11/2026")))] {
+        let mut broken = j.clone();
+        let o = broken["provenance"]
+            .as_object_mut()
+            .ok_or("report.json's provenance is no object")?;
+        match value {
+            None => o.remove(key),
+            Some(v) => o.insert(key.into(), v),
+        };
+        if validator()?.is_valid(&broken) {
+            return Err(format!("a report whose provenance.{key} is broken still validates").into());
+        }
+    }
     println!(
         "reports: report.json matches its schema ({} trials)",
         j["trials"].as_array().map_or(0, Vec::len)
