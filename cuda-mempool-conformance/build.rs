@@ -5,10 +5,13 @@
 //! tests/reports.rs load with LD_PRELOAD, and the test-only stand-in NVML
 //! (shim/fake_nvml/: `libfake-nvml.so`). The libraries' paths reach the tests as
 //! CONFORMANCE_SHIM_BUILT, CONFORMANCE_SHIM_BUILT_PROC_ONLY, CONFORMANCE_SHIM_BUILT_NO_PROC_ADDRESS
-//! and CONFORMANCE_FAKE_NVML_BUILT (compile-time variables).
+//! and CONFORMANCE_FAKE_NVML_BUILT (compile-time variables). It also records the commit the suite is
+//! built from for every report's provenance (CONFORMANCE_GIT_COMMIT, CONFORMANCE_GIT_DIRTY).
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 fn main() {
+    git_commit();
     // The suite is Linux-only (elsewhere every test target says so in one sentence, src/lib.rs's
     // LINUX_ONLY): compile nothing, so that a missing C compiler for the target (MSVC's cl.exe,
     // say) is no error.
@@ -76,5 +79,46 @@ fn shared_library(so: &Path, sources: &[PathBuf], define: Option<&str>) {
         status.success(),
         "compiling {} failed ({status}); the compiler's messages are above",
         so.display()
+    );
+}
+
+/// `git` in this package's folder: its trimmed output, or None (no git, not a repository).
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// CONFORMANCE_GIT_COMMIT (`git rev-parse HEAD`) and CONFORMANCE_GIT_DIRTY ("true" when tracked
+/// files differ from it, else "false"), or "unknown" for both where this package is not a tracked
+/// part of a git work tree (a build from a crates.io package, or no git): never an error. Reruns
+/// when HEAD, the branch or the index moves (an edit not yet added is seen at the next commit or
+/// `git add`).
+fn git_commit() {
+    let tracked = git(&["ls-files", "--error-unmatch", "build.rs"]).is_some();
+    let commit = git(&["rev-parse", "HEAD"]).filter(|c| tracked && c.len() >= 40);
+    let dirty = commit
+        .as_ref()
+        .and_then(|_| git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| (!s.is_empty()).to_string()));
+    if commit.is_some() {
+        let branch = git(&["symbolic-ref", "-q", "HEAD"]);
+        let watched = ["HEAD", "index", "packed-refs"]
+            .into_iter()
+            .map(String::from)
+            .chain(branch);
+        for p in watched.filter_map(|w| git(&["rev-parse", "--git-path", &w])) {
+            if Path::new(&p).exists() {
+                println!("cargo:rerun-if-changed={p}");
+            }
+        }
+    }
+    println!(
+        "cargo:rustc-env=CONFORMANCE_GIT_COMMIT={}",
+        commit.as_deref().unwrap_or("unknown")
+    );
+    println!(
+        "cargo:rustc-env=CONFORMANCE_GIT_DIRTY={}",
+        dirty.as_deref().unwrap_or("unknown")
     );
 }

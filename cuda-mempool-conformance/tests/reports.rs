@@ -1,4 +1,5 @@
-//! Reports a CI can act on, end to end: the report validates against its documented schema,
+//! Reports a CI can act on, end to end: the report, and every report committed under docs/,
+//! validates against its documented schema (a JSON Schema validator), with its provenance,
 //! `--diff` names what a misbehaving library changed and fails on it, an expectation file turns
 //! known deviations into expected failures while an extra one still fails (and a listed trial that
 //! passes fails as unexpectedly passing), a bad expectation file stops the run naming its line,
@@ -74,62 +75,26 @@ fn plain() -> Result<&'static PathBuf, String> {
         .map_err(Clone::clone)
 }
 
-/// A minimal JSON Schema check: type, required, properties, items, enum (what the schema uses).
-fn validate(v: &Value, s: &Value, at: &str, errors: &mut Vec<String>) {
-    if let Some(t) = s.get("type") {
-        let types: Vec<&str> = match t {
-            Value::String(x) => vec![x.as_str()],
-            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
-            _ => vec![],
-        };
-        let ok = types.iter().any(|t| match *t {
-            "object" => v.is_object(),
-            "array" => v.is_array(),
-            "string" => v.is_string(),
-            "integer" => v.is_i64() || v.is_u64(),
-            "number" => v.is_number(),
-            "boolean" => v.is_boolean(),
-            "null" => v.is_null(),
-            _ => true,
-        });
-        if !ok {
-            errors.push(format!("{at}: {v} is not of type {t}"));
-            return;
-        }
-    }
-    if let Some(e) = s.get("enum").and_then(Value::as_array) {
-        if !e.contains(v) {
-            errors.push(format!("{at}: {v} is none of {e:?}"));
-        }
-    }
-    if let Some(req) = s.get("required").and_then(Value::as_array) {
-        for k in req.iter().filter_map(Value::as_str) {
-            if v.get(k).is_none() {
-                errors.push(format!("{at}: missing {k}"));
-            }
-        }
-    }
-    if let (Some(props), Some(obj)) = (s.get("properties").and_then(Value::as_object), v.as_object()) {
-        for (k, ps) in props {
-            if let Some(x) = obj.get(k) {
-                validate(x, ps, &format!("{at}.{k}"), errors);
-            }
-        }
-    }
-    if let (Some(items), Some(arr)) = (s.get("items"), v.as_array()) {
-        for (i, x) in arr.iter().enumerate() {
-            validate(x, items, &format!("{at}[{i}]"), errors);
-        }
-    }
+/// docs/conformance/report-schema.json, compiled once by a JSON Schema validator (`jsonschema`,
+/// draft 2020-12 as the schema declares).
+fn validator() -> Result<&'static jsonschema::Validator, String> {
+    static V: OnceLock<Result<jsonschema::Validator, String>> = OnceLock::new();
+    V.get_or_init(|| {
+        let schema: Value = serde_json::from_str(SCHEMA).map_err(|e| format!("the schema is not JSON: {e}"))?;
+        jsonschema::validator_for(&schema).map_err(|e| format!("the schema is not a valid JSON Schema: {e}"))
+    })
+    .as_ref()
+    .map_err(Clone::clone)
 }
 
 /// The errors of `report` (a report.json) against docs/conformance/report-schema.json, if any.
 fn schema_errors(report: &Path) -> Result<(), String> {
-    let schema: Value = serde_json::from_str(SCHEMA).map_err(|e| e.to_string())?;
-    let j: Value = serde_json::from_str(&std::fs::read_to_string(report).map_err(|e| e.to_string())?)
-        .map_err(|e| e.to_string())?;
-    let mut errors = Vec::new();
-    validate(&j, &schema, "report", &mut errors);
+    let text = std::fs::read_to_string(report).map_err(|e| format!("{}: {e}", report.display()))?;
+    let j: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", report.display()))?;
+    let errors: Vec<String> = validator()?
+        .iter_errors(&j)
+        .map(|e| format!("at {:?}: {e}", e.instance_path().as_str()))
+        .collect();
     if !errors.is_empty() {
         return Err(format!(
             "{} departs from docs/conformance/report-schema.json:\n{}",
@@ -140,14 +105,80 @@ fn schema_errors(report: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// A fresh report validates, and carries its provenance (optional in the schema, for the reports
+/// written before it): suite commit, host, kernel, OS, settings, start and end, devices.
 fn report_matches_schema() -> Result<(), Failed> {
     schema_errors(plain()?)?;
     let j: Value = serde_json::from_str(&std::fs::read_to_string(plain()?).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
+    let p = &j["provenance"];
+    let missing: Vec<&str> = [
+        "suite_version",
+        "commit",
+        "host",
+        "kernel",
+        "os",
+        "environment",
+        "started",
+        "finished",
+    ]
+    .into_iter()
+    .filter(|k| p.get(k).is_none())
+    .collect();
+    if !missing.is_empty() || p["host"] == "" {
+        return Err(format!("report.json's provenance lacks {missing:?}: {p}").into());
+    }
+    // The validator is live: the same report without its host, or with a date that is not RFC
+    // 3339, departs from the schema.
+    for (key, value) in [("host", None), ("started", Some(Value::from("25/11/2026")))] {
+        let mut broken = j.clone();
+        let o = broken["provenance"]
+            .as_object_mut()
+            .ok_or("report.json's provenance is no object")?;
+        match value {
+            None => o.remove(key),
+            Some(v) => o.insert(key.into(), v),
+        };
+        if validator()?.is_valid(&broken) {
+            return Err(format!("a report whose provenance.{key} is broken still validates").into());
+        }
+    }
     println!(
         "reports: report.json matches its schema ({} trials)",
         j["trials"].as_array().map_or(0, Vec::len)
     );
+    Ok(())
+}
+
+/// Every report.json committed under docs/ (`*report.json`: the reports of earlier versions,
+/// without provenance) validates against the schema: the schema stays true to what was published.
+fn committed_reports_match_schema() -> Result<(), Failed> {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+    let mut reports = Vec::new();
+    let mut dirs = vec![docs.clone()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))? {
+            let p = e.map_err(|e| e.to_string())?.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with("report.json"))
+            {
+                reports.push(p);
+            }
+        }
+    }
+    reports.sort();
+    if reports.is_empty() {
+        return Err(format!("no report.json under {}", docs.display()).into());
+    }
+    let errors: Vec<String> = reports.iter().filter_map(|r| schema_errors(r).err()).collect();
+    if !errors.is_empty() {
+        return Err(errors.join("\n").into());
+    }
+    println!("reports: {} committed reports match the schema", reports.len());
     Ok(())
 }
 
@@ -320,6 +351,10 @@ pub fn main() -> ExitCode {
     let args = Arguments::from_args();
     let trials = vec![
         Trial::test("reports::report_matches_schema", report_matches_schema),
+        Trial::test(
+            "reports::committed_reports_match_schema",
+            committed_reports_match_schema,
+        ),
         Trial::test("reports::diff_names_the_regression", diff_names_the_regression),
         Trial::test("reports::expectation_files_work", expectation_files_work),
         Trial::test("reports::junit_carries_skip_reasons", junit_carries_skip_reasons),

@@ -39,6 +39,7 @@ mod allowlist;
 mod bench_diff;
 mod common;
 mod coverage;
+mod deploy;
 mod docs;
 mod expectations;
 mod fn_docs;
@@ -336,6 +337,8 @@ fn ci(root: &Path) -> Result<(), String> {
         )?;
     }
     println!("xtask ci: {}", coverage::check(root)?);
+    // The fleet files (deploy/) against GitHub's workflow schema and Kubernetes' schemas.
+    deploy::check(root)?;
     windows(root)?;
     println!("xtask ci: regen --check");
     regen(root, true, None)?;

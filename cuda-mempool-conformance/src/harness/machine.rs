@@ -4,6 +4,7 @@
 use crate::driver::check::*;
 use crate::driver::cu::*;
 use crate::harness::identity::Identity;
+use crate::harness::provenance::{LibraryFile, Provenance};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -62,6 +63,10 @@ pub struct Device {
     pub host_numa_id: i32,
     pub fabric: bool,
     pub total_mem: usize,
+    /// cuDeviceGetUuid_v2's answer as nvidia-smi writes it ("GPU-1f2e…"), or "unknown".
+    pub uuid: String,
+    /// cuDeviceGetPCIBusId's answer ("0000:3b:00.0"), or "unknown".
+    pub pci_bus_id: String,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -113,6 +118,9 @@ pub struct Machine {
     pub p2p: Vec<P2p>,
     /// The devices this run uses (CONFORMANCE_DEVICES), decided by the coordinator after the probe.
     pub selection: Selection,
+    /// Where the run's report comes from (the suite's build, host, settings), gathered by the
+    /// coordinator.
+    pub provenance: Provenance,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -139,7 +147,7 @@ pub struct PathAnswer {
 pub const NOTHING: &str = "nothing (missing)";
 
 /// A library under test, and which of the driver's symbols it defines itself.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnderTest {
     pub path: String,
     /// The variable that named it: LD_PRELOAD or CONFORMANCE_LIBRARY.
@@ -149,6 +157,20 @@ pub struct UnderTest {
     pub exports: Vec<String>,
     /// Why it could not be opened, if it could not.
     pub error: Option<String>,
+    /// Its file (size, sha256, `cu*` exports), or why it could not be read.
+    pub file: Result<LibraryFile, String>,
+}
+
+impl Default for UnderTest {
+    fn default() -> UnderTest {
+        UnderTest {
+            path: String::new(),
+            named_by: String::new(),
+            exports: Vec::new(),
+            error: None,
+            file: Err("not read".into()),
+        }
+    }
 }
 
 /// The driver's symbols that make a library a stand-in for the driver when it defines them.
@@ -287,6 +309,15 @@ impl Machine {
                 )
                 .unwrap(),
             }
+            match &l.file {
+                Ok(f) => writeln!(
+                    s,
+                    "  file {}: {} bytes, sha256 {}, {} cu* exports",
+                    f.file, f.size, f.sha256, f.cu_exports
+                )
+                .unwrap(),
+                Err(e) => writeln!(s, "  file: {e}").unwrap(),
+            }
         }
         for b in self.bypasses() {
             writeln!(s, "LIBRARY UNDER TEST BYPASSED: {b}").unwrap();
@@ -304,12 +335,14 @@ impl Machine {
         for d in &self.devices {
             writeln!(
                 s,
-                "device {}: {} (sm_{}{}), {} MiB, memory pools: {}, handle types: {:#x} (posix fd: {}, fabric: {}), \
-                 host pools: {}, host NUMA pools: {} (host NUMA id {})",
+                "device {}: {} (sm_{}{}), UUID {}, PCI {}, {} MiB, memory pools: {}, handle types: {:#x} (posix fd: \
+                 {}, fabric: {}), host pools: {}, host NUMA pools: {} (host NUMA id {})",
                 d.ordinal,
                 d.name,
                 d.cc.0,
                 d.cc.1,
+                d.uuid,
+                d.pci_bus_id,
                 d.total_mem >> 20,
                 d.pools,
                 d.handle_types,
@@ -471,7 +504,7 @@ impl Machine {
                 "ordinal": d.ordinal, "name": d.name, "compute_capability": [d.cc.0, d.cc.1],
                 "total_mem": d.total_mem, "memory_pools": d.pools, "handle_types": d.handle_types,
                 "host_pools": d.host_pools, "host_numa_pools": d.host_numa_pools,
-                "host_numa_id": d.host_numa_id, "fabric": d.fabric,
+                "host_numa_id": d.host_numa_id, "fabric": d.fabric, "uuid": d.uuid, "pci_bus_id": d.pci_bus_id,
             })).collect::<Vec<_>>(),
             "peer": self.peer,
             "exported": self.exported.iter().map(|e| serde_json::json!([e.0, e.1])).collect::<Vec<_>>(),
@@ -483,6 +516,7 @@ impl Machine {
             "missing": self.missing,
             "imex_channels": self.imex_channels,
             "probe_error": self.probe_error,
+            "provenance": self.provenance,
         })
     }
 
@@ -512,6 +546,7 @@ impl Machine {
             imex_channels: flag(&j["imex_channels"]),
             probe_error: j["probe_error"].as_str().map(String::from),
             selection: Selection::from_json(&j["selection"]),
+            provenance: serde_json::from_value(j["provenance"].clone()).unwrap_or_default(),
             p2p: j["p2p"]
                 .as_array()
                 .map(|a| {
@@ -543,6 +578,8 @@ impl Machine {
                 host_numa_id: int(&d["host_numa_id"], "host_numa_id")? as i32,
                 fabric: flag(&d["fabric"]),
                 total_mem: d["total_mem"].as_u64().unwrap_or(0) as usize,
+                uuid: d["uuid"].as_str().unwrap_or("unknown").to_string(),
+                pci_bus_id: d["pci_bus_id"].as_str().unwrap_or("unknown").to_string(),
             });
         }
         for row in j["peer"].as_array().ok_or_else(|| bad("peer"))? {

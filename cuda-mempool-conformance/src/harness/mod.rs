@@ -1,6 +1,6 @@
 //! Layer 2, the harness: the machine and the devices a run uses, the case model, one typed result
 //! vocabulary, one way to start a child of this binary (and the channel to it), the probe, running
-//! a case in this process, the verdict, and the leak check. Imports only `driver` and `os`.
+//! a case in this process, the verdict, the leak check, and where a report came from. Imports only `driver` and `os`.
 
 pub mod case;
 pub mod channel;
@@ -15,6 +15,7 @@ pub mod machine;
 pub mod outcome;
 pub mod precondition;
 pub mod probe;
+pub mod provenance;
 pub mod verdict;
 
 pub use case::{Case, Crash, Env, Group, Per, Shared, SERIAL, SIGSEGV, SIGSEGV_OR_SIGABRT};

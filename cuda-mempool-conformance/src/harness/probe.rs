@@ -1,11 +1,12 @@
 //! Probing the machine, once per process: driver, libcuda in use, which object answers each API on
-//! each path, devices, pool support, handle types, peers; in a child of its own for the
-//! coordinator; and the device contexts it retains.
+//! each path, the library under test, devices (UUID, PCI bus id), pool support, handle types,
+//! peers; in a child of its own for the coordinator; and the device contexts it retains.
 
 use crate::driver::check::*;
 use crate::driver::cu::*;
 use crate::harness::machine::{same_file, Device, Machine, P2p, PathAnswer, UnderTest, LOOKUP_SYMBOLS, NOTHING};
-use std::ffi::CStr;
+use crate::harness::provenance::{library_file, Provenance};
+use std::ffi::{c_char, c_int, c_void, CStr};
 
 /// CONFORMANCE_LIBRARY=path: the library under test, where LD_PRELOAD does not name it (a layer
 /// installed as libcuda.so.1 on the library path, or opened through CUDA_MEMPOOL_SYS_LIBCUDA).
@@ -75,6 +76,7 @@ fn under_test(preloaded: &[String]) -> Vec<UnderTest> {
             let mut u = UnderTest {
                 path: path.clone(),
                 named_by: by.to_string(),
+                file: library_file(&path),
                 ..UnderTest::default()
             };
             match crate::os::dlopen_local(&path) {
@@ -108,6 +110,54 @@ fn attr(a: CUdevice_attribute, dev: CUdevice) -> i32 {
     }
 }
 
+/// A driver function the entry-point table does not carry, through the table's cuGetProcAddress at
+/// the CUDA 12.0 ABI (as `cases::caps` finds cuGraphAddMemAllocNode); None where it hands out none.
+fn proc_address(symbol: &CStr) -> Option<*mut c_void> {
+    let mut f: *mut c_void = std::ptr::null_mut();
+    let mut found = CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
+    let flags = CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT.0 as u64;
+    let r = unsafe { cuGetProcAddress_v2(symbol.as_ptr(), &mut f, 12000, flags, &mut found) };
+    (r == SUCCESS && !f.is_null()).then_some(f)
+}
+
+/// Device `dev`'s UUID (cuDeviceGetUuid at the 12.0 ABI: cuDeviceGetUuid_v2, CUDA 11.4) and PCI bus
+/// id (cuDeviceGetPCIBusId), neither in the table; "unknown" for what the driver does not answer.
+fn uuid_and_bus(dev: CUdevice) -> (String, String) {
+    type Uuid = unsafe extern "C" fn(*mut [u8; 16], CUdevice) -> CUresult;
+    type Bus = unsafe extern "C" fn(*mut c_char, c_int, CUdevice) -> CUresult;
+    let unknown = || "unknown".to_string();
+    // SAFETY: the signatures of cudaTypedefs.h's PFN_cuDeviceGetUuid_v11040 (CUuuid is 16 bytes)
+    // and PFN_cuDeviceGetPCIBusId_v4010; the bus id buffer is longer than the 13 characters of
+    // "dddd:bb:dd.f" and its NUL, and NUL-terminated on success.
+    unsafe {
+        let uuid = proc_address(c"cuDeviceGetUuid").and_then(|f| {
+            let f: Uuid = std::mem::transmute(f);
+            let mut b = [0u8; 16];
+            (f(&mut b, dev) == SUCCESS).then(|| format_uuid(&b))
+        });
+        let bus = proc_address(c"cuDeviceGetPCIBusId").and_then(|f| {
+            let f: Bus = std::mem::transmute(f);
+            let mut b = [0 as c_char; 64];
+            (f(b.as_mut_ptr(), b.len() as c_int, dev) == SUCCESS)
+                .then(|| CStr::from_ptr(b.as_ptr()).to_string_lossy().into_owned())
+        });
+        (uuid.unwrap_or_else(unknown), bus.unwrap_or_else(unknown))
+    }
+}
+
+/// A UUID as nvidia-smi writes a GPU's: "GPU-" and 8-4-4-4-12 lower-case hex digits.
+pub fn format_uuid(b: &[u8; 16]) -> String {
+    let hex = |r: std::ops::Range<usize>| b[r].iter().map(|x| format!("{x:02x}")).collect::<String>();
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        hex(0..4),
+        hex(4..6),
+        hex(6..8),
+        hex(8..10),
+        hex(10..16)
+    )
+}
+
 /// Which libcuda this process mapped (Linux; "unknown" elsewhere).
 fn libcuda_path() -> String {
     std::fs::read_to_string("/proc/self/maps")
@@ -126,8 +176,10 @@ fn libcuda_path() -> String {
 /// Nothing is asked of the library before cuInit but the entry points themselves: a layer may
 /// crash on calls made before it.
 pub fn probe() -> Machine {
+    let started = std::time::SystemTime::now();
     let loaded = crate::driver::cu::load();
     let mut m = Machine {
+        provenance: Provenance::here(started),
         entry: loaded.describe(),
         missing: loaded.missing.iter().map(|s| s.to_string()).collect(),
         preloaded: std::env::var("LD_PRELOAD")
@@ -186,6 +238,7 @@ pub fn probe() -> Machine {
             let mut total = 0usize;
             let _ = cuDeviceTotalMem_v2(&mut total, dev);
             use CUdevice_attribute as A;
+            let (uuid, pci_bus_id) = uuid_and_bus(dev);
             m.devices.push(Device {
                 ordinal: i,
                 name: CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned(),
@@ -200,6 +253,8 @@ pub fn probe() -> Machine {
                 host_numa_id: attr(A::CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, dev),
                 fabric: attr(A::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, dev) != 0,
                 total_mem: total,
+                uuid,
+                pci_bus_id,
             });
         }
         for i in 0..n {
@@ -277,6 +332,7 @@ pub fn child_main() -> i32 {
 /// Probe in a child process, so that a driver (or interposer) that crashes or hangs in cuInit
 /// or a device query costs the probe, not the run. The time it took is the run's start-up measure.
 pub fn probe_in_child(timeout: std::time::Duration) -> Machine {
+    let started = std::time::SystemTime::now();
     let start = std::time::Instant::now();
     let mut m = match crate::harness::child::run_child_for(&crate::harness::child::Role::Probe, &[], timeout) {
         Err(e) => Machine::failed(e),
@@ -293,6 +349,8 @@ pub fn probe_in_child(timeout: std::time::Duration) -> Machine {
         Ok(out) => Machine::failed(out.describe()),
     };
     m.startup_secs = start.elapsed().as_secs_f64();
+    // The coordinator's own: the child's environment carries its role.
+    m.provenance = Provenance::here(started);
     if m.probe_error.is_none() && m.load_error.is_none() {
         m.hidden_init = hidden_init_in_child(timeout);
     }
@@ -313,4 +371,15 @@ pub fn hidden_init_in_child(timeout: std::time::Duration) -> Option<i32> {
     let out = crate::harness::child::run_child_for(&role, &[("CUDA_VISIBLE_DEVICES", "")], timeout).ok()?;
     let j: serde_json::Value = serde_json::from_str(out.last_json()?).ok()?;
     j["cuInit"].as_i64().map(|v| v as i32)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn uuid_as_nvidia_smi_writes_it() {
+        let b = [
+            0x1f, 0x2e, 0x3d, 0x4c, 0x5b, 0x6a, 0x79, 0x88, 0x97, 0xa6, 0xb5, 0xc4, 0xd3, 0xe2, 0xf1, 0x00,
+        ];
+        assert_eq!(super::format_uuid(&b), "GPU-1f2e3d4c-5b6a-7988-97a6-b5c4d3e2f100");
+    }
 }

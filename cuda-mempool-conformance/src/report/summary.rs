@@ -244,6 +244,7 @@ pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_
         "Date: {date}. Wall time: {wall_s:.1} s ({workers} worker processes).\n"
     )
     .unwrap();
+    provenance_lines(&mut s, m);
     if let Some(b) = crate::harness::precondition::broken(m) {
         writeln!(s, "**{}**\n", b.text()).unwrap();
     }
@@ -397,6 +398,57 @@ pub fn markdown(m: &Machine, rows: &[Row], records: &[Record], date: &str, wall_
     s
 }
 
+/// report.md's provenance lines: what was run where, when, on which library, with which settings.
+fn provenance_lines(s: &mut String, m: &Machine) {
+    let p = &m.provenance;
+    writeln!(
+        s,
+        "Suite: {}. Host: {} (kernel {}, {}). Started {}, finished {}.\n",
+        p.suite(),
+        p.host,
+        p.kernel,
+        p.os,
+        p.started,
+        finished()
+    )
+    .unwrap();
+    let devices: Vec<String> = m
+        .devices
+        .iter()
+        .map(|d| format!("{} {} (UUID {}, PCI {})", d.ordinal, d.name, d.uuid, d.pci_bus_id))
+        .collect();
+    if !devices.is_empty() {
+        writeln!(s, "Devices: {}.\n", devices.join("; ")).unwrap();
+    }
+    for l in &m.under_test {
+        match &l.file {
+            Ok(f) => writeln!(
+                s,
+                "Library under test ({}): {}, {} bytes, sha256 {}, {} cu* exports.\n",
+                l.named_by, f.file, f.size, f.sha256, f.cu_exports
+            ),
+            Err(e) => writeln!(s, "Library under test ({}): {} ({e}).\n", l.named_by, l.path),
+        }
+        .unwrap();
+    }
+    let settings: Vec<String> = p.environment.iter().map(|(k, v)| format!("`{k}={v}`")).collect();
+    writeln!(
+        s,
+        "Settings: {}.\n",
+        if settings.is_empty() {
+            "no CONFORMANCE_* or CUDA_* variable".to_string()
+        } else {
+            settings.join(", ")
+        }
+    )
+    .unwrap();
+}
+
+/// When the report is written (RFC 3339): the run's end.
+fn finished() -> String {
+    crate::harness::provenance::rfc3339(std::time::SystemTime::now())
+}
+
 pub fn json(
     m: &Machine,
     rows: &[Row],
@@ -408,7 +460,25 @@ pub fn json(
     let mut recs: Vec<&Record> = records.iter().collect();
     recs.sort_by(|a, b| a.trial.cmp(&b.trial));
     let t = totals(rows);
+    let mut provenance = serde_json::json!(m.provenance);
+    provenance["finished"] = serde_json::json!(finished());
+    provenance["entry"] = serde_json::json!(m.entry);
+    provenance["driver"] = serde_json::json!(m.identity.version);
+    provenance["devices"] = serde_json::json!(m
+        .devices
+        .iter()
+        .map(|d| serde_json::json!({"ordinal": d.ordinal, "name": d.name, "uuid": d.uuid, "pci_bus_id": d.pci_bus_id}))
+        .collect::<Vec<_>>());
+    provenance["libraries"] = serde_json::json!(m
+        .under_test
+        .iter()
+        .map(
+            |l| serde_json::json!({"path": l.path, "named_by": l.named_by, "file": l.file.as_ref().ok(),
+            "error": l.file.as_ref().err()})
+        )
+        .collect::<Vec<_>>());
     serde_json::json!({
+        "provenance": provenance,
         "date": date,
         "wall_s": wall_s,
         "workers": workers,
@@ -504,29 +574,10 @@ fn departures(records: &[Record]) -> Vec<Departure> {
         .collect()
 }
 
-/// UTC date-time without a date crate: from the system clock.
+/// UTC date-time without a date crate ("2026-11-25 18:28:57 UTC"): from the system clock.
 pub fn now_utc() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86400, secs % 86400);
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days as i64 + 719468;
-    let era = z.div_euclid(146097);
-    let doe = z - era * 146097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(mo <= 2);
-    format!(
-        "{y:04}-{mo:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let (y, mo, d, h, mi, s) = crate::harness::provenance::civil(std::time::SystemTime::now());
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} UTC")
 }
 
 /// At most this many ignore reasons, and this many failures, on the terminal's last screen; and
