@@ -8,7 +8,7 @@ pub mod trials;
 use crate::harness::devices::{request, select, Request};
 use crate::harness::leaks::{self, Coordinator, WorkerState};
 use crate::harness::{probe, Cap, Case, Env, Outcome, CHILD_VAR};
-use crate::report::{diff, expectations, junit, summary};
+use crate::report::{diff, expectations, junit, matrix, summary};
 use crate::run::scheduler::{Prestarted, Scheduler};
 use crate::run::stop::Stop;
 use crate::run::{Runner, RUN_START};
@@ -58,6 +58,8 @@ struct Settings {
     chosen: Option<trials::Chosen>,
     /// CONFORMANCE_FAIL_FAST: stop at the first failure (`run::stop`).
     fail_fast: bool,
+    /// CONFORMANCE_PARTITION: this runner's shard of the run (None: all of it).
+    partition: Option<trials::Partition>,
 }
 fn settings() -> Result<Settings, String> {
     leaks::plants()?;
@@ -74,13 +76,18 @@ fn settings() -> Result<Settings, String> {
         in_process: in_process_mode()?,
         chosen: trials::chosen()?,
         fail_fast: crate::run::stop::fail_fast_from_env()?,
+        partition: trials::Partition::from_env()?,
     })
 }
 
-/// Commands that run no trial: `--diff OLD.json NEW.json`, `--expectations-from REPORT.json`.
+/// Commands that run no trial: `--diff OLD.json NEW.json`, `--matrix REPORT.json… [--out DIR]`,
+/// `--expectations-from REPORT.json`.
 fn command(argv: &[String]) -> Option<ExitCode> {
     if let Some(i) = argv.iter().position(|a| a == "--diff") {
         return Some(diff::main(&argv[i + 1..]));
+    }
+    if let Some(i) = argv.iter().position(|a| a == "--matrix") {
+        return Some(matrix::main(&argv[i + 1..]));
     }
     let i = argv.iter().position(|a| a == "--expectations-from")?;
     Some(match argv.get(i + 1).map(|p| expectations::from_report(p)) {
@@ -194,6 +201,7 @@ pub fn main() -> ExitCode {
             unknown.join(", ")
         );
     }
+    trials::keep_partition(&mut cases, s.partition);
     let coordinator = Coordinator::baseline();
     let env = Arc::new(if s.in_process {
         Env::on(Arc::new(m.clone()), 0)
@@ -246,12 +254,12 @@ pub fn main() -> ExitCode {
     if args.list {
         return conclusion.exit_code();
     }
-    write_report(&env, start.elapsed().as_secs_f64(), parallel);
+    write_report(&env, start.elapsed().as_secs_f64(), parallel, s.partition);
     conclusion.exit_code()
 }
 
 /// The summary on stdout, then report.md, report.json and (if asked for) JUnit on disk.
-fn write_report(env: &Env, wall: f64, parallel: usize) {
+fn write_report(env: &Env, wall: f64, parallel: usize, partition: Option<trials::Partition>) {
     let records = trials::records();
     let rows = summary::rows(&env.m, &records);
     let date = summary::now_utc();
@@ -275,7 +283,8 @@ fn write_report(env: &Env, wall: f64, parallel: usize) {
     let written = std::fs::create_dir_all(&dir)
         .and_then(|_| std::fs::write(dir.join("report.md"), &md))
         .and_then(|_| {
-            let j = summary::json(&env.m, &rows, &records, &date, wall, parallel);
+            let mut j = summary::json(&env.m, &rows, &records, &date, wall, parallel);
+            j["partition"] = partition.map_or(serde_json::Value::Null, |p| p.to_json());
             std::fs::write(
                 dir.join("report.json"),
                 serde_json::to_string_pretty(&j).unwrap() + "\n",
