@@ -324,7 +324,26 @@ pub fn from_files(paths: &[String]) -> Result<Matrix, String> {
     if paths.is_empty() {
         return Err("--matrix: no report given".into());
     }
-    Ok(merge(paths.iter().map(|p| load(p)).collect::<Result<_, _>>()?))
+    let mut reports: Vec<Report> = paths.iter().map(|p| load(p)).collect::<Result<_, _>>()?;
+    // Named from the folder they share: a page built on one machine names none of its paths.
+    let shared = common_dir(paths);
+    for r in &mut reports {
+        if let Ok(rest) = Path::new(&r.path).strip_prefix(&shared) {
+            r.path = rest.to_string_lossy().into_owned();
+        }
+    }
+    Ok(merge(reports))
+}
+
+/// The longest folder every path lies in.
+fn common_dir(paths: &[String]) -> std::path::PathBuf {
+    let mut shared = Path::new(&paths[0]).parent().map(Path::to_path_buf).unwrap_or_default();
+    while !paths.iter().all(|p| Path::new(p).starts_with(&shared)) {
+        if !shared.pop() {
+            break;
+        }
+    }
+    shared
 }
 
 /// The outcome as a CSS class name (letters and dashes only).
