@@ -9,7 +9,8 @@
 //!       `regen --check`, the ABI check with every major, all tests (linked and `dynamic-loading`),
 //!       the feature-union workspace (a cuda-12 and a cuda-13 dependent in one build), the packaged
 //!       crate's tests from the unpacked .crate, the MSRV build (installed with rustup), the suite
-//!       under nextest (`--profile ci`, JUnit), `.ci/gpu-job` with no GPU required, and Windows:
+//!       under nextest (`--profile ci`, JUnit), `.ci/gpu-job` with no GPU required, the matrix page of the committed H100 reports drawn by
+//!       headless Chromium (its counts equal to matrix.json, a screenshot kept), and Windows:
 //!       clippy for x86_64-pc-windows-msvc and -gnu, and the `dynamic-loading` example and the
 //!       crate's tests cross-built for x86_64-pc-windows-gnu and run under Wine (no driver there).
 //!       `.ci/run` installs the system packages and then runs this.
@@ -22,6 +23,11 @@
 //!       under LD_PRELOAD adds per API, say, with `--group api`).
 //!   cargo xtask diff OLD.json NEW.json
 //!       What changed between two conformance reports (exit 1 if anything regressed).
+//!   cargo xtask matrix REPORT.json… [--out DIR]
+//!       Many conformance reports as one matrix (the suite's `--matrix`): shards of one run merged
+//!       into one column, other machines, drivers, libraries as columns; DIR/matrix.md, matrix.json
+//!       and a self-contained matrix.html (default target/matrix). `ci` checks the committed H100
+//!       reports' page in headless Chromium (`cargo xtask matrix --ci`: that step alone).
 //!   cargo xtask mutants [--report DIR] [FILTER...]
 //!       The suite once per mutant of the mutation library (cuda-mempool-conformance/shim/), each
 //!       time only the trials that reached the mutant's API (CONFORMANCE_MUTANTS_SELECT=all: all):
@@ -45,6 +51,7 @@ mod expectations;
 mod fn_docs;
 mod gen;
 mod headers;
+mod matrix;
 mod pins;
 mod table;
 
@@ -54,7 +61,7 @@ use std::process::{Command, ExitCode};
 const USAGE: &str =
     "usage: cargo xtask regen [--check] [--cuda-include DIR]\n       cargo xtask ci\n       cargo xtask docs\n       \
                      cargo xtask bench-diff OLD.json NEW.json [--group G]\n       \
-                     cargo xtask diff OLD.json NEW.json\n       cargo xtask mutants [--report DIR] [FILTER...]\n       \
+                     cargo xtask diff OLD.json NEW.json\n       cargo xtask matrix REPORT.json… [--out DIR]\n       cargo xtask mutants [--report DIR] [FILTER...]\n       \
                      cargo xtask expectations prune EXPECT.toml REPORT.json... [--write]";
 
 fn main() -> ExitCode {
@@ -69,6 +76,7 @@ fn main() -> ExitCode {
         }
         Some("mutants") => mutants(&root(), &args[1..]),
         Some("expectations") => expectations::main(&args[1..]),
+        Some("matrix") => matrix::matrix(&root(), &args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -246,6 +254,9 @@ fn preflight() -> Result<(), String> {
     if wine().is_none() {
         missing.push("wine (Debian: `wine64`), to run the Windows build");
     }
+    if !runs("chromium", &["--version"]) && !runs("chromium-browser", &["--version"]) {
+        missing.push("chromium (Debian: `chromium`), to open the matrix page headless");
+    }
     if missing.is_empty() {
         return Ok(());
     }
@@ -354,6 +365,8 @@ fn ci(root: &Path) -> Result<(), String> {
     nextest(root)?;
     // The GPU-CI job's own script, end to end on this machine (no GPU: it requires nothing).
     gpu_job(root)?;
+    // The committed H100 reports as one page, drawn by headless Chromium, its counts checked.
+    matrix::ci(root)?;
     feature_union(root)?;
     package(root)?;
     msrv(root)?;

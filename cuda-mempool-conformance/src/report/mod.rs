@@ -1,9 +1,10 @@
 //! Layer 3, what a run says: the summary (Markdown and JSON), failures grouped by cause, JUnit, the
-//! diff of two reports, and an expectation file written from a report. Reads the harness's records;
-//! never runs a trial.
+//! diff of two reports, many reports as one matrix, and an expectation file written from a report.
+//! Reads the harness's records; never runs a trial.
 
 pub mod causes;
 pub mod diff;
 pub mod expectations;
 pub mod junit;
+pub mod matrix;
 pub mod summary;

@@ -11,7 +11,7 @@ use crate::harness::devices::{request, select, Request};
 use crate::harness::leaks::{self, Coordinator, WorkerState};
 use crate::harness::verdict::of_case;
 use crate::harness::{probe, Cap, Case, Env, Group, Kind, Outcome, Record, CHILD_VAR};
-use crate::report::{diff, expectations, junit, summary};
+use crate::report::{diff, expectations, junit, matrix, summary};
 use crate::run::interrupt::{self, Cut};
 use crate::run::scheduler::{Prestarted, Scheduler};
 use crate::run::stop::Stop;
@@ -66,6 +66,8 @@ struct Settings {
     budget: Option<Duration>,
     /// CONFORMANCE_VERBOSE: the last screen lists every ignored trial and failure.
     verbose: bool,
+    /// CONFORMANCE_PARTITION: this runner's shard of the run (None: all of it).
+    partition: Option<trials::Partition>,
 }
 fn settings() -> Result<Settings, String> {
     leaks::plants()?;
@@ -84,13 +86,18 @@ fn settings() -> Result<Settings, String> {
         fail_fast: crate::run::stop::fail_fast_from_env()?,
         budget: crate::harness::config::run_budget()?,
         verbose: crate::harness::config::verbose()?,
+        partition: trials::Partition::from_env()?,
     })
 }
 
-/// Commands that run no trial: `--diff OLD.json NEW.json`, `--expectations-from REPORT.json`.
+/// Commands that run no trial: `--diff OLD.json NEW.json`, `--matrix REPORT.json… [--out DIR]`,
+/// `--expectations-from REPORT.json`.
 fn command(argv: &[String]) -> Option<ExitCode> {
     if let Some(i) = argv.iter().position(|a| a == "--diff") {
         return Some(diff::main(&argv[i + 1..]));
+    }
+    if let Some(i) = argv.iter().position(|a| a == "--matrix") {
+        return Some(matrix::main(&argv[i + 1..]));
     }
     let i = argv.iter().position(|a| a == "--expectations-from")?;
     Some(match argv.get(i + 1).map(|p| expectations::from_report(p)) {
@@ -219,6 +226,7 @@ pub fn main() -> ExitCode {
             unknown.join(", ")
         );
     }
+    trials::keep_partition(&mut cases, s.partition);
     let coordinator = Coordinator::baseline();
     let env = Arc::new(if s.in_process {
         Env::on(Arc::new(m.clone()), 0)
@@ -240,6 +248,7 @@ pub fn main() -> ExitCode {
         start,
         parallel,
         verbose: s.verbose,
+        partition: s.partition,
     });
     let scheduler = workers.then(|| {
         Arc::new(Scheduler::start(
@@ -304,6 +313,8 @@ struct Reporting {
     start: Instant,
     parallel: usize,
     verbose: bool,
+    /// CONFORMANCE_PARTITION: the shard this run was (report.json `partition`).
+    partition: Option<trials::Partition>,
 }
 static REPORTING: OnceLock<Reporting> = OnceLock::new();
 /// Whether the report was written (once: by `main`, or by `last_resort`).
@@ -363,7 +374,7 @@ fn records(jobs: &[Arc<Case>]) -> Vec<Record> {
 /// The summary on stdout (the table, the last screen, and a cut run's one line), then report.md,
 /// report.json and (if asked for) JUnit on disk.
 fn write_report(r: &Reporting) {
-    let (env, parallel) = (&r.env, r.parallel);
+    let (env, parallel, partition) = (&r.env, r.parallel, r.partition);
     let wall = r.start.elapsed().as_secs_f64();
     let records = records(&r.jobs);
     let rows = summary::rows(&env.m, &records);
@@ -399,7 +410,8 @@ fn write_report(r: &Reporting) {
     let written = std::fs::create_dir_all(&dir)
         .and_then(|_| std::fs::write(dir.join("report.md"), &md))
         .and_then(|_| {
-            let j = summary::json(&env.m, &rows, &records, &date, wall, parallel);
+            let mut j = summary::json(&env.m, &rows, &records, &date, wall, parallel);
+            j["partition"] = partition.map_or(serde_json::Value::Null, |p| p.to_json());
             std::fs::write(
                 dir.join("report.json"),
                 serde_json::to_string_pretty(&j).unwrap() + "\n",

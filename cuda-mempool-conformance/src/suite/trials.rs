@@ -83,6 +83,72 @@ pub fn keep_chosen(cases: &mut Vec<Arc<Case>>, chosen: Option<&Chosen>) -> Vec<S
         .collect()
 }
 
+/// CONFORMANCE_PARTITION=k/n: this runner's share of a run split across n runners, like nextest's
+/// `--partition count:k/n`. Count-based: the cases' trial names, sorted, are dealt out in turn, the
+/// i-th (from 0) to shard i % n + 1, so the shards are disjoint, their union is the whole run and
+/// their sizes differ by at most one. The `suite::` trials run in every shard (they judge the
+/// machine and the shard's own leaks); `report::matrix` puts the shards back into one column.
+pub const PARTITION_VAR: &str = "CONFORMANCE_PARTITION";
+
+/// Shard `k` of `n` (1 ≤ k ≤ n).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Partition {
+    pub k: usize,
+    pub n: usize,
+}
+
+impl Partition {
+    /// `k/n`, with 1 ≤ k ≤ n; anything else is an error naming the variable and the form.
+    pub fn parse(v: &str) -> Result<Partition, String> {
+        let bad = |why: &str| format!("{PARTITION_VAR}={v:?}: {why}; expected k/n with 1 <= k <= n (e.g. 2/4)");
+        let (k, n) = v.trim().split_once('/').ok_or_else(|| bad("no '/'"))?;
+        let num = |x: &str| {
+            x.trim()
+                .parse::<usize>()
+                .map_err(|_| bad(&format!("{x:?} is not a count")))
+        };
+        let (k, n) = (num(k)?, num(n)?);
+        if n == 0 || k == 0 || k > n {
+            return Err(bad(&format!("shard {k} is not one of 1..={n}")));
+        }
+        Ok(Partition { k, n })
+    }
+
+    /// CONFORMANCE_PARTITION (None: unset or empty, the whole run: a CI matrix without shards
+    /// may set it to nothing).
+    pub fn from_env() -> Result<Option<Partition>, String> {
+        std::env::var(PARTITION_VAR)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| Partition::parse(&v))
+            .transpose()
+    }
+
+    /// Whether the trial named `name` is this shard's, among the run's trial `names` (the
+    /// `suite::` trials are every shard's).
+    pub fn keeps(&self, names: &BTreeSet<String>, name: &str) -> bool {
+        name.starts_with("suite::")
+            || names
+                .iter()
+                .filter(|n| !n.starts_with("suite::"))
+                .position(|n| n == name)
+                .is_some_and(|i| i % self.n == self.k - 1)
+    }
+
+    /// For report.json: `{"k", "n", "by": "count"}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"k": self.k, "n": self.n, "by": "count"})
+    }
+}
+
+/// Keep this shard's cases (all of them when None).
+pub fn keep_partition(cases: &mut Vec<Arc<Case>>, p: Option<Partition>) {
+    let Some(p) = p else { return };
+    let names: BTreeSet<String> = cases.iter().map(|c| c.trial_name()).collect();
+    let ours: BTreeSet<String> = names.iter().filter(|n| p.keeps(&names, n)).cloned().collect();
+    cases.retain(|c| ours.contains(&c.trial_name()));
+}
+
 /// Every record of this run, in the order trials finished.
 static RECORDS: Mutex<Vec<Record>> = Mutex::new(Vec::new());
 /// How many scheduled trials have completed (in-process mode's `suite::no_leaks` waits on it).
@@ -315,5 +381,42 @@ fn wait_for_others(jobs: usize) {
             return;
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shards of a run are disjoint, their union is the whole (the `suite::` trials in each),
+    /// and a shard outside 1..=n is refused.
+    #[test]
+    fn shards_are_disjoint_and_cover_the_run() {
+        let names: BTreeSet<String> = (0..23)
+            .map(|i| format!("82{}_api::trial_{i:02}", i % 10))
+            .chain(["suite::no_leaks".to_string(), "suite::preconditions".to_string()])
+            .collect();
+        for n in 1..=5 {
+            let shards: Vec<BTreeSet<&String>> = (1..=n)
+                .map(|k| {
+                    let p = Partition::parse(&format!("{k}/{n}")).unwrap();
+                    names.iter().filter(|t| p.keeps(&names, t)).collect()
+                })
+                .collect();
+            let mut union = BTreeSet::new();
+            for s in &shards {
+                assert!(s.iter().filter(|t| t.starts_with("suite::")).count() == 2, "{s:?}");
+                let own: Vec<_> = s.iter().filter(|t| !t.starts_with("suite::")).collect();
+                assert!((23 / n..=23 / n + 1).contains(&own.len()), "{n}: {own:?}");
+                for t in own {
+                    assert!(union.insert(*t), "{t} in two shards of {n}");
+                }
+            }
+            assert_eq!(union.len(), 23, "the shards of {n} cover the run");
+        }
+        for bad in ["0/3", "4/3", "1/0", "3", "a/b", "/", "1/2/3"] {
+            let e = Partition::parse(bad).unwrap_err();
+            assert!(e.contains(PARTITION_VAR) && e.contains("k/n"), "{bad}: {e}");
+        }
     }
 }

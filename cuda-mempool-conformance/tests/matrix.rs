@@ -1,0 +1,165 @@
+//! Many reports as one matrix (report::matrix), without a GPU or a browser: a committed H100 run cut
+//! into two shards by CONFORMANCE_PARTITION's own rule merges back into that run's column, the same
+//! run on another machine is another column, every committed report (of any age) reads, and the
+//! page fetches nothing. Off Linux, where the suite does not run, one test that fails saying so.
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use conformance::report::matrix::{from_files, Column, Matrix};
+    use conformance::suite::trials::Partition;
+    use serde_json::{json, Value};
+    use std::collections::BTreeSet;
+    use std::path::{Path, PathBuf};
+
+    /// A committed H100 run (issue 34's first run).
+    const WHOLE: &str = "../docs/conformance/depth/h100-r580-2026-11-25-issue34/runs/run1-report.json";
+
+    fn dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("cump-matrix-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn write(name: &str, j: &Value) -> String {
+        let p = dir().join(name);
+        std::fs::write(&p, serde_json::to_string(j).unwrap()).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+
+    fn whole() -> Value {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(WHOLE);
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    }
+
+    /// Shard `k` of `n` of `whole` as that shard's run would report it: its trials (the `suite::`
+    /// ones too), its API rows counted from them, and its partition.
+    fn shard(whole: &Value, k: usize, n: usize) -> Value {
+        let p = Partition::parse(&format!("{k}/{n}")).unwrap();
+        let all = whole["trials"].as_array().unwrap();
+        let names: BTreeSet<String> = all.iter().map(|t| t["trial"].as_str().unwrap().to_string()).collect();
+        let trials: Vec<Value> = all
+            .iter()
+            .filter(|t| p.keeps(&names, t["trial"].as_str().unwrap()))
+            .cloned()
+            .collect();
+        let apis: Vec<Value> = whole["apis"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                let own = |o: &str| {
+                    trials
+                        .iter()
+                        .filter(|t| t["api"] == a["index"] && t["outcome"] == o)
+                        .count()
+                };
+                let mut a = a.clone();
+                for o in ["passed", "failed", "ignored", "changed"] {
+                    a[o] = json!(own(o));
+                }
+                if own("passed") == 0 {
+                    a["test_passed"] = json!("—");
+                }
+                a
+            })
+            .collect();
+        let mut s = whole.clone();
+        s["trials"] = json!(trials);
+        s["apis"] = json!(apis);
+        s["partition"] = p.to_json();
+        s
+    }
+
+    /// What two columns must share to be the same run's (the file names aside).
+    fn content(c: &Column) -> Value {
+        json!({"trials": c.trials, "totals": c.totals, "apis": c.apis, "causes": c.causes, "origin": c.origin})
+    }
+
+    #[test]
+    fn two_shards_merge_into_the_whole_runs_column() {
+        let w = whole();
+        let (a, b) = (
+            write("shard1.json", &shard(&w, 1, 2)),
+            write("shard2.json", &shard(&w, 2, 2)),
+        );
+        let whole_path = write("whole.json", &w);
+        let m: Matrix = from_files(&[whole_path, b, a]).unwrap();
+        assert_eq!(m.columns.len(), 2, "the whole run, and its two shards as one column");
+        let (whole_col, merged) = (&m.columns[0], &m.columns[1]);
+        assert_eq!(merged.shards, Some((vec![1, 2], 2)));
+        assert_eq!(content(whole_col), content(merged));
+        assert_ne!(whole_col.label, merged.label, "the two columns are told apart");
+        assert_eq!(whole_col.trials.len(), w["trials"].as_array().unwrap().len());
+    }
+
+    #[test]
+    fn two_machines_are_two_columns() {
+        let w = whole();
+        let mut other = w.clone();
+        other["machine"]["devices"][0]["name"] = json!("NVIDIA H200");
+        other["trials"][5]["outcome"] = json!("failed");
+        other["trials"][5]["message"] = json!("cuMemPoolTrimTo returned CUDA_ERROR_INVALID_VALUE (1)");
+        let m = from_files(&[write("h100.json", &w), write("h200.json", &other)]).unwrap();
+        assert_eq!(m.columns.len(), 2);
+        assert!(
+            m.columns[0].label.starts_with("NVIDIA H100 80GB HBM3 · 580.159.04"),
+            "{}",
+            m.columns[0].label
+        );
+        assert!(
+            m.columns[1].label.starts_with("NVIDIA H200 · 580.159.04"),
+            "{}",
+            m.columns[1].label
+        );
+        assert_eq!(m.columns[1].totals.get("failed"), Some(&1));
+        let html = m.html().unwrap();
+        assert!(
+            html.contains("title=\"cuMemPoolTrimTo returned CUDA_ERROR_INVALID_VALUE (1)\""),
+            "the failure's message is on its cell"
+        );
+        let t = w["trials"][5]["trial"].as_str().unwrap();
+        assert!(
+            m.markdown().contains(&format!("| `{t}` | passed | failed |")),
+            "{}",
+            m.markdown()
+        );
+    }
+
+    /// Every committed report, old ones without `causes` or `partition` too, makes a page with no
+    /// external asset.
+    #[test]
+    fn committed_reports_read_and_the_page_is_self_contained() {
+        let mut found = Vec::new();
+        let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/conformance")];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "json") {
+                    let j: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+                    if j["trials"].is_array() {
+                        found.push(p.to_string_lossy().into_owned());
+                    }
+                }
+            }
+        }
+        assert!(found.len() >= 10, "{found:?}");
+        let m = from_files(&found).unwrap();
+        assert_eq!(m.columns.len(), found.len(), "no committed report is a shard");
+        let html = m.html().unwrap();
+        for external in ["src=\"http", "href=\"http", "<link", "<script src", "@import", "url("] {
+            assert!(!html.contains(external), "the page must fetch nothing: {external}");
+        }
+        let out = dir().join("out");
+        m.write(&out).unwrap();
+        let back: Matrix = serde_json::from_str(&std::fs::read_to_string(out.join("matrix.json")).unwrap()).unwrap();
+        assert_eq!(back, m, "matrix.json is the matrix");
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+#[test]
+fn linux_only() {
+    panic!("{}", conformance::LINUX_ONLY);
+}
