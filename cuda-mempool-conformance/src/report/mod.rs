@@ -1,4 +1,4 @@
-//! Layer 3, what a run says: the summary (Markdown and JSON), failures grouped by cause, JUnit, the
+//! Layer 3, what a run says: the summary (Markdown and JSON), the last screen, failures grouped by cause, JUnit, the
 //! diff of two reports, many reports as one matrix, and an expectation file written from a report.
 //! Reads the harness's records; never runs a trial.
 
@@ -7,4 +7,5 @@ pub mod diff;
 pub mod expectations;
 pub mod junit;
 pub mod matrix;
+pub mod screen;
 pub mod summary;

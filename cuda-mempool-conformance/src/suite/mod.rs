@@ -11,7 +11,7 @@ use crate::harness::devices::{request, select, Request};
 use crate::harness::leaks::{self, Coordinator, WorkerState};
 use crate::harness::verdict::of_case;
 use crate::harness::{probe, Cap, Case, Env, Group, Kind, Outcome, Record, CHILD_VAR};
-use crate::report::{diff, expectations, junit, matrix, summary};
+use crate::report::{diff, expectations, junit, matrix, screen, summary};
 use crate::run::interrupt::{self, Cut};
 use crate::run::scheduler::{Prestarted, Scheduler};
 use crate::run::stop::Stop;
@@ -391,7 +391,7 @@ fn write_report(r: &Reporting) {
             println!("{line}");
         }
     }
-    for line in summary::last_screen(&records, r.verbose) {
+    for line in screen::last_screen(&records, r.verbose) {
         println!("{line}");
     }
     if let Some(cut) = interrupt::cut() {

@@ -1,0 +1,139 @@
+//! The terminal's last screen after a run: ignored trials grouped by reason, interrupted ones in
+//! one line, failures last with their cause; one terminal page unless CONFORMANCE_VERBOSE=1.
+
+use crate::harness::outcome::{Outcome, Record};
+use crate::report::summary::sorted;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// At most this many ignore reasons, and this many failures, on the terminal's last screen; and
+/// this many trial names on a reason's line (CONFORMANCE_VERBOSE=1: every one).
+const SCREEN_REASONS: usize = 10;
+const SCREEN_FAILURES: usize = 10;
+const SCREEN_NAMES: usize = 3;
+
+/// "a, b, c and 292 more" (every name when `all`).
+fn some_names(names: &[&str], all: bool) -> String {
+    let shown = if all { names.len() } else { SCREEN_NAMES };
+    let mut s = names.iter().take(shown).copied().collect::<Vec<_>>().join(", ");
+    let more = names.len().saturating_sub(shown);
+    if more > 0 {
+        write!(s, " and {more} more").unwrap();
+    }
+    s
+}
+
+/// The terminal's last lines, after the table: the ignored trials grouped by reason (most first,
+/// a count and up to three names each), the interrupted ones in one line, then the failures, one
+/// line each with its cause (`report::causes`). `verbose` (CONFORMANCE_VERBOSE=1): every reason,
+/// every name and every failure. Short enough, without it, for one terminal page.
+pub fn last_screen(records: &[Record], verbose: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut reasons: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for r in sorted(records, Outcome::Ignored) {
+        reasons.entry(r.message.as_str()).or_default().push(&r.trial);
+    }
+    let mut reasons: Vec<(&str, Vec<&str>)> = reasons.into_iter().collect();
+    reasons.sort_by_key(|(_, t)| std::cmp::Reverse(t.len()));
+    if !reasons.is_empty() {
+        let n: usize = reasons.iter().map(|(_, t)| t.len()).sum();
+        lines.push(format!("ignored: {n} trials, by reason:"));
+        let shown = if verbose { reasons.len() } else { SCREEN_REASONS };
+        for (why, trials) in reasons.iter().take(shown) {
+            let why = why.replace('\n', " ⏎ ");
+            lines.push(format!("  {} × {why}: {}", trials.len(), some_names(trials, verbose)));
+        }
+        if reasons.len() > shown {
+            lines.push(format!(
+                "  … and {} more reasons (CONFORMANCE_VERBOSE=1 prints them all; report.md lists every trial)",
+                reasons.len() - shown
+            ));
+        }
+    }
+    let interrupted: Vec<&str> = sorted(records, Outcome::Interrupted)
+        .iter()
+        .map(|r| r.trial.as_str())
+        .collect();
+    if !interrupted.is_empty() {
+        lines.push(format!(
+            "interrupted: {} trials, not run or cut short: {}",
+            interrupted.len(),
+            some_names(&interrupted, verbose)
+        ));
+    }
+    let failed = sorted(records, Outcome::Failed);
+    if !failed.is_empty() {
+        let causes = crate::report::causes::by_trial(records);
+        lines.push(format!("failed: {} trials:", failed.len()));
+        let shown = if verbose { failed.len() } else { SCREEN_FAILURES };
+        for r in failed.iter().take(shown) {
+            let why = match causes.get(r.trial.as_str()) {
+                Some((cause, _)) => cause.clone(),
+                None => r.message.lines().next().unwrap_or("").to_string(),
+            };
+            lines.push(format!("  FAILED {}: {why}", r.trial));
+        }
+        if failed.len() > shown {
+            lines.push(format!(
+                "  … and {} more failures (CONFORMANCE_VERBOSE=1 prints them all; report.md's \"Failures by cause\" groups them)",
+                failed.len() - shown
+            ));
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::case::Group;
+    use crate::harness::outcome::Kind;
+
+    fn rec(trial: String, outcome: Outcome, message: &str) -> Record {
+        Record::new(trial, Group::Api(820), outcome, Kind::Plain, message.into())
+    }
+
+    /// 300 trials ignored for one reason make one line of three names; a rare reason its own line;
+    /// failures come last, one line each with their cause; verbose names them all.
+    #[test]
+    fn the_last_screen_groups_ignores_by_reason_and_puts_failures_last() {
+        let mut records: Vec<Record> = (0..300)
+            .map(|i| rec(format!("820::t{i:03}"), Outcome::Ignored, "needs `gpu`: no device"))
+            .collect();
+        records.push(rec("821::rare".into(), Outcome::Ignored, "needs `ipc`"));
+        records.push(rec("822::bad".into(), Outcome::Failed, "expected 1, got 0\nmore"));
+        records.push(rec(
+            "822::cut".into(),
+            Outcome::Interrupted,
+            "interrupted: SIGTERM after 1.0 s",
+        ));
+        let screen = last_screen(&records, false);
+        assert_eq!(
+            screen,
+            [
+                "ignored: 301 trials, by reason:",
+                "  300 × needs `gpu`: no device: 820::t000, 820::t001, 820::t002 and 297 more",
+                "  1 × needs `ipc`: 821::rare",
+                "interrupted: 1 trials, not run or cut short: 822::cut",
+                "failed: 1 trials:",
+                "  FAILED 822::bad: expected 1, got 0",
+            ]
+        );
+        let all = last_screen(&records, true);
+        assert!(all[1].contains("820::t299") && !all[1].contains("more"), "{}", all[1]);
+    }
+
+    /// Many reasons and many failures are cut to a page, saying how many more there are.
+    #[test]
+    fn the_last_screen_fits_a_page() {
+        let records: Vec<Record> = (0..40)
+            .map(|i| rec(format!("820::i{i}"), Outcome::Ignored, &format!("reason {i}")))
+            .chain((0..40).map(|i| rec(format!("820::f{i}"), Outcome::Failed, "x")))
+            .collect();
+        let screen = last_screen(&records, false);
+        assert!(screen.len() <= 2 * (SCREEN_REASONS + 2), "{}", screen.len());
+        assert!(screen.iter().any(|l| l.contains("30 more reasons")), "{screen:?}");
+        assert!(screen.iter().any(|l| l.contains("30 more failures")), "{screen:?}");
+        assert_eq!(last_screen(&records, true).len(), 82);
+    }
+}
