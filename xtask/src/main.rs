@@ -710,26 +710,26 @@ fn gpu_job(root: &Path) -> Result<(), String> {
     }
 }
 
-/// `cargo xtask diff OLD NEW`: the suite's `--diff` (see docs/ci.md).
-fn diff(root: &Path, old: &str, new: &str) -> Result<(), String> {
-    let abs = |p: &str| std::fs::canonicalize(p).map_err(|e| format!("{p}: {e}"));
-    let (old, new) = (abs(old)?, abs(new)?);
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args([
-            "test",
-            "-q",
-            "-p",
-            "conformance",
-            "--test",
-            "conformance",
-            "--",
-            "--diff",
-        ])
-        .arg(&old)
-        .arg(&new)
+/// The suite's own mode `mode` (`--diff`, `--matrix`) with `args`, run from `root` through cargo
+/// (the suite's test binary runs from the crate's folder: every path in `args` absolute); its exit
+/// status.
+pub fn suite_mode(root: &Path, mode: &str, args: &[std::ffi::OsString]) -> Result<std::process::ExitStatus, String> {
+    Command::new(cargo())
+        .args(["test", "-q", "-p", "conformance", "--test", "conformance", "--", mode])
+        .args(args)
         .current_dir(root)
         .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
+        .map_err(|e| format!("cannot run cargo: {e}"))
+}
+
+/// `cargo xtask diff OLD NEW`: the suite's `--diff` (see docs/ci.md).
+fn diff(root: &Path, old: &str, new: &str) -> Result<(), String> {
+    let abs = |p: &str| {
+        std::fs::canonicalize(p)
+            .map(Into::into)
+            .map_err(|e| format!("{p}: {e}"))
+    };
+    let status = suite_mode(root, "--diff", &[abs(old)?, abs(new)?])?;
     match status.code() {
         Some(0) => Ok(()),
         Some(1) => Err("the new report regressed (see the table above)".into()),

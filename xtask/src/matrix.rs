@@ -35,23 +35,9 @@ fn absolute(p: &Path) -> Result<PathBuf, String> {
 
 /// The suite's `--matrix` (its test binary runs from the crate's folder: every path absolute).
 fn suite_matrix(root: &Path, reports: &[PathBuf], out: &Path) -> Result<(), String> {
-    let status = Command::new(super::cargo())
-        .args([
-            "test",
-            "-q",
-            "-p",
-            "conformance",
-            "--test",
-            "conformance",
-            "--",
-            "--matrix",
-        ])
-        .args(reports)
-        .arg("--out")
-        .arg(out)
-        .current_dir(root)
-        .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    let mut args: Vec<std::ffi::OsString> = reports.iter().map(Into::into).collect();
+    args.extend(["--out".into(), out.into()]);
+    let status = super::suite_mode(root, "--matrix", &args)?;
     if status.success() {
         Ok(())
     } else {
