@@ -138,7 +138,8 @@ mod linux {
                     dirs.push(p);
                 } else if p.extension().is_some_and(|x| x == "json") {
                     let j: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-                    if j["trials"].is_array() {
+                    // A report: its trials are records (a matrix.json's `trials` are names).
+                    if j["trials"][0]["trial"].is_string() {
                         found.push(p.to_string_lossy().into_owned());
                     }
                 }

@@ -57,7 +57,8 @@ fn committed_h100_reports(root: &Path) -> Result<Vec<PathBuf>, String> {
                 dirs.push(p);
             } else if p.extension().is_some_and(|x| x == "json") && p.to_string_lossy().contains("h100") {
                 let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-                if serde_json::from_str::<Value>(&text).is_ok_and(|j| j["trials"].is_array()) {
+                // A report: its trials are records (matrix.json's `trials` are names).
+                if serde_json::from_str::<Value>(&text).is_ok_and(|j| j["trials"][0]["trial"].is_string()) {
                     found.push(p);
                 }
             }
