@@ -145,3 +145,17 @@ compile_error!("cuda-mempool-sys: enable at least one of the features `cuda-11`,
 #[cfg(all(doctest, feature = "cuda-12"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// `global::install` is `unsafe`: a crate that forbids unsafe code cannot change what every other
+/// crate's calls reach (a table with `cuStreamQuery` where `cuStreamSynchronize` was would make
+/// their "synchronise, then read" race). This must not compile:
+///
+/// ```compile_fail,E0133
+/// #![forbid(unsafe_code)]
+/// fn main() {
+///     let table = cuda_mempool_sys::cuda12::global::table().expect("a driver library");
+///     cuda_mempool_sys::cuda12::global::install(table);
+/// }
+/// ```
+#[cfg(doctest)]
+pub struct InstallIsUnsafe;

@@ -655,9 +655,16 @@ pub mod global {{
     /// (`CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`); distinct from a missing entry's `CUDA_ERROR_NOT_FOUND`.
     pub const LOAD_FAILED: CUresult = CUresult::CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
 
-    /// Make `table` the one every function of this module calls through, from now on (call it
-    /// before the first call: a process has one table; the last one installed wins).
-    pub fn install(table: &'static EntryPoints) {{
+    /// Make `table` the one every function of this module calls through, from now on, in every
+    /// crate of the process (call it before the first call: a process has one table; the last one
+    /// installed wins).
+    ///
+    /// # Safety
+    /// Every entry of `table` must be the driver's function of that name (or one with the same
+    /// contract: an interposer's), for the whole life of the process: every caller of this
+    /// module's safe-to-name functions, in any crate, relies on what it reaches (an entry that
+    /// answers `cuStreamSynchronize` with `cuStreamQuery` makes their reads race).
+    pub unsafe fn install(table: &'static EntryPoints) {{
         TABLE.store(table as *const EntryPoints as *mut EntryPoints, Ordering::Release);
         STATE.store(2, Ordering::Release);
     }}

@@ -118,7 +118,9 @@ pub fn load() -> &'static Loaded {
             .filter(|(_, a)| !a.is_null())
             .map(|(e, a)| (e.symbol, a as usize))
             .collect();
-        install(Box::leak(Box::new(table)));
+        // SAFETY: every entry is the opened library's own function of that name (filled by
+        // cuGetProcAddress, dlsym or the default namespace, never edited): the contract callers rely on.
+        unsafe { install(Box::leak(Box::new(table))) };
         Loaded {
             entry,
             library,
