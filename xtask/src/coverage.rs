@@ -73,14 +73,11 @@ impl Tally {
                 }
                 syn::Item::Fn(f) if matches!(f.vis, syn::Visibility::Public(_)) => {
                     let is_unsafe = f.sig.unsafety.is_some();
-                    // `global`'s unsafe functions are the bound functions themselves.
-                    self.check(
-                        place,
-                        &f.sig.ident.to_string(),
-                        &f.attrs,
-                        is_unsafe,
-                        in_global && is_unsafe,
-                    );
+                    let name = f.sig.ident.to_string();
+                    // `global`'s unsafe `cu*` functions are the bound functions themselves (its
+                    // `install` is unsafe too, and no driver function).
+                    let bound = in_global && is_unsafe && name.starts_with("cu");
+                    self.check(place, &name, &f.attrs, is_unsafe, bound);
                 }
                 syn::Item::Impl(imp) if imp.trait_.is_none() => {
                     for ii in &imp.items {
