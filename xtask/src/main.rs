@@ -821,7 +821,11 @@ fn package(root: &Path) -> Result<(), String> {
         &["-xzf", crate_file.to_str().ok_or("non-UTF-8 path")?],
         &[],
     )?;
+    // A fresh target every time: the .crate's files carry cargo's fixed old mtime, so an earlier
+    // check's artifacts would look newer than the sources and be reused (a second `cargo xtask ci`
+    // after a change to the crate tested the previous build's library).
     let target = check.join("target");
+    let _ = std::fs::remove_dir_all(&target);
     let target = target.to_str().ok_or("non-UTF-8 target path")?;
     let envs = [("CARGO_TARGET_DIR", target), ("CUDA_MEMPOOL_SYS_REQUIRE_LIBCUDA", "1")];
     for features in [&[][..], &["--all-features"][..]] {
