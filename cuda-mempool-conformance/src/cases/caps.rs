@@ -7,7 +7,7 @@
 
 use super::capture::{capture, Exec, Graph};
 use crate::cases::prelude::*;
-use std::ffi::{c_uint, c_void, CStr};
+use std::ffi::{c_uint, CStr};
 
 use CUmemPool_attribute as A;
 const MIB: usize = 1 << 20;
@@ -169,12 +169,8 @@ type AddMemAllocNode = unsafe extern "C" fn(
 /// A driver function the suite's table lacks, found with cuGetProcAddress as the CUDA runtime finds
 /// it (so that an interposer's hook of it is what runs). `F` must be the function's exact prototype.
 fn proc_address<F: Copy>(symbol: &CStr) -> R<F> {
-    let mut f: *mut c_void = std::ptr::null_mut();
-    let mut found = CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
-    let flags = CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT.0 as u64;
-    ok(&format!("cuGetProcAddress({symbol:?})"), unsafe {
-        cuGetProcAddress_v2(symbol.as_ptr(), &mut f, 12000, flags, &mut found)
-    })?;
+    let (r, f) = beyond_table(symbol);
+    ok(&format!("cuGetProcAddress({symbol:?})"), r)?;
     ensure!(
         !f.is_null(),
         "cuGetProcAddress({symbol:?}) answered SUCCESS and no function"

@@ -227,6 +227,18 @@ type LookupV2 =
     unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut std::ffi::c_void, i32, u64, *mut u32) -> CUresult;
 type LookupV1 = unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut std::ffi::c_void, i32, u64) -> CUresult;
 
+/// A driver function the table does not carry, asked of the table's cuGetProcAddress at the CUDA
+/// 12.0 ABI, as the CUDA runtime asks (so that an interposer's hook of it is what runs): the answer
+/// and the function handed out (null where none).
+pub fn beyond_table(symbol: &std::ffi::CStr) -> (CUresult, *mut std::ffi::c_void) {
+    let mut f: *mut std::ffi::c_void = std::ptr::null_mut();
+    let mut found = CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
+    let flags = CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT.0 as u64;
+    // SAFETY: a NUL-terminated name and valid out-pointers.
+    let r = unsafe { cuGetProcAddress_v2(symbol.as_ptr(), &mut f, 12000, flags, &mut found) };
+    (r, f)
+}
+
 /// Ask the library's cuGetProcAddress (`form`, found by `library_symbol`) for `name` at CUDA
 /// `version` with `flags`; Err when the library has no such look-up function.
 pub fn look_up(form: Form, name: &str, version: i32, flags: u64) -> Result<Lookup, String> {

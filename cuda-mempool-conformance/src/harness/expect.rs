@@ -362,14 +362,9 @@ pub fn load() -> Result<Option<&'static Expectations>, String> {
 
 /// The sha256 of a file, in lowercase hex; None when it cannot be read.
 fn sha256_of(path: &str) -> Option<String> {
-    use sha2::Digest;
-    let bytes = std::fs::read(path).ok()?;
-    Some(
-        sha2::Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect(),
-    )
+    std::fs::read(path)
+        .ok()
+        .map(|b| crate::harness::provenance::sha256_hex(&b))
 }
 
 impl Here {

@@ -113,10 +113,7 @@ fn attr(a: CUdevice_attribute, dev: CUdevice) -> i32 {
 /// A driver function the entry-point table does not carry, through the table's cuGetProcAddress at
 /// the CUDA 12.0 ABI (as `cases::caps` finds cuGraphAddMemAllocNode); None where it hands out none.
 fn proc_address(symbol: &CStr) -> Option<*mut c_void> {
-    let mut f: *mut c_void = std::ptr::null_mut();
-    let mut found = CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
-    let flags = CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT.0 as u64;
-    let r = unsafe { cuGetProcAddress_v2(symbol.as_ptr(), &mut f, 12000, flags, &mut found) };
+    let (r, f) = beyond_table(symbol);
     (r == SUCCESS && !f.is_null()).then_some(f)
 }
 

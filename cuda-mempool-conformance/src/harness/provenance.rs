@@ -157,6 +157,11 @@ fn locate(named: &str) -> String {
         .unwrap_or_else(|| named.to_string())
 }
 
+/// The sha256 of `data`, in lowercase hex.
+pub fn sha256_hex(data: &[u8]) -> String {
+    Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The file of the library `named`: size, sha256 and `cu*` exports, read from disk (the ELF
 /// dynamic symbol table, parsed by `object`; nothing loaded), or why it cannot be read.
 pub fn library_file(named: &str) -> Result<LibraryFile, String> {
@@ -168,7 +173,7 @@ pub fn library_file(named: &str) -> Result<LibraryFile, String> {
         .dynamic_symbols()
         .filter(|s| s.is_definition() && s.is_global() && s.name().is_ok_and(|n| n.starts_with("cu")))
         .count();
-    let sha256 = Sha256::digest(&data).iter().map(|b| format!("{b:02x}")).collect();
+    let sha256 = sha256_hex(&data);
     Ok(LibraryFile {
         file,
         size: data.len() as u64,
