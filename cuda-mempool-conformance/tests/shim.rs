@@ -116,7 +116,7 @@ fn faithful_wall(how: How) -> Result<Duration, String> {
 fn hung_exclusive(j: &serde_json::Value) -> u32 {
     let exclusive: std::collections::HashSet<String> = conformance::cases::all()
         .iter()
-        .filter(|c| c.exclusive)
+        .filter(|c| c.memory_need().heavy())
         .map(|c| c.trial_name())
         .collect();
     let n = j["trials"].as_array().map_or(0, |t| {

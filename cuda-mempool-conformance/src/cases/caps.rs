@@ -394,24 +394,25 @@ fn keeping_pool(dev: CUdevice, size: usize, s: &Stream) -> R<(Pool, u64)> {
 
 pub fn cases() -> Vec<Case> {
     vec![
-        // Each asks for more than the device has: exclusive, so that no other trial is refused
-        // memory meanwhile (on the H100 one trial beside them failed with OUT_OF_MEMORY per run).
+        // Each asks for more than the device has: beside no trial that holds memory, so that none is
+        // refused memory meanwhile (on the H100 one trial beside them failed with OUT_OF_MEMORY per
+        // run); beside each other they may run (each is refused whatever the others do).
         // Kills 820-cap-bypass.
         Case::gpu(820, "caps::beyond_reported_total_out_of_memory", |e| {
             beyond_total(e, &[Path::Plain, Path::CurrentPool])
         })
-        .exclusive(),
+        .beyond_device(),
         // Kills 820-cap-bypass.
         Case::gpu(821, "caps::beyond_reported_total_out_of_memory", |e| {
             beyond_total(e, &[Path::Plain, Path::OwnPool])
         })
-        .exclusive(),
+        .beyond_device(),
         // Kills 820-cap-bypass.
         Case::gpu(821, "caps::beyond_reported_total_out_of_memory_ipc_pool", |e| {
             beyond_total(e, &[Path::Plain, Path::IpcPool])
         })
         .needs(Cap::Ipc)
-        .exclusive(),
+        .beyond_device(),
         // cuDeviceTotalMem and cuMemGetInfo report one total. Whether memory a pool reserves shows
         // as memory the device no longer has free is recorded, not judged: on the H100 (R580,
         // 2026-11-24) one run of two saw free memory not move at all over three 512 MiB growths.
@@ -524,19 +525,19 @@ pub fn cases() -> Vec<Case> {
             );
             Ok(())
         })
-        .exclusive(),
+        .beyond_device(),
         // Memory a pool keeps after a free is its own to reuse, however large (issue 34: a layer
         // counted it twice and refused the second 5/8 of the device). Kills 822-cap-counts-reserved.
         Case::gpu(821, "caps::reserved_memory_reusable_by_its_pool", |e| {
             again_after_reserve(e.dev, 5, Again::SamePool)
         })
-        .exclusive(),
+        .memory_share(5, 8),
         // What one pool keeps does not refuse another pool memory while the two stay under the
         // total (3/8 each). Whether the driver released the first pool's reserve is noted, to
         // calibrate. Kills 822-cap-counts-reserved.
         Case::gpu(821, "caps::reserve_of_one_pool_leaves_another_room", |e| {
             again_after_reserve(e.dev, 3, Again::OtherPool)
         })
-        .exclusive(),
+        .memory_share(6, 8),
     ]
 }

@@ -162,9 +162,9 @@ pub struct Case {
     /// Runs with no other trial in its process (it compares process-wide counts such as open fds).
     /// Workers run one trial at a time anyway; this matters when trials share one process.
     pub alone: bool,
-    /// Runs with no other trial running in any worker: it takes most of the device's memory or
-    /// reads device-wide memory (`run::scheduler` gives it the device alone, and runs it first).
-    pub exclusive: bool,
+    /// What it needs of the device's memory while it runs: `run::turns` lets trials run side by
+    /// side while their needs fit, and gives the device alone only to those that need it.
+    pub need: Need,
     /// Runs in a fresh child process of its own (role `case:TRIAL`), whose end gives back whatever
     /// the driver keeps for the process after the trial (R580 keeps the memory a graph launch that it
     /// refused OUT_OF_MEMORY had taken, until the process ends: issue 34's graph caps trials).
@@ -173,6 +173,32 @@ pub struct Case {
     /// (`harness::precondition`).
     pub relies: &'static [Precondition],
     pub body: Body,
+}
+
+/// What a trial needs of the device's memory while it runs (`run::turns` schedules by it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// None: it needs no device (its children, if any, see none), so it runs beside anything.
+    Nothing,
+    /// A little: the default for a trial on a device (`run::turns` counts a 64th of
+    /// the device each).
+    Small,
+    /// At most this share (numerator, denominator) of the device's memory.
+    Share(u32, u32),
+    /// At most these bytes of device memory.
+    Bytes(u64),
+    /// It asks for more than the device has, and must be refused: meanwhile the driver may take
+    /// every free byte (and is slow beside processes creating contexts), so it runs beside no trial
+    /// that holds memory; beside others of its kind it may (each is refused whatever the others do).
+    Beyond,
+    /// The device alone: it reads device-wide free memory, or holds most of it and asks for more.
+    Device,
+}
+impl Need {
+    /// It keeps every memory-holding trial off the device while it runs (`Beyond`, `Device`).
+    pub fn heavy(self) -> bool {
+        matches!(self, Need::Beyond | Need::Device)
+    }
 }
 
 /// The lane of cases that change device state visible to the whole process.
@@ -202,7 +228,7 @@ impl Case {
             crash: None,
             slow: false,
             alone: false,
-            exclusive: false,
+            need: Need::Small,
             own_process: false,
             relies: crate::harness::precondition::DEFAULT,
             body: Arc::new(body),
@@ -282,11 +308,35 @@ impl Case {
         self.own_process = true;
         self
     }
-    /// Marks the case exclusive (the field says what that means); alone in its process too, which
-    /// is what an in-process run can honour.
+    /// It needs the device alone ([`Need::Device`]); alone in its process too, which is what an
+    /// in-process run can honour.
     pub fn exclusive(mut self) -> Case {
-        self.exclusive = true;
+        self.need = Need::Device;
         self.alone()
+    }
+    /// It asks for more memory than the device has ([`Need::Beyond`]); alone in its process too.
+    pub fn beyond_device(mut self) -> Case {
+        self.need = Need::Beyond;
+        self.alone()
+    }
+    /// It holds at most `num`/`den` of the device's memory ([`Need::Share`]); alone in its process
+    /// too (an out-of-memory answer there would be another trial's).
+    pub fn memory_share(mut self, num: u32, den: u32) -> Case {
+        self.need = Need::Share(num, den);
+        self.alone()
+    }
+    /// It holds at most `bytes` of device memory ([`Need::Bytes`]); alone in its process too.
+    pub fn memory_bytes(mut self, bytes: u64) -> Case {
+        self.need = Need::Bytes(bytes);
+        self.alone()
+    }
+    /// What it needs of the device's memory, as the scheduler takes it: a case that needs no
+    /// device ([`Cap::Gpu`] not among its needs) holds no device memory.
+    pub fn memory_need(&self) -> Need {
+        match self.need {
+            Need::Small if !self.needs.contains(&Cap::Gpu) => Need::Nothing,
+            n => n,
+        }
     }
     /// `820_cuMemAllocAsync::case`, `…::serial::case`, `harness::case`, `suite::case`.
     pub fn trial_name(&self) -> String {

@@ -138,7 +138,11 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
         crash_in_process(env);
     }
     env.bind();
-    let before = if case.exclusive { device_free() } else { None };
+    let before = if case.need == crate::harness::case::Need::Device {
+        device_free()
+    } else {
+        None
+    };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (case.body)(env)));
     if let Some(b) = before {
         settle(b);

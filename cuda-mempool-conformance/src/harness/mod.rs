@@ -18,7 +18,7 @@ pub mod probe;
 pub mod provenance;
 pub mod verdict;
 
-pub use case::{Case, Crash, Env, Group, Per, Shared, SERIAL, SIGSEGV, SIGSEGV_OR_SIGABRT};
+pub use case::{Case, Crash, Env, Group, Need, Per, Shared, SERIAL, SIGSEGV, SIGSEGV_OR_SIGABRT};
 pub use child::{run_child, run_child_for, CHILD_VAR};
 pub use config::trial_timeout;
 pub use machine::{Cap, Machine};

@@ -5,6 +5,7 @@ pub mod interrupt;
 pub mod scheduler;
 pub mod stop;
 mod turns;
+pub use turns::{serial_schedule, SCHEDULE_VAR};
 pub mod worker;
 
 use crate::harness::child::{run_child_for, Role};

@@ -11,10 +11,13 @@
 //! no longer counts against the parallelism: another general worker starts beside it. A library
 //! that hangs in one API then costs about one deadline of wall time, not one per hanging trial.
 //!
-//! Every trial, general or of a lane, runs on a turn (`Turns`): shared with the others, or the
-//! device alone for an `exclusive` case (one that takes most of the device's memory or reads
-//! device-wide memory). The wait for a turn counts neither toward the deadline nor as stuck.
-//! Exclusive trials are queued first, so that they serialise the start, not the tail.
+//! Every trial, general or of a lane, runs on a turn (`Turns`) fit for what it needs of the
+//! device's memory (`Need`): side by side while the needs fit the budget, beside no memory holder
+//! for a request beyond the device, the device alone where it must be. The wait for a turn counts
+//! neither toward the deadline nor as stuck. Heavy trials are queued first, so that they serialise
+//! the start, not the tail; meanwhile the trials that need no device run (`next_case`).
+//! CONFORMANCE_SCHEDULE=serial runs one trial at a time instead, to show the verdicts do not
+//! depend on the schedule.
 //!
 //! In fail-fast mode and under a run budget (`stop.rs`) the queue runs cheap trials first and exclusive ones last, and
 //! once a trial fails no dispatcher starts another: each records the rest of its queue as stopped.
@@ -28,7 +31,7 @@ use crate::harness::outcome::{Raw, Record};
 use crate::harness::verdict::judge;
 use crate::run::since_start;
 use crate::run::stop::Stop;
-use crate::run::turns::Turns;
+use crate::run::turns::{Budget, Turns};
 use crate::run::worker::Worker;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
@@ -43,10 +46,10 @@ struct Slot {
 type Queue = Arc<Mutex<VecDeque<Arc<Case>>>>;
 type Handles = Arc<Mutex<Vec<JoinHandle<Vec<String>>>>>;
 
-/// The general queue's order: exclusive trials first (they run alone: at the start they wait for
-/// no long trial to end and leave no tail), then the long-running ones, then the suite's order.
+/// The general queue's order: heavy trials first (`Need::heavy`: at the start they wait for no long
+/// trial to end and leave no tail), then the long-running ones, then the suite's order.
 fn run_first(c: &Case) -> (bool, bool) {
-    (!c.exclusive, !c.slow)
+    (!c.memory_need().heavy(), !c.slow)
 }
 
 pub struct Scheduler {
@@ -144,6 +147,20 @@ impl Ctx {
     }
 }
 
+/// The memory budget of the run's turns: the smallest selected device's (trials of every device
+/// share one set of turns); unbounded when the probe found no device.
+fn budget_of(m: &crate::harness::Machine) -> Budget {
+    let total = m
+        .selection
+        .used()
+        .into_iter()
+        .filter_map(|d| m.devices.get(d as usize))
+        .map(|d| d.total_mem as u64)
+        .filter(|&t| t > 0)
+        .min();
+    total.map_or_else(Turns::unbounded, Budget::of_device)
+}
+
 /// How long a trial runs before it stops counting against the parallelism.
 fn stuck_after(deadline: Duration) -> Duration {
     crate::driver::deadline::stuck(deadline)
@@ -161,8 +178,11 @@ impl Scheduler {
         stop: Arc<Stop>,
         rank: &BTreeMap<String, usize>,
     ) -> Scheduler {
+        // Checked with the other settings before the run started.
+        let serial = crate::run::serial_schedule().unwrap_or(false);
+        let budget = budget_of(&env.m);
         let mut slots = HashMap::new();
-        let cheap_left = jobs.iter().filter(|c| !c.exclusive).count();
+        let cheap_left = jobs.iter().filter(|c| !c.memory_need().heavy()).count();
         let mut general = Vec::new();
         let mut lanes: BTreeMap<&'static str, VecDeque<Arc<Case>>> = BTreeMap::new();
         for c in jobs {
@@ -188,7 +208,7 @@ impl Scheduler {
             pre: pre.clone(),
             next_id: Mutex::new(1000),
             busy: Mutex::new(Vec::new()),
-            turns: Turns::default(),
+            turns: Turns::new(budget, serial),
             stop,
             cheap: Pending::new(cheap_left),
         });
@@ -300,7 +320,7 @@ fn on_turn(
     busy: &dyn Fn(Option<Instant>),
     run: impl FnOnce() -> Raw,
 ) -> Record {
-    let turn = turns.take(case.exclusive);
+    let turn = turns.take(case.memory_need());
     if let Some(r) = stop.skipped(case) {
         return r;
     }
@@ -317,12 +337,30 @@ fn on_turn(
     rec
 }
 
+/// The next case of `queue` for a dispatcher: the first, unless it would wait for a heavy turn held
+/// or waited for by another (the device alone, or a request beyond it) while a case that needs no
+/// device memory is queued: that one runs meanwhile (the heavy phase at the start of a run then
+/// overlaps the trials that need no device, instead of holding every general worker idle).
+fn next_case(queue: &Queue, turns: &Turns) -> Option<Arc<Case>> {
+    let mut q = queue.lock().unwrap();
+    let front = q.front()?;
+    if turns.exclusive_now() && turns.would_wait(front.memory_need()) {
+        if let Some(i) = q
+            .iter()
+            .position(|c| c.memory_need() == crate::harness::case::Need::Nothing)
+        {
+            return q.remove(i);
+        }
+    }
+    q.pop_front()
+}
+
 /// Hand `case`'s record to the trial that waits for it.
 fn publish(ctx: &Ctx, case: &Case, rec: Record) {
     let slot = &ctx.slots[&rec.trial];
     *slot.result.lock().unwrap() = Some(rec);
     slot.ready.notify_all();
-    if !case.exclusive {
+    if !case.memory_need().heavy() {
         ctx.cheap.done_one();
     }
 }
@@ -336,11 +374,16 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
             }
         };
         loop {
-            let Some(case) = queue.lock().unwrap().pop_front() else {
+            let Some(case) = next_case(&queue, &ctx.turns) else {
                 break;
             };
-            if ctx.stop.cheap_first() && case.exclusive {
-                let own = queue.lock().unwrap().iter().filter(|c| !c.exclusive).count();
+            if ctx.stop.cheap_first() && case.memory_need().heavy() {
+                let own = queue
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .filter(|c| !c.memory_need().heavy())
+                    .count();
                 ctx.wait_for_cheap(own);
             }
             if let Some(rec) = ctx.stop.skipped(&case) {
@@ -394,7 +437,7 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     fn fake(name: String, exclusive: bool, slow: bool) -> Arc<Case> {
-        let mut c = Case::of(Group::Harness, name, &[], |_| Ok(()));
+        let mut c = Case::of(Group::Harness, name, &[crate::harness::Cap::Gpu], |_| Ok(()));
         c.slow = slow;
         if exclusive {
             c = c.exclusive();
@@ -430,7 +473,7 @@ mod tests {
                     spans
                         .lock()
                         .unwrap()
-                        .push((c.name.clone(), c.exclusive, rec.span.0, rec.span.1));
+                        .push((c.name.clone(), c.memory_need().heavy(), rec.span.0, rec.span.1));
                 })
             })
             .collect();

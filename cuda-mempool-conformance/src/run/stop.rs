@@ -97,7 +97,7 @@ impl Stop {
     pub fn order_key(&self, c: &Case, rank: &BTreeMap<String, usize>, throughput: (bool, bool)) -> (bool, bool, usize) {
         if self.cheap_first {
             (
-                c.exclusive,
+                c.memory_need().heavy(),
                 false,
                 rank.get(&c.trial_name()).copied().unwrap_or(usize::MAX),
             )

@@ -1,28 +1,101 @@
-//! Turns at the device: shared with other trials, or the device alone for an exclusive trial;
-//! this run's only, or machine-wide through a lock file (CONFORMANCE_DEVICE_LOCK).
+//! Turns at the device, by what each trial needs of its memory (`harness::case::Need`): trials
+//! run side by side while the memory they may hold fits the device's budget; a trial that asks
+//! for more than the device has runs beside none that holds memory; a trial that needs the device
+//! alone gets it. This run's only, or machine-wide through a lock file (CONFORMANCE_DEVICE_LOCK).
 
+use crate::harness::case::Need;
+use std::collections::BTreeSet;
 use std::sync::{Condvar, Mutex};
 
-/// Turns at the device: any number of shared turns at once, or one exclusive turn and nothing
-/// else. A waiting exclusive turn goes before any shared turn asked for after it, so it waits only
-/// for the trials already running (each bounded by its deadline), never for a stream of new ones.
-#[derive(Default)]
+/// The memory turns share: the device's total (as the probe reported it) and the part of it that
+/// trials may hold at once, the rest left to the contexts of the run's processes (504 MiB each on
+/// the H100, R580), the driver's own reserve and other users of the device.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Budget {
+    pub total: u64,
+    pub capacity: u64,
+}
+impl Budget {
+    /// Three quarters of `total` for the trials (a run keeps up to about twenty processes with a
+    /// context each: a tenth of an 80 GB device, and the margin as much again).
+    pub fn of_device(total: u64) -> Budget {
+        Budget {
+            total,
+            capacity: total / 4 * 3,
+        }
+    }
+    /// The bytes a trial of `need` counts for (0 for one that waits for the device instead).
+    pub fn bytes(&self, need: Need) -> u64 {
+        match need {
+            Need::Small => self.total / SMALL_PARTS,
+            Need::Share(n, d) => self.total / u64::from(d.max(1)) * u64::from(n),
+            Need::Bytes(b) => b,
+            Need::Nothing | Need::Beyond | Need::Device => 0,
+        }
+    }
+}
+/// A small trial counts for this fraction (1/64) of the device.
+const SMALL_PARTS: u64 = 64;
+
+/// CONFORMANCE_SCHEDULE=serial: every trial has the device alone, one after another (the check that
+/// the scheduler changes no verdict); `budget` (the default) schedules by memory need.
+pub const SCHEDULE_VAR: &str = "CONFORMANCE_SCHEDULE";
+
+/// Whether CONFORMANCE_SCHEDULE asks for one trial at a time; an unknown value is an error.
+pub fn serial_schedule() -> Result<bool, String> {
+    match std::env::var(SCHEDULE_VAR).as_deref() {
+        Err(_) | Ok("") | Ok("budget") => Ok(false),
+        Ok("serial") => Ok(true),
+        Ok(v) => Err(format!(
+            "{SCHEDULE_VAR}={v:?}: expected `budget` (trials side by side while their memory needs fit, the \
+             default) or `serial` (one trial at a time, each with the device alone)"
+        )),
+    }
+}
+
+/// Turns at the device. Whoever waits for a heavier turn goes before lighter turns asked for after
+/// it (a waiting `Device` turn before any new turn, a waiting `Beyond` turn before new memory
+/// turns), and memory turns are served in the order asked: each waits only for trials already
+/// running (each bounded by its deadline), never for a stream of new ones.
 pub(crate) struct Turns {
+    budget: Budget,
+    serial: bool,
     state: Mutex<TurnState>,
     changed: Condvar,
 }
 #[derive(Default)]
 struct TurnState {
-    shared: usize,
-    exclusive: bool,
-    /// Exclusive turns asked for and not yet given.
-    waiting: usize,
+    /// Bytes held by the memory turns running, and how many they are.
+    used: u64,
+    holders: usize,
+    /// `Beyond` turns running.
+    beyond: usize,
+    device: bool,
+    waiting_device: usize,
+    waiting_beyond: usize,
+    /// Memory turns asked for and not yet given, by ticket (served lowest first).
+    waiting: BTreeSet<u64>,
+    next_ticket: u64,
 }
 /// A turn held; given back when dropped (the machine-wide lock with it).
 pub(crate) struct Turn<'a> {
     turns: &'a Turns,
-    exclusive: bool,
+    kind: Held,
     _machine: Option<std::fs::File>,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Held {
+    Free,
+    Memory(u64),
+    Beyond,
+    Device,
+}
+
+impl Default for Turns {
+    /// An unbounded budget (unit tests; the scheduler passes the device's).
+    fn default() -> Turns {
+        Turns::new(Turns::unbounded(), false)
+    }
 }
 
 /// CONFORMANCE_DEVICE_LOCK=path: a lock file that makes turns machine-wide: suites that name the same
@@ -78,42 +151,122 @@ fn machine_turn_at(path: std::path::PathBuf, exclusive: bool) -> Option<std::fs:
     Some(main)
 }
 impl Turns {
-    /// Wait for a turn: the device alone when `exclusive`, else shared.
-    pub(crate) fn take(&self, exclusive: bool) -> Turn<'_> {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if exclusive {
-            st.waiting += 1;
-            while st.exclusive || st.shared > 0 {
-                st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner());
-            }
-            st.waiting -= 1;
-            st.exclusive = true;
-        } else {
-            while st.exclusive || st.waiting > 0 {
-                st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner());
-            }
-            st.shared += 1;
-        }
-        drop(st);
-        Turn {
-            turns: self,
-            exclusive,
-            _machine: machine_turn(exclusive),
+    /// A budget no trials fill (no device was probed).
+    pub(crate) fn unbounded() -> Budget {
+        Budget::of_device(u64::MAX / 2)
+    }
+    pub(crate) fn new(budget: Budget, serial: bool) -> Turns {
+        Turns {
+            budget,
+            serial,
+            state: Mutex::new(TurnState::default()),
+            changed: Condvar::new(),
         }
     }
-    /// Whether an exclusive turn is held or waited for: no other trial can start meanwhile.
+
+    /// Wait for a turn fit for `need`: none for `Nothing` (but in a serial run), the device alone
+    /// for `Device`, beside no memory holder for `Beyond`, else room in the budget.
+    pub(crate) fn take(&self, need: Need) -> Turn<'_> {
+        let need = if self.serial { Need::Device } else { need };
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let kind = match need {
+            Need::Nothing => Held::Free,
+            Need::Device => {
+                st.waiting_device += 1;
+                while st.device || st.beyond > 0 || st.holders > 0 {
+                    st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner());
+                }
+                st.waiting_device -= 1;
+                st.device = true;
+                Held::Device
+            }
+            Need::Beyond => {
+                st.waiting_beyond += 1;
+                while st.device || st.waiting_device > 0 || st.holders > 0 {
+                    st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner());
+                }
+                st.waiting_beyond -= 1;
+                st.beyond += 1;
+                Held::Beyond
+            }
+            Need::Small | Need::Share(..) | Need::Bytes(_) => {
+                let bytes = self.budget.bytes(need);
+                let ticket = st.next_ticket;
+                st.next_ticket += 1;
+                st.waiting.insert(ticket);
+                while !self.fits(&st, ticket, bytes) {
+                    st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner());
+                }
+                st.waiting.remove(&ticket);
+                st.used += bytes;
+                st.holders += 1;
+                Held::Memory(bytes)
+            }
+        };
+        drop(st);
+        // The next ticket may fit now too.
+        self.changed.notify_all();
+        let machine = match kind {
+            Held::Free => None,
+            Held::Memory(_) => machine_turn(false),
+            Held::Beyond | Held::Device => machine_turn(true),
+        };
+        Turn {
+            turns: self,
+            kind,
+            _machine: machine,
+        }
+    }
+
+    /// Whether the memory turn `ticket` of `bytes` may start: no heavier turn held or waiting, no
+    /// earlier memory turn waiting, and room in the budget (or nothing else holding memory: a need
+    /// beyond the budget runs alone rather than never).
+    fn fits(&self, st: &TurnState, ticket: u64, bytes: u64) -> bool {
+        !st.device
+            && st.waiting_device == 0
+            && st.beyond == 0
+            && st.waiting_beyond == 0
+            && st.waiting.first() == Some(&ticket)
+            && (st.holders == 0 || st.used + bytes <= self.budget.capacity)
+    }
+
+    /// Whether a turn for `need` asked for now would have to wait for others (a serial run's always
+    /// may, but for the first).
+    pub(crate) fn would_wait(&self, need: Need) -> bool {
+        let need = if self.serial { Need::Device } else { need };
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match need {
+            Need::Nothing => false,
+            Need::Device => st.device || st.beyond > 0 || st.holders > 0 || st.waiting_device > 0,
+            Need::Beyond => st.device || st.waiting_device > 0 || st.holders > 0,
+            _ => {
+                !self.fits(
+                    &st,
+                    st.waiting.first().copied().unwrap_or(st.next_ticket),
+                    self.budget.bytes(need),
+                ) || !st.waiting.is_empty()
+            }
+        }
+    }
+
+    /// Whether a heavy turn (`Device`, `Beyond`) is held or waited for: no trial that holds memory
+    /// can start meanwhile.
     pub(crate) fn exclusive_now(&self) -> bool {
         let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        st.exclusive || st.waiting > 0
+        st.device || st.beyond > 0 || st.waiting_device > 0 || st.waiting_beyond > 0
     }
 }
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
         let mut st = self.turns.state.lock().unwrap_or_else(|p| p.into_inner());
-        if self.exclusive {
-            st.exclusive = false;
-        } else {
-            st.shared -= 1;
+        match self.kind {
+            Held::Free => return,
+            Held::Memory(b) => {
+                st.used -= b;
+                st.holders -= 1;
+            }
+            Held::Beyond => st.beyond -= 1,
+            Held::Device => st.device = false,
         }
         drop(st);
         self.turns.changed.notify_all();
@@ -132,13 +285,13 @@ mod tests {
     #[test]
     fn a_waiting_exclusive_turn_goes_before_later_shared_ones() {
         let turns = Arc::new(Turns::default());
-        let running = turns.take(false);
+        let running = turns.take(Need::Small);
         let (ex_in, sh_in) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         let ex = {
             let (turns, ex_in, sh_in) = (turns.clone(), ex_in.clone(), sh_in.clone());
             std::thread::spawn(move || {
-                let t = turns.take(true);
+                let t = turns.take(Need::Device);
                 ex_in.store(true, Ordering::SeqCst);
                 assert!(
                     !sh_in.load(Ordering::SeqCst),
@@ -154,7 +307,7 @@ mod tests {
         let sh = {
             let (turns, sh_in) = (turns.clone(), sh_in.clone());
             std::thread::spawn(move || {
-                let _t = turns.take(false);
+                let _t = turns.take(Need::Small);
                 sh_in.store(true, Ordering::SeqCst);
             })
         };
@@ -181,6 +334,73 @@ mod tests {
         sh.join().unwrap();
         assert!(sh_in.load(Ordering::SeqCst));
         assert!(!turns.exclusive_now());
+    }
+
+    /// Runs `needs` side by side (each holds its turn a few milliseconds) and answers which pairs
+    /// overlapped.
+    fn overlaps(turns: Turns, needs: &[Need]) -> Vec<(usize, usize)> {
+        let turns = Arc::new(turns);
+        let start = std::time::Instant::now();
+        let threads: Vec<_> = needs
+            .iter()
+            .map(|&n| {
+                let turns = turns.clone();
+                std::thread::spawn(move || {
+                    let t = turns.take(n);
+                    let a = start.elapsed();
+                    std::thread::sleep(Duration::from_millis(40));
+                    let b = start.elapsed();
+                    drop(t);
+                    (a, b)
+                })
+            })
+            .collect();
+        let spans: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        let mut v = Vec::new();
+        for i in 0..spans.len() {
+            for j in i + 1..spans.len() {
+                if spans[i].0 < spans[j].1 && spans[j].0 < spans[i].1 {
+                    v.push((i, j));
+                }
+            }
+        }
+        v
+    }
+
+    /// Memory turns share the budget: two of 5/8 never run at once under a budget of 3/4, a small
+    /// one runs beside either; a trial that needs nothing runs beside a `Device` turn, a memory
+    /// turn never does; `Beyond` turns run beside each other and beside no memory turn.
+    #[test]
+    fn turns_share_the_budget_by_need() {
+        let budget = || Budget::of_device(64 << 30);
+        let v = overlaps(
+            Turns::new(budget(), false),
+            &[Need::Share(5, 8), Need::Share(5, 8), Need::Small],
+        );
+        assert!(!v.contains(&(0, 1)), "two 5/8 shares ran at once: {v:?}");
+        assert!(
+            v.contains(&(0, 2)) || v.contains(&(1, 2)),
+            "the small one ran beside neither: {v:?}"
+        );
+        let v = overlaps(Turns::new(budget(), false), &[Need::Device, Need::Nothing, Need::Small]);
+        assert!(!v.contains(&(0, 2)), "a memory turn ran beside the device's: {v:?}");
+        let v = overlaps(Turns::new(budget(), false), &[Need::Beyond, Need::Beyond, Need::Small]);
+        assert!(v.contains(&(0, 1)), "two beyond-the-device turns did not share: {v:?}");
+        assert!(
+            !v.contains(&(0, 2)) && !v.contains(&(1, 2)),
+            "a memory turn ran beside a beyond one: {v:?}"
+        );
+        let nothing_beside_device = overlaps(Turns::new(budget(), false), &[Need::Device, Need::Nothing]);
+        assert_eq!(
+            nothing_beside_device,
+            [(0, 1)],
+            "a trial that needs nothing waited for the device"
+        );
+        let serial = overlaps(
+            Turns::new(budget(), true),
+            &[Need::Nothing, Need::Small, Need::Beyond, Need::Beyond],
+        );
+        assert!(serial.is_empty(), "a serial schedule ran trials at once: {serial:?}");
     }
 
     /// Two descriptions of one lock file conflict even in one process (as two suites' do): a shared

@@ -77,6 +77,7 @@ fn settings() -> Result<Settings, String> {
     let timeout = crate::harness::config::trial_timeout()?;
     crate::driver::departures::strict_from_env()?;
     crate::cases::load::settings(timeout)?;
+    crate::run::serial_schedule()?;
     Ok(Settings {
         devices: request()?,
         required: crate::harness::config::required_caps()?,

@@ -49,10 +49,10 @@ pub enum Sharing {
     /// No other trial in its process: it provokes out-of-memory in it or watches reserved memory
     /// (see `cases::MEMORY_SENSITIVE`).
     Alone,
-    /// No other trial anywhere: it asks for more than the device has (the driver's out-of-memory
-    /// path, up to 9 s on the H100 beside a dozen processes creating contexts, refused another
-    /// process's cuGraphLaunch meanwhile), as the `caps::beyond_reported_total_*` trials do.
-    Exclusive,
+    /// Beside no trial that holds memory: it asks for more than the device has (the driver's
+    /// out-of-memory path, up to 9 s on the H100 beside a dozen processes creating contexts, refused
+    /// another process's cuGraphLaunch meanwhile), as the `caps::beyond_reported_total_*` trials do.
+    Beyond,
 }
 
 /// One (API, argument): the trial `edges_<arg>` of the API.
@@ -182,6 +182,6 @@ pub fn case(edge: &'static Edge) -> Case {
     match edge.sharing {
         Sharing::Shared => c,
         Sharing::Alone => c.alone(),
-        Sharing::Exclusive => c.exclusive(),
+        Sharing::Beyond => c.beyond_device(),
     }
 }

@@ -604,7 +604,7 @@ pub(super) fn cases() -> Vec<Case> {
             .needs(Cap::Ipc)
             .lane(LARGE_LANE)
             .slow()
-            .exclusive(),
+            .memory_bytes((mib * MIB) as u64),
         );
     }
     v
