@@ -58,9 +58,15 @@ pub fn cases() -> Vec<Case> {
         // Kills 823-managed-made-pinned.
         Case::gpu(823, "managed_pool_created_and_destroyed", |e| {
             let p = managed_pool(e)?;
-            ensure!(!p.0.is_null(), "cuMemPoolCreate(managed) returned success and a null pool");
+            ensure!(
+                !p.0.is_null(),
+                "cuMemPoolCreate(managed) returned success and a null pool"
+            );
             let t = get_i32(p.0, A::CU_MEMPOOL_ATTR_ALLOCATION_TYPE)?;
-            ensure!(t == 2, "ALLOCATION_TYPE of a managed pool reads {t}, expected 2 (MANAGED)");
+            ensure!(
+                t == 2,
+                "ALLOCATION_TYPE of a managed pool reads {t}, expected 2 (MANAGED)"
+            );
             ok("cuMemPoolDestroy(managed)", unsafe { cuMemPoolDestroy(p.take()) })
         }),
         // The documentation: maxSize must be 0 for a managed pool. Either listed refusal passes;
@@ -91,8 +97,13 @@ pub fn cases() -> Vec<Case> {
             let a = alloc_from(p.0, 2 * MIB, s.0)?;
             let managed = is_managed(a);
             let checked = (|| {
-                ensure!(managed?, "memory of a managed pool is not managed (CU_POINTER_ATTRIBUTE_IS_MANAGED 0)");
-                ok("cuMemsetD8Async(managed)", unsafe { cuMemsetD8Async(a, 0x5A, MIB, s.0) })?;
+                ensure!(
+                    managed?,
+                    "memory of a managed pool is not managed (CU_POINTER_ATTRIBUTE_IS_MANAGED 0)"
+                );
+                ok("cuMemsetD8Async(managed)", unsafe {
+                    cuMemsetD8Async(a, 0x5A, MIB, s.0)
+                })?;
                 s.sync()?;
                 // SAFETY: `a` is managed memory of 2 MiB (checked above), idle after the sync.
                 let bytes = unsafe { std::slice::from_raw_parts_mut(a as usize as *mut u8, 2 * MIB) };
@@ -124,11 +135,31 @@ pub fn cases() -> Vec<Case> {
             s.sync()?;
             let read = (|| -> R<Vec<(&str, u64, u64)>> {
                 Ok(vec![
-                    ("ALLOCATION_TYPE", get_i32(p.0, A::CU_MEMPOOL_ATTR_ALLOCATION_TYPE)? as u64, 2),
-                    ("EXPORT_HANDLE_TYPES", get_i32(p.0, A::CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES)? as u64, 0),
-                    ("LOCATION_TYPE", get_i32(p.0, A::CU_MEMPOOL_ATTR_LOCATION_TYPE)? as u64, 1),
-                    ("LOCATION_ID", get_i32(p.0, A::CU_MEMPOOL_ATTR_LOCATION_ID)? as u64, e.dev as u64),
-                    ("USED_MEM_CURRENT", get_u64(p.0, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?, 2 * MIB as u64),
+                    (
+                        "ALLOCATION_TYPE",
+                        get_i32(p.0, A::CU_MEMPOOL_ATTR_ALLOCATION_TYPE)? as u64,
+                        2,
+                    ),
+                    (
+                        "EXPORT_HANDLE_TYPES",
+                        get_i32(p.0, A::CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES)? as u64,
+                        0,
+                    ),
+                    (
+                        "LOCATION_TYPE",
+                        get_i32(p.0, A::CU_MEMPOOL_ATTR_LOCATION_TYPE)? as u64,
+                        1,
+                    ),
+                    (
+                        "LOCATION_ID",
+                        get_i32(p.0, A::CU_MEMPOOL_ATTR_LOCATION_ID)? as u64,
+                        e.dev as u64,
+                    ),
+                    (
+                        "USED_MEM_CURRENT",
+                        get_u64(p.0, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?,
+                        2 * MIB as u64,
+                    ),
                 ])
             })();
             let reserved = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);

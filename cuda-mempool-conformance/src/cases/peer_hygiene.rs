@@ -20,7 +20,10 @@ pub fn cases() -> Vec<Case> {
         // above all, gives B no access. Kills 824-peer-grants-survive.
         peer(824, "destroyed_pool_grants_do_not_reach_a_new_pool", |e, b| {
             let a = Pool::on_device(e.dev)?;
-            ok("cuMemPoolSetAccess(B read-write)", set_access(a.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE))?;
+            ok(
+                "cuMemPoolSetAccess(B read-write)",
+                set_access(a.0, b, F::CU_MEM_ACCESS_FLAGS_PROT_READWRITE),
+            )?;
             let old = a.0;
             ok("cuMemPoolDestroy", unsafe { cuMemPoolDestroy(a.take()) })?;
             let mut made = Vec::new();
@@ -43,7 +46,9 @@ pub fn cases() -> Vec<Case> {
                 }
             }
             if !recycled {
-                note(format!("no new pool of {TRIES} got the destroyed pool's handle {old:?}"));
+                note(format!(
+                    "no new pool of {TRIES} got the destroyed pool's handle {old:?}"
+                ));
             }
             Ok(())
         }),
@@ -59,7 +64,10 @@ pub fn cases() -> Vec<Case> {
             let map = [desc(b), desc(e.m.devices.len() as i32)];
             let r = unsafe { cuMemPoolSetAccess(p.0, map.as_ptr(), map.len()) };
             let after = access(p.0, b)?;
-            ensure!(r != SUCCESS, "cuMemPoolSetAccess took a map naming a device past the last");
+            ensure!(
+                r != SUCCESS,
+                "cuMemPoolSetAccess took a map naming a device past the last"
+            );
             ensure!(
                 after == before,
                 "cuMemPoolSetAccess refused the map ({}) but changed device {b}'s access from {} to {}",

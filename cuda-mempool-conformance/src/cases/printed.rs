@@ -60,7 +60,10 @@ pub fn cases() -> Vec<Case> {
                  unknown {:#x})",
                 claimed & !0xf
             );
-            for ht in [HT::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, HT::CU_MEM_HANDLE_TYPE_FABRIC] {
+            for ht in [
+                HT::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                HT::CU_MEM_HANDLE_TYPE_FABRIC,
+            ] {
                 let r = create_with(e.dev, ht);
                 if claimed & ht.0 != 0 {
                     ensure!(
@@ -119,7 +122,9 @@ pub fn cases() -> Vec<Case> {
             s.sync()?;
             trimmed?;
             let (before, after) = (before?, after?);
-            note(format!("1 MiB in use, 32 MiB freed: reserved {before} before, {after} after trimming to 1 MiB"));
+            note(format!(
+                "1 MiB in use, 32 MiB freed: reserved {before} before, {after} after trimming to 1 MiB"
+            ));
             ensure!(
                 before == 2 * CHUNK && after == CHUNK,
                 "reserved {before} before and {after} after trimming to 1 MiB; expected {} and {CHUNK} (one chunk \
@@ -136,7 +141,9 @@ pub fn cases() -> Vec<Case> {
             let before = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
             ok("cuMemPoolTrimTo(1 MiB)", unsafe { cuMemPoolTrimTo(p.0, MIB) })?;
             let after = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
-            note(format!("nothing in use, 64 MiB freed: reserved {before} before, {after} after trimming to 1 MiB"));
+            note(format!(
+                "nothing in use, 64 MiB freed: reserved {before} before, {after} after trimming to 1 MiB"
+            ));
             ensure!(
                 before == 2 * CHUNK && after == CHUNK,
                 "reserved {before} before and {after} after trimming to 1 MiB; expected {} and {CHUNK}",
