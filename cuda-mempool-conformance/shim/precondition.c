@@ -227,6 +227,11 @@ HOOK CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev) {
 HOOK CUresult cuDeviceGetAttribute(int *value, int attr, CUdevice dev) {
   ENTER("cuDeviceGetAttribute", CUresult, (int *, int, CUdevice));
   if (!shim_on("fake-device")) {
+    if (attr == CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES && shim_on("823-handle-types-overclaimed")) {
+      CUresult r = real(value, attr, dev);
+      if (r == CUDA_SUCCESS && value) *value |= 0xf; /* mutants/depth.c */
+      return r;
+    }
     if (!shim_on("no-pools") || shim_init_state != 1 || !pool_attribute(attr)) return real(value, attr, dev);
     CUresult r = real(value, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, dev);
     if (r == CUDA_SUCCESS) *value = 0;

@@ -218,5 +218,6 @@ SHIM_GROUP(access);
 SHIM_GROUP(attr);
 SHIM_GROUP(precondition);
 SHIM_GROUP(caps);
+SHIM_GROUP(depth);
 
 #endif

@@ -260,6 +260,10 @@ const BESIDE: &[(&str, &str)] = &[
         "acts in cuMemAlloc (mutants/caps.c)",
     ),
     (
+        "823-handle-types-overclaimed",
+        "acts in cuDeviceGetAttribute (precondition.c), named in mutants/depth.c",
+    ),
+    (
         "822-cuMemFree-refuses-pool-memory",
         "acts in cuMemFree (mutants/caps.c)",
     ),

@@ -80,6 +80,9 @@ const struct shim_entry access_entries[] = {
            "a map is applied last to first: of two descriptors for one device the first wins"),
     /* issue 23: interposer */
     /* 827 interposer::no_current_context_succeeds */
+    /* issue 38: 831 partly_invalid_map_changes_nothing (peer: not shown on one GPU) */
+    MUTANT("831-partial-map-applied", 831, "peer",
+           "a map is applied one descriptor at a time: those before a bad one stay applied, the refusal answered"),
     MUTANT("827-no-context-crash", 827, "gpu",
            "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
     /* 831 interposer::no_current_context_succeeds */
@@ -198,6 +201,13 @@ HOOK CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, 
   }
   if (pool && !map && count && shim_on("831-null-map-accepted")) return CUDA_SUCCESS;
   if (pool && map && !count && shim_on("831-count-zero-refused")) return CUDA_ERROR_INVALID_VALUE;
+  if (pool && map && count > 1 && shim_on("831-partial-map-applied")) {
+    for (size_t i = 0; i < count; i++) {
+      CUresult r = real(pool, map + i, 1);
+      if (r != CUDA_SUCCESS) return r;
+    }
+    return CUDA_SUCCESS;
+  }
   if (pool && map && count == 1 && map[0].location.type == 1 && map[0].flags == 3 &&
       map[0].location.id == current_device() && shim_on("831-owner-read-write-refused"))
     return CUDA_ERROR_INVALID_DEVICE;

@@ -112,6 +112,11 @@ const struct shim_entry attr_entries[] = {
            "refused during a global-mode capture: answers INVALID_VALUE instead of STREAM_CAPTURE_UNSUPPORTED"),
     /* issue 23: interposer */
     /* 828 interposer::no_current_context_succeeds */
+    /* issue 38: 832 reuse_flags_any_nonzero_is_on */
+    MUTANT("832-reuse-flag-not-boolean", 832, "gpu",
+           "a reuse flag keeps only its low bit: 2 and 0x100 turn it off instead of on"),
+    /* issue 38: 833 trim_below_a_chunk_keeps_the_chunk_in_use, trim_below_a_chunk_keeps_one_chunk */
+    MUTANT("833-trim-keeps-too-much", 833, "gpu", "keeps one 32 MiB chunk more than minBytesToKeep asks"),
     MUTANT("828-no-context-crash", 828, "gpu",
            "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
     /* 832 interposer::no_current_context_succeeds */
@@ -340,6 +345,10 @@ HOOK CUresult cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value) {
   shim_no_context_crash(832); /* issue 23: interposer */
   if (shim_init_state != 1) return real(pool, attr, value);
   if (shim_on("832-attribute-low-byte-only")) attr &= 0xff;
+  if (pool && value && attr >= 1 && attr <= 3 && shim_on("832-reuse-flag-not-boolean")) {
+    int low = *(int *)value & 1;
+    return real(pool, attr, &low);
+  }
   if (!pool && shim_on("832-null-pool-default-pool")) pool = default_pool_here();
   /* issue 23: interposer */
   if (pool && value && shim_on("832-noop-during-capture") && capture_under_way()) return CUDA_SUCCESS;
@@ -391,6 +400,7 @@ HOOK CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t min_bytes_to_keep) {
   if (shim_on("noop-833")) return 0;
   if (shim_init_state != 1) return real(pool, min_bytes_to_keep);
   if (!pool && shim_on("833-null-pool-default-pool")) pool = default_pool_here();
+  if (pool && shim_on("833-trim-keeps-too-much")) min_bytes_to_keep += (size_t)32 << 20;
   /* issue 23: interposer */
   if (pool && shim_on("833-noop-during-capture") && capture_under_way()) return CUDA_SUCCESS;
   if (pool) {

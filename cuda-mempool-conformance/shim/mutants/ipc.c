@@ -19,6 +19,9 @@ const struct shim_entry ipc_entries[] = {
     FAULT("abort-826", 826, "none", "aborts the process in the export"),
     /* 825 null_pointer_invalid_value */
     MUTANT("825-null-pointer-not-found", 825, "gpu", "pointer 0 answers NOT_FOUND instead of INVALID_VALUE"),
+    /* issue 38: 825 export_pointer_of_a_pending_allocation */
+    MUTANT("825-export-waits-for-allocation", 825, "ipc",
+           "synchronises the context before exporting: an allocation pending on a held stream is waited for"),
     /* 825 null_data_out_invalid_value */
     MUTANT("825-null-out-unchecked", 825, "ipc",
            "a NULL data out-pointer is not checked: the export is made and dropped, SUCCESS instead of INVALID_VALUE"),
@@ -280,6 +283,10 @@ HOOK CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *out, CUdeviceptr pt
   shim_no_context_crash(825); /* issue 23: interposer */
   if (!driver_up()) return real(out, ptr);
   if (!ptr && shim_on("825-null-pointer-not-found")) return CUDA_ERROR_NOT_FOUND;
+  if (ptr && shim_on("825-export-waits-for-allocation")) {
+    NEXT(ctx_sync, "cuCtxSynchronize", CUresult, (void));
+    if (ctx_sync) (void)ctx_sync();
+  }
   if (ptr && shim_on("825-interior-exports-base")) {
     CUdeviceptr base = allocation_base(ptr, NULL);
     if (base && base != ptr) ptr = base;

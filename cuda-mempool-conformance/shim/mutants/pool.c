@@ -101,6 +101,19 @@ const struct shim_entry pool_entries[] = {
            "all-zero properties are filled with defaults: a device pool on the current device instead of INVALID_VALUE"),
     /* issue 23: interposer */
     /* 823 interposer::refused_create_leaves_nothing */
+    /* issue 38: managed pools, usage bits, peer hygiene */
+    /* 823 managed_max_size_refused */
+    MUTANT("823-managed-maxsize-accepted", 823, "gpu",
+           "a managed pool with a nonzero maxSize is made (maxSize dropped) instead of refused"),
+    /* 823 managed_pool_created_and_destroyed, 821 managed_pool_memory_used_from_host_and_device,
+     * 828 managed_pool_attributes */
+    MUTANT("823-managed-made-pinned", 823, "gpu", "a managed pool asked for is made as a pinned device pool"),
+    /* 823 usage_hw_decompress_bit_per_branch */
+    MUTANT("823-hw-decompress-not-supported", 823, "gpu",
+           "the hardware-decompress usage bit answers NOT_SUPPORTED (neither the documented SUCCESS nor R535's INVALID_VALUE)"),
+    /* 824 destroyed_pool_grants_do_not_reach_a_new_pool (peer: not shown on one GPU) */
+    MUTANT("824-peer-grants-survive", 824, "peer",
+           "once a pool was destroyed, every new device pool starts with read-write grants to the peers (stale grants)"),
     MUTANT("823-failure-leaks", 823, "gpu",
            "a refused pool leaves one behind: a plain pool on the current device, its handle written to *pool"),
     {0},
@@ -143,6 +156,23 @@ static CUmemPoolProps device_props(CUdevice dev) {
   return p;
 }
 
+/* 824-peer-grants-survive: whether a pool was destroyed in this process. */
+static volatile int any_destroyed;
+
+/* Grant every device that can reach `dev` read-write access to `pool` (the driver's answers are
+ * dropped: a mutant's side effect). */
+static void grant_peers(CUmemoryPool pool, CUdevice dev) {
+  NEXT(can_access, "cuDeviceCanAccessPeer", CUresult, (int *, CUdevice, CUdevice));
+  NEXT(set_access, "cuMemPoolSetAccess", CUresult, (CUmemoryPool, const CUmemAccessDesc *, size_t));
+  if (!can_access || !set_access) return;
+  for (int d = 0; d < shim_device_count(); d++) {
+    int yes = 0;
+    if (d == dev || can_access(&yes, d, dev) != CUDA_SUCCESS || !yes) continue;
+    CUmemAccessDesc desc = {{1, d}, 3};
+    (void)set_access(pool, &desc, 1);
+  }
+}
+
 HOOK CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
   BEGIN(823, "cuMemPoolCreate", CUresult, (CUmemoryPool *, const CUmemPoolProps *));
   shim_no_context_crash(823); /* issue 23: interposer */
@@ -160,6 +190,22 @@ HOOK CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
     static CUresult (*get_default)(CUmemoryPool *, CUdevice);
     if (!get_default) *(void **)&get_default = shim_next("cuDeviceGetDefaultMemPool");
     if (get_default && get_default(pool, props->location.id) == CUDA_SUCCESS) return CUDA_SUCCESS;
+  }
+  if (pool && props && props->allocType == 2 && props->maxSize && shim_on("823-managed-maxsize-accepted")) {
+    CUmemPoolProps dropped = *props;
+    dropped.maxSize = 0;
+    return real(pool, &dropped);
+  }
+  if (pool && props && props->allocType == 2 && shim_on("823-managed-made-pinned")) {
+    CUmemPoolProps pinned = *props;
+    pinned.allocType = 1;
+    return real(pool, &pinned);
+  }
+  if (pool && props && (props->usage & 2) && shim_on("823-hw-decompress-not-supported")) return CUDA_ERROR_NOT_SUPPORTED;
+  if (pool && props && props->location.type == 1 && shim_on("824-peer-grants-survive") && any_destroyed) {
+    CUresult r = real(pool, props);
+    if (r == CUDA_SUCCESS) grant_peers(*pool, props->location.id);
+    return r;
   }
   CUmemPoolProps mine;
   if (!props) {
@@ -247,6 +293,7 @@ static void make_new_current(CUresult (*create)(CUmemoryPool *, const CUmemPoolP
 HOOK CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   BEGIN(824, "cuMemPoolDestroy", CUresult, (CUmemoryPool));
   shim_no_context_crash(824); /* issue 23: interposer */
+  if (pool) any_destroyed = 1;
   static CUresult (*get_default)(CUmemoryPool *, CUdevice);
   if (!get_default) *(void **)&get_default = shim_next("cuDeviceGetDefaultMemPool");
   if (shim_on("wrong-codes-824")) {

@@ -12,11 +12,14 @@ pub mod entry;
 pub mod interposer;
 pub mod ipc;
 pub mod load;
+pub mod managed;
 pub mod multi;
 pub mod peer;
+pub mod peer_hygiene;
 pub mod pool;
 pub mod poolless;
 pub mod prelude;
+pub mod printed;
 pub mod stream_order;
 pub mod uninit;
 pub mod xproc;
@@ -44,6 +47,10 @@ const MEMORY_SENSITIVE: &[&str] = &[
     "trim_to_zero_releases_unused",
     "trim_keeps_min_bytes",
     "trim_keeps_memory_in_use",
+    "trim_below_a_chunk_keeps_the_chunk_in_use",
+    "trim_below_a_chunk_keeps_one_chunk",
+    "managed_pool_trim_releases_unused",
+    "managed_pool_attributes",
     "same_stream_reuse_after_free",
     "reuse_follow_event_dependencies_on_reuses_across_streams",
     "reuse_follow_event_dependencies_off_does_not",
@@ -75,6 +82,8 @@ pub fn all() -> Vec<Case> {
     v.extend(ipc::cases());
     v.extend(access::cases());
     v.extend(attr::cases());
+    v.extend(managed::cases());
+    v.extend(printed::cases());
     v.extend(edges::cases());
     v.extend(xproc::cases());
     v.extend(capture::cases());
@@ -82,6 +91,7 @@ pub fn all() -> Vec<Case> {
     v.extend(caps::cases());
     v.extend(load::cases());
     v.extend(peer::cases());
+    v.extend(peer_hygiene::cases());
     v.extend(multi::cases());
     v.extend(interposer::cases());
     for c in &mut v {

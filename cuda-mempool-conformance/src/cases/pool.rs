@@ -144,6 +144,19 @@ pub fn cases() -> Vec<Case> {
             Ok(())
         })
         .needs(Cap::Ipc),
+        // The hardware-decompress usage bit, judged per branch: documented SUCCESS from CUDA 12.8
+        // on, INVALID_VALUE on the branches before it (departure hw_decompress_usage_refused).
+        // Kills 823-hw-decompress-not-supported.
+        Case::gpu(823, "usage_hw_decompress_bit_per_branch", |e| {
+            let mut props = device_props(e.dev);
+            props.usage = CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS as u16;
+            let mut p = std::ptr::null_mut();
+            let r = unsafe { cuMemPoolCreate(&mut p, &props) };
+            if r == SUCCESS {
+                drop(Pool(p));
+            }
+            expect_code("hw_decompress_usage_refused", "cuMemPoolCreate(usage HW_DECOMPRESS)", r)
+        }),
         Case::gpu(823, "usage_unknown_bit_accepted_driver_behaviour", |e| {
             // R580 ignores unknown bits of `usage` (no refusal).
             let mut props = device_props(e.dev);

@@ -53,6 +53,9 @@ pub const ALL: &[Deviation] = &[
         seen_on: R580,
         branches: (580, 580),
     },
+    // Usage bits by branch (issue 38). R580 ignores an unknown bit; the 12.2-era driver (R535)
+    // refused the then-unknown bit 2 with INVALID_VALUE (rmm #1872), the documented answer, so
+    // this departure stays R580's alone.
     Deviation {
         id: "usage_unknown_bit_accepted",
         api: 823,
@@ -61,6 +64,17 @@ pub const ALL: &[Deviation] = &[
         observed: CUresult::CUDA_SUCCESS,
         seen_on: R580,
         branches: (580, 580),
+    },
+    // CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS (2) is a usage bit from CUDA 12.8 on; a driver before
+    // 12.8 (R535, CUDA 12.2: rmm #1872, cudf-spark #14896, public reports) refuses it as unknown.
+    Deviation {
+        id: "hw_decompress_usage_refused",
+        api: 823,
+        documented: Some(CUresult::CUDA_SUCCESS),
+        docs: "CUDA 12.8 and later name CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS a usage bit of cuMemPoolCreate",
+        observed: E_VALUE,
+        seen_on: &["535.x (CUDA 12.2; rmm #1872, public report)"],
+        branches: (0, 565),
     },
     Deviation {
         id: "win32_handle_on_linux",
