@@ -19,6 +19,7 @@ pub mod poolless;
 pub mod prelude;
 pub mod stream_order;
 pub mod uninit;
+pub mod vaspace;
 pub mod xproc;
 
 use crate::harness::Case;
@@ -84,6 +85,7 @@ pub fn all() -> Vec<Case> {
     v.extend(peer::cases());
     v.extend(multi::cases());
     v.extend(interposer::cases());
+    v.extend(vaspace::cases());
     for c in &mut v {
         if MEMORY_SENSITIVE.contains(&c.name.as_str()) {
             c.alone = true;
