@@ -127,6 +127,12 @@ int shim_cap_take(int stream_ordered, CUstream stream, size_t n, size_t *charge)
 CUresult shim_cap_took(CUresult r, CUdeviceptr *dptr, size_t charge, CUmemoryPool pool);
 CUresult shim_cap_freed(CUresult r, CUdeviceptr p);
 
+/* The address-space and concurrent-import mutants of API `api` (address_space.c; named in
+ * mutants/vaspace.c, issue 38): 1 when one answers in place of the driver, with its answer in *r; 0
+ * (and *r untouched) otherwise, after any address space a mutant maps. Every hook of the 14 APIs
+ * asks it (BEGIN, last). */
+int shim_vaspace_mutant(unsigned api, CUresult *r);
+
 /* A small thread-safe set of handles or addresses (set.c). Full, it stops growing: a mutant that
  * relies on it then misses some. 0 is never a member: adding or deleting it does nothing.
  * shim_set_has answers 1 when `p` is in the set, 0 otherwise (0 too for `p` 0 or dropped). */
@@ -171,14 +177,14 @@ int shim_device_count(void);
 void shim_calls_note(unsigned api);
 
 /* The start of each hook of API `api`: the call noted (calls.c), its driver function, the
- * machine's faults, the init-state mutants and the no-context refusals. */
+ * machine's faults, the init-state mutants, the no-context refusals and the address-space mutants. */
 #define BEGIN(api, name, ret, args)       \
   shim_calls_note(api);                   \
   REAL(name, ret, args);                  \
   {                                       \
     CUresult init_r_;                     \
     if (shim_precondition(name, &init_r_) || shim_init_mutant(api, &init_r_) || \
-        shim_no_context_refuses(api, &init_r_))                                 \
+        shim_no_context_refuses(api, &init_r_) || shim_vaspace_mutant(api, &init_r_)) \
       return init_r_;                                                           \
   }
 
@@ -219,5 +225,6 @@ SHIM_GROUP(attr);
 SHIM_GROUP(precondition);
 SHIM_GROUP(caps);
 SHIM_GROUP(depth);
+SHIM_GROUP(vaspace);
 
 #endif

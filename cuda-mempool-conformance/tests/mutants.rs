@@ -230,6 +230,22 @@ fn first_kill_order(mut chosen: Vec<String>, api: u32, secs: &BTreeMap<String, f
 /// `selection::beside_names_every_mutant_outside_its_hooks` keeps the list whole.
 const BESIDE: &[(&str, &str)] = &[
     (
+        "823-destroy-keeps-address-space",
+        "named in mutants/vaspace.c; acts in 823's hook through BEGIN (address_space.c)",
+    ),
+    (
+        "829-import-keeps-address-space",
+        "named in mutants/vaspace.c; acts in 829's hook through BEGIN (address_space.c)",
+    ),
+    (
+        "822-rlimit-crashes",
+        "named in mutants/vaspace.c; acts in 822's, 823's and 829's hook through BEGIN (address_space.c)",
+    ),
+    (
+        "829-concurrent-import-races",
+        "named in mutants/vaspace.c; acts in 829's and 830's hook through BEGIN (address_space.c)",
+    ),
+    (
         "820-cap-bypass",
         "its cap acts in cuMemAlloc, cuMemFree (mutants/caps.c), cuMemGetInfo and cuDeviceTotalMem (cap.c)",
     ),

@@ -22,6 +22,7 @@ pub mod prelude;
 pub mod printed;
 pub mod stream_order;
 pub mod uninit;
+pub mod vaspace;
 pub mod xproc;
 
 use crate::harness::Case;
@@ -94,6 +95,7 @@ pub fn all() -> Vec<Case> {
     v.extend(peer_hygiene::cases());
     v.extend(multi::cases());
     v.extend(interposer::cases());
+    v.extend(vaspace::cases());
     for c in &mut v {
         if MEMORY_SENSITIVE.contains(&c.name.as_str()) {
             c.alone = true;

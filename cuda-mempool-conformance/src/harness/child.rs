@@ -32,6 +32,10 @@ pub enum Role {
     IpcRules,
     /// Import a pool and take one named scenario on it, one child per trial (`cases::xproc`).
     IpcScenario,
+    /// Measure one pool call's address space in a fresh process (`cases::vaspace`).
+    VaSpace,
+    /// Import one pool or pointer from many threads at once (`cases::xproc`).
+    IpcConcurrent,
     /// The IPC benchmark's importer (benches/allocator.rs; that binary alone has it).
     BenchIpc,
     /// Run one case and print its answer (in-process mode's crash isolation).
@@ -48,6 +52,8 @@ const ROLES: &[(&str, Role)] = &[
     ("ipc-rules", Role::IpcRules),
     ("ipc-scenario", Role::IpcScenario),
     ("bench-ipc", Role::BenchIpc),
+    ("vaspace", Role::VaSpace),
+    ("ipc-concurrent", Role::IpcConcurrent),
 ];
 const CASE_PREFIX: &str = "case:";
 impl Role {

@@ -48,11 +48,13 @@ pub fn child(name: &str) -> ExitCode {
         Role::Uninit => cases::uninit::child_main(false),
         Role::NoDevice => cases::uninit::child_main(true),
         Role::Worker => worker::main(all_cases()),
-        Role::IpcImport | Role::IpcRules | Role::IpcScenario => {
+        Role::VaSpace => cases::vaspace::child_main(),
+        Role::IpcImport | Role::IpcRules | Role::IpcScenario | Role::IpcConcurrent => {
             let env = Env::on(Arc::new(probe::probe()), cases::xproc::importer_device());
             match role {
                 Role::IpcImport => cases::xproc::import_main(&env),
                 Role::IpcRules => cases::xproc::rules_main(&env),
+                Role::IpcConcurrent => cases::xproc::concurrent_main(&env),
                 _ => cases::xproc::scenario_main(&env),
             }
         }

@@ -8,6 +8,7 @@
 //! hang at STEP (start, import, verify, write, free); the `fault_*` trials use it.
 
 mod common;
+mod concurrent;
 mod faults;
 mod roundtrip;
 mod rules;
@@ -16,6 +17,7 @@ mod scenarios;
 use crate::cases::prelude::*;
 
 pub use common::{importer_device, FAULT_VAR};
+pub use concurrent::concurrent_main;
 pub use roundtrip::import_main;
 pub use rules::rules_main;
 pub use scenarios::scenario_main;
@@ -27,5 +29,6 @@ pub fn cases() -> Vec<Case> {
     v.extend(faults::cases());
     v.extend(rules::cases());
     v.extend(scenarios::cases());
+    v.extend(concurrent::cases());
     v
 }

@@ -1,0 +1,29 @@
+/* The mutants of address space and concurrent import (issue 38), named here; they act in the hooks
+ * of their APIs through BEGIN (shim.h), in ../address_space.c, so this file hooks nothing.
+ *
+ * The comment above each entry names the trials that kill it (cases/vaspace.rs,
+ * cases/xproc/concurrent.rs). */
+#include "../shim.h"
+
+const struct shim_entry vaspace_entries[] = {
+    /* 823 vaspace::create_max_size_{0,2_mib,1_gib}_destroy_gives_back */
+    MUTANT("823-destroy-keeps-address-space", 823, "gpu",
+           "each cuMemPoolCreate maps 1 GiB of address space (PROT_NONE) that nothing ever unmaps"),
+    /* 829 vaspace::import_figures_and_destroy_gives_back */
+    MUTANT("829-import-keeps-address-space", 829, "ipc",
+           "each cuMemPoolImportFromShareableHandle maps 1 GiB of address space (PROT_NONE) that nothing ever unmaps"),
+    /* 823 vaspace::rlimit_as_create_answers_a_code, 829 vaspace::rlimit_as_import_answers_a_code,
+     * 822 vaspace::rlimit_as_free_answers_a_code */
+    MUTANT("822-rlimit-crashes", 822, "gpu",
+           "cuMemFreeAsync, cuMemPoolCreate and cuMemPoolImportFromShareableHandle abort the process under a finite "
+           "RLIMIT_AS instead of answering a code"),
+    /* 829, 830 concurrent_import_{handle,one_pool,own_pools}_{2,4,16}_threads */
+    MUTANT("829-concurrent-import-races", 829, "ipc",
+           "an import (829 or 830) entered by a second thread within 5 ms of another thread's answers UNKNOWN "
+           "(bookkeeping that is not thread-safe)"),
+    {0},
+};
+
+const struct shim_hook vaspace_hooks[] = {
+    {0},
+};
