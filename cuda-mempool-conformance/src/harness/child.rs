@@ -27,11 +27,12 @@ pub enum Role {
     NoDevice,
     /// Run trials one at a time for the coordinator (`run::worker`).
     Worker,
-    /// Import a pool and its pointers from an exporter (`cases::xproc`).
+    /// Import a pool and its pointers from an exporter, for each trial it is given (`cases::xproc`;
+    /// a worker keeps it between trials, `harness::helpers`).
     IpcImport,
     /// Answer the imported-pool rules one by one (`cases::xproc`).
     IpcRules,
-    /// Import a pool and take one named scenario on it, one child per trial (`cases::xproc`).
+    /// Import a pool and take one named scenario on it, for each trial it is given (`cases::xproc`).
     IpcScenario,
     /// The IPC benchmark's importer (benches/allocator.rs; that binary alone has it).
     BenchIpc,

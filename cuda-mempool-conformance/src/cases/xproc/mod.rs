@@ -8,8 +8,9 @@
 //! (`harness::helpers`), checked clean after each; fresh importers still serve the trials that
 //! need one: the fault trials (they kill or hang it, with a fault switch in its environment), the
 //! ones that start it in another environment (another device, devices reordered, grants),
-//! `exporter_leaks_no_fd` (it counts the exporter's fds), and the rules (one importer run answers
-//! all of them, and a step that kills it must cost only that step).
+//! `exporter_leaks_no_fd` (it counts the exporter's fds), the large imports (R580 kills most of
+//! their importers, and one that mapped GiB ends with its process), and the rules (one importer
+//! run answers all of them, and a step that kills it must cost only that step).
 //!
 //! Test-only fault switch: CONFORMANCE_IPC_FAULT=die:STEP or hang:STEP makes the importer abort or
 //! hang at STEP (start, import, verify, write, free); the `fault_*` trials use it.
