@@ -6,8 +6,8 @@ use crate::driver::crumb::Crumb;
 use crate::driver::fail::R;
 use crate::harness::child::Role;
 use nix::sys::socket::{
-    recvmsg, sendmsg, setsockopt, socketpair, sockopt, AddressFamily, ControlMessage, ControlMessageOwned, MsgFlags,
-    SockFlag, SockType,
+    recvmsg, sendmsg, setsockopt, shutdown, socketpair, sockopt, AddressFamily, ControlMessage, ControlMessageOwned,
+    MsgFlags, Shutdown, SockFlag, SockType,
 };
 use nix::sys::time::TimeVal;
 use serde_json::Value;
@@ -119,6 +119,12 @@ impl Channel {
         }
     }
 
+    /// Tell the other side there is nothing more to come: its next wait answers [`Got::Closed`]
+    /// (an importer child then exits 0, `cases::xproc`).
+    pub fn close_write(&self) {
+        let _ = shutdown(self.sock.as_raw_fd(), Shutdown::Write);
+    }
+
     /// Report an error to the other side, with the API this side holds responsible, if any.
     pub fn send_error(&self, e: &str) {
         let _ = self.send(
@@ -174,6 +180,10 @@ pub struct Peer {
     stderr: Option<JoinHandle<String>>,
     timeout: Duration,
     crumb: Crumb,
+    /// Its role and environment (`harness::helpers`: which trials it may serve again).
+    pub(crate) key: String,
+    /// It may serve another trial once this one is done with it (`harness::helpers`).
+    pub(crate) reusable: bool,
 }
 
 impl Peer {
@@ -188,11 +198,26 @@ impl Peer {
             stderr: Some(stderr),
             timeout,
             crumb,
+            key: format!("{} {envs:?}", role.name()),
+            reusable: false,
         })
     }
 
-    /// Wait for the child to exit (bounded), then return its stderr; Err if it did not exit 0.
+    /// Whether the child is still running (a kept one may have died between trials).
+    pub(crate) fn alive(&mut self) -> bool {
+        self.child.as_mut().is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+
+    /// Bound each receive and the wait for its exit by `timeout` from now on.
+    pub(crate) fn set_wait(&mut self, timeout: Duration) -> R {
+        self.timeout = timeout;
+        self.chan.set_timeout(timeout)
+    }
+
+    /// Close the channel's sending side, wait for the child to exit (bounded), then return its
+    /// stderr; Err if it did not exit 0.
     pub fn finish(mut self) -> R<String> {
+        self.chan.close_write();
         let mut child = self.child.take().unwrap();
         use wait_timeout::ChildExt;
         let status = child.wait_timeout(self.timeout).map_err(|e| e.to_string())?;

@@ -5,6 +5,7 @@ use crate::driver::crumb::{self, Crumb};
 use std::io::Read;
 use std::os::fd::RawFd;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use wait_timeout::ChildExt;
@@ -26,11 +27,12 @@ pub enum Role {
     NoDevice,
     /// Run trials one at a time for the coordinator (`run::worker`).
     Worker,
-    /// Import a pool and its pointers from an exporter (`cases::xproc`).
+    /// Import a pool and its pointers from an exporter, for each trial it is given (`cases::xproc`;
+    /// a worker keeps it between trials, `harness::helpers`).
     IpcImport,
     /// Answer the imported-pool rules one by one (`cases::xproc`).
     IpcRules,
-    /// Import a pool and take one named scenario on it, one child per trial (`cases::xproc`).
+    /// Import a pool and take one named scenario on it, for each trial it is given (`cases::xproc`).
     IpcScenario,
     /// Measure one pool call's address space in a fresh process (`cases::vaspace`).
     VaSpace,
@@ -119,6 +121,21 @@ impl ChildOut {
     }
 }
 
+/// Children this process started ([`command`] builds each one's), and kept children it gave a
+/// trial instead of starting one (`harness::helpers`): a trial's share is the difference across it.
+static STARTED: AtomicU64 = AtomicU64::new(0);
+static REUSED: AtomicU64 = AtomicU64::new(0);
+
+/// (children started, kept children reused) by this process so far.
+pub fn starts() -> (u64, u64) {
+    (STARTED.load(Ordering::Relaxed), REUSED.load(Ordering::Relaxed))
+}
+
+/// A kept child served a trial instead of a new one (`harness::helpers`).
+pub fn count_reuse() {
+    REUSED.fetch_add(1, Ordering::Relaxed);
+}
+
 /// This binary in `role`, ready to spawn: stdin null, stderr piped, `stdout` as given, the
 /// breadcrumb (if any) and the extra fds (ours, theirs) inherited, set up by [`crate::os::child_setup`].
 /// In a worker the child also gets the worker's calls file (`driver::calls`), so that the mutation
@@ -131,6 +148,7 @@ pub fn command(
     fds: &[(RawFd, RawFd)],
 ) -> Result<Command, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
+    STARTED.fetch_add(1, Ordering::Relaxed);
     let mut cmd = Command::new(exe);
     cmd.env(CHILD_VAR, role.name())
         .envs(envs.iter().copied())

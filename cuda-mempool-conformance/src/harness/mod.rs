@@ -1,5 +1,5 @@
 //! Layer 2, the harness: the machine and the devices a run uses, the case model, one typed result
-//! vocabulary, one way to start a child of this binary (and the channel to it), the probe, running
+//! vocabulary, one way to start a child of this binary (and the channel to it, and the kept importers), the probe, running
 //! a case in this process, the verdict, the leak check, and where a report came from. Imports only `driver` and `os`.
 
 pub mod case;
@@ -9,6 +9,7 @@ pub mod config;
 pub mod devices;
 pub mod execute;
 pub mod expect;
+pub mod helpers;
 pub mod identity;
 pub mod leaks;
 pub mod machine;

@@ -376,6 +376,8 @@ pub fn main(templates: Vec<Case>) -> i32 {
                 }
             }
             Some("finish") => {
+                // The importers kept between trials end first: they are the worker's, not leaks.
+                crate::harness::helpers::close_all();
                 let leaks: Vec<String> = match state.as_ref() {
                     Some((env, st)) => st.end_check(env),
                     None => Vec::new(),

@@ -2,7 +2,7 @@
 //! hex, the importer's device and switches, the waits, and the fault switch.
 
 use crate::cases::prelude::*;
-use crate::harness::channel::{unhex, Channel};
+use crate::harness::channel::{unhex, Channel, Got};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -126,9 +126,11 @@ pub(super) fn code(r: CUresult) -> Value {
 pub(super) const KIB: usize = 1 << 10;
 pub(super) const MIB: usize = 1 << 20;
 
-/// An importer role's body over the channel it inherited: a failure goes to stderr and to the
-/// exporter (with its blame); the exit code says whether it failed.
-pub(super) fn serve(who: &str, env: &Env, body: impl FnOnce(&Env, &Channel) -> R) -> i32 {
+/// An importer role's body over the channel it inherited, once per trial for as long as the
+/// parent keeps it (`harness::helpers`): a failure goes to stderr and to the exporter (with its
+/// blame) and ends the child; the exit code says whether it failed. Between trials the parent
+/// either closes the channel (the child exits 0) or asks whether it is clean ([`clean`]).
+pub(super) fn serve(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) -> i32 {
     let chan = match Channel::from_inherited() {
         Ok(c) => c,
         Err(e) => {
@@ -136,12 +138,54 @@ pub(super) fn serve(who: &str, env: &Env, body: impl FnOnce(&Env, &Channel) -> R
             return 1;
         }
     };
-    match body(env, &chan) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("{who}: {e}");
-            chan.send_error(e.message());
-            1
+    let mut fds_after_first: Option<usize> = None;
+    let fail = |e: &Fail| {
+        eprintln!("{who}: {e}");
+        chan.send_error(e.message());
+        1
+    };
+    loop {
+        if let Err(e) = body(env, &chan) {
+            return fail(&e);
+        }
+        match chan.poll() {
+            Got::Closed => return 0,
+            Got::Msg(m, _) if m["op"] == "check" => {
+                if let Err(e) = clean(&mut fds_after_first).and_then(|()| chan.send(&json!({"op": "clean"}), None)) {
+                    return fail(&e);
+                }
+                // Kept: the next trial may come much later; the parent bounds its own waits.
+                if let Err(e) = chan.set_timeout(KEPT_IDLE) {
+                    return fail(&e);
+                }
+            }
+            Got::Msg(m, _) => return fail(&format!("unexpected message between trials: {m}").into()),
+            Got::Timeout => return fail(&"no word from the parent after the trial".into()),
+            Got::Error(e) => return fail(&e.into()),
         }
     }
+}
+
+/// How long a kept importer waits for its next trial (a worker that ends closes the channel, and
+/// one that dies takes it along by the parent-death signal, so this only bounds a stray one).
+const KEPT_IDLE: Duration = Duration::from_secs(3600);
+
+/// Whether this importer is as clean as before the trial: nothing on the ledger (every pool it
+/// imported destroyed, every pointer freed), its context without an error, and no more fds open
+/// than after its first trial (which made its once-per-process files). Err says what is left.
+fn clean(fds_after_first: &mut Option<usize>) -> R {
+    let left = crate::driver::ledger::outstanding();
+    ensure!(left.is_empty(), "the importer still holds: {}", left.join("; "));
+    ok("cuCtxSynchronize(the importer's context after the trial)", unsafe {
+        cuCtxSynchronize()
+    })?;
+    let now = crate::os::open_fds();
+    match *fds_after_first {
+        Some(before) => ensure!(
+            now <= before,
+            "the importer has {now} fds open, {before} after its first trial"
+        ),
+        None => *fds_after_first = Some(now),
+    }
+    Ok(())
 }

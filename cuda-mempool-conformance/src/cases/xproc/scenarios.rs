@@ -1,10 +1,12 @@
-//! One importer child per trial (`ipc-scenario`) for imports that may kill the importer: all-zero
+//! An importer child (`ipc-scenario`; kept between trials, replaced when one dies) for imports
+//! that may kill the importer: all-zero
 //! and interior-pointer export data, imported pointers freed with cuMemFree, one pointer imported
 //! twice, single allocations of several GiB, and an import freed on a held stream.
 
 use super::common::*;
 use crate::cases::prelude::*;
-use crate::harness::channel::{hex, Lost, Peer, CLOSED};
+use crate::harness::channel::{hex, Lost, CLOSED};
+use crate::harness::helpers;
 use serde_json::{json, Value};
 use std::os::fd::{AsRawFd, OwnedFd};
 
@@ -56,21 +58,32 @@ impl Offer {
         Ok(p)
     }
 
-    /// Start an `ipc-scenario` importer, hand it the pool and `data`, and wait for its answer. An
+    /// Take an `ipc-scenario` importer, hand it the pool and `data`, and wait for its answer. An
     /// importer that dies or hangs fails the trial with its stderr, blamed on the call it was in.
     fn ask(&self, env: &Env, name: &str, data: &[CUmemPoolPtrExportData], size: usize) -> R<Value> {
-        self.ask_typed(env, name, data, size).map_err(|l| l.message.into())
+        self.ask_typed(env, name, data, size, true)
+            .map_err(|l| l.message.into())
     }
 
-    /// [`Offer::ask`], with how the importer was lost when it was.
-    fn ask_typed(&self, env: &Env, name: &str, data: &[CUmemPoolPtrExportData], size: usize) -> Result<Value, Lost> {
+    /// [`Offer::ask`], with how the importer was lost when it was; `reuse`: a kept importer may
+    /// take it.
+    fn ask_typed(
+        &self,
+        env: &Env,
+        name: &str,
+        data: &[CUmemPoolPtrExportData],
+        size: usize,
+        reuse: bool,
+    ) -> Result<Value, Lost> {
         let dev = env.dev.to_string();
         let lost = |message: String| Lost {
             signal: None,
             inside: None,
             message,
         };
-        let peer = Peer::spawn(&Role::IpcScenario, &[(IMPORTER_DEVICE_VAR, &dev)], child_wait())
+        // A kept importer (`harness::helpers`) when one is idle: a scenario's claim is about the
+        // import, not a fresh process; one the scenario kills is replaced.
+        let peer = helpers::take(&Role::IpcScenario, &[(IMPORTER_DEVICE_VAR, &dev)], child_wait(), reuse)
             .map_err(|e| lost(e.to_string()))?;
         let data: Vec<String> = data.iter().map(|d| hex(&d.reserved)).collect();
         let msg = json!({"op": "scenario", "name": name, "data": data, "size": size});
@@ -81,7 +94,7 @@ impl Offer {
         match got {
             Ok((m, _)) if m["op"] == "answer" => {
                 let v = m["value"].clone();
-                peer.finish().map_err(|e| lost(e.to_string()))?;
+                helpers::give_back(peer).map_err(|e| lost(e.to_string()))?;
                 Ok(v)
             }
             Ok((m, _)) => Err(peer.lost(format!("unexpected message {m}"), false)),
@@ -331,10 +344,6 @@ fn large_import_crash_declared(mib: usize, l: &Lost) -> bool {
 /// (RTX 3090, R580) says the importing process is killed, and well past it.
 pub(super) const LARGE_MIB: &[usize] = &[4096, 5248, 5249, 6144, 16384];
 
-/// The lane of the large imports: one at a time, so that they never hold 36 GiB together; each is
-/// exclusive too (up to 32 GiB held, and its free-memory check reads the whole device's).
-const LARGE_LANE: &str = "ipc-large";
-
 /// The scenario cases.
 pub(super) fn cases() -> Vec<Case> {
     let mut v = vec![
@@ -559,7 +568,10 @@ pub(super) fn cases() -> Vec<Case> {
                     let mut o = Offer::new(e.dev)?;
                     let p = o.alloc(n)?;
                     let d = export_ptr(p)?;
-                    match o.ask_typed(e, "large", &[d], n) {
+                    // A fresh importer: R580 kills most of them (the crash below), and one that
+                    // mapped GiB ends with its process rather than being kept beside the
+                    // exclusive trials that read the device's free memory.
+                    match o.ask_typed(e, "large", &[d], n, false) {
                         Ok(a) => a,
                         Err(l) if large_import_crash_declared(mib, &l) => {
                             note(format!(
@@ -601,8 +613,10 @@ pub(super) fn cases() -> Vec<Case> {
                 note(format!("{mib} MiB imported; both ends read back"));
                 Ok(())
             })
+            // Exclusive (up to 32 GiB held, and its free-memory check reads the whole device's),
+            // which also keeps two of them from holding 36 GiB together; no lane of their own now
+            // that an importer is kept per worker rather than shared through one lane.
             .needs(Cap::Ipc)
-            .lane(LARGE_LANE)
             .slow()
             .memory_bytes((mib * MIB) as u64),
         );

@@ -1,0 +1,78 @@
+//! Long-lived importer children kept by a worker between its trials: taken for a trial, asked
+//! after it whether they are clean, kept if they are, replaced when they died, hung or left state.
+//!
+//! Each child start costs seconds under compute-sanitizer; a worker runs trials one at a time, so
+//! the importers one trial used serve the next. Only in a worker process (`Role::Worker`): run in
+//! the test threads (nextest, CONFORMANCE_WORKERS=0) every trial starts its own, as a child's
+//! parent-death signal follows the thread that started it.
+//!
+//! The protocol, on the child's side in `cases::xproc::common::serve`: after a trial's exchange
+//! the parent either closes its sending side (the child exits 0: a fresh importer's end) or sends
+//! `{"op": "check"}`; the child answers `{"op": "clean"}` once its context holds nothing the
+//! trial made (the ledger empty, no fd more than after its first trial, its context without a
+//! sticky error), or an error naming what is left (the trial fails, the child is replaced).
+
+use crate::driver::fail::R;
+use crate::harness::channel::Peer;
+use crate::harness::child::{Role, CHILD_VAR};
+use serde_json::json;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The kept children, idle between trials.
+static IDLE: Mutex<Vec<Peer>> = Mutex::new(Vec::new());
+
+/// Whether this process keeps children between trials: a worker does.
+fn keeps() -> bool {
+    std::env::var(CHILD_VAR).is_ok_and(|v| v == Role::Worker.name())
+}
+
+/// A child in `role` with `envs` for one trial: a kept one when `reuse` and one is idle and
+/// alive, else a new one. `timeout` bounds each receive (and the wait for a new one's start).
+pub fn take(role: &Role, envs: &[(&str, &str)], timeout: Duration, reuse: bool) -> R<Peer> {
+    if reuse && keeps() {
+        let key = format!("{} {envs:?}", role.name());
+        let mut idle = IDLE.lock().unwrap_or_else(|p| p.into_inner());
+        // A kept child that died since is dropped (reaped) here.
+        idle.retain_mut(Peer::alive);
+        if let Some(i) = idle.iter().position(|p| p.key == key) {
+            let mut p = idle.swap_remove(i);
+            p.set_wait(timeout)?;
+            crate::harness::child::count_reuse();
+            return Ok(p);
+        }
+    }
+    let mut p = Peer::spawn(role, envs, timeout)?;
+    p.reusable = reuse;
+    Ok(p)
+}
+
+/// The trial is done with `p`: a reusable child in a worker is asked whether it is clean and kept
+/// if it is; any other child is told to end and reaped ([`Peer::finish`]). Err: the child did not
+/// end well, or left state behind (it is killed, its stderr in the message).
+pub fn give_back(p: Peer) -> R {
+    if !(p.reusable && keeps()) {
+        return p.finish().map(|_| ());
+    }
+    let answer = p.chan.send(&json!({"op": "check"}), None).and_then(|()| p.chan.recv());
+    match answer {
+        Ok((m, _)) if m["op"] == "clean" => {
+            IDLE.lock().unwrap_or_else(|p| p.into_inner()).push(p);
+            Ok(())
+        }
+        Ok((m, _)) => Err(p
+            .fail(format!("the kept importer answered {m} when asked whether it is clean"))
+            .into()),
+        Err(e) => Err(p
+            .fail(format!("the kept importer is not clean after this trial: {e}"))
+            .into()),
+    }
+}
+
+/// End every kept child (before the worker's leak check, which counts children and fds).
+pub fn close_all() {
+    let kept: Vec<Peer> = std::mem::take(&mut *IDLE.lock().unwrap_or_else(|p| p.into_inner()));
+    for p in kept {
+        let _ = p.finish();
+    }
+}
