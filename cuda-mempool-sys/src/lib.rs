@@ -190,3 +190,27 @@ pub struct ReadmeDoctests;
 /// ```
 #[cfg(doctest)]
 pub struct InstallIsUnsafe;
+
+/// With cudarc (a dev-dependency: the README's "With cudarc" section), the typed conversions of
+/// `examples/with_cudarc/interop.rs` take one handle type each: cudarc's `CUevent` does not
+/// become a `CUstream`. This must not compile:
+///
+/// ```compile_fail,E0308
+/// include!("../examples/with_cudarc/interop.rs");
+/// fn main() {
+///     let event: cudarc::driver::sys::CUevent = core::ptr::null_mut();
+///     let _stream: cuda_mempool_sys::CUstream = stream_from_cudarc(event);
+/// }
+/// ```
+///
+/// while the same with the event's own conversion does:
+///
+/// ```
+/// include!("../examples/with_cudarc/interop.rs");
+/// fn main() {
+///     let event: cudarc::driver::sys::CUevent = core::ptr::null_mut();
+///     let _event: cuda_mempool_sys::CUevent = event_from_cudarc(event);
+/// }
+/// ```
+#[cfg(all(doctest, feature = "cuda-12"))]
+pub struct CudarcEventIsNotAStream;
