@@ -12,7 +12,9 @@
 //!   reads `CUDA_ERROR_NO_DEVICE (100)` (from these tables, never the driver), and with `std` it is a
 //!   `std::error::Error`. `name()` answers `None` for an unnamed code rather than a made-up name.
 //! * Functions carry the symbol names cuda.h's macros resolve to (`cuMemAlloc_v2`, …); the C names
-//!   are aliases in each module's `c_names`. `*_ptsz` are the per-thread-default-stream variants.
+//!   (`cuMemAlloc`, `cuStreamDestroy`, …) are aliases of them in each module (listed in its
+//!   `c_names`) and call methods of its `EntryPoints`. `*_ptsz` are the
+//!   per-thread-default-stream variants.
 //!
 //! # The 14 APIs
 //!
@@ -48,11 +50,17 @@
 //! * `dynamic-loading`: links nothing. The free functions (`cuInit`, `cuMemPoolCreate`, …) keep
 //!   their names and signatures and call through one process-wide table that loads the driver on
 //!   the first call (`global`; no install step): code written against the linked functions builds
-//!   and runs unchanged when any crate of the graph enables this feature. A free function answers
-//!   `global::LOAD_FAILED` (`CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`) when the driver library could
-//!   not be loaded (`global::load_error` says why) and `CUDA_ERROR_NOT_FOUND` only for an entry the
-//!   library lacks. An `EntryPoints` of one's own stays available.
-//! * `std`: implements `std::error::Error` for [`LoadError`] and `CUresult`.
+//!   and runs unchanged when any crate of the graph enables this feature. The items are the same
+//!   in every feature combination: each free function is an `unsafe extern "C" fn` of its C type,
+//!   so it can be stored as a function pointer either way, and `EntryPoints::from_linked()` (the
+//!   free functions as a table) exists either way. A free function answers `global::LOAD_FAILED`
+//!   (`CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED`, the crate's own code, outside every value a driver
+//!   returns) when the driver library could not be loaded (`global::load_error` says why) and
+//!   `CUDA_ERROR_NOT_FOUND` only for an entry the library lacks; [`mode()`](mode) says whether the
+//!   free functions are linked or loaded, and whether loading failed ([`Mode`]). An `EntryPoints`
+//!   of one's own stays available.
+//! * `std`: implements `std::error::Error` for [`LoadError`] and `CUresult` (without it, `?` into a
+//!   `Box<dyn Error>` does not compile: enable `std`, or map the error with `to_string()`).
 //!
 //! # Linked functions or the entry-point table
 //!
@@ -70,11 +78,14 @@
 //! The loaders (`load`, `from_library`, `from_proc_address`, `from_dlsym`) and [`Library`] work on
 //! Unix and Windows (`from_dlsym` uses `GetProcAddress` there); `from_default_namespace` needs
 //! Unix (`dlsym(RTLD_DEFAULT, …)` has no Windows counterpart); `from_linked()` and `from_fn()`
-//! work everywhere.
+//! work everywhere and in every feature combination.
 //!
 //! NVIDIA's reference: <https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html>
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
+// The linked free functions and their `dynamic-loading` counterparts are one API under two cfgs:
+// no badge, since neither vanishes (only the explicit `doc(cfg)` of the major modules and `std`).
+#![cfg_attr(docsrs, doc(auto_cfg = false))]
 // clashing_extern_declarations: with several majors enabled, each module declares the same C symbols
 // with its own (ABI-identical) types.
 #![allow(
@@ -130,6 +141,26 @@ pub mod cuda12;
 #[allow(clippy::all)]
 pub mod cuda13;
 
+/// How a module's free functions reach the driver (each major's `mode()`; the crate root's
+/// [`mode()`](mode) for CUDA 12). A wrapper can tell a driver's answer from a load failure by this
+/// rather than by a code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Mode {
+    /// Linked (no `dynamic-loading` in the graph): the free functions are the driver's symbols,
+    /// bound when the program started.
+    Linked,
+    /// `dynamic-loading`: no call has needed the process's table yet (the next call loads it).
+    NotYetLoaded,
+    /// `dynamic-loading`: the process's table is there (loaded from the driver library, or
+    /// installed with `global::install`).
+    Loaded,
+    /// `dynamic-loading`: the driver library could not be loaded, for this reason; every free
+    /// function answers `global::LOAD_FAILED`.
+    #[cfg(any(unix, windows))]
+    NotLoaded(&'static LoadError),
+}
+
 /// The crate root: the default major, CUDA 12, whatever other majors are enabled.
 #[cfg(feature = "cuda-12")]
 pub use cuda12::*;
@@ -159,3 +190,27 @@ pub struct ReadmeDoctests;
 /// ```
 #[cfg(doctest)]
 pub struct InstallIsUnsafe;
+
+/// With cudarc (a dev-dependency: the README's "With cudarc" section), the typed conversions of
+/// `examples/with_cudarc/interop.rs` take one handle type each: cudarc's `CUevent` does not
+/// become a `CUstream`. This must not compile:
+///
+/// ```compile_fail,E0308
+/// include!("../examples/with_cudarc/interop.rs");
+/// fn main() {
+///     let event: cudarc::driver::sys::CUevent = core::ptr::null_mut();
+///     let _stream: cuda_mempool_sys::CUstream = stream_from_cudarc(event);
+/// }
+/// ```
+///
+/// while the same with the event's own conversion does:
+///
+/// ```
+/// include!("../examples/with_cudarc/interop.rs");
+/// fn main() {
+///     let event: cudarc::driver::sys::CUevent = core::ptr::null_mut();
+///     let _event: cuda_mempool_sys::CUevent = event_from_cudarc(event);
+/// }
+/// ```
+#[cfg(all(doctest, feature = "cuda-12"))]
+pub struct CudarcEventIsNotAStream;

@@ -36,6 +36,11 @@ pub enum LoadErrorKind {
 
 /// Loading the driver library failed: which library, what failed, and the reason (`dlerror`; on
 /// Windows the `GetLastError` code and its `FormatMessageW` text).
+///
+/// It is `Display` always and `std::error::Error` only with the crate's `std` feature (the crate
+/// is `no_std`): without it, `?` into `Box<dyn std::error::Error>` fails with "the trait
+/// `std::error::Error` is not implemented for `LoadError`". Enable `std`
+/// (`cuda-mempool-sys = { features = ["std"] }`), or convert with `to_string()`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadError {
     kind: LoadErrorKind,
@@ -78,7 +83,9 @@ impl fmt::Display for LoadError {
     }
 }
 
+/// With the `std` feature only.
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl std::error::Error for LoadError {}
 
 /// An opened driver library. It is never closed (libcuda does not support being unloaded, and

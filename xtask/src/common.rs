@@ -155,14 +155,33 @@ pub fn generate(bindgen: &str, majors: &[(&Pin, u32, Shared)]) -> Result<(String
         }
         writeln!(out, "    pub const {name}: cudaError_enum = cudaError_enum({v});").unwrap();
     }
+    writeln!(
+        out,
+        "    /// Not a driver code: what a `dynamic-loading` free function answers when the driver library could\n    \
+         /// not be loaded (`global::load_error` says why). Outside every value a driver returns (they are\n    \
+         /// below 1000), so it cannot be mistaken for one; never pass it to `cuGetErrorString`.\n    \
+         pub const {LOAD_FAILED}: cudaError_enum = cudaError_enum({LOAD_FAILED_VALUE:#x});"
+    )
+    .unwrap();
     out.push_str("}\n/// The name cuda.h gives `cudaError_enum`.\npub use self::cudaError_enum as CUresult;\n");
-    let ordered: Vec<(String, i128)> = sorted.iter().map(|(n, (v, _))| ((*n).clone(), *v)).collect();
+    let mut ordered: Vec<(String, i128)> = sorted.iter().map(|(n, (v, _))| ((*n).clone(), *v)).collect();
+    if ordered.iter().any(|(_, v)| *v >= LOAD_FAILED_VALUE) {
+        return Err(format!(
+            "a header names a CUresult at or above {LOAD_FAILED}'s {LOAD_FAILED_VALUE:#x}"
+        ));
+    }
+    ordered.push((LOAD_FAILED.to_string(), LOAD_FAILED_VALUE));
     let mut aliases = BTreeMap::new();
     aliases.insert(RESULT.to_string(), "CUresult".to_string());
     out.push_str(&table::enum_name_and_debug(&[(RESULT.to_string(), ordered)], &aliases));
     out.push_str(CURESULT_HELPERS);
     Ok((pins::common_path(), out))
 }
+
+/// The crate's own `CUresult` for a driver library that could not be loaded (`global::LOAD_FAILED`),
+/// far above the driver's codes (0 to 999) so that no driver answer reads as it.
+const LOAD_FAILED: &str = "CUDA_MEMPOOL_SYS_LOAD_FAILED";
+const LOAD_FAILED_VALUE: i128 = 0x4D50_0001;
 
 /// What a wrapper needs of `CUresult` beyond its name: `result()`, `Display`, and `Error` (`std`).
 const CURESULT_HELPERS: &str = r#"impl CUresult {

@@ -310,7 +310,9 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     let funcs = table::extern_fns(&file);
     let header_text = std::fs::read_to_string(h.include.join("cuda.h")).unwrap_or_default()
         + &std::fs::read_to_string(h.include.join("cudaTypedefs.h")).unwrap_or_default();
-    let tbl = table::table(major, &funcs, &abis, &header_text)?;
+    // C names that cuda.h maps to a versioned symbol, as aliases a C programmer would recognise.
+    let c_aliases: Vec<_> = resolved.iter().filter(|(c, s)| c != s).collect();
+    let tbl = table::table(major, &funcs, &abis, &header_text, &c_aliases)?;
     let value_types = docs::value_types(&header_text);
 
     // The opaque handles and CUresult are defined once, in `common`, for every major.
@@ -387,15 +389,15 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     } else {
         out.push_str("    CUmemLocation { type_, id }\n}\n");
     }
-    // C names that cuda.h maps to a versioned symbol, as aliases a C programmer would recognise.
-    let aliases: Vec<_> = resolved.iter().filter(|(c, s)| c != s).collect();
-    if !aliases.is_empty() {
-        out.push_str("/// C API names as cuda.h's macros resolve them (no per-thread default stream).\n");
+    if !c_aliases.is_empty() {
+        out.push_str("/// C API names as cuda.h's macros resolve them (no per-thread default stream); the module\n");
+        out.push_str("/// re-exports them, so `cuMemAlloc` is `cuMemAlloc_v2` here too.\n");
         out.push_str("pub mod c_names {\n");
-        for (c, s) in aliases {
+        for (c, s) in &c_aliases {
             writeln!(out, "    pub use super::{s} as {c};").unwrap();
         }
         out.push_str("}\n");
+        out.push_str("pub use self::c_names::*;\n");
     }
     out.push('\n');
     out.push_str(&tbl.rust);
@@ -409,14 +411,34 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     );
     let rs = format!("{header}\n{out}");
     let (abi_c, abi_rs) = abi_probe(&bindings, h, &bg, pin, major, &tbl)?;
-    Ok(Generated {
-        files: vec![
-            (pins::bindings_path(major), rs),
-            (pins::abi_c_path(major), abi_c),
-            (pins::abi_rs_path(major), abi_rs),
-        ],
-        shared,
-    })
+    let mut files = vec![
+        (pins::bindings_path(major), rs),
+        (pins::abi_c_path(major), abi_c),
+        (pins::abi_rs_path(major), abi_rs),
+    ];
+    if major == pins::ROOT_MAJOR {
+        let header = rs_header(
+            &bg,
+            pin,
+            h,
+            "every free function of the crate root, stored as a function pointer of its C type",
+        );
+        files.push((
+            pins::FREE_FUNCTIONS_PATH.to_string(),
+            format!(
+                "{header}//! Every free function of the crate root as `unsafe extern \"C\" fn` of its C type: this compiles\n\
+                 //! only if each one is that type (or coerces to it) linked and with `dynamic-loading`.\n\
+                 #![allow(non_snake_case)]\n\
+                 use core::ffi::c_void;\n\
+                 use cuda_mempool_sys::*;\n\n\
+                 /// (symbol, address) of each free function.\n\
+                 pub fn free_functions() -> Vec<(&'static str, *const c_void)> {{\n    \
+                 let mut out = Vec::new();\n{}    out\n}}\n",
+                tbl.pointers
+            ),
+        ));
+    }
+    Ok(Generated { files, shared })
 }
 
 const RUST_KEYWORDS: &[&str] = &[

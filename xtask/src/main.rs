@@ -786,9 +786,24 @@ fn feature_union(root: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// `cargo package`, unpacked under target/package-check/, and the crate's own tests and doctests
-/// run there, by the lockfile in the .crate: what a user of the published crate builds.
+/// `cargo publish --dry-run` (what crates.io would accept: manifest, included files, a build of
+/// the packaged crate), then `cargo package`, unpacked under target/package-check/, and the
+/// crate's own tests and doctests run there, by the lockfile in the .crate: what a user of the
+/// published crate builds.
 fn package(root: &Path) -> Result<(), String> {
+    run(
+        root,
+        "cargo publish --dry-run",
+        &[
+            "publish",
+            "--dry-run",
+            "-p",
+            "cuda-mempool-sys",
+            "--locked",
+            "--allow-dirty",
+        ],
+        &[],
+    )?;
     run(
         root,
         "cargo package",

@@ -53,3 +53,8 @@ pub fn abi_rs_path(major: u32) -> String {
 pub fn common_path() -> String {
     "cuda-mempool-sys/src/generated/common.rs".to_string()
 }
+
+/// The major the crate root re-exports (lib.rs's `ROOT_CUDA_MAJOR`).
+pub const ROOT_MAJOR: u32 = 12;
+/// The feature-union crate's file that stores every free function of the root as a pointer.
+pub const FREE_FUNCTIONS_PATH: &str = "cuda-mempool-sys/tests/feature-union/uses-root/src/free_functions.rs";

@@ -345,6 +345,9 @@ fn version_text(v: u32) -> String {
 /// that tie the Rust table to the asserted typedefs.
 pub struct Table {
     pub rust: String,
+    /// Every free function stored as a function pointer of its C type (the feature-union crate's
+    /// `free_functions.rs` body).
+    pub pointers: String,
     pub c_asserts: String,
     /// (key, C expression, Rust expression)
     pub probe: Vec<(String, String, String)>,
@@ -355,6 +358,7 @@ pub fn table(
     funcs: &[Func],
     abis: &BTreeMap<String, Abi>, // by symbol
     header: &str,
+    c_names: &[(&String, &String)], // (cuda.h's name, the symbol its macro resolves to)
 ) -> Result<Table, String> {
     let mut fields = String::new();
     let mut entries = String::new();
@@ -367,6 +371,8 @@ pub fn table(
     let mut reexports = Vec::new();
     let mut c_asserts = String::new();
     let mut probe = Vec::new();
+    let mut pointers = String::new();
+    let mut signatures = BTreeMap::new();
     for (i, f) in funcs.iter().enumerate() {
         let abi = abis
             .get(&f.symbol)
@@ -440,6 +446,14 @@ pub fn table(
         )
         .unwrap();
         reexports.push(sym.clone());
+        writeln!(
+            pointers,
+            "    let {sym}: unsafe extern \"C\" fn({}) -> CUresult = cuda_mempool_sys::{sym};\n    \
+             out.push((\"{sym}\", {sym} as *const c_void));",
+            params_rs.join(", ")
+        )
+        .unwrap();
+        signatures.insert(sym.clone(), (params_rs.join(", "), args.join(", ")));
         let note = format!(
             "Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `{sym}`."
         );
@@ -448,7 +462,7 @@ pub fn table(
         }
         writeln!(
             globals,
-            "    #[inline]\n    pub unsafe fn {sym}({}) -> CUresult {{\n        \
+            "    #[inline(never)]\n    pub unsafe extern \"C\" fn {sym}({}) -> CUresult {{\n        \
              match table() {{\n            Some(__t) => __t.{sym}({}),\n            \
              None => no_table(),\n        }}\n    }}",
             params_rs.join(", "),
@@ -493,6 +507,21 @@ pub fn table(
             .unwrap();
         }
     }
+    // cuda.h's names for versioned symbols, as call methods beside the fields.
+    for (c, sym) in c_names {
+        let (params, args) = signatures
+            .get(*sym)
+            .ok_or_else(|| format!("CUDA {major}: C name {c} resolves to {sym}, which the table lacks"))?;
+        writeln!(
+            calls,
+            "    /// cuda.h's `{c}`: calls [`{sym}`](Self::{sym}), the symbol its macro resolves to.\n    \
+             ///\n    /// # Safety\n    /// The rules of the free function [`{sym}`].\n    \
+             #[inline]\n    pub unsafe fn {c}(&self, {params}) -> CUresult {{\n        \
+             self.{sym}({args})\n    }}"
+        )
+        .unwrap();
+    }
+    let first = &funcs.first().ok_or("no functions")?.symbol;
     let n = funcs.len();
     let reexports = reexports.join(", ");
     let rust = format!(
@@ -506,8 +535,10 @@ pub fn table(
 ///
 /// Fill it with [`load`](Self::load) (the driver's `cuGetProcAddress`, Unix and Windows),
 /// [`from_dlsym`](Self::from_dlsym) (`dlsym`; `GetProcAddress` on Windows),
-/// `from_default_namespace` (`dlsym(RTLD_DEFAULT, …)`, Unix), `from_linked` (the linked symbols;
-/// not with the `dynamic-loading` feature), or your own resolver with [`from_fn`](Self::from_fn).
+/// `from_default_namespace` (`dlsym(RTLD_DEFAULT, …)`, Unix), [`from_linked`](Self::from_linked)
+/// (the module's free functions), or your own resolver with [`from_fn`](Self::from_fn). Besides
+/// the fields' names, the table has a call method for each C name cuda.h maps to a versioned
+/// symbol (`cuMemAlloc` calls `cuMemAlloc_v2`).
 ///
 /// # Safety of the call methods
 /// Each call method is as unsafe as the C function it calls: the arguments must satisfy that
@@ -541,9 +572,13 @@ impl EntryPoints {{
 {from_fn}        }}
     }}
 
-    /// The linked functions themselves. Referencing them all links them all: a program that calls
-    /// this does not link (or start) against a driver that lacks one of them.
-    #[cfg(not(feature = "dynamic-loading"))]
+    /// The module's free functions themselves, in every feature combination. Linked (no
+    /// `dynamic-loading`) they are the driver's symbols, and referencing them all links them all:
+    /// a program that calls this does not link (or start) against a driver that lacks one of them.
+    /// With `dynamic-loading` (enabled by any crate of the graph) they are [`global`]'s functions:
+    /// each entry calls through the process's table, which loads the driver on first use, so no
+    /// entry is `None` and a call answers [`global::LOAD_FAILED`] without a driver library
+    /// ([`mode`] tells which).
     pub fn from_linked() -> Self {{
         Self {{
 {linked}        }}
@@ -651,20 +686,29 @@ pub mod global {{
     #[cfg(any(unix, windows))]
     static LOAD_ERROR: AtomicPtr<crate::LoadError> = AtomicPtr::new(::core::ptr::null_mut());
 
-    /// What every function answers when the driver library could not be loaded
-    /// (`CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`); distinct from a missing entry's `CUDA_ERROR_NOT_FOUND`.
-    pub const LOAD_FAILED: CUresult = CUresult::CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+    /// What every function answers when the driver library could not be loaded:
+    /// `CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED`, the crate's own code, outside the driver's range (no
+    /// driver answer reads as it); distinct from a missing entry's `CUDA_ERROR_NOT_FOUND`.
+    pub const LOAD_FAILED: CUresult = CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED;
 
     /// Make `table` the one every function of this module calls through, from now on, in every
     /// crate of the process (call it before the first call: a process has one table; the last one
     /// installed wins).
     ///
+    /// With `dynamic-loading`, [`EntryPoints::from_linked`] holds this module's own functions:
+    /// installing it changes nothing (it is the process's table already), rather than making each
+    /// call call itself.
+    ///
     /// # Safety
     /// Every entry of `table` must be the driver's function of that name (or one with the same
     /// contract: an interposer's), for the whole life of the process: every caller of this
     /// module's safe-to-name functions, in any crate, relies on what it reaches (an entry that
-    /// answers `cuStreamSynchronize` with `cuStreamQuery` makes their reads race).
+    /// answers `cuStreamSynchronize` with `cuStreamQuery` makes their reads race). No entry may be
+    /// one of this module's own functions (besides a whole `from_linked()` table, above).
     pub unsafe fn install(table: &'static EntryPoints) {{
+        if table.addresses()[0] == {first} as *const ::core::ffi::c_void {{
+            return;
+        }}
         TABLE.store(table as *const EntryPoints as *mut EntryPoints, Ordering::Release);
         STATE.store(2, Ordering::Release);
     }}
@@ -709,12 +753,31 @@ pub mod global {{
     #[cfg(not(any(unix, windows)))]
     fn load_once() {{}}
 
+    /// Where this module's table stands, without loading it: [`Mode::NotYetLoaded`](crate::Mode),
+    /// [`Mode::Loaded`](crate::Mode) (loaded or installed) or [`Mode::NotLoaded`](crate::Mode) with
+    /// the reason. The module's [`mode`] says whether its free functions call
+    /// through it.
+    pub fn state() -> crate::Mode {{
+        match STATE.load(Ordering::Acquire) {{
+            2 => crate::Mode::Loaded,
+            #[cfg(any(unix, windows))]
+            3 => match load_error() {{
+                Some(e) => crate::Mode::NotLoaded(e),
+                None => crate::Mode::NotYetLoaded,
+            }},
+            _ => crate::Mode::NotYetLoaded,
+        }}
+    }}
+
     /// Why the driver library could not be loaded, once a call tried and failed.
     #[cfg(any(unix, windows))]
     pub fn load_error() -> ::core::option::Option<&'static crate::LoadError> {{
         // SAFETY: stored once by `load_once`, leaked: it lives forever.
         unsafe {{ LOAD_ERROR.load(Ordering::Acquire).as_ref() }}
     }}
+
+    // The functions below are `inline(never)`: each has one address in the process (an inlined
+    // copy per codegen unit would have its own), which `from_linked` stores and `install` compares.
 
     #[cold]
     fn no_table() -> CUresult {{
@@ -728,11 +791,27 @@ pub mod global {{
 {globals}
 }}
 
-/// Under `dynamic-loading` the module's functions are [`global`]'s: the same names and signatures
-/// as the linked ones.
+/// Under `dynamic-loading` the module's functions are [`global`]'s: the same names and types
+/// (`unsafe extern "C" fn`) as the linked ones.
 #[cfg(feature = "dynamic-loading")]
 pub use self::global::{{{reexports}}};
+
+/// How this module's free functions reach the driver: [`Mode::Linked`](crate::Mode) without
+/// `dynamic-loading` (the linked symbols), else where [`global`]'s table stands
+/// ([`global::state`]). It loads nothing.
+pub fn mode() -> crate::Mode {{
+    if cfg!(feature = "dynamic-loading") {{
+        global::state()
+    }} else {{
+        crate::Mode::Linked
+    }}
+}}
 "#
     );
-    Ok(Table { rust, c_asserts, probe })
+    Ok(Table {
+        rust,
+        pointers,
+        c_asserts,
+        probe,
+    })
 }

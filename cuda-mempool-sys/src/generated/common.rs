@@ -171,6 +171,10 @@ impl cudaError_enum {
     /// Named by the CUDA 13 headers only (a valid value for every module).
     pub const CUDA_ERROR_FABRIC_NOT_READY: cudaError_enum = cudaError_enum(919);
     pub const CUDA_ERROR_UNKNOWN: cudaError_enum = cudaError_enum(999);
+    /// Not a driver code: what a `dynamic-loading` free function answers when the driver library could
+    /// not be loaded (`global::load_error` says why). Outside every value a driver returns (they are
+    /// below 1000), so it cannot be mistaken for one; never pass it to `cuGetErrorString`.
+    pub const CUDA_MEMPOOL_SYS_LOAD_FAILED: cudaError_enum = cudaError_enum(0x4d500001);
 }
 /// The name cuda.h gives `cudaError_enum`.
 pub use self::cudaError_enum as CUresult;
@@ -284,6 +288,7 @@ impl cudaError_enum {
             918 => Some("CUDA_ERROR_GRAPH_RECAPTURE_FAILURE"),
             919 => Some("CUDA_ERROR_FABRIC_NOT_READY"),
             999 => Some("CUDA_ERROR_UNKNOWN"),
+            1297088513 => Some("CUDA_MEMPOOL_SYS_LOAD_FAILED"),
             _ => None,
         }
     }

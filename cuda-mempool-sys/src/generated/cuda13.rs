@@ -2985,7 +2985,8 @@ pub const fn mem_location(type_: CUmemLocationType, id: ::core::ffi::c_int) -> C
         __bindgen_anon_1: CUmemLocation_st__bindgen_ty_1 { id },
     }
 }
-/// C API names as cuda.h's macros resolve them (no per-thread default stream).
+/// C API names as cuda.h's macros resolve them (no per-thread default stream); the module
+/// re-exports them, so `cuMemAlloc` is `cuMemAlloc_v2` here too.
 pub mod c_names {
     pub use super::cuCtxPopCurrent_v2 as cuCtxPopCurrent;
     pub use super::cuCtxPushCurrent_v2 as cuCtxPushCurrent;
@@ -3006,6 +3007,7 @@ pub mod c_names {
     pub use super::cuStreamBeginCapture_v2 as cuStreamBeginCapture;
     pub use super::cuStreamDestroy_v2 as cuStreamDestroy;
 }
+pub use self::c_names::*;
 
 /// Every function of this module as an optional function pointer, filled at run time.
 ///
@@ -3017,8 +3019,10 @@ pub mod c_names {
 ///
 /// Fill it with [`load`](Self::load) (the driver's `cuGetProcAddress`, Unix and Windows),
 /// [`from_dlsym`](Self::from_dlsym) (`dlsym`; `GetProcAddress` on Windows),
-/// `from_default_namespace` (`dlsym(RTLD_DEFAULT, …)`, Unix), `from_linked` (the linked symbols;
-/// not with the `dynamic-loading` feature), or your own resolver with [`from_fn`](Self::from_fn).
+/// `from_default_namespace` (`dlsym(RTLD_DEFAULT, …)`, Unix), [`from_linked`](Self::from_linked)
+/// (the module's free functions), or your own resolver with [`from_fn`](Self::from_fn). Besides
+/// the fields' names, the table has a call method for each C name cuda.h maps to a versioned
+/// symbol (`cuMemAlloc` calls `cuMemAlloc_v2`).
 ///
 /// # Safety of the call methods
 /// Each call method is as unsafe as the C function it calls: the arguments must satisfy that
@@ -3507,9 +3511,13 @@ impl EntryPoints {
         }
     }
 
-    /// The linked functions themselves. Referencing them all links them all: a program that calls
-    /// this does not link (or start) against a driver that lacks one of them.
-    #[cfg(not(feature = "dynamic-loading"))]
+    /// The module's free functions themselves, in every feature combination. Linked (no
+    /// `dynamic-loading`) they are the driver's symbols, and referencing them all links them all:
+    /// a program that calls this does not link (or start) against a driver that lacks one of them.
+    /// With `dynamic-loading` (enabled by any crate of the graph) they are [`global`]'s functions:
+    /// each entry calls through the process's table, which loads the driver on first use, so no
+    /// entry is `None` and a call answers [`global::LOAD_FAILED`] without a driver library
+    /// ([`mode`] tells which).
     pub fn from_linked() -> Self {
         Self {
             cuGetErrorString: Some(cuGetErrorString),
@@ -4765,6 +4773,150 @@ impl EntryPoints {
             None => CUresult::CUDA_ERROR_NOT_FOUND,
         }
     }
+    /// cuda.h's `cuCtxPopCurrent`: calls [`cuCtxPopCurrent_v2`](Self::cuCtxPopCurrent_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuCtxPopCurrent_v2`].
+    #[inline]
+    pub unsafe fn cuCtxPopCurrent(&self, pctx: *mut CUcontext) -> CUresult {
+        self.cuCtxPopCurrent_v2(pctx)
+    }
+    /// cuda.h's `cuCtxPushCurrent`: calls [`cuCtxPushCurrent_v2`](Self::cuCtxPushCurrent_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuCtxPushCurrent_v2`].
+    #[inline]
+    pub unsafe fn cuCtxPushCurrent(&self, ctx: CUcontext) -> CUresult {
+        self.cuCtxPushCurrent_v2(ctx)
+    }
+    /// cuda.h's `cuDevicePrimaryCtxRelease`: calls [`cuDevicePrimaryCtxRelease_v2`](Self::cuDevicePrimaryCtxRelease_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDevicePrimaryCtxRelease_v2`].
+    #[inline]
+    pub unsafe fn cuDevicePrimaryCtxRelease(&self, dev: CUdevice) -> CUresult {
+        self.cuDevicePrimaryCtxRelease_v2(dev)
+    }
+    /// cuda.h's `cuDevicePrimaryCtxReset`: calls [`cuDevicePrimaryCtxReset_v2`](Self::cuDevicePrimaryCtxReset_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDevicePrimaryCtxReset_v2`].
+    #[inline]
+    pub unsafe fn cuDevicePrimaryCtxReset(&self, dev: CUdevice) -> CUresult {
+        self.cuDevicePrimaryCtxReset_v2(dev)
+    }
+    /// cuda.h's `cuDeviceTotalMem`: calls [`cuDeviceTotalMem_v2`](Self::cuDeviceTotalMem_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuDeviceTotalMem_v2`].
+    #[inline]
+    pub unsafe fn cuDeviceTotalMem(&self, bytes: *mut usize, dev: CUdevice) -> CUresult {
+        self.cuDeviceTotalMem_v2(bytes, dev)
+    }
+    /// cuda.h's `cuEventDestroy`: calls [`cuEventDestroy_v2`](Self::cuEventDestroy_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuEventDestroy_v2`].
+    #[inline]
+    pub unsafe fn cuEventDestroy(&self, hEvent: CUevent) -> CUresult {
+        self.cuEventDestroy_v2(hEvent)
+    }
+    /// cuda.h's `cuGetProcAddress`: calls [`cuGetProcAddress_v2`](Self::cuGetProcAddress_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuGetProcAddress_v2`].
+    #[inline]
+    pub unsafe fn cuGetProcAddress(&self, symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult {
+        self.cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus)
+    }
+    /// cuda.h's `cuMemAlloc`: calls [`cuMemAlloc_v2`](Self::cuMemAlloc_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemAlloc_v2`].
+    #[inline]
+    pub unsafe fn cuMemAlloc(&self, dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
+        self.cuMemAlloc_v2(dptr, bytesize)
+    }
+    /// cuda.h's `cuMemFree`: calls [`cuMemFree_v2`](Self::cuMemFree_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemFree_v2`].
+    #[inline]
+    pub unsafe fn cuMemFree(&self, dptr: CUdeviceptr) -> CUresult {
+        self.cuMemFree_v2(dptr)
+    }
+    /// cuda.h's `cuMemGetInfo`: calls [`cuMemGetInfo_v2`](Self::cuMemGetInfo_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemGetInfo_v2`].
+    #[inline]
+    pub unsafe fn cuMemGetInfo(&self, free: *mut usize, total: *mut usize) -> CUresult {
+        self.cuMemGetInfo_v2(free, total)
+    }
+    /// cuda.h's `cuMemcpyDtoH`: calls [`cuMemcpyDtoH_v2`](Self::cuMemcpyDtoH_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemcpyDtoH_v2`].
+    #[inline]
+    pub unsafe fn cuMemcpyDtoH(&self, dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
+        self.cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount)
+    }
+    /// cuda.h's `cuMemcpyDtoHAsync`: calls [`cuMemcpyDtoHAsync_v2`](Self::cuMemcpyDtoHAsync_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemcpyDtoHAsync_v2`].
+    #[inline]
+    pub unsafe fn cuMemcpyDtoHAsync(&self, dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
+        self.cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream)
+    }
+    /// cuda.h's `cuMemcpyHtoD`: calls [`cuMemcpyHtoD_v2`](Self::cuMemcpyHtoD_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemcpyHtoD_v2`].
+    #[inline]
+    pub unsafe fn cuMemcpyHtoD(&self, dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize) -> CUresult {
+        self.cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount)
+    }
+    /// cuda.h's `cuMemcpyHtoDAsync`: calls [`cuMemcpyHtoDAsync_v2`](Self::cuMemcpyHtoDAsync_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemcpyHtoDAsync_v2`].
+    #[inline]
+    pub unsafe fn cuMemcpyHtoDAsync(&self, dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
+        self.cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream)
+    }
+    /// cuda.h's `cuMemsetD32`: calls [`cuMemsetD32_v2`](Self::cuMemsetD32_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemsetD32_v2`].
+    #[inline]
+    pub unsafe fn cuMemsetD32(&self, dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize) -> CUresult {
+        self.cuMemsetD32_v2(dstDevice, ui, N)
+    }
+    /// cuda.h's `cuMemsetD8`: calls [`cuMemsetD8_v2`](Self::cuMemsetD8_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuMemsetD8_v2`].
+    #[inline]
+    pub unsafe fn cuMemsetD8(&self, dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize) -> CUresult {
+        self.cuMemsetD8_v2(dstDevice, uc, N)
+    }
+    /// cuda.h's `cuStreamBeginCapture`: calls [`cuStreamBeginCapture_v2`](Self::cuStreamBeginCapture_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuStreamBeginCapture_v2`].
+    #[inline]
+    pub unsafe fn cuStreamBeginCapture(&self, hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
+        self.cuStreamBeginCapture_v2(hStream, mode)
+    }
+    /// cuda.h's `cuStreamDestroy`: calls [`cuStreamDestroy_v2`](Self::cuStreamDestroy_v2), the symbol its macro resolves to.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuStreamDestroy_v2`].
+    #[inline]
+    pub unsafe fn cuStreamDestroy(&self, hStream: CUstream) -> CUresult {
+        self.cuStreamDestroy_v2(hStream)
+    }
 
 }
 
@@ -4800,20 +4952,29 @@ pub mod global {
     #[cfg(any(unix, windows))]
     static LOAD_ERROR: AtomicPtr<crate::LoadError> = AtomicPtr::new(::core::ptr::null_mut());
 
-    /// What every function answers when the driver library could not be loaded
-    /// (`CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`); distinct from a missing entry's `CUDA_ERROR_NOT_FOUND`.
-    pub const LOAD_FAILED: CUresult = CUresult::CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+    /// What every function answers when the driver library could not be loaded:
+    /// `CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED`, the crate's own code, outside the driver's range (no
+    /// driver answer reads as it); distinct from a missing entry's `CUDA_ERROR_NOT_FOUND`.
+    pub const LOAD_FAILED: CUresult = CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED;
 
     /// Make `table` the one every function of this module calls through, from now on, in every
     /// crate of the process (call it before the first call: a process has one table; the last one
     /// installed wins).
     ///
+    /// With `dynamic-loading`, [`EntryPoints::from_linked`] holds this module's own functions:
+    /// installing it changes nothing (it is the process's table already), rather than making each
+    /// call call itself.
+    ///
     /// # Safety
     /// Every entry of `table` must be the driver's function of that name (or one with the same
     /// contract: an interposer's), for the whole life of the process: every caller of this
     /// module's safe-to-name functions, in any crate, relies on what it reaches (an entry that
-    /// answers `cuStreamSynchronize` with `cuStreamQuery` makes their reads race).
+    /// answers `cuStreamSynchronize` with `cuStreamQuery` makes their reads race). No entry may be
+    /// one of this module's own functions (besides a whole `from_linked()` table, above).
     pub unsafe fn install(table: &'static EntryPoints) {
+        if table.addresses()[0] == cuGetErrorString as *const ::core::ffi::c_void {
+            return;
+        }
         TABLE.store(table as *const EntryPoints as *mut EntryPoints, Ordering::Release);
         STATE.store(2, Ordering::Release);
     }
@@ -4858,12 +5019,31 @@ pub mod global {
     #[cfg(not(any(unix, windows)))]
     fn load_once() {}
 
+    /// Where this module's table stands, without loading it: [`Mode::NotYetLoaded`](crate::Mode),
+    /// [`Mode::Loaded`](crate::Mode) (loaded or installed) or [`Mode::NotLoaded`](crate::Mode) with
+    /// the reason. The module's [`mode`] says whether its free functions call
+    /// through it.
+    pub fn state() -> crate::Mode {
+        match STATE.load(Ordering::Acquire) {
+            2 => crate::Mode::Loaded,
+            #[cfg(any(unix, windows))]
+            3 => match load_error() {
+                Some(e) => crate::Mode::NotLoaded(e),
+                None => crate::Mode::NotYetLoaded,
+            },
+            _ => crate::Mode::NotYetLoaded,
+        }
+    }
+
     /// Why the driver library could not be loaded, once a call tried and failed.
     #[cfg(any(unix, windows))]
     pub fn load_error() -> ::core::option::Option<&'static crate::LoadError> {
         // SAFETY: stored once by `load_once`, leaked: it lives forever.
         unsafe { LOAD_ERROR.load(Ordering::Acquire).as_ref() }
     }
+
+    // The functions below are `inline(never)`: each has one address in the process (an inlined
+    // copy per codegen unit would have its own), which `from_linked` stores and `install` compares.
 
     #[cold]
     fn no_table() -> CUresult {
@@ -4884,8 +5064,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The string is static: never free or write it; for an unknown code `*pStr` is set to NULL.
-    #[inline]
-    pub unsafe fn cuGetErrorString(error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuGetErrorString(error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
         match table() {
             Some(__t) => __t.cuGetErrorString(error, pStr),
             None => no_table(),
@@ -4901,8 +5081,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The string is static: never free or write it; for an unknown code `*pStr` is set to NULL.
-    #[inline]
-    pub unsafe fn cuGetErrorName(error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuGetErrorName(error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
         match table() {
             Some(__t) => __t.cuGetErrorName(error, pStr),
             None => no_table(),
@@ -4916,8 +5096,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuInit(Flags: ::core::ffi::c_uint) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuInit(Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
             Some(__t) => __t.cuInit(Flags),
             None => no_table(),
@@ -4931,8 +5111,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuDriverGetVersion(driverVersion: *mut ::core::ffi::c_int) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDriverGetVersion(driverVersion: *mut ::core::ffi::c_int) -> CUresult {
         match table() {
             Some(__t) => __t.cuDriverGetVersion(driverVersion),
             None => no_table(),
@@ -4946,8 +5126,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuDeviceGet(device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDeviceGet(device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGet(device, ordinal),
             None => no_table(),
@@ -4961,8 +5141,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuDeviceGetCount(count: *mut ::core::ffi::c_int) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDeviceGetCount(count: *mut ::core::ffi::c_int) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetCount(count),
             None => no_table(),
@@ -4978,8 +5158,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `name` must be writable for `len` bytes, with `len` > 0.
-    #[inline]
-    pub unsafe fn cuDeviceGetName(name: *mut ::core::ffi::c_char, len: ::core::ffi::c_int, dev: CUdevice) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDeviceGetName(name: *mut ::core::ffi::c_char, len: ::core::ffi::c_int, dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetName(name, len, dev),
             None => no_table(),
@@ -4993,8 +5173,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceTotalMem_v2(bytes, dev),
             None => no_table(),
@@ -5008,8 +5188,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuDeviceGetAttribute(pi: *mut ::core::ffi::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDeviceGetAttribute(pi: *mut ::core::ffi::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetAttribute(pi, attrib, dev),
             None => no_table(),
@@ -5023,8 +5203,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuDeviceSetMemPool(dev: CUdevice, pool: CUmemoryPool) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDeviceSetMemPool(dev: CUdevice, pool: CUmemoryPool) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceSetMemPool(dev, pool),
             None => no_table(),
@@ -5040,8 +5220,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The returned pool is borrowed, not owned: if it is a user pool it is valid only until its owner destroys it.
-    #[inline]
-    pub unsafe fn cuDeviceGetMemPool(pool: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDeviceGetMemPool(pool: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetMemPool(pool, dev),
             None => no_table(),
@@ -5057,8 +5237,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The returned pool is owned by the driver: never pass it to cuMemPoolDestroy.
-    #[inline]
-    pub unsafe fn cuDeviceGetDefaultMemPool(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDeviceGetDefaultMemPool(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetDefaultMemPool(pool_out, dev),
             None => no_table(),
@@ -5072,8 +5252,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDevicePrimaryCtxRetain(pctx, dev),
             None => no_table(),
@@ -5089,8 +5269,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Call once per successful retain; the last release resets the context, invalidating its memory, streams and events.
-    #[inline]
-    pub unsafe fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDevicePrimaryCtxRelease_v2(dev),
             None => no_table(),
@@ -5104,8 +5284,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuDevicePrimaryCtxGetState(dev: CUdevice, flags: *mut ::core::ffi::c_uint, active: *mut ::core::ffi::c_int) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDevicePrimaryCtxGetState(dev: CUdevice, flags: *mut ::core::ffi::c_uint, active: *mut ::core::ffi::c_int) -> CUresult {
         match table() {
             Some(__t) => __t.cuDevicePrimaryCtxGetState(dev, flags, active),
             None => no_table(),
@@ -5121,8 +5301,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Invalidates every handle and pointer made in the primary context, including other libraries'; none may be used afterwards.
-    #[inline]
-    pub unsafe fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDevicePrimaryCtxReset_v2(dev),
             None => no_table(),
@@ -5138,8 +5318,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The context must stay alive while it is on any thread's stack; pop it on the same thread before releasing or destroying it.
-    #[inline]
-    pub unsafe fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxPushCurrent_v2(ctx),
             None => no_table(),
@@ -5155,8 +5335,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Pop only what this thread pushed (keep push/pop balanced per thread); popping neither releases nor destroys the context.
-    #[inline]
-    pub unsafe fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxPopCurrent_v2(pctx),
             None => no_table(),
@@ -5172,8 +5352,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// A bound context must outlive its binding: unbind it on every thread before releasing or destroying it.
-    #[inline]
-    pub unsafe fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxSetCurrent(ctx),
             None => no_table(),
@@ -5189,8 +5369,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The returned handle is borrowed: the caller gains no reference and must not use it after its owner destroys or releases it.
-    #[inline]
-    pub unsafe fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxGetCurrent(pctx),
             None => no_table(),
@@ -5204,8 +5384,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuCtxGetDevice(device: *mut CUdevice) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuCtxGetDevice(device: *mut CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxGetDevice(device),
             None => no_table(),
@@ -5219,8 +5399,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuCtxSynchronize() -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxSynchronize(),
             None => no_table(),
@@ -5234,8 +5414,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemGetInfo_v2(free, total),
             None => no_table(),
@@ -5249,8 +5429,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemAlloc_v2(dptr, bytesize),
             None => no_table(),
@@ -5266,8 +5446,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Pass only a base pointer from cuMemAlloc, a stream-ordered allocation or cuMemPoolImportPointer, once; no part of it may be used afterwards.
-    #[inline]
-    pub unsafe fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemFree_v2(dptr),
             None => no_table(),
@@ -5281,8 +5461,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuIpcGetEventHandle(pHandle: *mut CUipcEventHandle, event: CUevent) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuIpcGetEventHandle(pHandle: *mut CUipcEventHandle, event: CUevent) -> CUresult {
         match table() {
             Some(__t) => __t.cuIpcGetEventHandle(pHandle, event),
             None => no_table(),
@@ -5298,8 +5478,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Using the opened event after the exporting process destroyed its event is undefined; free it with cuEventDestroy.
-    #[inline]
-    pub unsafe fn cuIpcOpenEventHandle(phEvent: *mut CUevent, handle: CUipcEventHandle) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuIpcOpenEventHandle(phEvent: *mut CUevent, handle: CUipcEventHandle) -> CUresult {
         match table() {
             Some(__t) => __t.cuIpcOpenEventHandle(phEvent, handle),
             None => no_table(),
@@ -5315,8 +5495,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Each range must lie inside a live allocation or valid host memory for `ByteCount` bytes.
-    #[inline]
-    pub unsafe fn cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpy(dst, src, ByteCount),
             None => no_table(),
@@ -5332,8 +5512,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Each range must lie inside a live allocation of its context for `ByteCount` bytes.
-    #[inline]
-    pub unsafe fn cuMemcpyPeer(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemcpyPeer(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount),
             None => no_table(),
@@ -5349,8 +5529,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `srcHost` must be readable and the destination lie inside a live allocation, both for `ByteCount` bytes.
-    #[inline]
-    pub unsafe fn cuMemcpyHtoD_v2(dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemcpyHtoD_v2(dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount),
             None => no_table(),
@@ -5366,8 +5546,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The source must lie inside a live allocation and `dstHost` be writable, both for `ByteCount` bytes.
-    #[inline]
-    pub unsafe fn cuMemcpyDtoH_v2(dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemcpyDtoH_v2(dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount),
             None => no_table(),
@@ -5383,8 +5563,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Each range must lie inside a live allocation or valid host memory for `ByteCount` bytes; everything must stay valid, and host memory untouched, until the copy completes on the stream.
-    #[inline]
-    pub unsafe fn cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpyAsync(dst, src, ByteCount, hStream),
             None => no_table(),
@@ -5400,8 +5580,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Each range must lie inside a live allocation of its context for `ByteCount` bytes and stay allocated until the copy completes.
-    #[inline]
-    pub unsafe fn cuMemcpyPeerAsync(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemcpyPeerAsync(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream),
             None => no_table(),
@@ -5417,8 +5597,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `srcHost` must be readable and the destination inside a live allocation for `ByteCount` bytes; the host buffer must not be written or freed until the copy completes.
-    #[inline]
-    pub unsafe fn cuMemcpyHtoDAsync_v2(dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemcpyHtoDAsync_v2(dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream),
             None => no_table(),
@@ -5434,8 +5614,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The source must lie inside a live allocation and `dstHost` be writable for `ByteCount` bytes; the host buffer must not be read, written or freed until the copy completes.
-    #[inline]
-    pub unsafe fn cuMemcpyDtoHAsync_v2(dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemcpyDtoHAsync_v2(dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream),
             None => no_table(),
@@ -5451,8 +5631,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The `N` bytes at `dstDevice` must lie inside a live allocation.
-    #[inline]
-    pub unsafe fn cuMemsetD8_v2(dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemsetD8_v2(dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemsetD8_v2(dstDevice, uc, N),
             None => no_table(),
@@ -5468,8 +5648,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `dstDevice` must be 4-byte aligned and the 4*`N` bytes must lie inside a live allocation.
-    #[inline]
-    pub unsafe fn cuMemsetD32_v2(dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemsetD32_v2(dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemsetD32_v2(dstDevice, ui, N),
             None => no_table(),
@@ -5485,8 +5665,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The `N` bytes at `dstDevice` must lie inside a live allocation that stays allocated until the fill completes.
-    #[inline]
-    pub unsafe fn cuMemsetD8Async(dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize, hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemsetD8Async(dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemsetD8Async(dstDevice, uc, N, hStream),
             None => no_table(),
@@ -5502,8 +5682,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `dstDevice` must be 4-byte aligned and the 4*`N` bytes inside a live allocation that stays allocated until the fill completes.
-    #[inline]
-    pub unsafe fn cuMemsetD32Async(dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize, hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemsetD32Async(dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemsetD32Async(dstDevice, ui, N, hStream),
             None => no_table(),
@@ -5519,8 +5699,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The pointer must come from cuMemAllocAsync/cuMemAllocFromPoolAsync (or cuMemAlloc, cuMemPoolImportPointer), be freed only once, and not be used on any stream or the host once the free is ordered.
-    #[inline]
-    pub unsafe fn cuMemFreeAsync(dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemFreeAsync(dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemFreeAsync(dptr, hStream),
             None => no_table(),
@@ -5536,8 +5716,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Access the memory only from work ordered after the allocation; free it exactly once (cuMemFreeAsync or cuMemFree).
-    #[inline]
-    pub unsafe fn cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemAllocAsync(dptr, bytesize, hStream),
             None => no_table(),
@@ -5551,8 +5731,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuMemPoolTrimTo(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemPoolTrimTo(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolTrimTo(pool, minBytesToKeep),
             None => no_table(),
@@ -5568,8 +5748,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `value` must point to the attribute's type: cuuint64_t for RELEASE_THRESHOLD and the RESERVED_MEM_HIGH / USED_MEM_HIGH resets (which must be 0); int for the REUSE_* flags; other attributes are read-only.
-    #[inline]
-    pub unsafe fn cuMemPoolSetAttribute(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemPoolSetAttribute(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolSetAttribute(pool, attr, value),
             None => no_table(),
@@ -5585,8 +5765,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `value` must point to the attribute's type: cuuint64_t for RELEASE_THRESHOLD, RESERVED_MEM_*, USED_MEM_*, MAX_POOL_SIZE; int for REUSE_*, LOCATION_ID, HW_DECOMPRESS_ENABLED; the C enum (4 bytes) for ALLOCATION_TYPE, EXPORT_HANDLE_TYPES, LOCATION_TYPE.
-    #[inline]
-    pub unsafe fn cuMemPoolGetAttribute(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemPoolGetAttribute(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolGetAttribute(pool, attr, value),
             None => no_table(),
@@ -5602,8 +5782,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `map` must point to `count` initialised CUmemAccessDesc; revoke a location's access only when none of its work still uses the pool.
-    #[inline]
-    pub unsafe fn cuMemPoolSetAccess(pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemPoolSetAccess(pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolSetAccess(pool, map, count),
             None => no_table(),
@@ -5617,8 +5797,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuMemPoolGetAccess(flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemPoolGetAccess(flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolGetAccess(flags, memPool, location),
             None => no_table(),
@@ -5634,8 +5814,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `poolProps` must be fully initialised, unused and reserved fields zeroed; win32SecurityAttributes stays null unless a Win32 handle type is requested.
-    #[inline]
-    pub unsafe fn cuMemPoolCreate(pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemPoolCreate(pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolCreate(pool, poolProps),
             None => no_table(),
@@ -5651,8 +5831,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Never pass a default pool; allocations from the pool remain valid until freed, but the pool handle is dead.
-    #[inline]
-    pub unsafe fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolDestroy(pool),
             None => no_table(),
@@ -5668,8 +5848,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The returned pool is owned by the driver: never pass it to cuMemPoolDestroy.
-    #[inline]
-    pub unsafe fn cuMemGetDefaultMemPool(pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemGetDefaultMemPool(pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemGetDefaultMemPool(pool_out, location, type_),
             None => no_table(),
@@ -5685,8 +5865,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The returned pool is borrowed, not owned: if it is a user pool it is valid only until its owner destroys it.
-    #[inline]
-    pub unsafe fn cuMemGetMemPool(pool: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemGetMemPool(pool: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemGetMemPool(pool, location, type_),
             None => no_table(),
@@ -5700,8 +5880,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuMemSetMemPool(location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemSetMemPool(location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemSetMemPool(location, type_, pool),
             None => no_table(),
@@ -5717,8 +5897,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Access the memory only from work ordered after the allocation; free it exactly once (cuMemFreeAsync or cuMemFree).
-    #[inline]
-    pub unsafe fn cuMemAllocFromPoolAsync(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemAllocFromPoolAsync(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream),
             None => no_table(),
@@ -5734,8 +5914,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `handle_out` must point to storage of the requested type (int fd for POSIX_FILE_DESCRIPTOR, CUmemFabricHandle for FABRIC, HANDLE for WIN32); the caller owns and must close it.
-    #[inline]
-    pub unsafe fn cuMemPoolExportToShareableHandle(handle_out: *mut ::core::ffi::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemPoolExportToShareableHandle(handle_out: *mut ::core::ffi::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags),
             None => no_table(),
@@ -5751,8 +5931,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `handle` must match `handleType` (the fd value itself cast to a pointer for POSIX fds, a pointer to a CUmemFabricHandle for FABRIC); the imported pool cannot allocate.
-    #[inline]
-    pub unsafe fn cuMemPoolImportFromShareableHandle(pool_out: *mut CUmemoryPool, handle: *mut ::core::ffi::c_void, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemPoolImportFromShareableHandle(pool_out: *mut CUmemoryPool, handle: *mut ::core::ffi::c_void, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolImportFromShareableHandle(pool_out, handle, handleType, flags),
             None => no_table(),
@@ -5768,8 +5948,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `ptr` must be a live allocation of an IPC-capable pool; do not free it until every importer has freed its mapping.
-    #[inline]
-    pub unsafe fn cuMemPoolExportPointer(shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemPoolExportPointer(shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolExportPointer(shareData_out, ptr),
             None => no_table(),
@@ -5785,8 +5965,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `shareData` must come from cuMemPoolExportPointer on the pool this one was imported from; free the mapping here before the exporter frees it, and do not touch it before the exporter's allocation has completed.
-    #[inline]
-    pub unsafe fn cuMemPoolImportPointer(ptr_out: *mut CUdeviceptr, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemPoolImportPointer(ptr_out: *mut CUdeviceptr, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemPoolImportPointer(ptr_out, pool, shareData),
             None => no_table(),
@@ -5802,8 +5982,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `data` must point to the type documented for the attribute (CUcontext for CONTEXT, unsigned int for MEMORY_TYPE, CUdeviceptr for DEVICE_POINTER, void* for HOST_POINTER, unsigned long long for BUFFER_ID, ...).
-    #[inline]
-    pub unsafe fn cuPointerGetAttribute(data: *mut ::core::ffi::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuPointerGetAttribute(data: *mut ::core::ffi::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult {
         match table() {
             Some(__t) => __t.cuPointerGetAttribute(data, attribute, ptr),
             None => no_table(),
@@ -5819,8 +5999,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `attributes` and `data` must hold `numAttributes` entries, and each `data[i]` must point to the type documented for `attributes[i]`.
-    #[inline]
-    pub unsafe fn cuPointerGetAttributes(numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuPointerGetAttributes(numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult {
         match table() {
             Some(__t) => __t.cuPointerGetAttributes(numAttributes, attributes, data, ptr),
             None => no_table(),
@@ -5834,8 +6014,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuStreamCreate(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuStreamCreate(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamCreate(phStream, Flags),
             None => no_table(),
@@ -5849,8 +6029,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuStreamWaitEvent(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuStreamWaitEvent(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamWaitEvent(hStream, hEvent, Flags),
             None => no_table(),
@@ -5866,8 +6046,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Work enqueued while capturing is recorded, not executed: nothing may wait for it or read its results until the captured graph is launched.
-    #[inline]
-    pub unsafe fn cuStreamBeginCapture_v2(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuStreamBeginCapture_v2(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamBeginCapture_v2(hStream, mode),
             None => no_table(),
@@ -5883,8 +6063,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The caller owns the returned graph and must destroy it with cuGraphDestroy; check it for null first.
-    #[inline]
-    pub unsafe fn cuStreamEndCapture(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuStreamEndCapture(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamEndCapture(hStream, phGraph),
             None => no_table(),
@@ -5898,8 +6078,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuStreamIsCapturing(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuStreamIsCapturing(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamIsCapturing(hStream, captureStatus),
             None => no_table(),
@@ -5913,8 +6093,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuStreamQuery(hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuStreamQuery(hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamQuery(hStream),
             None => no_table(),
@@ -5928,8 +6108,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuStreamSynchronize(hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuStreamSynchronize(hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamSynchronize(hStream),
             None => no_table(),
@@ -5943,8 +6123,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuStreamDestroy_v2(hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuStreamDestroy_v2(hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamDestroy_v2(hStream),
             None => no_table(),
@@ -5958,8 +6138,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuEventCreate(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuEventCreate(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
             Some(__t) => __t.cuEventCreate(phEvent, Flags),
             None => no_table(),
@@ -5973,8 +6153,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuEventRecord(hEvent: CUevent, hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuEventRecord(hEvent: CUevent, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuEventRecord(hEvent, hStream),
             None => no_table(),
@@ -5988,8 +6168,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuEventQuery(hEvent: CUevent) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuEventQuery(hEvent: CUevent) -> CUresult {
         match table() {
             Some(__t) => __t.cuEventQuery(hEvent),
             None => no_table(),
@@ -6003,8 +6183,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuEventSynchronize(hEvent: CUevent) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuEventSynchronize(hEvent: CUevent) -> CUresult {
         match table() {
             Some(__t) => __t.cuEventSynchronize(hEvent),
             None => no_table(),
@@ -6018,8 +6198,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuEventDestroy_v2(hEvent: CUevent) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuEventDestroy_v2(hEvent: CUevent) -> CUresult {
         match table() {
             Some(__t) => __t.cuEventDestroy_v2(hEvent),
             None => no_table(),
@@ -6035,8 +6215,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `fn` runs on a driver thread: it must be thread-safe, make no CUDA call, not block on later stream work; `userData` must outlive it.
-    #[inline]
-    pub unsafe fn cuLaunchHostFunc(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuLaunchHostFunc(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
             Some(__t) => __t.cuLaunchHostFunc(hStream, fn_, userData),
             None => no_table(),
@@ -6052,8 +6232,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The returned accessDescs array is owned by the node and valid only while the node exists.
-    #[inline]
-    pub unsafe fn cuGraphMemAllocNodeGetParams(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuGraphMemAllocNodeGetParams(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphMemAllocNodeGetParams(hNode, params_out),
             None => no_table(),
@@ -6067,8 +6247,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuGraphMemFreeNodeGetParams(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuGraphMemFreeNodeGetParams(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphMemFreeNodeGetParams(hNode, dptr_out),
             None => no_table(),
@@ -6082,8 +6262,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuDeviceGraphMemTrim(device: CUdevice) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDeviceGraphMemTrim(device: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGraphMemTrim(device),
             None => no_table(),
@@ -6099,8 +6279,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `value` must point to a cuuint64_t (every CU_GRAPH_MEM_ATTR_* value is 64-bit).
-    #[inline]
-    pub unsafe fn cuDeviceGetGraphMemAttribute(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDeviceGetGraphMemAttribute(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetGraphMemAttribute(device, attr, value),
             None => no_table(),
@@ -6116,8 +6296,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `value` must point to a cuuint64_t; only USED_MEM_HIGH and RESERVED_MEM_HIGH are settable, and only to 0.
-    #[inline]
-    pub unsafe fn cuDeviceSetGraphMemAttribute(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDeviceSetGraphMemAttribute(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceSetGraphMemAttribute(device, attr, value),
             None => no_table(),
@@ -6131,8 +6311,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuGraphNodeGetType(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuGraphNodeGetType(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphNodeGetType(hNode, type_),
             None => no_table(),
@@ -6148,8 +6328,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// `numNodes` is read and written; a non-null `nodes` must be writable for `*numNodes` CUgraphNode entries.
-    #[inline]
-    pub unsafe fn cuGraphGetNodes(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuGraphGetNodes(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphGetNodes(hGraph, nodes, numNodes),
             None => no_table(),
@@ -6163,8 +6343,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuGraphInstantiateWithFlags(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuGraphInstantiateWithFlags(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags),
             None => no_table(),
@@ -6180,8 +6360,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// All memory the graph's nodes read or write, host buffers included, must stay valid until the launch completes.
-    #[inline]
-    pub unsafe fn cuGraphLaunch(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuGraphLaunch(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphLaunch(hGraphExec, hStream),
             None => no_table(),
@@ -6195,8 +6375,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuGraphExecDestroy(hGraphExec: CUgraphExec) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuGraphExecDestroy(hGraphExec: CUgraphExec) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphExecDestroy(hGraphExec),
             None => no_table(),
@@ -6212,8 +6392,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Node handles obtained from the graph become invalid; executable graphs instantiated from it are unaffected.
-    #[inline]
-    pub unsafe fn cuGraphDestroy(hGraph: CUgraph) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuGraphDestroy(hGraph: CUgraph) -> CUresult {
         match table() {
             Some(__t) => __t.cuGraphDestroy(hGraph),
             None => no_table(),
@@ -6227,8 +6407,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuDeviceCanAccessPeer(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDeviceCanAccessPeer(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceCanAccessPeer(canAccessPeer, dev, peerDev),
             None => no_table(),
@@ -6242,8 +6422,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuCtxEnablePeerAccess(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuCtxEnablePeerAccess(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxEnablePeerAccess(peerContext, Flags),
             None => no_table(),
@@ -6259,8 +6439,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// No work of the current context, queued or future, may dereference the peer context's memory once access is revoked.
-    #[inline]
-    pub unsafe fn cuCtxDisablePeerAccess(peerContext: CUcontext) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuCtxDisablePeerAccess(peerContext: CUcontext) -> CUresult {
         match table() {
             Some(__t) => __t.cuCtxDisablePeerAccess(peerContext),
             None => no_table(),
@@ -6274,8 +6454,8 @@ pub mod global {
     ///
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
-    #[inline]
-    pub unsafe fn cuDeviceGetP2PAttribute(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuDeviceGetP2PAttribute(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
         match table() {
             Some(__t) => __t.cuDeviceGetP2PAttribute(value, attrib, srcDevice, dstDevice),
             None => no_table(),
@@ -6291,8 +6471,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Cast `*pfn` only to the exact prototype of the version requested (cudaTypedefs.h PFN_*); it may be NULL on success.
-    #[inline]
-    pub unsafe fn cuGetProcAddress_v2(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuGetProcAddress_v2(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult {
         match table() {
             Some(__t) => __t.cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus),
             None => no_table(),
@@ -6308,8 +6488,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Access the memory only from work ordered after the allocation; free it exactly once (cuMemFreeAsync or cuMemFree).
-    #[inline]
-    pub unsafe fn cuMemAllocAsync_ptsz(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemAllocAsync_ptsz(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemAllocAsync_ptsz(dptr, bytesize, hStream),
             None => no_table(),
@@ -6325,8 +6505,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// Access the memory only from work ordered after the allocation; free it exactly once (cuMemFreeAsync or cuMemFree).
-    #[inline]
-    pub unsafe fn cuMemAllocFromPoolAsync_ptsz(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemAllocFromPoolAsync_ptsz(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemAllocFromPoolAsync_ptsz(dptr, bytesize, pool, hStream),
             None => no_table(),
@@ -6342,8 +6522,8 @@ pub mod global {
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
     /// The pointer must come from cuMemAllocAsync/cuMemAllocFromPoolAsync (or cuMemAlloc, cuMemPoolImportPointer), be freed only once, and not be used on any stream or the host once the free is ordered.
-    #[inline]
-    pub unsafe fn cuMemFreeAsync_ptsz(dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
+    #[inline(never)]
+    pub unsafe extern "C" fn cuMemFreeAsync_ptsz(dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
         match table() {
             Some(__t) => __t.cuMemFreeAsync_ptsz(dptr, hStream),
             None => no_table(),
@@ -6352,7 +6532,18 @@ pub mod global {
 
 }
 
-/// Under `dynamic-loading` the module's functions are [`global`]'s: the same names and signatures
-/// as the linked ones.
+/// Under `dynamic-loading` the module's functions are [`global`]'s: the same names and types
+/// (`unsafe extern "C" fn`) as the linked ones.
 #[cfg(feature = "dynamic-loading")]
 pub use self::global::{cuGetErrorString, cuGetErrorName, cuInit, cuDriverGetVersion, cuDeviceGet, cuDeviceGetCount, cuDeviceGetName, cuDeviceTotalMem_v2, cuDeviceGetAttribute, cuDeviceSetMemPool, cuDeviceGetMemPool, cuDeviceGetDefaultMemPool, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxReset_v2, cuCtxPushCurrent_v2, cuCtxPopCurrent_v2, cuCtxSetCurrent, cuCtxGetCurrent, cuCtxGetDevice, cuCtxSynchronize, cuMemGetInfo_v2, cuMemAlloc_v2, cuMemFree_v2, cuIpcGetEventHandle, cuIpcOpenEventHandle, cuMemcpy, cuMemcpyPeer, cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyAsync, cuMemcpyPeerAsync, cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemsetD8_v2, cuMemsetD32_v2, cuMemsetD8Async, cuMemsetD32Async, cuMemFreeAsync, cuMemAllocAsync, cuMemPoolTrimTo, cuMemPoolSetAttribute, cuMemPoolGetAttribute, cuMemPoolSetAccess, cuMemPoolGetAccess, cuMemPoolCreate, cuMemPoolDestroy, cuMemGetDefaultMemPool, cuMemGetMemPool, cuMemSetMemPool, cuMemAllocFromPoolAsync, cuMemPoolExportToShareableHandle, cuMemPoolImportFromShareableHandle, cuMemPoolExportPointer, cuMemPoolImportPointer, cuPointerGetAttribute, cuPointerGetAttributes, cuStreamCreate, cuStreamWaitEvent, cuStreamBeginCapture_v2, cuStreamEndCapture, cuStreamIsCapturing, cuStreamQuery, cuStreamSynchronize, cuStreamDestroy_v2, cuEventCreate, cuEventRecord, cuEventQuery, cuEventSynchronize, cuEventDestroy_v2, cuLaunchHostFunc, cuGraphMemAllocNodeGetParams, cuGraphMemFreeNodeGetParams, cuDeviceGraphMemTrim, cuDeviceGetGraphMemAttribute, cuDeviceSetGraphMemAttribute, cuGraphNodeGetType, cuGraphGetNodes, cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy, cuGraphDestroy, cuDeviceCanAccessPeer, cuCtxEnablePeerAccess, cuCtxDisablePeerAccess, cuDeviceGetP2PAttribute, cuGetProcAddress_v2, cuMemAllocAsync_ptsz, cuMemAllocFromPoolAsync_ptsz, cuMemFreeAsync_ptsz};
+
+/// How this module's free functions reach the driver: [`Mode::Linked`](crate::Mode) without
+/// `dynamic-loading` (the linked symbols), else where [`global`]'s table stands
+/// ([`global::state`]). It loads nothing.
+pub fn mode() -> crate::Mode {
+    if cfg!(feature = "dynamic-loading") {
+        global::state()
+    } else {
+        crate::Mode::Linked
+    }
+}

@@ -8,6 +8,8 @@ fn main() {
     assert_eq!(unsafe { uses_cuda13::location_by_helper(3).__bindgen_anon_1.id }, 3);
     assert_eq!(uses_cuda13::per_thread_stream(), 2);
     assert_eq!(format!("{:?}", uses_cuda13::no_device()), "CUDA_ERROR_NO_DEVICE");
+    uses_root::check_free_functions("app (linked)");
+    assert_eq!(uses_root::mode(), uses_root::Mode::Linked);
     let version = uses_root::driver_version().expect("cuDriverGetVersion");
     println!("feature-union app: driver CUDA {version} (linked call through the crate root)");
     let missing = uses_cuda13::missing_selectors().expect("load libcuda");
