@@ -48,6 +48,7 @@
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
 #define CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 115
 #define CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES 119
+#define CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED 128
 #define CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED 142
 #define CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED 144
 #define HANDLE_TYPE_POSIX_FD 1
@@ -230,6 +231,13 @@ HOOK CUresult cuDeviceGetAttribute(int *value, int attr, CUdevice dev) {
     if (attr == CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES && shim_on("823-handle-types-overclaimed")) {
       CUresult r = real(value, attr, dev);
       if (r == CUDA_SUCCESS && value) *value |= 0xf; /* mutants/depth.c */
+      return r;
+    }
+    if ((attr == CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED && shim_on("823-host-pools-underclaimed")) ||
+        (attr == CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED && shim_on("823-host-numa-pools-underclaimed")) ||
+        (attr == CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED && shim_on("823-fabric-underclaimed"))) {
+      CUresult r = real(value, attr, dev);
+      if (r == CUDA_SUCCESS && value) *value = 0; /* mutants/depth.c */
       return r;
     }
     if (!shim_on("no-pools") || shim_init_state != 1 || !pool_attribute(attr)) return real(value, attr, dev);

@@ -280,6 +280,18 @@ const BESIDE: &[(&str, &str)] = &[
         "acts in cuDeviceGetAttribute (precondition.c), named in mutants/depth.c",
     ),
     (
+        "823-host-pools-underclaimed",
+        "acts in cuDeviceGetAttribute (precondition.c), named in mutants/depth.c",
+    ),
+    (
+        "823-host-numa-pools-underclaimed",
+        "acts in cuDeviceGetAttribute (precondition.c), named in mutants/depth.c",
+    ),
+    (
+        "823-fabric-underclaimed",
+        "acts in cuDeviceGetAttribute (precondition.c), named in mutants/depth.c",
+    ),
+    (
         "822-cuMemFree-refuses-pool-memory",
         "acts in cuMemFree (mutants/caps.c)",
     ),

@@ -17,6 +17,7 @@ enum {
   A_RESERVED_HIGH = 6,
   A_USED = 7,
   A_USED_HIGH = 8,
+  A_MAX_POOL_SIZE = 13,
   A_LAST_KNOWN = 13,
 };
 #define MIB (1ull << 20)
@@ -117,6 +118,9 @@ const struct shim_entry attr_entries[] = {
            "a reuse flag keeps only its low bit: 2 and 0x100 turn it off instead of on"),
     /* issue 38: 833 trim_below_a_chunk_keeps_the_chunk_in_use, trim_below_a_chunk_keeps_one_chunk */
     MUTANT("833-trim-keeps-too-much", 833, "gpu", "keeps one 32 MiB chunk more than minBytesToKeep asks"),
+    /* issue 38: 828 printed::cuda13_max_pool_size_value_width_8 */
+    MUTANT("828-max-pool-size-not-supported", 828, "gpu",
+           "MAX_POOL_SIZE (CUDA 13.5) answers NOT_SUPPORTED: neither the value nor an older driver's INVALID_VALUE"),
     MUTANT("828-no-context-crash", 828, "gpu",
            "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
     /* 832 interposer::no_current_context_succeeds */
@@ -285,6 +289,8 @@ HOOK CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
   if (!value && shim_on("828-null-value-unchecked")) value = nowhere;
   if (attr == A_RESERVED_HIGH && shim_on("828-reserved-high-answers-current")) attr = A_RESERVED;
   if (attr == A_USED_HIGH && shim_on("828-used-high-answers-current")) attr = A_USED;
+  if (pool && value && attr == A_MAX_POOL_SIZE && shim_on("828-max-pool-size-not-supported"))
+    return CUDA_ERROR_NOT_SUPPORTED; /* issue 38: printed */
   if (pool && value && attr == A_USED && shim_on("828-stale-during-capture") && capture_under_way()) {
     memset(value, 0, sizeof(cuuint64_t)); /* issue 23: capture (a statistic kept aside, never refreshed) */
     return CUDA_SUCCESS;

@@ -1,35 +1,143 @@
-//! Answers the report prints, checked: the supported handle types against real exports, reuse flags beyond 0 and 1, a trim below one chunk, an export of a pending allocation.
+//! Answers the report prints, checked: the device's pool claims (handle types, host, host NUMA and fabric pools) against the pools it makes, CUDA 13's pool attributes (or their refusal), reuse flags beyond 0 and 1, a trim below one chunk, an export of a pending allocation.
 
+use super::attr::written_width;
 use crate::cases::prelude::*;
 
 use crate::driver::cu::CUdevice_attribute_enum as DA;
 use crate::driver::cu::CUmemAllocationHandleType_enum as HT;
+use crate::driver::cu::CUmemLocationType_enum as LT;
 use crate::driver::cu::CUmemPool_attribute_enum as A;
+use crate::harness::machine::Device;
 
 const MIB: usize = 1 << 20;
 /// The reservation granule of R580's pools (`attr::reserved_mem_grows_in_32mib_chunks_driver_behaviour`).
 const CHUNK: u64 = 32 << 20;
 
+/// Device attribute `a` (named `name`) of `dev`, as the device answers it now.
+fn device_attr(dev: CUdevice, a: DA, name: &str) -> R<i32> {
+    let mut v = 0i32;
+    ok(&format!("cuDeviceGetAttribute({name})"), unsafe {
+        cuDeviceGetAttribute(&mut v, a, dev)
+    })?;
+    Ok(v)
+}
+
 /// CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES of `dev`, as the report header shows it.
 fn supported_handle_types(dev: CUdevice) -> R<u32> {
-    let mut v = 0i32;
-    ok("cuDeviceGetAttribute(MEMPOOL_SUPPORTED_HANDLE_TYPES)", unsafe {
-        cuDeviceGetAttribute(&mut v, DA::CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, dev)
-    })?;
+    let v = device_attr(
+        dev,
+        DA::CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES,
+        "MEMPOOL_SUPPORTED_HANDLE_TYPES",
+    )?;
     Ok(v as u32)
+}
+
+/// The code of creating a pool with `props` (a pool made is destroyed).
+fn create_code(props: &CUmemPoolProps) -> CUresult {
+    let mut p = std::ptr::null_mut();
+    let r = unsafe { cuMemPoolCreate(&mut p, props) };
+    if r == SUCCESS && !p.is_null() {
+        let _ = unsafe { cuMemPoolDestroy(p) };
+    }
+    r
 }
 
 /// The code of creating a pool on `dev` with handle type `ht` (a pool made is destroyed).
 fn create_with(dev: CUdevice, ht: HT) -> CUresult {
     let mut props = device_props(dev);
     props.handleTypes = ht;
-    let mut p = std::ptr::null_mut();
-    let r = unsafe { cuMemPoolCreate(&mut p, &props) };
-    if r == SUCCESS && !p.is_null() {
-        let _ = unsafe { cuMemPoolDestroy(p) };
-    }
-    r
+    create_code(&props)
 }
+
+/// Whether `r` is a documented refusal of a pool the device does not offer.
+fn refused(r: CUresult) -> bool {
+    r == CUresult::CUDA_ERROR_INVALID_VALUE || r == CUresult::CUDA_ERROR_NOT_SUPPORTED
+}
+
+/// A pinned pool's properties at `location`.
+fn pinned_at(location: CUmemLocation) -> CUmemPoolProps {
+    CUmemPoolProps {
+        allocType: CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+        location,
+        ..Default::default()
+    }
+}
+
+/// A pool flag of the report header: the case, the device attribute behind it (and its name), the
+/// flag as the header printed it, and the pool it promises on the case's device.
+struct Claim {
+    case: &'static str,
+    attr: DA,
+    name: &'static str,
+    printed: fn(&Device) -> bool,
+    pool: fn(&Env) -> CUmemPoolProps,
+}
+
+/// Each claimed pool is created, each unclaimed one refused (INVALID_VALUE or NOT_SUPPORTED). A
+/// fabric pool is only created and destroyed, never exported: an export without an IMEX channel
+/// crashes R580 (pool.rs, fabric_export_without_imex_channel_crashes_driver).
+const CLAIMS: &[Claim] = &[
+    // Kills 823-host-pools-underclaimed.
+    Claim {
+        case: "host_pools_flag_matches_host_pool_creation",
+        attr: DA::CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED,
+        name: "HOST_MEMORY_POOLS_SUPPORTED",
+        printed: |d| d.host_pools,
+        pool: |_| pinned_at(mem_location(LT::CU_MEM_LOCATION_TYPE_HOST, 0)),
+    },
+    // Kills 823-host-numa-pools-underclaimed.
+    Claim {
+        case: "host_numa_flag_matches_host_numa_pool_creation",
+        attr: DA::CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED,
+        name: "HOST_NUMA_MEMORY_POOLS_SUPPORTED",
+        printed: |d| d.host_numa_pools,
+        pool: |e| {
+            let numa = e.m.devices.get(e.dev as usize).map_or(0, |d| d.host_numa_id.max(0));
+            pinned_at(mem_location(LT::CU_MEM_LOCATION_TYPE_HOST_NUMA, numa))
+        },
+    },
+    // Kills 823-fabric-underclaimed.
+    Claim {
+        case: "fabric_flag_matches_fabric_pool_creation",
+        attr: DA::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED,
+        name: "HANDLE_TYPE_FABRIC_SUPPORTED",
+        printed: |d| d.fabric,
+        pool: |e| {
+            let mut props = device_props(e.dev);
+            props.handleTypes = HT::CU_MEM_HANDLE_TYPE_FABRIC;
+            props
+        },
+    },
+];
+
+/// Attributes added by CUDA 13.x headers: name, attribute, value width (bytes), the driver CUDA
+/// version from which it is answered (the header that added it: 13.5; R580, CUDA 13.0, refuses
+/// each with INVALID_VALUE), and its value for a device pool of `MAX_SIZE` on the case's device.
+type Newer = (&'static str, A, usize, i32, fn(CUdevice) -> u64);
+const NEWER: &[Newer] = &[
+    ("allocation_type", A::CU_MEMPOOL_ATTR_ALLOCATION_TYPE, 4, 13050, |_| 1),
+    (
+        "export_handle_types",
+        A::CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES,
+        4,
+        13050,
+        |_| 0,
+    ),
+    ("location_id", A::CU_MEMPOOL_ATTR_LOCATION_ID, 4, 13050, |d| d as u64),
+    ("location_type", A::CU_MEMPOOL_ATTR_LOCATION_TYPE, 4, 13050, |_| 1),
+    ("max_pool_size", A::CU_MEMPOOL_ATTR_MAX_POOL_SIZE, 8, 13050, |_| {
+        MAX_SIZE as u64
+    }),
+    (
+        "hw_decompress_enabled",
+        A::CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED,
+        4,
+        13050,
+        |_| 0,
+    ),
+];
+/// The maxSize of the pool whose CUDA 13 attributes are read.
+const MAX_SIZE: usize = 256 << 20;
 
 /// A pool on `dev` that keeps what is freed (threshold max); `live` bytes stay allocated, `freed`
 /// blocks are allocated and freed. Returns the pool, the live pointer (0 for none) and the stream.
@@ -46,8 +154,82 @@ fn pool_holding(dev: CUdevice, live: usize, freed: &[usize]) -> R<(Pool, CUdevic
     Ok((p, a, s))
 }
 
+/// The trials of `CLAIMS`: the flag the header printed is the device's answer now, and the pool
+/// it promises is made exactly when it is claimed.
+fn claim_cases() -> Vec<Case> {
+    CLAIMS
+        .iter()
+        .map(|c| {
+            Case::gpu(823, c.case, move |e| {
+                let now = device_attr(e.dev, c.attr, c.name)? != 0;
+                let printed = e.m.devices.get(e.dev as usize).map(c.printed);
+                ensure!(
+                    printed.is_none_or(|p| p == now),
+                    "{} answers {now}, the report header printed {printed:?}",
+                    c.name
+                );
+                let r = create_code(&(c.pool)(e));
+                note(format!("{} {now}: cuMemPoolCreate answers {}", c.name, code_name(r)));
+                if now {
+                    ok(&format!("cuMemPoolCreate(the pool {} claims)", c.name), r)
+                } else {
+                    ensure!(
+                        refused(r),
+                        "{} is 0 but cuMemPoolCreate of that pool answers {} (expected INVALID_VALUE or NOT_SUPPORTED)",
+                        c.name,
+                        code_name(r)
+                    );
+                    Ok(())
+                }
+            })
+        })
+        .collect()
+}
+
+/// The trials of `NEWER`: a driver at or above the attribute's version answers SUCCESS, writes
+/// the attribute's width and the pool's value; one below it refuses with the documented
+/// INVALID_VALUE (judged: any other refusal fails), or answers as a newer one does. Kills
+/// 828-max-pool-size-not-supported (on R580 and on a CUDA 13.5 driver alike).
+fn newer_cases() -> Vec<Case> {
+    NEWER
+        .iter()
+        .map(|&(name, a, width, since, want)| {
+            Case::gpu(828, format!("cuda13_{name}_value_width_{width}"), move |e| {
+                let mut props = device_props(e.dev);
+                props.maxSize = MAX_SIZE;
+                let p = Pool::create(&props)?;
+                let mut buf = [0u8; 16];
+                let r = unsafe { cuMemPoolGetAttribute(p.0, a, buf.as_mut_ptr().cast()) };
+                let what = format!(
+                    "cuMemPoolGetAttribute({name}) on driver CUDA {} (answered from {since})",
+                    e.m.driver_version
+                );
+                if e.m.driver_version < since && r != SUCCESS {
+                    return expect(&what, r, CUresult::CUDA_ERROR_INVALID_VALUE);
+                }
+                ok(&what, r)?;
+                if e.m.driver_version < since {
+                    note(format!(
+                        "driver CUDA {} answers {name}, which is listed from CUDA {since}",
+                        e.m.driver_version
+                    ));
+                }
+                let w = written_width(p.0, a)?;
+                ensure!(w == width, "wrote {w} bytes, expected {width}");
+                let mask = if width == 4 { 0xffff_ffff } else { u64::MAX };
+                let val = u64::from_le_bytes(buf[..8].try_into().unwrap()) & mask;
+                let want = want(e.dev);
+                ensure!(val == want, "value {val}, expected {want} from the pool's properties");
+                Ok(())
+            })
+        })
+        .collect()
+}
+
 pub fn cases() -> Vec<Case> {
-    vec![
+    let mut v = claim_cases();
+    v.extend(newer_cases());
+    v.extend([
         // The header's supported-handle-types value is what the device does: every claimed type
         // of Linux (POSIX fd, fabric) makes a pool, a claimed POSIX fd exports; an unclaimed one
         // is refused; no Windows type is claimed on Linux. Kills 823-handle-types-overclaimed.
@@ -173,5 +355,6 @@ pub fn cases() -> Vec<Case> {
             expect("cuMemPoolExportPointer(pending allocation)", r, SUCCESS)
         })
         .needs(Cap::Ipc),
-    ]
+    ]);
+    v
 }
