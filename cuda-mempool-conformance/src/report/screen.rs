@@ -1,8 +1,10 @@
 //! The terminal's last screen after a run: ignored trials grouped by reason, interrupted ones in
-//! one line, failures last with their cause; one terminal page unless CONFORMANCE_VERBOSE=1.
+//! one line, failures last with their cause; one terminal page unless CONFORMANCE_VERBOSE=1. And
+//! where the time went, in two lines (`report::timeline`).
 
 use crate::harness::outcome::{Outcome, Record};
 use crate::report::summary::sorted;
+use crate::report::timeline::{self, Bar};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -81,6 +83,46 @@ pub fn last_screen(records: &[Record], verbose: bool) -> Vec<String> {
         }
     }
     lines
+}
+
+/// How many of the critical path's longest trials its line names.
+const PATH_NAMES: usize = 3;
+
+/// Where the time went, two lines (none when no trial ran): the critical path (the chain of trials,
+/// turn waits and gaps that decided when the last trial ended; its longest trials named) and each
+/// worker's idle share. `wall`: the run's wall time, where known.
+pub fn time_lines(bars: &[Bar], wall: Option<f64>) -> Vec<String> {
+    let path = timeline::critical_path(bars);
+    if path.steps.is_empty() {
+        return Vec::new();
+    }
+    let mut longest = path.steps.clone();
+    longest.sort_by(|&a, &b| (bars[b].span.1 - bars[b].span.0).total_cmp(&(bars[a].span.1 - bars[a].span.0)));
+    let names: Vec<String> = longest
+        .iter()
+        .take(PATH_NAMES)
+        .map(|&i| format!("{} {:.1} s", bars[i].trial, bars[i].span.1 - bars[i].span.0))
+        .collect();
+    let of_wall = wall.map_or(String::new(), |w| format!(" of {w:.1} s wall"));
+    let idle: Vec<String> = timeline::idle(bars, &timeline::rows(bars))
+        .iter()
+        .map(|(name, share)| format!("{name} {:.0}%", share * 100.0))
+        .collect();
+    vec![
+        format!(
+            "time: critical path {:.1} s{of_wall}: {} trials {:.1} s ({:.1} s exclusive, {:.1} s settling), \
+             turn waits {:.1} s, start-up and gaps {:.1} s; longest: {}",
+            path.end,
+            path.steps.len(),
+            path.trials_s,
+            path.exclusive_s,
+            path.settle_s,
+            path.wait_s,
+            path.gaps_s,
+            names.join(", ")
+        ),
+        format!("time: idle share: {} (timeline.svg draws it)", idle.join(", ")),
+    ]
 }
 
 #[cfg(test)]
