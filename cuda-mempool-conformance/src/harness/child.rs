@@ -3,7 +3,7 @@
 //! runs, when each child started and ended (its timeline).
 
 use crate::driver::crumb::{self, Crumb};
-use crate::harness::outcome::ChildSpan;
+use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::os::fd::RawFd;
 use std::process::{Child, Command, Stdio};
@@ -156,6 +156,15 @@ pub fn command(
     Ok(cmd)
 }
 
+/// A child process a trial started: its role, and when it started and ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChildSpan {
+    pub role: String,
+    /// Start and end in seconds: since the trial started in a worker's answer, since the run
+    /// started in a record.
+    pub span: (f64, f64),
+}
+
 /// A child started while a trial is watched: role, pid, start and end in seconds since the watch
 /// started (no end yet: still running).
 type Started = (String, u32, f64, Option<f64>);
@@ -288,5 +297,33 @@ pub fn inside_text(inside: &Option<(u32, String)>) -> String {
     match inside {
         Some((api, sym)) => format!(" inside {sym} ({api})"),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child started while a trial is watched is on its timeline from its spawn to its exit (its
+    /// stderr closing); one started after the watch ended is not.
+    #[test]
+    fn a_watched_trial_sees_its_children_start_and_end() {
+        let role = Role::Case("child::tests::watched".into());
+        let sleeper = || {
+            let mut cmd = Command::new("sh");
+            cmd.args(["-c", "sleep 0.2"]).stderr(Stdio::piped());
+            cmd
+        };
+        let watch = Watch::start();
+        let mut child = spawn(&mut sleeper(), &role).unwrap();
+        drain_stderr(&mut child).join().unwrap();
+        let _ = child.wait();
+        let spans: Vec<ChildSpan> = watch.finish().into_iter().filter(|c| c.role == role.name()).collect();
+        assert_eq!(spans.len(), 1, "{spans:?}");
+        let (start, end) = spans[0].span;
+        assert!(start >= 0.0 && end - start >= 0.15 && end - start < 5.0, "{spans:?}");
+        let mut later = spawn(&mut sleeper(), &role).unwrap();
+        let _ = later.wait();
+        assert!(Watch::start().finish().is_empty());
     }
 }

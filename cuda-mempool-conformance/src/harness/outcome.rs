@@ -5,6 +5,7 @@ use crate::driver::blame::Cause;
 use crate::driver::cu::CUdevice;
 use crate::driver::observe::Observation;
 use crate::harness::case::{Group, Per};
+pub use crate::harness::child::ChildSpan;
 use crate::harness::machine::Cap;
 use serde::{Deserialize, Serialize};
 
@@ -201,15 +202,6 @@ pub enum Turn {
     Exclusive,
 }
 
-/// A child process a trial started (`harness::child`): its role, and when it started and ended.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ChildSpan {
-    pub role: String,
-    /// Start and end in seconds: since the trial started in a worker's answer, since the run
-    /// started in a record.
-    pub span: (f64, f64),
-}
-
 /// Where a trial's time went beside its body, for the timeline (`report::timeline`): which worker
 /// ran it, how long it waited for its turn, which turn, the settle wait at its end, its children.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -325,5 +317,52 @@ impl Raw {
             Raw::Answer(a) => a.timing.clone(),
             _ => Timing::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A worker's answer carries its settle wait and children to the coordinator, which moves the
+    /// children into the run's time; report.json's `timing` reads back the same.
+    #[test]
+    fn timing_travels_from_the_worker_to_the_report() {
+        let timing = Timing {
+            settle_s: 0.25,
+            children: vec![ChildSpan {
+                role: "ipc-import".into(),
+                span: (0.5, 1.5),
+            }],
+            ..Timing::default()
+        };
+        let a = Answer {
+            outcome: Outcome::Passed,
+            kind: Kind::Plain,
+            message: String::new(),
+            blame: None,
+            cause: None,
+            secs: 2.0,
+            notes: vec![],
+            observations: vec![],
+            calls: None,
+            timing: timing.clone(),
+        };
+        let back = Answer::from_json(&a.to_json()).unwrap();
+        assert_eq!(back.timing, timing);
+        let moved = back.timing.shifted(10.0);
+        assert_eq!(moved.children[0].span, (10.5, 11.5));
+        let full = Timing {
+            worker: Some("general 2".into()),
+            wait_s: 0.1,
+            turn: Some(Turn::Exclusive),
+            ..moved
+        };
+        let j = serde_json::to_value(&full).unwrap();
+        assert_eq!(j["turn"], "exclusive");
+        assert_eq!(j["children"][0]["span"], serde_json::json!([10.5, 11.5]));
+        assert_eq!(serde_json::from_value::<Timing>(j).unwrap(), full);
+        let old = Answer::from_json(&serde_json::json!({"outcome": "passed", "kind": "plain"})).unwrap();
+        assert_eq!(old.timing, Timing::default());
     }
 }

@@ -178,4 +178,34 @@ mod tests {
         assert!(screen.iter().any(|l| l.contains("30 more failures")), "{screen:?}");
         assert_eq!(last_screen(&records, true).len(), 82);
     }
+
+    /// Where the time went: two lines, the critical path with its longest trials first, then each
+    /// worker's idle share; nothing when no trial ran.
+    #[test]
+    fn the_time_lines_name_the_critical_path_and_idle_shares() {
+        let bar = |trial: &str, worker: &str, span| Bar {
+            trial: trial.into(),
+            outcome: "passed".into(),
+            span,
+            timing: crate::harness::outcome::Timing {
+                worker: Some(worker.into()),
+                ..Default::default()
+            },
+        };
+        let bars = [
+            bar("820::a", "general 0", (0.5, 1.0)),
+            bar("820::b", "general 0", (1.0, 4.0)),
+            bar("829::c", "ipc", (0.5, 2.0)),
+        ];
+        let lines = time_lines(&bars, Some(4.5));
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].starts_with("time: critical path 4.0 s of 4.5 s wall: 2 trials 3.5 s")
+                && lines[0].ends_with("longest: 820::b 3.0 s, 820::a 0.5 s"),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[1].contains("general 0 12%, ipc 62%"), "{}", lines[1]);
+        assert!(time_lines(&[], None).is_empty());
+    }
 }

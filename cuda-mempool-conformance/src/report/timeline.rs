@@ -7,8 +7,7 @@
 use crate::harness::outcome::{Record, Timing, Turn};
 use serde::Deserialize;
 use std::fmt::Write as _;
-use std::path::Path;
-use std::process::ExitCode;
+use std::path::{Path, PathBuf};
 
 /// Two instants this close are one (a turn given back and taken, a trial ending and the next one
 /// of its worker asking for its turn).
@@ -377,50 +376,226 @@ pub fn write(dir: &Path, bars: &[Bar], wall: Option<f64>, title: &str) -> std::i
 }
 
 /// `--timeline REPORT.json [--out DIR]`: draw timeline.svg from a report (beside it without
-/// `--out`) and print its critical path and idle shares.
-pub fn main(args: &[String]) -> ExitCode {
+/// `--out`); the trials drawn, the report's wall time and the picture's path (the caller prints
+/// where the time went: `screen::time_lines`). Flags other than `--out` are skipped (libtest's own).
+pub fn redraw(args: &[String]) -> Result<(Vec<Bar>, Option<f64>, PathBuf), String> {
     let mut it = args.iter();
     let (mut report, mut out) = (None, None);
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--out" => out = it.next().cloned(),
+            "--out" => out = Some(PathBuf::from(it.next().ok_or("--out needs a folder")?)),
             f if f.starts_with("--") => {}
             _ => report = report.or(Some(a.clone())),
         }
     }
-    let Some(report) = report else {
-        eprintln!("conformance: usage: --timeline REPORT.json [--out DIR]");
-        return ExitCode::from(2);
-    };
-    let drawn = std::fs::read_to_string(&report)
-        .map_err(|e| format!("{report}: {e}"))
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).map_err(|e| format!("{report}: {e}")))
-        .and_then(|j| {
-            let bars = of_report(&j).map_err(|e| format!("{report}: {e}"))?;
-            let wall = j["wall_s"].as_f64();
-            let dir = match &out {
-                Some(d) => std::path::PathBuf::from(d),
-                None => Path::new(&report).parent().map_or(".".into(), Path::to_path_buf),
-            };
-            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            let title = format!("{report}: {}", j["date"].as_str().unwrap_or(""));
-            write(&dir, &bars, wall, &title).map_err(|e| format!("{}: {e}", dir.display()))?;
-            Ok((bars, wall, dir))
-        });
-    match drawn {
-        Ok((bars, wall, dir)) => {
-            for line in crate::report::screen::time_lines(&bars, wall) {
-                println!("{line}");
+    let report = report.ok_or("usage: --timeline REPORT.json [--out DIR]")?;
+    let text = std::fs::read_to_string(&report).map_err(|e| format!("{report}: {e}"))?;
+    let j: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{report}: {e}"))?;
+    let bars = of_report(&j).map_err(|e| format!("{report}: {e}"))?;
+    let wall = j["wall_s"].as_f64();
+    let dir = out.unwrap_or_else(|| Path::new(&report).parent().map_or(".".into(), Path::to_path_buf));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let title = format!("{report}: {}", j["date"].as_str().unwrap_or(""));
+    write(&dir, &bars, wall, &title).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok((bars, wall, dir.join("timeline.svg")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::outcome::ChildSpan;
+
+    fn bar(trial: &str, worker: Option<&str>, span: (f64, f64), wait_s: f64, exclusive: bool) -> Bar {
+        Bar {
+            trial: trial.into(),
+            outcome: "passed".into(),
+            span,
+            timing: Timing {
+                worker: worker.map(String::from),
+                wait_s,
+                turn: Some(if exclusive { Turn::Exclusive } else { Turn::Shared }),
+                ..Timing::default()
+            },
+        }
+    }
+
+    /// Two general workers and a lane: `x` (exclusive) waits for `a` and `b`, then `c` waits for
+    /// `x`, then `d` follows `c` on its worker. The path walks back d ← c (its worker) ← x (the turn
+    /// it gave back) ← b (the last of the trials x waited for) ← its worker's start; the lane's
+    /// long trial `l`, which ended before `d`, is on no path. The sums add up to the end.
+    #[test]
+    fn the_critical_path_follows_turns_and_workers() {
+        let bars = ran(vec![
+            bar("a", Some("general 0"), (0.5, 1.0), 0.0, false),
+            bar("b", Some("general 1"), (0.5, 1.5), 0.0, false),
+            bar("x", Some("general 0"), (1.5, 3.5), 0.5, true),
+            bar("c", Some("general 1"), (3.5, 4.0), 2.0, false),
+            bar("d", Some("general 1"), (4.1, 5.0), 0.0, false),
+            bar("l", Some("ipc"), (0.6, 4.9), 0.0, false),
+        ]);
+        let p = critical_path(&bars);
+        let names: Vec<&str> = p.steps.iter().map(|&i| bars[i].trial.as_str()).collect();
+        assert_eq!(names, ["b", "x", "c", "d"]);
+        assert_eq!(p.end, 5.0);
+        assert!((p.trials_s - 4.4).abs() < 1e-9, "{p:?}");
+        assert!((p.exclusive_s - 2.0).abs() < 1e-9, "{p:?}");
+        assert!((p.gaps_s - 0.6).abs() < 1e-9, "{p:?}");
+        assert!((p.trials_s + p.wait_s + p.gaps_s - p.end).abs() < 1e-9, "{p:?}");
+        let rows = rows(&bars);
+        let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["general 0", "general 1", "ipc"]);
+        let idle = idle(&bars, &rows);
+        assert!((idle[0].1 - 0.5).abs() < 1e-9, "{idle:?}");
+        assert!((idle[2].1 - 0.14).abs() < 1e-9, "{idle:?}");
+    }
+
+    /// A waited turn counts as waiting only up to the gap it fills: a trial that waited 2 s for a
+    /// turn given back 0.3 s before it began adds 0.3 s of wait, the rest overlapping the trial
+    /// before it.
+    #[test]
+    fn a_wait_counts_only_where_nothing_on_the_path_ran() {
+        let bars = ran(vec![
+            bar("a", Some("general 0"), (0.0, 1.0), 0.0, true),
+            bar("b", Some("general 1"), (1.3, 2.0), 2.0, false),
+        ]);
+        let p = critical_path(&bars);
+        assert_eq!(p.steps.len(), 2);
+        assert!((p.wait_s - 0.3).abs() < 1e-9 && p.gaps_s.abs() < 1e-9, "{p:?}");
+    }
+
+    /// A report without timing: its trials laid out one row per overlapping lane, and the path
+    /// goes through whichever trial ended last before each start.
+    #[test]
+    fn a_report_without_timing_draws_rows_of_overlapping_trials() {
+        let j = serde_json::json!({"trials": [
+            {"trial": "a", "outcome": "passed", "span": [0.0, 2.0]},
+            {"trial": "b", "outcome": "failed", "span": [0.5, 1.0]},
+            {"trial": "c", "outcome": "passed", "span": [1.2, 3.0]},
+            {"trial": "d", "outcome": "passed", "span": [2.1, 2.5]},
+            {"trial": "never", "outcome": "ignored", "span": [0.0, 0.0]},
+        ]});
+        let bars = of_report(&j).unwrap();
+        assert_eq!(bars.len(), 4);
+        let rows = rows(&bars);
+        let by_row: Vec<Vec<&str>> = rows
+            .iter()
+            .map(|r| r.bars.iter().map(|&i| bars[i].trial.as_str()).collect())
+            .collect();
+        assert_eq!(by_row, [vec!["a", "d"], vec!["b", "c"]]);
+        let p = critical_path(&bars);
+        let names: Vec<&str> = p.steps.iter().map(|&i| bars[i].trial.as_str()).collect();
+        assert_eq!(names, ["b", "c"]);
+    }
+
+    /// Every `&` in `text` begins one of XML's five entities.
+    fn entities_ok(text: &str) -> bool {
+        text.match_indices('&').all(|(i, _)| {
+            ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;"]
+                .iter()
+                .any(|e| text[i..].starts_with(e))
+        })
+    }
+
+    /// Elements nest and close, attributes are quoted, `&` starts only an entity: enough of XML's
+    /// well-formedness to catch a broken picture (no XML parser is a dependency).
+    fn well_formed(xml: &str) -> Result<(), String> {
+        let mut open: Vec<String> = Vec::new();
+        let mut rest = xml;
+        while let Some(i) = rest.find(['<', '&']) {
+            let text = &rest[..i];
+            if text.contains('>') {
+                return Err(format!("a bare > in {text:?}"));
             }
-            println!(
-                "conformance: timeline written to {}",
-                dir.join("timeline.svg").display()
-            );
-            ExitCode::SUCCESS
+            rest = &rest[i..];
+            if rest.starts_with('&') {
+                let end = rest.find(';').ok_or("an unterminated entity")?;
+                if !entities_ok(&rest[..=end]) {
+                    return Err(format!("unknown entity {}", &rest[..=end]));
+                }
+                rest = &rest[end + 1..];
+                continue;
+            }
+            let end = rest.find('>').ok_or("an unterminated tag")?;
+            let tag = &rest[1..end];
+            rest = &rest[end + 1..];
+            if let Some(name) = tag.strip_prefix('/') {
+                match open.pop() {
+                    Some(o) if o == name => {}
+                    o => return Err(format!("</{name}> closes {o:?}")),
+                }
+                continue;
+            }
+            let body = tag.strip_suffix('/').unwrap_or(tag);
+            let name = body.split_whitespace().next().ok_or("an empty tag")?;
+            let attrs = &body[name.len()..];
+            if !attrs.matches('"').count().is_multiple_of(2) || attrs.contains('<') || !entities_ok(attrs) {
+                return Err(format!("bad attributes in <{tag}>"));
+            }
+            if !tag.ends_with('/') {
+                open.push(name.to_string());
+            }
         }
-        Err(e) => {
-            eprintln!("conformance: --timeline: {e}");
-            ExitCode::from(2)
+        match open.as_slice() {
+            [] if rest.trim().is_empty() => Ok(()),
+            o => Err(format!("left open: {o:?}")),
         }
+    }
+
+    /// The picture is well-formed XML, one root, with every trial's name escaped in its title, the
+    /// critical path outlined, waits hatched and children drawn; and so is every committed
+    /// report's (older ones have no timing).
+    #[test]
+    fn the_picture_is_well_formed() {
+        let mut bars = vec![
+            bar("820::a<b>&\"c\"", Some("general 0"), (0.2, 1.0), 0.1, true),
+            bar("821::d", Some("ipc"), (1.0, 2.0), 0.0, false),
+        ];
+        bars[1].timing.children = vec![ChildSpan {
+            role: "ipc-import".into(),
+            span: (1.1, 1.8),
+        }];
+        bars[0].timing.settle_s = 0.2;
+        let s = svg(&ran(bars), Some(2.5), "a <run> & more");
+        well_formed(&s).unwrap();
+        assert!(s.starts_with("<svg ") && s.trim_end().ends_with("</svg>"));
+        assert!(s.contains("820::a&lt;b&gt;&amp;&quot;c&quot;"), "{s}");
+        for mark in [
+            "url(#wait)",
+            "ipc-import",
+            "stroke-width=\"1.5\"",
+            "exclusive turn",
+            "2.5 s",
+        ] {
+            assert!(s.contains(mark), "{mark} missing");
+        }
+        let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs")];
+        let mut seen = 0;
+        while let Some(d) = dirs.pop() {
+            for p in std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()) {
+                if p.is_dir() {
+                    dirs.push(p);
+                    continue;
+                }
+                let j: serde_json::Value = match p.extension().is_some_and(|x| x == "json") {
+                    true => serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap_or_default(),
+                    false => continue,
+                };
+                if !j["trials"].is_array() || !j["wall_s"].is_number() {
+                    continue;
+                }
+                let bars = of_report(&j).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                well_formed(&svg(&bars, j["wall_s"].as_f64(), "committed"))
+                    .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                seen += 1;
+            }
+        }
+        assert!(seen >= 2, "committed reports drawn: {seen}");
+    }
+
+    #[test]
+    fn the_axis_ticks_are_round() {
+        assert_eq!(tick(9.4), 1.0);
+        assert_eq!(tick(346.0), 50.0);
+        assert_eq!(tick(0.5), 0.05);
     }
 }

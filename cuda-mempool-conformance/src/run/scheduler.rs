@@ -440,6 +440,8 @@ mod tests {
                         std::thread::sleep(Duration::from_millis(if c.slow { 6 } else { 3 }));
                         Raw::Broken("a fake trial".into())
                     });
+                    assert_eq!(rec.timing.turn == Some(Turn::Exclusive), c.exclusive, "{}", c.name);
+                    assert!(rec.timing.wait_s >= 0.0 && rec.span.0 >= rec.timing.wait_s);
                     spans
                         .lock()
                         .unwrap()

@@ -97,7 +97,7 @@ fn command(argv: &[String]) -> Option<ExitCode> {
         return Some(diff::main(&argv[i + 1..]));
     }
     if let Some(i) = argv.iter().position(|a| a == "--timeline") {
-        return Some(timeline::main(&argv[i + 1..]));
+        return Some(redraw_timeline(&argv[i + 1..]));
     }
     if let Some(i) = argv.iter().position(|a| a == "--matrix") {
         return Some(matrix::main(&argv[i + 1..]));
@@ -117,6 +117,23 @@ fn command(argv: &[String]) -> Option<ExitCode> {
             ExitCode::from(2)
         }
     })
+}
+
+/// `--timeline REPORT.json [--out DIR]`: timeline.svg drawn from a report, and where its time went.
+fn redraw_timeline(args: &[String]) -> ExitCode {
+    match timeline::redraw(args) {
+        Ok((bars, wall, svg)) => {
+            for line in screen::time_lines(&bars, wall) {
+                println!("{line}");
+            }
+            println!("conformance: timeline written to {}", svg.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("conformance: --timeline: {e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// The suite: a child role if this process is one, a command, or the coordinator of a run.
