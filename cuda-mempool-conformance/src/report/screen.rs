@@ -101,7 +101,7 @@ pub fn time_lines(bars: &[Bar], wall: Option<f64>) -> Vec<String> {
     let names: Vec<String> = longest
         .iter()
         .take(PATH_NAMES)
-        .map(|&i| format!("{} {:.1} s", bars[i].trial, bars[i].span.1 - bars[i].span.0))
+        .map(|&i| format!("{} {:.2} s", bars[i].trial, bars[i].span.1 - bars[i].span.0))
         .collect();
     let of_wall = wall.map_or(String::new(), |w| format!(" of {w:.1} s wall"));
     let idle: Vec<String> = timeline::idle(bars, &timeline::rows(bars))
@@ -201,7 +201,7 @@ mod tests {
         assert_eq!(lines.len(), 2, "{lines:?}");
         assert!(
             lines[0].starts_with("time: critical path 4.0 s of 4.5 s wall: 2 trials 3.5 s")
-                && lines[0].ends_with("longest: 820::b 3.0 s, 820::a 0.5 s"),
+                && lines[0].ends_with("longest: 820::b 3.00 s, 820::a 0.50 s"),
             "{}",
             lines[0]
         );
