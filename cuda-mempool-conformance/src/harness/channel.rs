@@ -154,9 +154,7 @@ pub fn spawn_role(
         .map_err(|e| format!("socketpair: {e}"))?;
     let fds = [(theirs.as_raw_fd(), CHILD_FD)];
     let mut cmd = crate::harness::child::command(role, envs, stdout, crumb, &fds)?;
-    let child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start child {:?}: {e}", role.name()))?;
+    let child = crate::harness::child::spawn(&mut cmd, role)?;
     drop(theirs);
     Ok((Channel::new(mine, timeout)?, child))
 }
@@ -191,7 +189,7 @@ impl Peer {
     pub fn spawn(role: &Role, envs: &[(&str, &str)], timeout: Duration) -> R<Peer> {
         let crumb = Crumb::new()?;
         let (chan, mut child) = spawn_role(role, envs, Stdio::null(), Some(&crumb), timeout)?;
-        let stderr = crate::harness::child::drain(child.stderr.take().unwrap());
+        let stderr = crate::harness::child::drain_stderr(&mut child);
         Ok(Peer {
             chan,
             child: Some(child),

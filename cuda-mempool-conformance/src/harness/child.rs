@@ -1,13 +1,16 @@
 //! The one way to start a child of this same binary in a role: its environment, its breadcrumb and
-//! inherited fds, its output drained, a bounded wait, and what it came to.
+//! inherited fds, its output drained, a bounded wait, and what it came to; and, while a trial
+//! runs, when each child started and ended (its timeline).
 
 use crate::driver::crumb::{self, Crumb};
+use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::os::fd::RawFd;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
 
 /// The variable that names a child's role (`worker`, `probe`, `ipc-import`, `case:TRIAL`, …).
@@ -177,6 +180,77 @@ pub fn command(
     Ok(cmd)
 }
 
+/// A child process a trial started: its role, and when it started and ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChildSpan {
+    pub role: String,
+    /// Start and end in seconds: since the trial started in a worker's answer, since the run
+    /// started in a record.
+    pub span: (f64, f64),
+}
+
+/// A child started while a trial is watched: role, pid, start and end in seconds since the watch
+/// started (no end yet: still running).
+type Started = (String, u32, f64, Option<f64>);
+/// The children started since the running trial started (`Watch`); None while none is watched.
+static WATCHED: Mutex<Option<(Instant, Vec<Started>)>> = Mutex::new(None);
+
+fn watched(f: impl FnOnce(f64, &mut Vec<Started>)) {
+    if let Some((since, v)) = WATCHED.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        f(since.elapsed().as_secs_f64(), v);
+    }
+}
+
+/// The children one trial starts in this process (a worker runs one trial at a time), from
+/// [`Watch::start`] to [`Watch::finish`].
+pub struct Watch;
+impl Watch {
+    pub fn start() -> Watch {
+        *WATCHED.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), Vec::new()));
+        Watch
+    }
+    /// Each child's role and span, in seconds since `start`; one still running ends now.
+    pub fn finish(self) -> Vec<ChildSpan> {
+        let Some((since, v)) = WATCHED.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+            return Vec::new();
+        };
+        let now = since.elapsed().as_secs_f64();
+        v.into_iter()
+            .map(|(role, _, start, end)| ChildSpan {
+                role,
+                span: (start, end.unwrap_or(now)),
+            })
+            .collect()
+    }
+}
+
+/// Spawn `cmd` (made by [`command`] for `role`), noted for the running trial's timeline.
+pub fn spawn(cmd: &mut Command, role: &Role) -> Result<Child, String> {
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start child {:?}: {e}", role.name()))?;
+    let pid = child.id();
+    watched(|now, v| v.push((role.name(), pid, now, None)));
+    Ok(child)
+}
+
+/// [`drain`] the child's stderr; its end (the child exited, and the pipe closed with it) is the
+/// child's end on the running trial's timeline.
+pub fn drain_stderr(child: &mut Child) -> JoinHandle<String> {
+    let pid = child.id();
+    let pipe = child.stderr.take().expect("stderr piped by `command`");
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = { pipe }.read_to_string(&mut s);
+        watched(|now, v| {
+            if let Some(c) = v.iter_mut().rev().find(|c| c.1 == pid && c.3.is_none()) {
+                c.3 = Some(now);
+            }
+        });
+        s
+    })
+}
+
 /// Read a child's pipe to its end on a thread of its own, so a chatty child never blocks on a
 /// full pipe.
 pub fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<String> {
@@ -196,11 +270,9 @@ pub fn run_child(role: &Role, envs: &[(&str, &str)]) -> Result<ChildOut, String>
 pub fn run_child_for(role: &Role, envs: &[(&str, &str)], timeout: Duration) -> Result<ChildOut, String> {
     let crumb = Crumb::new()?;
     let mut cmd = command(role, envs, Stdio::piped(), Some(&crumb), &[])?;
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start child {:?}: {e}", role.name()))?;
+    let mut child = spawn(&mut cmd, role)?;
     let to = drain(child.stdout.take().unwrap());
-    let te = drain(child.stderr.take().unwrap());
+    let te = drain_stderr(&mut child);
     let (status, timed_out) = match child.wait_timeout(timeout).map_err(|e| e.to_string())? {
         Some(s) => (Some(s), false),
         None => {
@@ -249,5 +321,33 @@ pub fn inside_text(inside: &Option<(u32, String)>) -> String {
     match inside {
         Some((api, sym)) => format!(" inside {sym} ({api})"),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child started while a trial is watched is on its timeline from its spawn to its exit (its
+    /// stderr closing); one started after the watch ended is not.
+    #[test]
+    fn a_watched_trial_sees_its_children_start_and_end() {
+        let role = Role::Case("child::tests::watched".into());
+        let sleeper = || {
+            let mut cmd = Command::new("sh");
+            cmd.args(["-c", "sleep 0.2"]).stderr(Stdio::piped());
+            cmd
+        };
+        let watch = Watch::start();
+        let mut child = spawn(&mut sleeper(), &role).unwrap();
+        drain_stderr(&mut child).join().unwrap();
+        let _ = child.wait();
+        let spans: Vec<ChildSpan> = watch.finish().into_iter().filter(|c| c.role == role.name()).collect();
+        assert_eq!(spans.len(), 1, "{spans:?}");
+        let (start, end) = spans[0].span;
+        assert!(start >= 0.0 && end - start >= 0.15 && end - start < 5.0, "{spans:?}");
+        let mut later = spawn(&mut sleeper(), &role).unwrap();
+        let _ = later.wait();
+        assert!(Watch::start().finish().is_empty());
     }
 }

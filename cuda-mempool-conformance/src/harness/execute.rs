@@ -42,23 +42,26 @@ const SETTLE_STABLE: std::time::Duration = std::time::Duration::from_millis(500)
 /// driver reclaims what ended processes held (seen on the H100: one OUT_OF_MEMORY in 18 runs).
 /// Past the wait the trial's notes say so; its outcome is untouched.
 ///
+/// Answers how long it waited, in seconds (the trial's timeline shows it).
+///
 /// Free memory that stops rising counts as settled too: what is still missing then is not coming
 /// back (contexts of workers started during the trial: 504 MiB each on the H100, and every run's
 /// first exclusive trial waited out its whole limit for three of them, 1512 MiB).
-fn settle(before: usize) {
+fn settle(before: usize) -> f64 {
     let start = Instant::now();
+    let waited = || start.elapsed().as_secs_f64();
     let limit = crate::driver::deadline::settle();
     let mut last: Option<(usize, Instant)> = None;
     loop {
         let now = device_free();
         if !matches!(now, Some(f) if f + SETTLE_SLACK < before) {
-            return;
+            return waited();
         }
         let f = now.unwrap_or(0);
         match last {
             Some((g, since)) if f <= g + SETTLE_STEP => {
                 if since.elapsed() >= SETTLE_STABLE {
-                    return;
+                    return waited();
                 }
             }
             _ => last = Some((f, Instant::now())),
@@ -71,7 +74,7 @@ fn settle(before: usize) {
                 start.elapsed().as_secs_f64(),
                 before >> 20
             ));
-            return;
+            return waited();
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
@@ -104,6 +107,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
             notes,
             observations,
             calls: None,
+            timing: Default::default(),
         }
     };
     if let Some((cap, why)) = case.missing(&env.m) {
@@ -144,9 +148,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
         None
     };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (case.body)(env)));
-    if let Some(b) = before {
-        settle(b);
-    }
+    let settle_s = before.map_or(0.0, settle);
     crate::driver::ledger::set_trial("");
     let known = crate::driver::departures::take_known();
     let (outcome, kind, message) = match result {
@@ -166,7 +168,9 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
         }
     };
     let (outcome, kind, message) = forced_gates_fail((outcome, kind, message));
-    answer(outcome, kind, message)
+    let mut a = answer(outcome, kind, message);
+    a.timing.settle_s = settle_s;
+    a
 }
 
 /// A trial during which a gate's safety limit had to open a held stream (a call waited for the
@@ -202,6 +206,7 @@ pub fn execute_in_child(case: &Case, timeout: Duration) -> Answer {
         notes: vec![],
         observations: vec![],
         calls: None,
+        timing: Default::default(),
     };
     let out = match run_child_for(&Role::Case(case.trial_name()), &[], timeout) {
         Ok(out) => out,

@@ -5,7 +5,9 @@ use crate::driver::blame::Cause;
 use crate::driver::cu::CUdevice;
 use crate::driver::observe::Observation;
 use crate::harness::case::{Group, Per};
+pub use crate::harness::child::ChildSpan;
 use crate::harness::machine::Cap;
+use serde::{Deserialize, Serialize};
 
 /// What a trial came to.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -158,6 +160,8 @@ pub struct Record {
     /// Which of the 14 APIs the trial reached (bit `api - 820`, `driver::calls`): known when it ran
     /// in a worker under the mutation library and answered.
     pub calls: Option<u16>,
+    /// Where its time went beside its body (`report::timeline`): default when not run by a worker.
+    pub timing: Timing,
 }
 impl Record {
     /// A record with nothing measured yet: no blame, no time, no notes, no observations.
@@ -178,6 +182,7 @@ impl Record {
             observations: vec![],
             span: (0.0, 0.0),
             calls: None,
+            timing: Timing::default(),
         }
     }
     /// The API this record counts against in the report: a failure's blame, else its own API.
@@ -186,6 +191,45 @@ impl Record {
             (Outcome::Failed, Group::Api(own)) => Some(self.blame.unwrap_or(own)),
             _ => self.group.api(),
         }
+    }
+}
+
+/// A trial's turn at the device (`run::turns`, by `case::Need`): none needed (it needs no device),
+/// shared within the memory budget, beside no memory holder (a request beyond the device), or the
+/// device alone.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Turn {
+    Free,
+    Shared,
+    Beyond,
+    Exclusive,
+}
+
+/// Where a trial's time went beside its body, for the timeline (`report::timeline`): which worker
+/// ran it, how long it waited for its turn, which turn, the settle wait at its end, its children.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Timing {
+    /// `general 0`, `general 1`, … (the shared queue's dispatchers), or the lane's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    /// Seconds it waited for its turn at the device, just before its span began.
+    pub wait_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn: Option<Turn>,
+    /// Seconds, at the end of its span, spent waiting for the device's memory to come back
+    /// (`execute::settle`, after an exclusive trial).
+    pub settle_s: f64,
+    pub children: Vec<ChildSpan>,
+}
+impl Timing {
+    /// The same, its children's spans moved by `by` seconds (a worker's answer into the run's time).
+    pub fn shifted(mut self, by: f64) -> Timing {
+        for c in &mut self.children {
+            c.span = (c.span.0 + by, c.span.1 + by);
+        }
+        self
     }
 }
 
@@ -203,6 +247,9 @@ pub struct Answer {
     pub observations: Vec<Observation>,
     /// The APIs the body reached (`driver::calls`), when the process running it can tell.
     pub calls: Option<u16>,
+    /// The settle wait and the children it started (times since the trial started); the
+    /// coordinator adds the rest (`Timing::shifted`).
+    pub timing: Timing,
 }
 impl Answer {
     pub fn to_json(&self) -> serde_json::Value {
@@ -210,7 +257,8 @@ impl Answer {
             "message": self.message, "blame": self.blame, "cause": self.cause.as_ref().map(Cause::to_json),
             "secs": self.secs, "notes": self.notes,
             "observations": self.observations.iter().map(|o| o.to_json()).collect::<Vec<_>>(),
-            "calls": self.calls.map(crate::driver::calls::apis)})
+            "calls": self.calls.map(crate::driver::calls::apis),
+            "timing": serde_json::to_value(&self.timing).unwrap_or_default()})
     }
     pub fn from_json(j: &serde_json::Value) -> Result<Answer, String> {
         Ok(Answer {
@@ -238,6 +286,7 @@ impl Answer {
                 let apis: Vec<u32> = a.iter().filter_map(|x| x.as_u64().map(|x| x as u32)).collect();
                 crate::driver::calls::mask(&apis)
             }),
+            timing: serde_json::from_value(j["timing"].clone()).unwrap_or_default(),
         })
     }
 }
@@ -264,4 +313,60 @@ pub enum Raw {
     },
     /// The trial could not be run at all (no worker could be started, say).
     Broken(String),
+}
+impl Raw {
+    /// What the process said of its time (only an answer says anything).
+    pub fn timing(&self) -> Timing {
+        match self {
+            Raw::Answer(a) => a.timing.clone(),
+            _ => Timing::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A worker's answer carries its settle wait and children to the coordinator, which moves the
+    /// children into the run's time; report.json's `timing` reads back the same.
+    #[test]
+    fn timing_travels_from_the_worker_to_the_report() {
+        let timing = Timing {
+            settle_s: 0.25,
+            children: vec![ChildSpan {
+                role: "ipc-import".into(),
+                span: (0.5, 1.5),
+            }],
+            ..Timing::default()
+        };
+        let a = Answer {
+            outcome: Outcome::Passed,
+            kind: Kind::Plain,
+            message: String::new(),
+            blame: None,
+            cause: None,
+            secs: 2.0,
+            notes: vec![],
+            observations: vec![],
+            calls: None,
+            timing: timing.clone(),
+        };
+        let back = Answer::from_json(&a.to_json()).unwrap();
+        assert_eq!(back.timing, timing);
+        let moved = back.timing.shifted(10.0);
+        assert_eq!(moved.children[0].span, (10.5, 11.5));
+        let full = Timing {
+            worker: Some("general 2".into()),
+            wait_s: 0.1,
+            turn: Some(Turn::Exclusive),
+            ..moved
+        };
+        let j = serde_json::to_value(&full).unwrap();
+        assert_eq!(j["turn"], "exclusive");
+        assert_eq!(j["children"][0]["span"], serde_json::json!([10.5, 11.5]));
+        assert_eq!(serde_json::from_value::<Timing>(j).unwrap(), full);
+        let old = Answer::from_json(&serde_json::json!({"outcome": "passed", "kind": "plain"})).unwrap();
+        assert_eq!(old.timing, Timing::default());
+    }
 }

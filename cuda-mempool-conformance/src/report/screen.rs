@@ -1,8 +1,10 @@
 //! The terminal's last screen after a run: ignored trials grouped by reason, interrupted ones in
-//! one line, failures last with their cause; one terminal page unless CONFORMANCE_VERBOSE=1.
+//! one line, failures last with their cause; one terminal page unless CONFORMANCE_VERBOSE=1. And
+//! where the time went, in two lines (`report::timeline`).
 
 use crate::harness::outcome::{Outcome, Record};
 use crate::report::summary::sorted;
+use crate::report::timeline::{self, Bar};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -83,6 +85,46 @@ pub fn last_screen(records: &[Record], verbose: bool) -> Vec<String> {
     lines
 }
 
+/// How many of the critical path's longest trials its line names.
+const PATH_NAMES: usize = 3;
+
+/// Where the time went, two lines (none when no trial ran): the critical path (the chain of trials,
+/// turn waits and gaps that decided when the last trial ended; its longest trials named) and each
+/// worker's idle share. `wall`: the run's wall time, where known.
+pub fn time_lines(bars: &[Bar], wall: Option<f64>) -> Vec<String> {
+    let path = timeline::critical_path(bars);
+    if path.steps.is_empty() {
+        return Vec::new();
+    }
+    let mut longest = path.steps.clone();
+    longest.sort_by(|&a, &b| (bars[b].span.1 - bars[b].span.0).total_cmp(&(bars[a].span.1 - bars[a].span.0)));
+    let names: Vec<String> = longest
+        .iter()
+        .take(PATH_NAMES)
+        .map(|&i| format!("{} {:.2} s", bars[i].trial, bars[i].span.1 - bars[i].span.0))
+        .collect();
+    let of_wall = wall.map_or(String::new(), |w| format!(" of {w:.1} s wall"));
+    let idle: Vec<String> = timeline::idle(bars, &timeline::rows(bars))
+        .iter()
+        .map(|(name, share)| format!("{name} {:.0}%", share * 100.0))
+        .collect();
+    vec![
+        format!(
+            "time: critical path {:.1} s{of_wall}: {} trials {:.1} s ({:.1} s exclusive, {:.1} s settling), \
+             turn waits {:.1} s, start-up and gaps {:.1} s; longest: {}",
+            path.end,
+            path.steps.len(),
+            path.trials_s,
+            path.exclusive_s,
+            path.settle_s,
+            path.wait_s,
+            path.gaps_s,
+            names.join(", ")
+        ),
+        format!("time: idle share: {} (timeline.svg draws it)", idle.join(", ")),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,5 +177,35 @@ mod tests {
         assert!(screen.iter().any(|l| l.contains("30 more reasons")), "{screen:?}");
         assert!(screen.iter().any(|l| l.contains("30 more failures")), "{screen:?}");
         assert_eq!(last_screen(&records, true).len(), 82);
+    }
+
+    /// Where the time went: two lines, the critical path with its longest trials first, then each
+    /// worker's idle share; nothing when no trial ran.
+    #[test]
+    fn the_time_lines_name_the_critical_path_and_idle_shares() {
+        let bar = |trial: &str, worker: &str, span| Bar {
+            trial: trial.into(),
+            outcome: "passed".into(),
+            span,
+            timing: crate::harness::outcome::Timing {
+                worker: Some(worker.into()),
+                ..Default::default()
+            },
+        };
+        let bars = [
+            bar("820::a", "general 0", (0.5, 1.0)),
+            bar("820::b", "general 0", (1.0, 4.0)),
+            bar("829::c", "ipc", (0.5, 2.0)),
+        ];
+        let lines = time_lines(&bars, Some(4.5));
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].starts_with("time: critical path 4.0 s of 4.5 s wall: 2 trials 3.5 s")
+                && lines[0].ends_with("longest: 820::b 3.00 s, 820::a 0.50 s"),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[1].contains("general 0 12%, ipc 62%"), "{}", lines[1]);
+        assert!(time_lines(&[], None).is_empty());
     }
 }

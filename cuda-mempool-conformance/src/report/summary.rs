@@ -514,7 +514,7 @@ pub fn json(
 }
 
 /// One trial of report.json; `calls` only where the run knows which APIs the trial reached, `cause`
-/// only where a failure's cause is known.
+/// only where a failure's cause is known, `timing` only where a worker ran it.
 fn trial_json(r: &Record) -> serde_json::Value {
     let mut j = serde_json::json!({
         "trial": r.trial, "api": r.group.api(), "group": r.group.label(), "outcome": r.outcome.as_str(), "kind": r.kind.as_str(),
@@ -527,6 +527,9 @@ fn trial_json(r: &Record) -> serde_json::Value {
     }
     if let Some(c) = &r.cause {
         j["cause"] = c.to_json();
+    }
+    if r.timing != crate::harness::outcome::Timing::default() {
+        j["timing"] = serde_json::to_value(&r.timing).unwrap_or_default();
     }
     j
 }

@@ -27,7 +27,7 @@
 
 use crate::harness::case::{Case, Env};
 use crate::harness::config::crash_timeout;
-use crate::harness::outcome::{Raw, Record};
+use crate::harness::outcome::{Raw, Record, Timing};
 use crate::harness::verdict::judge;
 use crate::run::since_start;
 use crate::run::stop::Stop;
@@ -311,8 +311,9 @@ fn monitor(queue: Queue, ctx: Arc<Ctx>, handles: Handles, parallel: usize) {
 }
 
 /// One trial on its turn: the turn first, so that its wait is neither the trial's time (its span,
-/// the deadline `run` applies) nor a stuck trial's (`busy`); then `run`, judged, with its span,
-/// unless the run stopped meanwhile (fail-fast: `run` is then not called).
+/// the deadline `run` applies) nor a stuck trial's (`busy`); then `run`, judged, with its span and
+/// its timing (the wait, the turn, what the worker said of its settle wait and children), unless
+/// the run stopped meanwhile (fail-fast: `run` is then not called).
 fn on_turn(
     turns: &Turns,
     stop: &Stop,
@@ -320,17 +321,25 @@ fn on_turn(
     busy: &dyn Fn(Option<Instant>),
     run: impl FnOnce() -> Raw,
 ) -> Record {
+    let asked = since_start();
     let turn = turns.take(case.memory_need());
+    let waited = since_start() - asked;
     if let Some(r) = stop.skipped(case) {
         return r;
     }
     busy(Some(Instant::now()));
     let begin = since_start();
     let raw = run();
+    let timing = raw.timing().shifted(begin);
     // Cut short while it ran: its process was killed for the interrupt, not by the library.
     let cut = stop.interrupted(case).filter(|_| !matches!(raw, Raw::Answer(_)));
     let mut rec = cut.unwrap_or_else(|| judge(case, raw));
     rec.span = (begin, since_start());
+    rec.timing = Timing {
+        wait_s: waited,
+        turn: Some(turn.kind()),
+        ..timing
+    };
     drop(turn);
     busy(None);
     stop.note(&rec);
@@ -395,7 +404,7 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
                 Some(w) => Ok(w),
                 None => ctx.new_worker(busy_slot.is_some(), context),
             });
-            let rec = on_turn(&ctx.turns, &ctx.stop, &case, &set_busy, || {
+            let mut rec = on_turn(&ctx.turns, &ctx.stop, &case, &set_busy, || {
                 match w.take().expect("run once") {
                     Err(e) => Raw::Broken(format!("no worker process could be started: {e}")),
                     Ok(mut w) => {
@@ -416,6 +425,10 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
             if let Some(Ok(w)) = w {
                 worker = Some(w);
             }
+            rec.timing.worker = Some(match busy_slot {
+                Some(i) => format!("general {i}"),
+                None => case.lane.unwrap_or("lane").to_string(),
+            });
             publish(&ctx, &case, rec);
         }
         // A dispatcher whose queue ran dry counts as moving: it holds no worker any more.
@@ -470,6 +483,13 @@ mod tests {
                         std::thread::sleep(Duration::from_millis(if c.slow { 6 } else { 3 }));
                         Raw::Broken("a fake trial".into())
                     });
+                    assert_eq!(
+                        rec.timing.turn == Some(crate::harness::outcome::Turn::Exclusive),
+                        c.memory_need().heavy(),
+                        "{}",
+                        c.name
+                    );
+                    assert!(rec.timing.wait_s >= 0.0 && rec.span.0 >= rec.timing.wait_s);
                     spans
                         .lock()
                         .unwrap()

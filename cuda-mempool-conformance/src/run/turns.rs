@@ -256,6 +256,18 @@ impl Turns {
         st.device || st.beyond > 0 || st.waiting_device > 0 || st.waiting_beyond > 0
     }
 }
+impl Turn<'_> {
+    /// The kind of turn held, as the report names it.
+    pub(crate) fn kind(&self) -> crate::harness::outcome::Turn {
+        use crate::harness::outcome::Turn as T;
+        match self.kind {
+            Held::Free => T::Free,
+            Held::Memory(_) => T::Shared,
+            Held::Beyond => T::Beyond,
+            Held::Device => T::Exclusive,
+        }
+    }
+}
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
         let mut st = self.turns.state.lock().unwrap_or_else(|p| p.into_inner());

@@ -345,6 +345,7 @@ pub fn main(templates: Vec<Case>) -> i32 {
                 let trial = msg["trial"].as_str().unwrap_or("");
                 let answer = match cases.iter().find(|c| c.trial_name() == trial) {
                     Some(c) => {
+                        let watch = crate::harness::child::Watch::start();
                         st.prepare(c, env);
                         // What the warm-up, an earlier trial or its leftovers reached is not this one's.
                         let _ = crate::driver::calls::take();
@@ -354,6 +355,7 @@ pub fn main(templates: Vec<Case>) -> i32 {
                             execute(c, env)
                         };
                         a.calls = crate::driver::calls::take();
+                        a.timing.children = watch.finish();
                         st.after_trial(trial);
                         a
                     }
@@ -367,6 +369,7 @@ pub fn main(templates: Vec<Case>) -> i32 {
                         notes: vec![],
                         observations: vec![],
                         calls: None,
+                        timing: Default::default(),
                     },
                 };
                 let mut j = answer.to_json();

@@ -11,7 +11,7 @@ use crate::harness::devices::{request, select, Request};
 use crate::harness::leaks::{self, Coordinator, WorkerState};
 use crate::harness::verdict::of_case;
 use crate::harness::{probe, Cap, Case, Env, Group, Kind, Outcome, Record, CHILD_VAR};
-use crate::report::{diff, expectations, junit, matrix, screen, summary};
+use crate::report::{diff, expectations, junit, matrix, screen, summary, timeline};
 use crate::run::interrupt::{self, Cut};
 use crate::run::scheduler::{Prestarted, Scheduler};
 use crate::run::stop::Stop;
@@ -92,10 +92,13 @@ fn settings() -> Result<Settings, String> {
 }
 
 /// Commands that run no trial: `--diff OLD.json NEW.json`, `--matrix REPORT.json… [--out DIR]`,
-/// `--expectations-from REPORT.json`.
+/// `--timeline REPORT.json [--out DIR]`, `--expectations-from REPORT.json`.
 fn command(argv: &[String]) -> Option<ExitCode> {
     if let Some(i) = argv.iter().position(|a| a == "--diff") {
         return Some(diff::main(&argv[i + 1..]));
+    }
+    if let Some(i) = argv.iter().position(|a| a == "--timeline") {
+        return Some(redraw_timeline(&argv[i + 1..]));
     }
     if let Some(i) = argv.iter().position(|a| a == "--matrix") {
         return Some(matrix::main(&argv[i + 1..]));
@@ -115,6 +118,23 @@ fn command(argv: &[String]) -> Option<ExitCode> {
             ExitCode::from(2)
         }
     })
+}
+
+/// `--timeline REPORT.json [--out DIR]`: timeline.svg drawn from a report, and where its time went.
+fn redraw_timeline(args: &[String]) -> ExitCode {
+    match timeline::redraw(args) {
+        Ok((bars, wall, svg)) => {
+            for line in screen::time_lines(&bars, wall) {
+                println!("{line}");
+            }
+            println!("conformance: timeline written to {}", svg.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("conformance: --timeline: {e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// The suite: a child role if this process is one, a command, or the coordinator of a run.
@@ -372,8 +392,8 @@ fn records(jobs: &[Arc<Case>]) -> Vec<Record> {
     records
 }
 
-/// The summary on stdout (the table, the last screen, and a cut run's one line), then report.md,
-/// report.json and (if asked for) JUnit on disk.
+/// The summary on stdout (the table, the last screen, where the time went, and a cut run's one
+/// line), then report.md, report.json, timeline.svg and (if asked for) JUnit on disk.
 fn write_report(r: &Reporting) {
     let (env, parallel, partition) = (&r.env, r.parallel, r.partition);
     let wall = r.start.elapsed().as_secs_f64();
@@ -393,6 +413,10 @@ fn write_report(r: &Reporting) {
         }
     }
     for line in screen::last_screen(&records, r.verbose) {
+        println!("{line}");
+    }
+    let bars = timeline::of_records(&records);
+    for line in screen::time_lines(&bars, Some(wall)) {
         println!("{line}");
     }
     if let Some(cut) = interrupt::cut() {
@@ -417,7 +441,8 @@ fn write_report(r: &Reporting) {
                 dir.join("report.json"),
                 serde_json::to_string_pretty(&j).unwrap() + "\n",
             )
-        });
+        })
+        .and_then(|_| timeline::write(&dir, &bars, Some(wall), &format!("conformance run of {date}")));
     if let Ok(path) = std::env::var(junit::JUNIT_VAR) {
         match std::fs::write(&path, junit::render(&records, wall)) {
             Ok(()) => println!("conformance: JUnit written to {path}"),
