@@ -194,6 +194,13 @@ pub enum Need {
     /// The device alone: it reads device-wide free memory, or holds most of it and asks for more.
     Device,
 }
+/// The device memory the trials running at once may hold: three quarters of the device's total,
+/// the rest left to the contexts of the run's processes (504 MiB each on the H100, R580; a run keeps
+/// up to about twenty), the driver's own reserve and other users of the device.
+pub fn budget_capacity(total: u64) -> u64 {
+    total / 4 * 3
+}
+
 impl Need {
     /// It keeps every memory-holding trial off the device while it runs (`Beyond`, `Device`).
     pub fn heavy(self) -> bool {

@@ -24,8 +24,13 @@ fn crash_in_process(env: &Env) -> ! {
 
 /// The device's free memory (cuMemGetInfo, unchecked: the harness's, not the trial's), if it answers.
 fn device_free() -> Option<usize> {
+    device_memory().map(|(free, _)| free)
+}
+
+/// The device's free and total memory (cuMemGetInfo, unchecked), if it answers.
+fn device_memory() -> Option<(usize, usize)> {
     let (mut free, mut total) = (0usize, 0usize);
-    (unsafe { cuMemGetInfo_v2(&mut free, &mut total) } == crate::driver::check::SUCCESS).then_some(free)
+    (unsafe { cuMemGetInfo_v2(&mut free, &mut total) } == crate::driver::check::SUCCESS).then_some((free, total))
 }
 
 /// Slack under the level before an exclusive trial that counts as back (contexts and pools of
@@ -44,7 +49,9 @@ const SETTLE_STABLE: std::time::Duration = std::time::Duration::from_millis(500)
 ///
 /// Answers how long it waited, in seconds (the trial's timeline shows it).
 ///
-/// Free memory that stops rising counts as settled too: what is still missing then is not coming
+/// It ends as soon as the level before is back, or as soon as free memory covers all that the
+/// scheduler's turns may give out at once (`case::budget_capacity`): the next trials then find their
+/// memory whatever else is missing. Free memory that stops rising counts as settled too: what is still missing then is not coming
 /// back (contexts of workers started during the trial: 504 MiB each on the H100, and every run's
 /// first exclusive trial waited out its whole limit for three of them, 1512 MiB).
 fn settle(before: usize) -> f64 {
@@ -53,8 +60,12 @@ fn settle(before: usize) -> f64 {
     let limit = crate::driver::deadline::settle();
     let mut last: Option<(usize, Instant)> = None;
     loop {
-        let now = device_free();
-        if !matches!(now, Some(f) if f + SETTLE_SLACK < before) {
+        let memory = device_memory();
+        let now = memory.map(|(free, _)| free);
+        // Back to the level before, or everything the scheduler may give out is free again (the
+        // measured condition: what is missing then is contexts started meanwhile, not coming back).
+        let room = memory.is_some_and(|(f, t)| f as u64 >= crate::harness::case::budget_capacity(t as u64));
+        if room || !matches!(now, Some(f) if f + SETTLE_SLACK < before) {
             return waited();
         }
         let f = now.unwrap_or(0);

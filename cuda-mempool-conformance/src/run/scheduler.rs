@@ -48,9 +48,24 @@ type Handles = Arc<Mutex<Vec<JoinHandle<Vec<String>>>>>;
 
 /// The general queue's order: heavy trials first (`Need::heavy`: at the start they wait for no long
 /// trial to end and leave no tail), then the long-running ones, then the suite's order.
-fn run_first(c: &Case) -> (bool, bool) {
-    (!c.memory_need().heavy(), !c.slow)
+fn run_first(c: &Case, budget: &Budget) -> (bool, bool, bool) {
+    (!c.memory_need().heavy(), !big(c, budget), !c.slow)
 }
+
+/// It asks for a quarter of the device or more: queued with the heavy trials at the start, where the
+/// memory is there, rather than stalling the queue behind it mid-run (issue 36: a 6/8 share waited a
+/// second there, and every trial asked for after it too).
+fn big(c: &Case, budget: &Budget) -> bool {
+    budget.bytes(c.memory_need()) >= budget.total / 4
+}
+
+/// How many general workers a run of `general` trials gets: one per 16 trials, `parallel` at most.
+/// A short run (a mutant's, a rerun's) then creates one or two contexts, not `parallel` (the driver
+/// creates contexts one at a time, and the run waits for them).
+pub fn workers_for(general: usize, parallel: usize) -> usize {
+    general.div_ceil(TRIALS_PER_WORKER).min(parallel.max(1))
+}
+const TRIALS_PER_WORKER: usize = 16;
 
 pub struct Scheduler {
     slots: Arc<HashMap<String, Arc<Slot>>>,
@@ -199,7 +214,7 @@ impl Scheduler {
             }
         }
         // A stable sort keeps the suite's order among equals.
-        general.sort_by_key(|c| stop.order_key(c, rank, run_first(c)));
+        general.sort_by_key(|c| stop.order_key(c, rank, run_first(c, &budget)));
         let slots = Arc::new(slots);
         let ctx = Arc::new(Ctx {
             env,
@@ -215,13 +230,13 @@ impl Scheduler {
         let handles: Handles = Arc::new(Mutex::new(Vec::new()));
         let general: Queue = Arc::new(Mutex::new(VecDeque::from(general)));
         let parallel = parallel.max(1);
-        for _ in 0..parallel.min(general.lock().unwrap().len()) {
+        for _ in 0..workers_for(general.lock().unwrap().len(), parallel) {
             add_general(&general, &ctx, &handles);
         }
         for (lane, mut q) in lanes {
             if ctx.stop.cheap_first() && lane != crate::harness::case::SERIAL {
                 q.make_contiguous()
-                    .sort_by_key(|c| ctx.stop.order_key(c, rank, (false, false)));
+                    .sort_by_key(|c| ctx.stop.order_key(c, rank, (false, false, false)));
             }
             let context = q.iter().any(|c| c.needs.contains(&crate::harness::machine::Cap::Gpu));
             let h = spawn_dispatcher(Arc::new(Mutex::new(q)), ctx.clone(), None, context);
@@ -464,7 +479,7 @@ mod tests {
     #[test]
     fn an_exclusive_trial_overlaps_no_other() {
         let mut general: Vec<_> = (0..48).map(|i| fake(format!("g{i}"), i % 8 == 5, i % 5 == 0)).collect();
-        general.sort_by_key(|c| run_first(c));
+        general.sort_by_key(|c| run_first(c, &Turns::unbounded()));
         let lane: VecDeque<_> = (0..12).map(|i| fake(format!("l{i}"), i % 3 == 1, false)).collect();
         let general: Queue = Arc::new(Mutex::new(VecDeque::from(general)));
         let lane: Queue = Arc::new(Mutex::new(lane));
@@ -587,7 +602,7 @@ mod tests {
             fake("slow".into(), false, true),
             fake("exclusive".into(), true, false),
         ];
-        v.sort_by_key(|c| run_first(c));
+        v.sort_by_key(|c| run_first(c, &Turns::unbounded()));
         let names: Vec<_> = v.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["exclusive", "slow", "plain"]);
     }

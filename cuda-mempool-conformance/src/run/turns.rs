@@ -16,12 +16,11 @@ pub(crate) struct Budget {
     pub capacity: u64,
 }
 impl Budget {
-    /// Three quarters of `total` for the trials (a run keeps up to about twenty processes with a
-    /// context each: a tenth of an 80 GB device, and the margin as much again).
+    /// The part of `total` trials may hold at once (`case::budget_capacity`).
     pub fn of_device(total: u64) -> Budget {
         Budget {
             total,
-            capacity: total / 4 * 3,
+            capacity: crate::harness::case::budget_capacity(total),
         }
     }
     /// The bytes a trial of `need` counts for (0 for one that waits for the device instead).

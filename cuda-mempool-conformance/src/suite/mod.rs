@@ -188,7 +188,7 @@ pub fn main() -> ExitCode {
                     .is_none_or(|k| trials::template_chosen(k, &c.trial_name()))
             })
             .count();
-        Prestarted::start(general.min(parallel))
+        Prestarted::start(crate::run::scheduler::workers_for(general, parallel))
     } else {
         Prestarted::start(0)
     });
