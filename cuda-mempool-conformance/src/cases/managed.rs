@@ -5,6 +5,7 @@
 //! whose devices lack concurrent managed access answers NOT_SUPPORTED. Where the driver refuses
 //! the type itself every trial here is ignored with the driver's own answer as its reason.
 
+use super::printed::newer_attr;
 use crate::cases::prelude::*;
 
 use crate::driver::cu::CUmemAllocationType_enum as AT;
@@ -54,19 +55,33 @@ fn is_managed(p: CUdeviceptr) -> R<bool> {
 
 pub fn cases() -> Vec<Case> {
     vec![
-        // A managed pool is made and destroyed, and reads back as managed (ALLOCATION_TYPE 2).
-        // Kills 823-managed-made-pinned.
+        // A managed pool is made and destroyed, and is managed: ALLOCATION_TYPE reads 2 where the
+        // driver answers it (printed.rs's rule: CUDA 13.5 lists it; R580, CUDA 13.0, refuses it
+        // with INVALID_VALUE), else one allocation's IS_MANAGED says so. Kills
+        // 823-managed-made-pinned.
         Case::gpu(823, "managed_pool_created_and_destroyed", |e| {
             let p = managed_pool(e)?;
             ensure!(
                 !p.0.is_null(),
                 "cuMemPoolCreate(managed) returned success and a null pool"
             );
-            let t = get_i32(p.0, A::CU_MEMPOOL_ATTR_ALLOCATION_TYPE)?;
-            ensure!(
-                t == 2,
-                "ALLOCATION_TYPE of a managed pool reads {t}, expected 2 (MANAGED)"
-            );
+            match newer_attr(e, p.0, A::CU_MEMPOOL_ATTR_ALLOCATION_TYPE)? {
+                Some(t) => ensure!(
+                    t == 2,
+                    "ALLOCATION_TYPE of a managed pool reads {t}, expected 2 (MANAGED)"
+                ),
+                None => {
+                    let s = Stream::new()?;
+                    let a = alloc_from(p.0, 2 * MIB, s.0)?;
+                    let managed = is_managed(a);
+                    free_async(a, s.0)?;
+                    s.sync()?;
+                    ensure!(
+                        managed?,
+                        "memory of a managed pool is not managed (CU_POINTER_ATTRIBUTE_IS_MANAGED 0)"
+                    );
+                }
+            }
             ok("cuMemPoolDestroy(managed)", unsafe { cuMemPoolDestroy(p.take()) })
         }),
         // The documentation: maxSize must be 0 for a managed pool. Either listed refusal passes;
@@ -126,41 +141,36 @@ pub fn cases() -> Vec<Case> {
             s.sync()?;
             checked
         }),
-        // The pool's attributes after one allocation: its properties read back, the 2 MiB counted
-        // as used, at least that much reserved. Kills 823-managed-made-pinned (ALLOCATION_TYPE 1).
+        // The pool's attributes after one allocation: the 2 MiB counted as used, at least that
+        // much reserved, and its properties read back (type MANAGED, no handle type, the device as
+        // its location) where the driver answers CUDA 13's attributes (printed.rs's rule: R580,
+        // CUDA 13.0, refuses them with INVALID_VALUE, recorded). Kills 823-managed-made-pinned
+        // where ALLOCATION_TYPE is answered (it reads 1); where it is refused (R580) the two
+        // trials above kill that mutant.
         Case::gpu(828, "managed_pool_attributes", |e| {
             let p = managed_pool(e)?;
             let s = Stream::new()?;
             let a = alloc_from(p.0, 2 * MIB, s.0)?;
             s.sync()?;
+            let props = [
+                ("ALLOCATION_TYPE", A::CU_MEMPOOL_ATTR_ALLOCATION_TYPE, 2),
+                ("EXPORT_HANDLE_TYPES", A::CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES, 0),
+                ("LOCATION_TYPE", A::CU_MEMPOOL_ATTR_LOCATION_TYPE, 1),
+                ("LOCATION_ID", A::CU_MEMPOOL_ATTR_LOCATION_ID, e.dev as u64),
+            ];
             let read = (|| -> R<Vec<(&str, u64, u64)>> {
-                Ok(vec![
-                    (
-                        "ALLOCATION_TYPE",
-                        get_i32(p.0, A::CU_MEMPOOL_ATTR_ALLOCATION_TYPE)? as u64,
-                        2,
-                    ),
-                    (
-                        "EXPORT_HANDLE_TYPES",
-                        get_i32(p.0, A::CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES)? as u64,
-                        0,
-                    ),
-                    (
-                        "LOCATION_TYPE",
-                        get_i32(p.0, A::CU_MEMPOOL_ATTR_LOCATION_TYPE)? as u64,
-                        1,
-                    ),
-                    (
-                        "LOCATION_ID",
-                        get_i32(p.0, A::CU_MEMPOOL_ATTR_LOCATION_ID)? as u64,
-                        e.dev as u64,
-                    ),
-                    (
-                        "USED_MEM_CURRENT",
-                        get_u64(p.0, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?,
-                        2 * MIB as u64,
-                    ),
-                ])
+                let mut v = Vec::new();
+                for (name, attr, want) in props {
+                    if let Some(got) = newer_attr(e, p.0, attr)? {
+                        v.push((name, got, want));
+                    }
+                }
+                v.push((
+                    "USED_MEM_CURRENT",
+                    get_u64(p.0, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?,
+                    2 * MIB as u64,
+                ));
+                Ok(v)
             })();
             let reserved = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
             free_async(a, s.0)?;

@@ -186,38 +186,53 @@ fn claim_cases() -> Vec<Case> {
         .collect()
 }
 
+/// CUDA 13.x attribute `a` of `pool`, judged by `NEWER`'s rule: `Some(value)` (masked to its
+/// width) where the driver answers it; `None` where a driver below the attribute's version refuses
+/// it with the documented INVALID_VALUE (recorded; any other refusal fails, and so does any
+/// refusal from a driver at or above it). A driver below the version that answers is noted.
+pub(super) fn newer_attr(e: &Env, pool: CUmemoryPool, a: A) -> R<Option<u64>> {
+    let &(name, _, width, since, _) = NEWER
+        .iter()
+        .find(|n| n.1 == a)
+        .ok_or_else(|| format!("attribute {} is not one of CUDA 13's newer pool attributes", a.0))?;
+    let mut buf = [0u8; 16];
+    let r = unsafe { cuMemPoolGetAttribute(pool, a, buf.as_mut_ptr().cast()) };
+    let what = format!(
+        "cuMemPoolGetAttribute({name}) on driver CUDA {} (answered from {since})",
+        e.m.driver_version
+    );
+    if e.m.driver_version < since && r != SUCCESS {
+        return expect(&what, r, CUresult::CUDA_ERROR_INVALID_VALUE).map(|()| None);
+    }
+    ok(&what, r)?;
+    if e.m.driver_version < since {
+        note(format!(
+            "driver CUDA {} answers {name}, which is listed from CUDA {since}",
+            e.m.driver_version
+        ));
+    }
+    let mask = if width == 4 { 0xffff_ffff } else { u64::MAX };
+    Ok(Some(u64::from_le_bytes(buf[..8].try_into().unwrap()) & mask))
+}
+
 /// The trials of `NEWER`: a driver at or above the attribute's version answers SUCCESS, writes
 /// the attribute's width and the pool's value; one below it refuses with the documented
-/// INVALID_VALUE (judged: any other refusal fails), or answers as a newer one does. Kills
-/// 828-max-pool-size-not-supported (on R580 and on a CUDA 13.5 driver alike).
+/// INVALID_VALUE (judged: any other refusal fails), or answers as a newer one does
+/// ([`newer_attr`]). Kills 828-max-pool-size-not-supported (on R580 and on a CUDA 13.5 driver
+/// alike).
 fn newer_cases() -> Vec<Case> {
     NEWER
         .iter()
-        .map(|&(name, a, width, since, want)| {
+        .map(|&(name, a, width, _, want)| {
             Case::gpu(828, format!("cuda13_{name}_value_width_{width}"), move |e| {
                 let mut props = device_props(e.dev);
                 props.maxSize = MAX_SIZE;
                 let p = Pool::create(&props)?;
-                let mut buf = [0u8; 16];
-                let r = unsafe { cuMemPoolGetAttribute(p.0, a, buf.as_mut_ptr().cast()) };
-                let what = format!(
-                    "cuMemPoolGetAttribute({name}) on driver CUDA {} (answered from {since})",
-                    e.m.driver_version
-                );
-                if e.m.driver_version < since && r != SUCCESS {
-                    return expect(&what, r, CUresult::CUDA_ERROR_INVALID_VALUE);
-                }
-                ok(&what, r)?;
-                if e.m.driver_version < since {
-                    note(format!(
-                        "driver CUDA {} answers {name}, which is listed from CUDA {since}",
-                        e.m.driver_version
-                    ));
-                }
+                let Some(val) = newer_attr(e, p.0, a)? else {
+                    return Ok(());
+                };
                 let w = written_width(p.0, a)?;
                 ensure!(w == width, "wrote {w} bytes, expected {width}");
-                let mask = if width == 4 { 0xffff_ffff } else { u64::MAX };
-                let val = u64::from_le_bytes(buf[..8].try_into().unwrap()) & mask;
                 let want = want(e.dev);
                 ensure!(val == want, "value {val}, expected {want} from the pool's properties");
                 Ok(())

@@ -1,5 +1,5 @@
-//! Concurrent import (issue 38): one importer child (`ipc-concurrent`) whose 2, 4 or 16 threads
-//! import the same shareable handle, or the same pointer's export data, at once.
+//! Concurrent import (issue 38): an importer child (`ipc-concurrent`, kept between trials) whose
+//! 2, 4 or 16 threads import the same shareable handle, or the same pointer's export data, at once.
 //!
 //! Three shapes: `handle` (each thread imports the pool from its own dup of the fd, then the
 //! pointer into it), `one_pool` (the pool imported once, every thread imports the pointer into it),
@@ -7,11 +7,13 @@
 //! start each phase together (a barrier): import, then read, then the main thread frees and
 //! destroys in thread order. Every import succeeds or answers OUT_OF_MEMORY (address space, a clean
 //! refusal), each successful one reads the exporter's bytes, every free of an address not yet freed
-//! and every destruction succeeds, and the importer's fd count is what it was before.
+//! and every first destruction of a pool succeeds, and the importer holds no more fds than before
+//! the trial.
 
 use super::common::*;
 use crate::cases::prelude::*;
-use crate::harness::channel::{hex, Peer};
+use crate::harness::channel::hex;
+use crate::harness::helpers;
 use serde_json::{json, Value};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Barrier;
@@ -31,13 +33,6 @@ struct Got {
     ptr: CUdeviceptr,
     ptr_code: i32,
     read_ok: bool,
-}
-
-/// The number of fds this process holds.
-fn fd_count() -> R<usize> {
-    Ok(std::fs::read_dir("/proc/self/fd")
-        .map_err(|e| format!("/proc/self/fd: {e}"))?
-        .count())
 }
 
 fn import_ptr(pool: usize, mut d: CUmemPoolPtrExportData) -> (i32, CUdeviceptr) {
@@ -74,13 +69,14 @@ fn run(env: &Env, m: &Value, fd: OwnedFd) -> R<Value> {
     let n = m["threads"].as_u64().ok_or("no thread count")? as usize;
     let shape = m["shape"].as_str().ok_or("no shape")?.to_string();
     // One import and release first, so that what the driver opens once per process is open
-    // before the fds are counted.
+    // before the fds are counted (a kept importer has it from its first trial). Counted while the
+    // fd the exporter sent is held, as the count after the release is.
     let (r, warm) = import_pool(&fd)?;
     ok("cuMemPoolImportFromShareableHandle (warm-up)", CUresult(r as u32))?;
     ok("cuMemPoolDestroy (warm-up)", unsafe {
         cuMemPoolDestroy(warm as CUmemoryPool)
     })?;
-    let fds = fd_count()?;
+    let fds_before = crate::os::open_fds();
     let mut shared: Vec<usize> = Vec::new();
     match shape.as_str() {
         "one_pool" => shared.push(
@@ -128,7 +124,8 @@ fn run(env: &Env, m: &Value, fd: OwnedFd) -> R<Value> {
             .map(|h| h.join().unwrap_or_else(|_| Err("an importing thread panicked".into())))
             .collect::<R<Vec<Got>>>()
     })?;
-    // Release in thread order: each address once, then each pool once.
+    // Release in thread order: each imported address (a second free of an address already freed
+    // is recorded), then each pool import.
     let s = Stream::new()?;
     let mut frees = Vec::new();
     let mut freed: Vec<CUdeviceptr> = Vec::new();
@@ -138,16 +135,26 @@ fn run(env: &Env, m: &Value, fd: OwnedFd) -> R<Value> {
         frees.push(json!({"code": r.0, "again": freed.contains(&g.ptr)}));
         freed.push(g.ptr);
     }
+    // Each successful pool import is released by a destroy of its own: R580 answers one pool to
+    // every import of one handle (rules' import_same_fd_twice_gives_same_pool), and one destroy of
+    // that pool after several imports left the importer one fd more than one import and one
+    // destroy did (H100, R580, 2026-11-25: `handle` and `own_pools` ended with 41 fds where
+    // `one_pool` ended with 40, counted alike). A destroy of a pool already destroyed answers what
+    // the driver says (SUCCESS where it counts imports, INVALID_VALUE where the first destroy ended
+    // it), judged by `judge`.
     let mut pools: Vec<usize> = shared.clone();
-    pools.extend(got.iter().filter(|g| g.pool_code == 0).map(|g| g.pool));
-    // R580 answers one pool to every import of one handle (rules' import_same_fd_twice_gives_same_pool):
-    // each distinct pool is destroyed once.
-    pools.sort_unstable();
-    pools.dedup();
-    let destroys: Vec<i32> = pools
-        .iter()
-        .map(|&p| unsafe { cuMemPoolDestroy(p as CUmemoryPool) }.0 as i32)
-        .collect();
+    if shape == "handle" {
+        pools.extend(got.iter().filter(|g| g.pool_code == 0).map(|g| g.pool));
+    }
+    let mut destroyed: Vec<usize> = Vec::new();
+    let mut destroys = Vec::new();
+    for &p in &pools {
+        let r = unsafe { cuMemPoolDestroy(p as CUmemoryPool) };
+        destroys.push(json!({"code": r.0, "again": destroyed.contains(&p)}));
+        destroyed.push(p);
+    }
+    drop(s);
+    let fds_after = crate::os::open_fds();
     drop(fd);
     let threads: Vec<Value> = got
         .iter()
@@ -155,15 +162,17 @@ fn run(env: &Env, m: &Value, fd: OwnedFd) -> R<Value> {
         .collect();
     freed.sort_unstable();
     freed.dedup();
+    destroyed.sort_unstable();
+    destroyed.dedup();
     Ok(json!({
-        "threads": threads, "frees": frees, "destroys": destroys, "pools": pools.len(),
-        "addresses": freed.len(),
-        "fds_before": fds, "fds_after": fd_count()? - 1,
+        "threads": threads, "frees": frees, "destroys": destroys, "pools": destroyed.len(),
+        "addresses": freed.len(), "fds_before": fds_before, "fds_after": fds_after,
     }))
 }
 
 /// The exporter's side: one IPC pool with one allocation of `SEED`'s bytes, handed to an
-/// `ipc-concurrent` importer with `n` threads importing as `shape` says; its answer judged.
+/// `ipc-concurrent` importer (kept between trials) with `n` threads importing as `shape` says; its
+/// answer judged.
 fn concurrent(e: &Env, shape: &str, n: usize) -> R {
     let pool = Pool::ipc(e.dev)?;
     let fd = export_pool_fd(pool.0)?;
@@ -177,7 +186,9 @@ fn concurrent(e: &Env, shape: &str, n: usize) -> R {
         s.sync()?;
         let d = export_ptr(p)?;
         let dev = e.dev.to_string();
-        let peer = Peer::spawn(&Role::IpcConcurrent, &[(IMPORTER_DEVICE_VAR, &dev)], child_wait())?;
+        // A kept importer (`harness::helpers`) when the worker has one: the claim is about
+        // concurrent imports, not a fresh process, and each start creates a context.
+        let peer = helpers::take(&Role::IpcConcurrent, &[(IMPORTER_DEVICE_VAR, &dev)], child_wait(), true)?;
         let msg = json!({"op": "concurrent", "shape": shape, "threads": n, "data": hex(&d.reserved)});
         match peer
             .chan
@@ -185,7 +196,7 @@ fn concurrent(e: &Env, shape: &str, n: usize) -> R {
             .and_then(|()| peer.chan.recv())
         {
             Ok((m, _)) if m["op"] == "answer" => {
-                peer.finish()?;
+                helpers::give_back(peer)?;
                 Ok(m["value"].clone())
             }
             Ok((m, _)) => Err(peer.fail(format!("unexpected message {m}")).into()),
@@ -237,28 +248,58 @@ fn judge(a: &Value, shape: &str, n: usize) -> R {
         ));
     }
     ensure!(refused < 2 * n, "every import of {n} threads ({shape}) was refused");
+    // Second frees of an address already freed (R580 answers the same address to every import of
+    // one pointer): recorded, not judged.
+    let mut again = Vec::new();
     for f in a["frees"].as_array().into_iter().flatten() {
+        let c = CUresult(f["code"].as_u64().unwrap_or(u64::MAX) as u32);
         if f["again"] == true {
-            note(format!("a second free of one imported address answered {}", f["code"]));
-        } else if f["code"] != 0 {
-            return expect(
-                "cuMemFreeAsync(an imported address, in the importer)",
-                CUresult(f["code"].as_u64().unwrap_or(u64::MAX) as u32),
-                SUCCESS,
-            );
+            again.push(code_name(c));
+        } else if c != SUCCESS {
+            return expect("cuMemFreeAsync(an imported address, in the importer)", c, SUCCESS);
         }
     }
+    if !again.is_empty() {
+        note(format!(
+            "{} second free(s) of one imported address answered {}",
+            again.len(),
+            summary(&again)
+        ));
+    }
+    // Further destroys of a pool already destroyed (one per import of one handle): SUCCESS where
+    // the driver counts imports, INVALID_VALUE where the first destroy ended the pool.
+    let mut again = Vec::new();
     for d in a["destroys"].as_array().into_iter().flatten() {
-        if d != 0 {
-            return expect(
-                "cuMemPoolDestroy(an imported pool, in the importer)",
-                CUresult(d.as_u64().unwrap_or(u64::MAX) as u32),
-                SUCCESS,
-            );
+        let c = CUresult(d["code"].as_u64().unwrap_or(u64::MAX) as u32);
+        if d["again"] != true {
+            expect("cuMemPoolDestroy(an imported pool, in the importer)", c, SUCCESS)?;
+        } else if c == SUCCESS || c == E_VALUE {
+            again.push(code_name(c));
+        } else {
+            blame::set(824);
+            return Err(format!(
+                "cuMemPoolDestroy(an imported pool again, one destroy per import, in the importer) answered {} \
+                 (neither SUCCESS nor INVALID_VALUE)",
+                code_name(c)
+            )
+            .into());
         }
     }
+    if !again.is_empty() {
+        note(format!(
+            "{} further destroy(s) of one imported pool (one per import) answered {}",
+            again.len(),
+            summary(&again)
+        ));
+    }
+    let (before, after) = (a["fds_before"].as_u64(), a["fds_after"].as_u64());
+    note(format!(
+        "the importer held {} fds before the imports and {} after releasing them ({shape}, {n} threads)",
+        a["fds_before"], a["fds_after"]
+    ));
+    // Fewer fds after is no leak (the driver may close one it kept); more is.
     ensure!(
-        a["fds_after"] == a["fds_before"],
+        before.is_some() && after <= before,
         "the importer held {} fds before the imports and {} after releasing them all ({shape}, {n} threads)",
         a["fds_before"],
         a["fds_after"]
@@ -266,9 +307,24 @@ fn judge(a: &Value, shape: &str, n: usize) -> R {
     Ok(())
 }
 
+/// `names` counted, in first-seen order: "CUDA_ERROR_INVALID_VALUE (1) x15".
+fn summary(names: &[String]) -> String {
+    let mut seen: Vec<(&String, usize)> = Vec::new();
+    for n in names {
+        match seen.iter_mut().find(|(s, _)| *s == n) {
+            Some((_, k)) => *k += 1,
+            None => seen.push((n, 1)),
+        }
+    }
+    seen.iter()
+        .map(|(s, k)| format!("{s} x{k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The concurrent-import cases: each shape at 2, 4 and 16 threads. Kill 829-concurrent-import-races
 /// (a second thread inside an import at once is refused) and, where a shape imports pools,
-/// 829-closes-fd and 829-leaks-fd.
+/// 829-closes-fd and 829-dup-leaks-fd (the importer holds more fds after than before).
 pub(super) fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for &shape in SHAPES {

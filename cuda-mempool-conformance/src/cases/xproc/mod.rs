@@ -1,10 +1,10 @@
 //! IPC across processes (825, 826, 829, 830 and the rules of imported pools). The exporter is the
-//! test thread; each importer is this binary re-executed in the `ipc-import`, `ipc-rules` or
-//! `ipc-scenario` role, reached over a `channel::Peer` (SCM_RIGHTS for the pool's fd, JSON for
+//! test thread; each importer is this binary re-executed in the `ipc-import`, `ipc-rules`,
+//! `ipc-scenario` or `ipc-concurrent` role, reached over a `channel::Peer` (SCM_RIGHTS for the pool's fd, JSON for
 //! export data and the IPC event handle). Every wait is bounded; a child that dies or hangs fails
 //! the trial with its stderr and is reaped.
 //!
-//! A worker keeps its `ipc-import` and `ipc-scenario` importers between trials
+//! A worker keeps its `ipc-import`, `ipc-scenario` and `ipc-concurrent` importers between trials
 //! (`harness::helpers`), checked clean after each; fresh importers still serve the trials that
 //! need one: the fault trials (they kill or hang it, with a fault switch in its environment), the
 //! ones that start it in another environment (another device, devices reordered, grants),
