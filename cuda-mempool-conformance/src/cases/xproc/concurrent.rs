@@ -334,7 +334,8 @@ pub(super) fn cases() -> Vec<Case> {
                 Case::gpu(api, format!("concurrent_import_{shape}_{n}_threads"), move |e| {
                     concurrent(e, shape, n)
                 })
-                .needs(Cap::Ipc),
+                .needs(Cap::Ipc)
+                .lane(KEPT_LANE),
             );
         }
     }

@@ -399,7 +399,8 @@ pub(super) fn cases() -> Vec<Case> {
                 Ok(())
             })
             .needs(Cap::Ipc)
-            .slow(),
+            .slow()
+            .lane(KEPT_LANE),
         );
     }
     // Across devices: the importer works on the peer device and grants it access itself; data
