@@ -5,7 +5,6 @@ use super::steps::*;
 use crate::cases::prelude::*;
 use crate::harness::channel::{unhex, Channel};
 use serde_json::{json, Value};
-use std::ffi::{c_uint, CStr};
 use std::os::fd::{AsRawFd, OwnedFd};
 
 /// How far above its size at the time the RLIMIT_AS child's address space may grow: room for the
@@ -195,29 +194,9 @@ fn import(fd: &OwnedFd, hex_data: &Value) -> R<Value> {
     Ok(v)
 }
 
-/// cuGraphCreate and cuGraphAddMemAllocNode (CUDA 10.0 and 11.4 ABIs), beyond the table.
-type GraphCreate = unsafe extern "C" fn(*mut CUgraph, c_uint) -> CUresult;
-type AddMemAllocNode = unsafe extern "C" fn(
-    *mut CUgraphNode,
-    CUgraph,
-    *const CUgraphNode,
-    usize,
-    *mut CUDA_MEM_ALLOC_NODE_PARAMS,
-) -> CUresult;
-
-fn function<F: Copy>(symbol: &CStr) -> R<F> {
-    let (r, f) = beyond_table(symbol);
-    ok(&format!("cuGetProcAddress({symbol:?})"), r)?;
-    ensure!(
-        !f.is_null(),
-        "cuGetProcAddress({symbol:?}) answered SUCCESS and no function"
-    );
-    Ok(unsafe { std::mem::transmute_copy(&f) })
-}
-
 fn graph(dev: CUdevice) -> R<Value> {
-    let create: GraphCreate = function(c"cuGraphCreate")?;
-    let add: AddMemAllocNode = function(c"cuGraphAddMemAllocNode")?;
+    let create: GraphCreate = proc_address(c"cuGraphCreate")?;
+    let add: GraphAddMemAllocNode = proc_address(c"cuGraphAddMemAllocNode")?;
     let mut g: CUgraph = std::ptr::null_mut();
     ok("cuGraphCreate", unsafe { create(&mut g, 0) })?;
     let node_of = |max: usize| {
