@@ -74,16 +74,7 @@ fn measure_all(env: &Env) -> R<Answers> {
     let mut answers = Answers::new();
     let ended = match peer.chan.send(&msg, fd) {
         Err(e) => Some(e.to_string()),
-        Ok(()) => loop {
-            match peer.chan.recv() {
-                Ok((m, _)) if m["op"] == "answer" => {
-                    answers.insert(m["key"].as_str().unwrap_or("").to_string(), m["value"].clone());
-                }
-                Ok((m, _)) if m["op"] == "done" => break None,
-                Ok((m, _)) => break Some(format!("the vaspace child answered {m}")),
-                Err(e) => break Some(e.to_string()),
-            }
-        },
+        Ok(()) => peer.chan.answers_until_done(&mut answers),
     };
     match ended {
         None => {
