@@ -3,7 +3,7 @@
 
 use super::steps::*;
 use crate::cases::prelude::*;
-use crate::harness::channel::{hex, Peer};
+use crate::harness::channel::{hex, Peer, CLOSED};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -84,8 +84,10 @@ fn measure_all(env: &Env) -> R<Answers> {
             let Some(at) = STEPS.iter().position(|(k, _)| !answers.contains_key(*k)) else {
                 return Err(peer.fail(e).into());
             };
-            let inside = peer.inside().map(|i| i.0);
-            let why = peer.fail(e);
+            // Closed: the child is dying or exiting, and gets the reaping bound to show its signal.
+            let closed = e == CLOSED;
+            let lost = peer.lost(e, closed);
+            let (inside, why) = (lost.inside, lost.message);
             let died = STEPS[at].0;
             answers.insert(
                 died.into(),
