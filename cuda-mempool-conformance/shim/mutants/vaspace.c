@@ -1,7 +1,7 @@
 /* The mutants of address space and concurrent import (issue 38), named here; they act in the hooks
  * of their APIs through BEGIN (shim.h), in ../address_space.c, so this file hooks nothing.
  *
- * The comment above each entry names the trials that kill it (cases/vaspace.rs,
+ * The comment above each entry names the trials that kill it (cases/vaspace/,
  * cases/xproc/concurrent.rs). */
 #include "../shim.h"
 

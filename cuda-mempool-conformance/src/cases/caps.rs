@@ -7,7 +7,6 @@
 
 use super::capture::{capture, Exec, Graph};
 use crate::cases::prelude::*;
-use std::ffi::{c_uint, CStr};
 
 use CUmemPool_attribute as A;
 const MIB: usize = 1 << 20;
@@ -156,28 +155,6 @@ enum Build {
     Node,
 }
 
-/// cuGraphCreate and cuGraphAddMemAllocNode (CUDA 10.0 and 11.4 ABIs, unchanged since).
-type GraphCreate = unsafe extern "C" fn(*mut CUgraph, c_uint) -> CUresult;
-type AddMemAllocNode = unsafe extern "C" fn(
-    *mut CUgraphNode,
-    CUgraph,
-    *const CUgraphNode,
-    usize,
-    *mut CUDA_MEM_ALLOC_NODE_PARAMS,
-) -> CUresult;
-
-/// A driver function the suite's table lacks, found with cuGetProcAddress as the CUDA runtime finds
-/// it (so that an interposer's hook of it is what runs). `F` must be the function's exact prototype.
-fn proc_address<F: Copy>(symbol: &CStr) -> R<F> {
-    let (r, f) = beyond_table(symbol);
-    ok(&format!("cuGetProcAddress({symbol:?})"), r)?;
-    ensure!(
-        !f.is_null(),
-        "cuGetProcAddress({symbol:?}) answered SUCCESS and no function"
-    );
-    Ok(unsafe { std::mem::transmute_copy(&f) })
-}
-
 /// The graphs a graph trial holds, and their live allocations: freed, destroyed and the device's
 /// graph memory trimmed on every path.
 struct Graphs<'a> {
@@ -210,7 +187,7 @@ impl Graphs<'_> {
             }
             Build::Node => {
                 let create: GraphCreate = proc_address(c"cuGraphCreate")?;
-                let add: AddMemAllocNode = proc_address(c"cuGraphAddMemAllocNode")?;
+                let add: GraphAddMemAllocNode = proc_address(c"cuGraphAddMemAllocNode")?;
                 let mut g: CUgraph = std::ptr::null_mut();
                 ok("cuGraphCreate", unsafe { create(&mut g, 0) })?;
                 let g = Graph(g);

@@ -20,6 +20,19 @@ pub fn code_name(r: CUresult) -> String {
     }
 }
 
+/// A driver function the table lacks, found with cuGetProcAddress as the CUDA runtime finds it
+/// (so that an interposer's hook of it is what runs). `F` must be the function's exact prototype.
+pub fn proc_address<F: Copy>(symbol: &std::ffi::CStr) -> R<F> {
+    let (r, f) = beyond_table(symbol);
+    ok(&format!("cuGetProcAddress({symbol:?})"), r)?;
+    crate::ensure!(
+        !f.is_null(),
+        "cuGetProcAddress({symbol:?}) answered SUCCESS and no function"
+    );
+    // SAFETY: the caller names the function's exact prototype.
+    Ok(unsafe { std::mem::transmute_copy(&f) })
+}
+
 /// Require success. `what` starts with the call's name (`cuMemFreeAsync(...)`): a failure is
 /// blamed on that API (`blame.rs`).
 pub fn ok(what: &str, r: CUresult) -> R {

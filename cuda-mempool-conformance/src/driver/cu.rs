@@ -239,6 +239,17 @@ pub fn beyond_table(symbol: &std::ffi::CStr) -> (CUresult, *mut std::ffi::c_void
     (r, f)
 }
 
+/// cuGraphCreate and cuGraphAddMemAllocNode (CUDA 10.0 and 11.4 ABIs, unchanged since), which
+/// the table does not carry: their prototypes, for [`beyond_table`]'s answers.
+pub type GraphCreate = unsafe extern "C" fn(*mut CUgraph, std::ffi::c_uint) -> CUresult;
+pub type GraphAddMemAllocNode = unsafe extern "C" fn(
+    *mut CUgraphNode,
+    CUgraph,
+    *const CUgraphNode,
+    usize,
+    *mut CUDA_MEM_ALLOC_NODE_PARAMS,
+) -> CUresult;
+
 /// Ask the library's cuGetProcAddress (`form`, found by `library_symbol`) for `name` at CUDA
 /// `version` with `flags`; Err when the library has no such look-up function.
 pub fn look_up(form: Form, name: &str, version: i32, flags: u64) -> Result<Lookup, String> {

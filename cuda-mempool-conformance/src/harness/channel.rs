@@ -119,6 +119,21 @@ impl Channel {
         }
     }
 
+    /// Gather a child's step answers (`{"op": "answer", "key", "value"}`) into `into` until it
+    /// says `{"op": "done"}`: None then, or why it stopped answering first.
+    pub fn answers_until_done(&self, into: &mut std::collections::BTreeMap<String, Value>) -> Option<String> {
+        loop {
+            match self.recv() {
+                Ok((m, _)) if m["op"] == "answer" => {
+                    into.insert(m["key"].as_str().unwrap_or("").to_string(), m["value"].clone());
+                }
+                Ok((m, _)) if m["op"] == "done" => return None,
+                Ok((m, _)) => return Some(format!("unexpected message {m}")),
+                Err(e) => return Some(e.to_string()),
+            }
+        }
+    }
+
     /// Tell the other side there is nothing more to come: its next wait answers [`Got::Closed`]
     /// (an importer child then exits 0, `cases::xproc`).
     pub fn close_write(&self) {

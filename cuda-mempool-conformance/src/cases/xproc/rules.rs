@@ -341,17 +341,7 @@ pub(super) fn rules_answers(env: &Env) -> R<&'static Answers> {
             let dev = env.dev.to_string();
             let peer = Peer::spawn(&Role::IpcRules, &[(IMPORTER_DEVICE_VAR, &dev)], child_wait())?;
             peer.chan.send(&msg, Some(fd.as_raw_fd()))?;
-            let ended = loop {
-                match peer.chan.recv() {
-                    Ok((m, _)) if m["op"] == "answer" => {
-                        let key = m["key"].as_str().unwrap_or("").to_string();
-                        answers.insert(key, m["value"].clone());
-                    }
-                    Ok((m, _)) if m["op"] == "done" => break None,
-                    Ok((m, _)) => break Some(format!("unexpected message {m}")),
-                    Err(e) => break Some(e.to_string()),
-                }
-            };
+            let ended = peer.chan.answers_until_done(&mut answers);
             match ended {
                 None => {
                     peer.finish()?;
