@@ -39,7 +39,7 @@ const SETTLE_SLACK: usize = 512 << 20;
 /// A rise of free memory smaller than this is no rise (settle's stability test).
 const SETTLE_STEP: usize = 16 << 20;
 /// How long free memory must stay flat for settle to stop waiting.
-const SETTLE_STABLE: std::time::Duration = std::time::Duration::from_millis(500);
+const SETTLE_STABLE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// After an exclusive trial (it took most of the device's memory, or its children did): wait,
 /// within [`deadline::settle`](crate::driver::deadline::settle), until the device's free memory is

@@ -48,8 +48,16 @@ type Handles = Arc<Mutex<Vec<JoinHandle<Vec<String>>>>>;
 
 /// The general queue's order: heavy trials first (`Need::heavy`: at the start they wait for no long
 /// trial to end and leave no tail), then the long-running ones, then the suite's order.
-fn run_first(c: &Case, budget: &Budget) -> (bool, bool, bool) {
-    (!c.memory_need().heavy(), !big(c, budget), !c.slow)
+fn run_first(c: &Case, budget: &Budget) -> (bool, bool, bool, bool) {
+    let need = c.memory_need();
+    // Among the heavy ones, the requests beyond the device first: they run side by side, and a
+    // trial that waits for the device alone would hold back those asked for after it.
+    (
+        !need.heavy(),
+        need == crate::harness::case::Need::Device,
+        !big(c, budget),
+        !c.slow,
+    )
 }
 
 /// It asks for a quarter of the device or more: queued with the heavy trials at the start, where the
@@ -57,6 +65,11 @@ fn run_first(c: &Case, budget: &Budget) -> (bool, bool, bool) {
 /// second there, and every trial asked for after it too).
 fn big(c: &Case, budget: &Budget) -> bool {
     budget.bytes(c.memory_need()) >= budget.total / 4
+}
+
+/// How many of the general queue's trials are heavy (`Need::heavy`).
+fn general_heavy(general: &[Arc<Case>]) -> usize {
+    general.iter().filter(|c| c.memory_need().heavy()).count()
 }
 
 /// How many general workers a run of `general` trials gets: one per 16 trials, `parallel` at most.
@@ -145,10 +158,10 @@ impl Ctx {
     fn wait_for_cheap(&self, own: usize) {
         self.cheap.wait(own, &|| self.stop.stopped());
     }
-    /// A general worker comes from those started ahead when there is one; a lane's is its own,
-    /// with a context only if one of the lane's trials needs a device.
+    /// A worker with a context (every general one, a lane's whose trials need a device) comes from
+    /// those started ahead when there is one; a lane whose trials need none gets its own, without.
     fn new_worker(&self, general: bool, context: bool) -> Result<Worker, String> {
-        if general {
+        if general || context {
             if let Some(w) = self.pre.take() {
                 return Ok(w);
             }
@@ -227,6 +240,12 @@ impl Scheduler {
             stop,
             cheap: Pending::new(cheap_left),
         });
+        // The heavy trials of the general queue come first (not when cheap ones go first): memory
+        // turns, the lanes' included, wait until they are done.
+        if !ctx.stop.cheap_first() {
+            let heavy = general_heavy(&general);
+            ctx.turns.heavy_first(heavy);
+        }
         let handles: Handles = Arc::new(Mutex::new(Vec::new()));
         let general: Queue = Arc::new(Mutex::new(VecDeque::from(general)));
         let parallel = parallel.max(1);
@@ -236,7 +255,7 @@ impl Scheduler {
         for (lane, mut q) in lanes {
             if ctx.stop.cheap_first() && lane != crate::harness::case::SERIAL {
                 q.make_contiguous()
-                    .sort_by_key(|c| ctx.stop.order_key(c, rank, (false, false, false)));
+                    .sort_by_key(|c| ctx.stop.order_key(c, rank, (false, false, false, false)));
             }
             let context = q.iter().any(|c| c.needs.contains(&crate::harness::machine::Cap::Gpu));
             let h = spawn_dispatcher(Arc::new(Mutex::new(q)), ctx.clone(), None, context);
@@ -445,6 +464,9 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
                 None => case.lane.unwrap_or("lane").to_string(),
             });
             publish(&ctx, &case, rec);
+            if busy_slot.is_some() && case.memory_need().heavy() && !ctx.stop.cheap_first() {
+                ctx.turns.heavy_done();
+            }
         }
         // A dispatcher whose queue ran dry counts as moving: it holds no worker any more.
         set_busy(None);

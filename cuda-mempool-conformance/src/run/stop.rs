@@ -98,17 +98,18 @@ impl Stop {
         &self,
         c: &Case,
         rank: &BTreeMap<String, usize>,
-        throughput: (bool, bool, bool),
-    ) -> (bool, bool, bool, usize) {
+        throughput: (bool, bool, bool, bool),
+    ) -> (bool, bool, bool, bool, usize) {
         if self.cheap_first {
             (
                 c.memory_need().heavy(),
                 false,
                 false,
+                false,
                 rank.get(&c.trial_name()).copied().unwrap_or(usize::MAX),
             )
         } else {
-            (throughput.0, throughput.1, throughput.2, 0)
+            (throughput.0, throughput.1, throughput.2, throughput.3, 0)
         }
     }
 }
@@ -151,13 +152,13 @@ mod tests {
             .map(|(n, r)| (case(n).trial_name(), *r))
             .collect();
         let on = Stop::new(true);
-        cases.sort_by_key(|c| on.order_key(c, &rank, (false, false, false)));
+        cases.sort_by_key(|c| on.order_key(c, &rank, (false, false, false, false)));
         let names: Vec<_> = cases.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["first", "second", "unranked", "big"]);
         // A run budget takes the same order, and stops at no failure.
         let budget = Stop::new(false).under_budget(true);
         cases.reverse();
-        cases.sort_by_key(|c| budget.order_key(c, &rank, (true, true, true)));
+        cases.sort_by_key(|c| budget.order_key(c, &rank, (true, true, true, true)));
         let names: Vec<_> = cases.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["first", "second", "unranked", "big"]);
         budget.note(&Record::new(

@@ -75,6 +75,10 @@ struct TurnState {
     /// Memory turns asked for and not yet given, by ticket (served lowest first).
     waiting: BTreeSet<u64>,
     next_ticket: u64,
+    /// Heavy trials the run queued first and has not finished: no memory turn starts before them
+    /// (a lane's long first trial would otherwise hold them, and so every later trial, back: under
+    /// compute-sanitizer that stalled every general worker for 70 s).
+    heavy_first: usize,
 }
 /// A turn held; given back when dropped (the machine-wide lock with it).
 pub(crate) struct Turn<'a> {
@@ -217,11 +221,25 @@ impl Turns {
         }
     }
 
+    /// `n` heavy trials go before every memory turn (the run's first phase); each ends with
+    /// [`Turns::heavy_done`].
+    pub(crate) fn heavy_first(&self, n: usize) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).heavy_first = n;
+    }
+    /// One of the heavy trials queued first is done (run, or not run).
+    pub(crate) fn heavy_done(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.heavy_first = st.heavy_first.saturating_sub(1);
+        drop(st);
+        self.changed.notify_all();
+    }
+
     /// Whether the memory turn `ticket` of `bytes` may start: no heavier turn held or waiting, no
     /// earlier memory turn waiting, and room in the budget (or nothing else holding memory: a need
     /// beyond the budget runs alone rather than never).
     fn fits(&self, st: &TurnState, ticket: u64, bytes: u64) -> bool {
         !st.device
+            && st.heavy_first == 0
             && st.waiting_device == 0
             && st.beyond == 0
             && st.waiting_beyond == 0

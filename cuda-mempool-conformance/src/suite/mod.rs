@@ -179,16 +179,25 @@ pub fn main() -> ExitCode {
     // Start the workers first: their cuInit and context creation overlap the probe. Lanes start
     // their own workers (some need no context).
     let pre = Arc::new(if workers {
-        let general = templates
+        let chosen: Vec<&Case> = templates
             .iter()
-            .filter(|c| c.lane.is_none() && !trials::filtered_out(&args, &c.trial_name()))
+            .filter(|c| !trials::filtered_out(&args, &c.trial_name()))
             .filter(|c| {
                 s.chosen
                     .as_ref()
                     .is_none_or(|k| trials::template_chosen(k, &c.trial_name()))
             })
-            .count();
-        Prestarted::start(crate::run::scheduler::workers_for(general, parallel))
+            .collect();
+        let general = chosen.iter().filter(|c| c.lane.is_none()).count();
+        // The lanes whose trials need a device start their workers here too: a context created
+        // later would be created beside the run's first, heavy trials (the driver's out-of-memory
+        // path is slow beside processes creating contexts).
+        let lanes: std::collections::BTreeSet<&str> = chosen
+            .iter()
+            .filter(|c| c.needs.contains(&Cap::Gpu))
+            .filter_map(|c| c.lane)
+            .collect();
+        Prestarted::start(crate::run::scheduler::workers_for(general, parallel) + lanes.len())
     } else {
         Prestarted::start(0)
     });

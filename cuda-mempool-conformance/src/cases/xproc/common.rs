@@ -9,10 +9,13 @@ use std::time::Duration;
 pub(super) const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 pub(super) const POSIX: CUmemAllocationHandleType = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 pub const FAULT_VAR: &str = "CONFORMANCE_IPC_FAULT";
-/// The lane of the trials served by kept importers (`harness::helpers`): one worker runs them, so
-/// the run keeps one importer of each role, not one per worker (each is a context, which the
-/// driver creates one at a time machine-wide: issue 36).
-pub(super) const KEPT_LANE: &str = "ipc-kept";
+/// The lanes of the trials served by kept importers (`harness::helpers`), one per importer role:
+/// one worker runs each, so the run keeps one importer of each role, not one per worker (each is a
+/// context, which the driver creates one at a time machine-wide: issue 36), and the three run side
+/// by side.
+pub(super) const ROUND_TRIP_LANE: &str = "ipc-round-trips";
+pub(super) const SCENARIO_LANE: &str = "ipc-scenarios";
+pub(super) const CONCURRENT_LANE: &str = "ipc-concurrent";
 
 /// Position-dependent bytes, so a shifted or partial copy cannot pass.
 /// Every 8-byte word holds a mix of its index and the seed, so each byte depends on its position

@@ -335,7 +335,7 @@ pub(super) fn cases() -> Vec<Case> {
                     concurrent(e, shape, n)
                 })
                 .needs(Cap::Ipc)
-                .lane(KEPT_LANE),
+                .lane(CONCURRENT_LANE),
             );
         }
     }

@@ -362,6 +362,9 @@ pub(super) fn round_trips() -> Vec<(u32, &'static str, Spec)> {
         // Sizes from 1 byte to 256 MiB, in four trials that run side by side (one trial of all six
         // sizes was the run's longest serial step): the odd small ones together in one pool, then
         // an odd size past a page, and two large ones alone.
+        // The large ones first: the trials run in one lane (`ROUND_TRIP_LANE`), longest first.
+        (830, "round_trip_size_256_mib", Spec::new(vec![vec![256 * MIB]], 1)),
+        (830, "round_trip_size_64_mib", Spec::new(vec![vec![64 * MIB]], 1)),
         (
             830,
             "round_trip_sizes_1_byte_to_4_kib",
@@ -372,8 +375,6 @@ pub(super) fn round_trips() -> Vec<(u32, &'static str, Spec)> {
             "round_trip_size_1_mib_and_7_bytes",
             Spec::new(vec![vec![MIB + 7]], 1),
         ),
-        (830, "round_trip_size_64_mib", Spec::new(vec![vec![64 * MIB]], 1)),
-        (830, "round_trip_size_256_mib", Spec::new(vec![vec![256 * MIB]], 1)),
         (830, "round_trip_64_allocations", Spec::new(vec![vec![64 * KIB; 64]], 1)),
         (
             829,
@@ -400,7 +401,7 @@ pub(super) fn cases() -> Vec<Case> {
             })
             .needs(Cap::Ipc)
             .slow()
-            .lane(KEPT_LANE),
+            .lane(ROUND_TRIP_LANE),
         );
     }
     // Across devices: the importer works on the peer device and grants it access itself; data

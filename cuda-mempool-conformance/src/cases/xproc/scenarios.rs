@@ -370,7 +370,7 @@ pub(super) fn cases() -> Vec<Case> {
             )
         })
         .needs(Cap::Ipc)
-        .lane(KEPT_LANE),
+        .lane(SCENARIO_LANE),
         // Where cuMemPoolExportPointer takes an interior pointer (825 interior_pointer_refused
         // records whether it does), its export data must map that interior: the bytes there, at
         // that offset past the allocation's own import. Kills 825-interior-exports-base where the
@@ -416,7 +416,7 @@ pub(super) fn cases() -> Vec<Case> {
             )
         })
         .needs(Cap::Ipc)
-        .lane(KEPT_LANE),
+        .lane(SCENARIO_LANE),
         // Docs (cuMemPoolImportPointer): the imported pointer may be freed with cuMemFree. Freed
         // so, the imported pool holds nothing and its destruction succeeds; the exporter frees
         // after. Kills 830-offset-address (cuMemFree of an address inside the mapping).
@@ -445,7 +445,7 @@ pub(super) fn cases() -> Vec<Case> {
             )
         })
         .needs(Cap::Ipc)
-        .lane(KEPT_LANE),
+        .lane(SCENARIO_LANE),
         // The same export data imported twice (R580: the same address, import_same_pointer_twice_
         // gives_same_address), and one import freed: the other still reads the exporter's bytes
         // and is freed in turn. The documentation is silent; nvbug 5570902 (cited in cuda-python's
@@ -514,7 +514,7 @@ pub(super) fn cases() -> Vec<Case> {
             check(&a, &rest)
         })
         .needs(Cap::Ipc)
-        .lane(KEPT_LANE),
+        .lane(SCENARIO_LANE),
         // Stream order across processes: the importer's cuMemFreeAsync of an imported pointer
         // enqueues the free and returns while its stream is held at a gate, as for local memory
         // (822 stream_order::returns_while_its_stream_is_held). Kills 822-synchronous (in the
@@ -549,7 +549,7 @@ pub(super) fn cases() -> Vec<Case> {
             },
         )
         .needs(Cap::Ipc)
-        .lane(KEPT_LANE),
+        .lane(SCENARIO_LANE),
     ];
     for &mib in LARGE_MIB {
         // One allocation of `mib` MiB imported by a child of its own (one that dies costs this
