@@ -47,7 +47,8 @@ type Queue = Arc<Mutex<VecDeque<Arc<Case>>>>;
 type Handles = Arc<Mutex<Vec<JoinHandle<Vec<String>>>>>;
 
 /// The general queue's order: heavy trials first (`Need::heavy`: at the start they wait for no long
-/// trial to end and leave no tail), then the long-running ones, then the suite's order.
+/// trial to end and leave no tail), then the long-running ones, then the suite's order, the trials
+/// of a quarter of the device or more last.
 fn run_first(c: &Case, budget: &Budget) -> (bool, bool, bool, bool) {
     let need = c.memory_need();
     // Among the heavy ones, the requests beyond the device first: they run side by side, and a
@@ -55,14 +56,14 @@ fn run_first(c: &Case, budget: &Budget) -> (bool, bool, bool, bool) {
     (
         !need.heavy(),
         need == crate::harness::case::Need::Device,
-        !big(c, budget),
+        big(c, budget),
         !c.slow,
     )
 }
 
-/// It asks for a quarter of the device or more: queued with the heavy trials at the start, where the
-/// memory is there, rather than stalling the queue behind it mid-run (issue 36: a 6/8 share waited a
-/// second there, and every trial asked for after it too).
+/// It asks for a quarter of the device or more: queued last, where it waits only for the run's
+/// tail to leave it room (issue 36, H100: mid-run a 6/8 share stalled the queue a second, and right
+/// after the heavy trials 1.8 s, beside the lanes' first children).
 fn big(c: &Case, budget: &Budget) -> bool {
     budget.bytes(c.memory_need()) >= budget.total / 4
 }
@@ -158,10 +159,10 @@ impl Ctx {
     fn wait_for_cheap(&self, own: usize) {
         self.cheap.wait(own, &|| self.stop.stopped());
     }
-    /// A worker with a context (every general one, a lane's whose trials need a device) comes from
-    /// those started ahead when there is one; a lane whose trials need none gets its own, without.
+    /// A general worker comes from those started ahead when there is one; a lane's is its own,
+    /// with a context only if one of the lane's trials needs a device.
     fn new_worker(&self, general: bool, context: bool) -> Result<Worker, String> {
-        if general || context {
+        if general {
             if let Some(w) = self.pre.take() {
                 return Ok(w);
             }
