@@ -321,7 +321,11 @@ pub fn main(templates: Vec<Case>) -> i32 {
                 };
                 let sel = m.selection.clone();
                 let m = std::sync::Arc::new(m);
-                let env = if ctx0 != 0 {
+                // A worker that wants a context and could not retain it at start (a lane's worker
+                // starts beside the run's requests beyond the device, which may take every free byte
+                // meanwhile: seen on the H100 as a context's fds "left open" by the lane's first
+                // trial) retains it now, before its leak baseline: the context is the worker's.
+                let env = if ctx0 != 0 || (want && init == crate::driver::check::SUCCESS) {
                     Env::on(m, 0)
                 } else {
                     Env {
