@@ -41,6 +41,14 @@ pub fn importer_step() -> Duration {
     (trial() / 2).max(Duration::from_secs(5))
 }
 
+/// How long a child that answers many trials' steps in one process (`cases::vaspace`) may take for
+/// each message, its start-up and first step included: most of the trial deadline (under
+/// compute-sanitizer on the H100 the start and the first default-pool query took over half of a
+/// 300 s deadline beside the run's other processes, and failed all nine trials as a hang).
+pub fn shared_child_step() -> Duration {
+    (trial() / 4 * 3).max(Duration::from_secs(5))
+}
+
 /// How long the harness's fault trials wait for an importer told to hang, once it has started:
 /// a sixtieth of the deadline, or twice this run's measured start-up of a process (the probe's),
 /// whichever is longer, so that a slow layer's importer still reaches the step it hangs at.

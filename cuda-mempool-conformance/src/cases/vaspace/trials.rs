@@ -70,7 +70,7 @@ fn measure_all(env: &Env) -> R<Answers> {
         }
         None => {}
     }
-    let peer = Peer::spawn(&Role::VaSpace, &[], crate::driver::deadline::importer_step())?;
+    let peer = Peer::spawn(&Role::VaSpace, &[], crate::driver::deadline::shared_child_step())?;
     let mut answers = Answers::new();
     let ended = match peer.chan.send(&msg, fd) {
         Err(e) => Some(e.to_string()),
