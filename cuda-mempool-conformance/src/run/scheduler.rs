@@ -618,6 +618,37 @@ mod tests {
         }
     }
 
+    /// One general worker per 16 trials, `parallel` at most, none for no trial.
+    #[test]
+    fn a_short_run_gets_few_workers() {
+        assert_eq!(workers_for(0, 4), 0);
+        assert_eq!(workers_for(5, 4), 1);
+        assert_eq!(workers_for(17, 4), 2);
+        assert_eq!(workers_for(360, 4), 4);
+        assert_eq!(workers_for(360, 0), 1);
+    }
+
+    /// Requests beyond the device before the trials that need it alone, the trials of a quarter of
+    /// the device or more after every other.
+    #[test]
+    fn heavy_first_beyond_before_device_big_last() {
+        let budget = Budget::of_device(80 << 30);
+        let mk = |name: &str, f: fn(Case) -> Case| {
+            Arc::new(f(Case::of(Group::Harness, name, &[crate::harness::Cap::Gpu], |_| {
+                Ok(())
+            })))
+        };
+        let mut v = [
+            mk("big", |c| c.memory_share(5, 8)),
+            mk("plain", |c| c),
+            mk("device", |c| c.exclusive()),
+            mk("beyond", |c| c.beyond_device()),
+        ];
+        v.sort_by_key(|c| run_first(c, &budget));
+        let names: Vec<_> = v.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["beyond", "device", "plain", "big"]);
+    }
+
     #[test]
     fn exclusive_trials_are_queued_first_then_slow_ones() {
         let mut v = [

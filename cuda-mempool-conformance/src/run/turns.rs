@@ -432,6 +432,34 @@ mod tests {
         assert!(serial.is_empty(), "a serial schedule ran trials at once: {serial:?}");
     }
 
+    /// While heavy trials queued first are not done, no memory turn starts (a lane's included), but
+    /// the heavy ones and the trials that need nothing do; the last `heavy_done` lets them in.
+    #[test]
+    fn memory_turns_wait_for_the_heavy_trials_queued_first() {
+        let turns = Arc::new(Turns::new(Budget::of_device(64 << 30), false));
+        turns.heavy_first(2);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = {
+            let turns = turns.clone();
+            std::thread::spawn(move || {
+                let _t = turns.take(Need::Small);
+                tx.send(()).unwrap();
+            })
+        };
+        assert!(turns.would_wait(Need::Small));
+        assert!(!turns.would_wait(Need::Nothing));
+        drop(turns.take(Need::Beyond));
+        turns.heavy_done();
+        assert!(
+            rx.recv_timeout(Duration::from_millis(100)).is_err(),
+            "a memory turn started with a heavy trial queued first still to come"
+        );
+        drop(turns.take(Need::Device));
+        turns.heavy_done();
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(()));
+        t.join().unwrap();
+    }
+
     /// Two descriptions of one lock file conflict even in one process (as two suites' do): a shared
     /// turn waits while an exclusive one is held, and gets in once it is given back.
     #[test]
