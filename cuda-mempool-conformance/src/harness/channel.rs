@@ -122,7 +122,27 @@ impl Channel {
     /// Gather a child's step answers (`{"op": "answer", "key", "value"}`) into `into` until it
     /// says `{"op": "done"}`: None then, or why it stopped answering first.
     pub fn answers_until_done(&self, into: &mut std::collections::BTreeMap<String, Value>) -> Option<String> {
+        self.answers_until_done_by(into, None)
+    }
+
+    /// [`Channel::answers_until_done`], all of them by `by` (each wait shortened to the time left):
+    /// a child that answers many trials' steps within one trial's deadline gives up its last steps,
+    /// not the worker.
+    pub fn answers_until_done_by(
+        &self,
+        into: &mut std::collections::BTreeMap<String, Value>,
+        by: Option<(std::time::Instant, Duration)>,
+    ) -> Option<String> {
         loop {
+            if let Some((until, step)) = by {
+                let left = until.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    return Some(format!("no message within the {} s left of the trial", step.as_secs()));
+                }
+                if let Err(e) = self.set_timeout(left.min(step)) {
+                    return Some(e.to_string());
+                }
+            }
             match self.recv() {
                 Ok((m, _)) if m["op"] == "answer" => {
                     into.insert(m["key"].as_str().unwrap_or("").to_string(), m["value"].clone());
@@ -338,4 +358,38 @@ pub fn unhex(s: &str) -> R<Vec<u8>> {
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|e| e.to_string().into()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
+    use std::time::{Duration, Instant};
+
+    fn pair() -> (Channel, Channel) {
+        let (a, b) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC).unwrap();
+        (
+            Channel::new(a, Duration::from_secs(5)).unwrap(),
+            Channel::new(b, Duration::from_secs(5)).unwrap(),
+        )
+    }
+
+    /// Answers that come in time are kept; past the time left the wait gives up with what came,
+    /// well before the per-message wait would.
+    #[test]
+    fn answers_stop_at_the_time_left() {
+        let (parent, child) = pair();
+        child
+            .send(&serde_json::json!({"op": "answer", "key": "a", "value": 1}), None)
+            .unwrap();
+        let mut got = std::collections::BTreeMap::new();
+        let start = Instant::now();
+        let until = start + Duration::from_millis(200);
+        let ended = parent.answers_until_done_by(&mut got, Some((until, Duration::from_secs(5))));
+        assert!(ended.is_some(), "no end reported");
+        assert_eq!(got.len(), 1);
+        assert!(start.elapsed() < Duration::from_secs(2), "waited {:?}", start.elapsed());
+        child.send(&serde_json::json!({"op": "done"}), None).unwrap();
+        assert_eq!(parent.answers_until_done(&mut got), None);
+    }
 }

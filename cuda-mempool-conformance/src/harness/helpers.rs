@@ -48,8 +48,8 @@ pub fn take(role: &Role, envs: &[(&str, &str)], timeout: Duration, reuse: bool) 
 }
 
 /// The trial is done with `p`: a reusable child in a worker is asked whether it is clean and kept
-/// if it is; any other child is told to end and reaped ([`Peer::finish`]). Err: the child did not
-/// end well, or left state behind (it is killed, its stderr in the message).
+/// if it is, else killed with a note; any other child is told to end and reaped ([`Peer::finish`]).
+/// Err: the child did not end well or did not answer (it is killed, its stderr in the message).
 pub fn give_back(p: Peer) -> R {
     if !(p.reusable && keeps()) {
         return p.finish().map(|_| ());
@@ -60,9 +60,16 @@ pub fn give_back(p: Peer) -> R {
             IDLE.lock().unwrap_or_else(|p| p.into_inner()).push(p);
             Ok(())
         }
-        Ok((m, _)) => Err(p
-            .fail(format!("the kept importer answered {m} when asked whether it is clean"))
-            .into()),
+        // Left state behind (an import the driver refused to release, say): it is not kept, and
+        // the trial is judged by its answers alone, as with a fresh importer (a fresh one ends
+        // with the same state and no question asked: the verdict must not depend on the mode).
+        Ok((m, _)) => {
+            crate::driver::check::note(format!(
+                "the kept importer was not clean after this trial ({m}); it was replaced"
+            ));
+            drop(p);
+            Ok(())
+        }
         Err(e) => Err(p
             .fail(format!("the kept importer is not clean after this trial: {e}"))
             .into()),

@@ -107,6 +107,13 @@ impl Prestarted {
     fn take(&self) -> Option<Worker> {
         self.0.lock().unwrap().pop()
     }
+    /// Keep at most `n` (the rest reaped at once: each holds a context all run otherwise).
+    fn keep(&self, n: usize) {
+        let mut v = self.0.lock().unwrap();
+        while v.len() > n {
+            v.pop();
+        }
+    }
     /// Reap what nobody took.
     pub fn discard(&self) {
         self.0.lock().unwrap().clear();
@@ -250,7 +257,10 @@ impl Scheduler {
         let handles: Handles = Arc::new(Mutex::new(Vec::new()));
         let general: Queue = Arc::new(Mutex::new(VecDeque::from(general)));
         let parallel = parallel.max(1);
-        for _ in 0..workers_for(general.lock().unwrap().len(), parallel) {
+        let n = workers_for(general.lock().unwrap().len(), parallel);
+        // Started ahead for more trials than a shard, a trials file or the ignored ones left.
+        pre.keep(n);
+        for _ in 0..n {
             add_general(&general, &ctx, &handles);
         }
         for (lane, mut q) in lanes {
@@ -385,10 +395,11 @@ fn on_turn(
 /// or waited for by another (the device alone, or a request beyond it) while a case that needs no
 /// device memory is queued: that one runs meanwhile (the heavy phase at the start of a run then
 /// overlaps the trials that need no device, instead of holding every general worker idle).
-fn next_case(queue: &Queue, turns: &Turns) -> Option<Arc<Case>> {
+fn next_case(queue: &Queue, turns: &Turns, general: bool) -> Option<Arc<Case>> {
     let mut q = queue.lock().unwrap();
     let front = q.front()?;
-    if turns.exclusive_now() && turns.would_wait(front.memory_need()) {
+    // A lane keeps its order (its trials may start from what the earlier ones left).
+    if general && turns.exclusive_now() && turns.would_wait(front.memory_need()) {
         if let Some(i) = q
             .iter()
             .position(|c| c.memory_need() == crate::harness::case::Need::Nothing)
@@ -400,12 +411,16 @@ fn next_case(queue: &Queue, turns: &Turns) -> Option<Arc<Case>> {
 }
 
 /// Hand `case`'s record to the trial that waits for it.
-fn publish(ctx: &Ctx, case: &Case, rec: Record) {
+/// A heavy trial of the general queue (`general`) is counted done for the heavy-first gate here,
+/// whether it ran or was recorded not run, so that no memory turn waits for it forever.
+fn publish(ctx: &Ctx, case: &Case, rec: Record, general: bool) {
     let slot = &ctx.slots[&rec.trial];
     *slot.result.lock().unwrap() = Some(rec);
     slot.ready.notify_all();
     if !case.memory_need().heavy() {
         ctx.cheap.done_one();
+    } else if general && !ctx.stop.cheap_first() {
+        ctx.turns.heavy_done();
     }
 }
 
@@ -418,7 +433,7 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
             }
         };
         loop {
-            let Some(case) = next_case(&queue, &ctx.turns) else {
+            let Some(case) = next_case(&queue, &ctx.turns, busy_slot.is_some()) else {
                 break;
             };
             if ctx.stop.cheap_first() && case.memory_need().heavy() {
@@ -431,7 +446,7 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
                 ctx.wait_for_cheap(own);
             }
             if let Some(rec) = ctx.stop.skipped(&case) {
-                publish(&ctx, &case, rec);
+                publish(&ctx, &case, rec, busy_slot.is_some());
                 continue;
             }
             // A new worker starts before the turn: its start overlaps the trials running.
@@ -464,10 +479,7 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
                 Some(i) => format!("general {i}"),
                 None => case.lane.unwrap_or("lane").to_string(),
             });
-            publish(&ctx, &case, rec);
-            if busy_slot.is_some() && case.memory_need().heavy() && !ctx.stop.cheap_first() {
-                ctx.turns.heavy_done();
-            }
+            publish(&ctx, &case, rec, busy_slot.is_some());
         }
         // A dispatcher whose queue ran dry counts as moving: it holds no worker any more.
         set_busy(None);

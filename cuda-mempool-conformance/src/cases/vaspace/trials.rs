@@ -74,7 +74,14 @@ fn measure_all(env: &Env) -> R<Answers> {
     let mut answers = Answers::new();
     let ended = match peer.chan.send(&msg, fd) {
         Err(e) => Some(e.to_string()),
-        Ok(()) => peer.chan.answers_until_done(&mut answers),
+        // All nine steps within most of this one trial's deadline: past it the steps left read as
+        // lost (the trial fails naming the step) rather than the worker being killed as hung, its
+        // cache with it, and the next trial starting the child again.
+        Ok(()) => {
+            let step = crate::driver::deadline::shared_child_step();
+            let until = std::time::Instant::now() + crate::driver::deadline::trial() / 10 * 9;
+            peer.chan.answers_until_done_by(&mut answers, Some((until, step)))
+        }
     };
     match ended {
         None => {
