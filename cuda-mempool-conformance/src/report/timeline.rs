@@ -140,10 +140,15 @@ pub fn critical_path(bars: &[Bar]) -> Critical {
         let asked = b.span.0 - b.timing.wait_s;
         let own_row = b.timing.worker.is_some() && b.timing.wait_s <= EPS;
         let before = if own_row { asked } else { b.span.0 } + EPS;
-        let pred = (0..bars.len())
-            .filter(|&i| i != cur && bars[i].span.1 <= before && !steps.contains(&i))
-            .filter(|&i| !own_row || worker(i) == worker(cur))
-            .max_by(|&x, &y| bars[x].span.1.total_cmp(&bars[y].span.1));
+        let latest = |same_row: bool| {
+            (0..bars.len())
+                .filter(|&i| i != cur && bars[i].span.1 <= before && !steps.contains(&i))
+                .filter(|&i| !same_row || worker(i) == worker(cur))
+                .max_by(|&x, &y| bars[x].span.1.total_cmp(&bars[y].span.1))
+        };
+        // A row's first trial (a worker started beside a stuck one) came after whatever ended last
+        // before it on any row, not after the run's start.
+        let pred = latest(own_row).or_else(|| if own_row { latest(false) } else { None });
         match pred {
             Some(p) => {
                 steps.push(p);
@@ -450,6 +455,20 @@ mod tests {
         let idle = idle(&bars, &rows);
         assert!((idle[0].1 - 0.5).abs() < 1e-9, "{idle:?}");
         assert!((idle[2].1 - 0.14).abs() < 1e-9, "{idle:?}");
+    }
+
+    /// A worker started late (a spare beside a stuck trial) begins its row after whatever ended last
+    /// on another row, not after the run's start: its first trial's gap is not "start-up".
+    #[test]
+    fn a_late_row_continues_from_another_row() {
+        let bars = ran(vec![
+            bar("a", Some("general 0"), (0.5, 9.0), 0.0, false),
+            bar("s", Some("general 6"), (9.2, 12.0), 0.0, false),
+        ]);
+        let p = critical_path(&bars);
+        let names: Vec<&str> = p.steps.iter().map(|&i| bars[i].trial.as_str()).collect();
+        assert_eq!(names, ["a", "s"]);
+        assert!((p.gaps_s - 0.7).abs() < 1e-9, "{p:?}");
     }
 
     /// A waited turn counts as waiting only up to the gap it fills: a trial that waited 2 s for a
