@@ -22,12 +22,8 @@ fn crash_in_process(env: &Env) -> ! {
     std::process::abort();
 }
 
-/// The device's free memory (cuMemGetInfo, unchecked: the harness's, not the trial's), if it answers.
-fn device_free() -> Option<usize> {
-    device_memory().map(|(free, _)| free)
-}
-
-/// The device's free and total memory (cuMemGetInfo, unchecked), if it answers.
+/// The device's free and total memory (cuMemGetInfo, unchecked: the harness's, not the trial's), if
+/// it answers.
 fn device_memory() -> Option<(usize, usize)> {
     let (mut free, mut total) = (0usize, 0usize);
     (unsafe { cuMemGetInfo_v2(&mut free, &mut total) } == crate::driver::check::SUCCESS).then_some((free, total))
@@ -154,7 +150,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
     }
     env.bind();
     let before = if case.need == crate::harness::case::Need::Device {
-        device_free()
+        device_memory().map(|(free, _)| free)
     } else {
         None
     };

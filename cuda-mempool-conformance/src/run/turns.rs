@@ -80,6 +80,18 @@ struct TurnState {
     /// compute-sanitizer that stalled every general worker for 70 s).
     heavy_first: usize,
 }
+impl TurnState {
+    /// The device is not free to be had alone: a turn of any kind is held.
+    fn device_taken(&self) -> bool {
+        self.device || self.beyond > 0 || self.holders > 0
+    }
+    /// A request beyond the device must wait: the device is held alone or waited for, or memory is
+    /// held.
+    fn beyond_kept_off(&self) -> bool {
+        self.device || self.waiting_device > 0 || self.holders > 0
+    }
+}
+
 /// A turn held; given back when dropped (the machine-wide lock with it).
 pub(crate) struct Turn<'a> {
     turns: &'a Turns,
@@ -170,13 +182,13 @@ impl Turns {
     /// Wait for a turn fit for `need`: none for `Nothing` (but in a serial run), the device alone
     /// for `Device`, beside no memory holder for `Beyond`, else room in the budget.
     pub(crate) fn take(&self, need: Need) -> Turn<'_> {
-        let need = if self.serial { Need::Device } else { need };
+        let need = self.as_run(need);
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let kind = match need {
             Need::Nothing => Held::Free,
             Need::Device => {
                 st.waiting_device += 1;
-                while st.device || st.beyond > 0 || st.holders > 0 {
+                while st.device_taken() {
                     st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner());
                 }
                 st.waiting_device -= 1;
@@ -185,7 +197,7 @@ impl Turns {
             }
             Need::Beyond => {
                 st.waiting_beyond += 1;
-                while st.device || st.waiting_device > 0 || st.holders > 0 {
+                while st.beyond_kept_off() {
                     st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner());
                 }
                 st.waiting_beyond -= 1;
@@ -234,35 +246,44 @@ impl Turns {
         self.changed.notify_all();
     }
 
-    /// Whether the memory turn `ticket` of `bytes` may start: no heavier turn held or waiting, no
-    /// earlier memory turn waiting, and room in the budget (or nothing else holding memory: a need
-    /// beyond the budget runs alone rather than never).
+    /// The need a turn is taken for: in a serial run, every turn is the device alone.
+    fn as_run(&self, need: Need) -> Need {
+        if self.serial {
+            Need::Device
+        } else {
+            need
+        }
+    }
+
+    /// Whether the memory turn `ticket` of `bytes` may start: no earlier memory turn waiting, and
+    /// [`Turns::room`] for it.
     fn fits(&self, st: &TurnState, ticket: u64, bytes: u64) -> bool {
+        st.waiting.first() == Some(&ticket) && self.room(st, bytes)
+    }
+
+    /// Whether a memory turn of `bytes` has room now: no heavier turn held or waiting, the heavy
+    /// trials queued first done, and room in the budget (or nothing else holding memory: a need
+    /// beyond the budget runs alone rather than never).
+    fn room(&self, st: &TurnState, bytes: u64) -> bool {
         !st.device
             && st.heavy_first == 0
             && st.waiting_device == 0
             && st.beyond == 0
             && st.waiting_beyond == 0
-            && st.waiting.first() == Some(&ticket)
             && (st.holders == 0 || st.used + bytes <= self.budget.capacity)
     }
 
     /// Whether a turn for `need` asked for now would have to wait for others (a serial run's always
     /// may, but for the first).
     pub(crate) fn would_wait(&self, need: Need) -> bool {
-        let need = if self.serial { Need::Device } else { need };
         let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        match need {
+        match self.as_run(need) {
             Need::Nothing => false,
-            Need::Device => st.device || st.beyond > 0 || st.holders > 0 || st.waiting_device > 0,
-            Need::Beyond => st.device || st.waiting_device > 0 || st.holders > 0,
-            _ => {
-                !self.fits(
-                    &st,
-                    st.waiting.first().copied().unwrap_or(st.next_ticket),
-                    self.budget.bytes(need),
-                ) || !st.waiting.is_empty()
-            }
+            // Another turn waiting for the device goes first.
+            Need::Device => st.device_taken() || st.waiting_device > 0,
+            Need::Beyond => st.beyond_kept_off(),
+            // Behind the memory turns already waiting, or no room.
+            need => !st.waiting.is_empty() || !self.room(&st, self.budget.bytes(need)),
         }
     }
 
