@@ -124,19 +124,13 @@ impl ChildOut {
     }
 }
 
-/// Children this process started ([`command`] builds each one's), and kept children it gave a
-/// trial instead of starting one (`harness::helpers`): a trial's share is the difference across it.
+/// Children this process started ([`command`] builds each one's): a trial's share is the
+/// difference across it.
 static STARTED: AtomicU64 = AtomicU64::new(0);
-static REUSED: AtomicU64 = AtomicU64::new(0);
 
-/// (children started, kept children reused) by this process so far.
-pub fn starts() -> (u64, u64) {
-    (STARTED.load(Ordering::Relaxed), REUSED.load(Ordering::Relaxed))
-}
-
-/// A kept child served a trial instead of a new one (`harness::helpers`).
-pub fn count_reuse() {
-    REUSED.fetch_add(1, Ordering::Relaxed);
+/// Children this process started so far.
+pub fn starts() -> u64 {
+    STARTED.load(Ordering::Relaxed)
 }
 
 /// This binary in `role`, ready to spawn: stdin null, stderr piped, `stdout` as given, the

@@ -38,7 +38,6 @@ pub fn take(role: &Role, envs: &[(&str, &str)], timeout: Duration, reuse: bool) 
         if let Some(i) = idle.iter().position(|p| p.key == key) {
             let mut p = idle.swap_remove(i);
             p.set_wait(timeout)?;
-            crate::harness::child::count_reuse();
             return Ok(p);
         }
     }

@@ -106,7 +106,7 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
             spec.reuses(),
         )?);
     }
-    let started = crate::harness::child::starts().0 - starts.0;
+    let started = crate::harness::child::starts() - starts;
     let mut phases: Vec<(&str, Duration)> = Vec::new();
     let s = Stream::new()?;
     let mut exported = Vec::new();
