@@ -315,26 +315,26 @@ impl Case {
         self.own_process = true;
         self
     }
-    /// It needs the device alone ([`Need::Device`]); alone in its process too, which is what an
-    /// in-process run can honour.
-    pub fn exclusive(mut self) -> Case {
-        self.need = Need::Device;
-        self.alone()
+    /// It needs the device alone ([`Need::Device`]).
+    pub fn exclusive(self) -> Case {
+        self.needing(Need::Device)
     }
-    /// It asks for more memory than the device has ([`Need::Beyond`]); alone in its process too.
-    pub fn beyond_device(mut self) -> Case {
-        self.need = Need::Beyond;
-        self.alone()
+    /// It asks for more memory than the device has ([`Need::Beyond`]).
+    pub fn beyond_device(self) -> Case {
+        self.needing(Need::Beyond)
     }
-    /// It holds at most `num`/`den` of the device's memory ([`Need::Share`]); alone in its process
-    /// too (an out-of-memory answer there would be another trial's).
-    pub fn memory_share(mut self, num: u32, den: u32) -> Case {
-        self.need = Need::Share(num, den);
-        self.alone()
+    /// It holds at most `num`/`den` of the device's memory ([`Need::Share`]).
+    pub fn memory_share(self, num: u32, den: u32) -> Case {
+        self.needing(Need::Share(num, den))
     }
-    /// It holds at most `bytes` of device memory ([`Need::Bytes`]); alone in its process too.
-    pub fn memory_bytes(mut self, bytes: u64) -> Case {
-        self.need = Need::Bytes(bytes);
+    /// It holds at most `bytes` of device memory ([`Need::Bytes`]).
+    pub fn memory_bytes(self, bytes: u64) -> Case {
+        self.needing(Need::Bytes(bytes))
+    }
+    /// It needs `need` of the device's memory; alone in its process too, which is what an
+    /// in-process run can honour (an out-of-memory answer there would be another trial's).
+    fn needing(mut self, need: Need) -> Case {
+        self.need = need;
         self.alone()
     }
     /// What it needs of the device's memory, as the scheduler takes it: a case that needs no
