@@ -33,7 +33,7 @@ use crate::run::since_start;
 use crate::run::stop::Stop;
 use crate::run::turns::{Budget, Turns};
 use crate::run::worker::Worker;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -133,6 +133,39 @@ struct Ctx {
     stop: Arc<Stop>,
     /// Trials not exclusive and not yet done (fail-fast: the exclusive ones wait for none left).
     cheap: Pending,
+    /// The trials that lead a fail-fast run.
+    lead: Lead,
+}
+
+/// The trials that lead a fail-fast run (`Stop::leads`), and how many of them are not done.
+struct Lead {
+    names: HashSet<String>,
+    left: Pending,
+}
+impl Lead {
+    fn new(names: HashSet<String>) -> Lead {
+        Lead {
+            left: Pending::new(names.len()),
+            names,
+        }
+    }
+    /// A trial that does not lead waits until the leading ones are done, or `stopped`, unless its
+    /// own queue still holds one (a lane keeps its order; a queue's leading trials come first).
+    fn wait(&self, case: &Case, queue: &Queue, stopped: &dyn Fn() -> bool) {
+        if self.names.is_empty() || self.names.contains(&case.trial_name()) {
+            return;
+        }
+        if queue.lock().unwrap().iter().any(|c| self.names.contains(&c.trial_name())) {
+            return;
+        }
+        self.left.wait(0, stopped);
+    }
+    /// `case` is done (run, or recorded not run).
+    fn done(&self, case: &Case) {
+        if self.names.contains(&case.trial_name()) {
+            self.left.done_one();
+        }
+    }
 }
 
 /// A count of trials not yet done, and a wait for it to fall.
@@ -165,6 +198,9 @@ impl Ctx {
     /// queued behind this one, in its own lane), or until the run has stopped.
     fn wait_for_cheap(&self, own: usize) {
         self.cheap.wait(own, &|| self.stop.stopped());
+    }
+    fn wait_for_lead(&self, case: &Case, queue: &Queue) {
+        self.lead.wait(case, queue, &|| self.stop.stopped());
     }
     /// A general worker comes from those started ahead when there is one; a lane's is its own,
     /// with a context only if one of the lane's trials needs a device.
@@ -219,6 +255,11 @@ impl Scheduler {
         let budget = budget_of(&env.m);
         let mut slots = HashMap::new();
         let cheap_left = jobs.iter().filter(|c| !c.memory_need().heavy()).count();
+        let lead: HashSet<String> = jobs
+            .iter()
+            .filter(|c| stop.leads(c, rank))
+            .map(|c| c.trial_name())
+            .collect();
         let mut general = Vec::new();
         let mut lanes: BTreeMap<&'static str, VecDeque<Arc<Case>>> = BTreeMap::new();
         for c in jobs {
@@ -247,6 +288,7 @@ impl Scheduler {
             turns: Turns::new(budget, serial),
             stop,
             cheap: Pending::new(cheap_left),
+            lead: Lead::new(lead),
         });
         // The heavy trials of the general queue come first (not when cheap ones go first): memory
         // turns, the lanes' included, wait until they are done.
@@ -422,6 +464,7 @@ fn publish(ctx: &Ctx, case: &Case, rec: Record, general: bool) {
     } else if general && !ctx.stop.cheap_first() {
         ctx.turns.heavy_done();
     }
+    ctx.lead.done(case);
 }
 
 fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, context: bool) -> JoinHandle<Vec<String>> {
@@ -445,6 +488,7 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
                     .count();
                 ctx.wait_for_cheap(own);
             }
+            ctx.wait_for_lead(&case, &queue);
             if let Some(rec) = ctx.stop.skipped(&case) {
                 publish(&ctx, &case, rec, busy_slot.is_some());
                 continue;
@@ -628,6 +672,35 @@ mod tests {
             t.join().unwrap();
             assert!(done.load(Ordering::SeqCst));
         }
+    }
+
+    /// A trial that does not lead waits for the leading ones (not when its queue still holds one,
+    /// nor once the run stopped); a leading one never waits.
+    #[test]
+    fn the_rest_wait_for_the_lead() {
+        let (lead, rest) = (fake("lead".into(), false, false), fake("rest".into(), false, false));
+        let gate = Arc::new(Lead::new([lead.trial_name()].into_iter().collect()));
+        let other: Queue = Arc::new(Mutex::new(VecDeque::new()));
+        let holding: Queue = Arc::new(Mutex::new(VecDeque::from([lead.clone()])));
+        gate.wait(&lead, &other, &|| false);
+        gate.wait(&rest, &holding, &|| false);
+        gate.wait(&rest, &other, &|| true);
+        let done = Arc::new(AtomicBool::new(false));
+        let t = {
+            let (gate, rest, other, done) = (gate.clone(), rest.clone(), other.clone(), done.clone());
+            std::thread::spawn(move || {
+                gate.wait(&rest, &other, &|| false);
+                done.store(true, Ordering::SeqCst);
+            })
+        };
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(!done.load(Ordering::SeqCst), "went before the lead was done");
+        gate.done(&rest);
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(!done.load(Ordering::SeqCst), "a trial that does not lead opened the gate");
+        gate.done(&lead);
+        t.join().unwrap();
+        assert!(done.load(Ordering::SeqCst));
     }
 
     /// One general worker per 16 trials, `parallel` at most, none for no trial.

@@ -5,6 +5,13 @@
 //! ones (the device alone) last (`run::scheduler`). A run under CONFORMANCE_RUN_BUDGET takes the
 //! same order (the widest coverage a short budget can give), and a run cut short (`run::interrupt`)
 //! stops the same way, its trials not yet started recorded `interrupted`.
+//!
+//! CONFORMANCE_FAIL_FAST_LEAD=N (fail-fast only): the file's first N trials (the likely failures:
+//! the mutation runner names the trials that killed the mutant before) run before any other starts,
+//! and no worker of a queue without one of them starts meanwhile. A run that fails among them ends
+//! without starting the rest (a mutant's run: one worker's start-up and its killer, not the whole
+//! suite's start-up beside it); one that does not goes on as before. The order decides only which
+//! trials a fail-fast run gets to, never a verdict.
 
 use crate::harness::case::Case;
 use crate::harness::outcome::{Kind, Outcome, Record};
@@ -14,10 +21,28 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 pub const FAIL_FAST_VAR: &str = "CONFORMANCE_FAIL_FAST";
+pub const LEAD_VAR: &str = "CONFORMANCE_FAIL_FAST_LEAD";
 
 /// CONFORMANCE_FAIL_FAST=0|1 (unset: 0).
 pub fn fail_fast_from_env() -> Result<bool, String> {
     parse(std::env::var(FAIL_FAST_VAR).ok().as_deref())
+}
+
+/// CONFORMANCE_FAIL_FAST_LEAD=N (unset: 0, no lead).
+pub fn lead_from_env() -> Result<usize, String> {
+    parse_lead(std::env::var(LEAD_VAR).ok().as_deref())
+}
+
+fn parse_lead(v: Option<&str>) -> Result<usize, String> {
+    match v.map(str::trim) {
+        None | Some("") => Ok(0),
+        Some(n) => n.parse().map_err(|_| {
+            format!(
+                "{LEAD_VAR}={n:?}: expected a count of trials (the first N of CONFORMANCE_TRIALS_FILE run before \
+                 any other starts, in a CONFORMANCE_FAIL_FAST=1 run), e.g. 2"
+            )
+        }),
+    }
 }
 
 fn parse(v: Option<&str>) -> Result<bool, String> {
@@ -37,6 +62,8 @@ pub struct Stop {
     on: bool,
     /// Cheap trials first (fail-fast, or a run budget).
     cheap_first: bool,
+    /// Fail-fast: how many of the ranked trials lead (run before any other starts).
+    lead: usize,
     by: Mutex<Option<String>>,
 }
 
@@ -45,8 +72,21 @@ impl Stop {
         Stop {
             on,
             cheap_first: on,
+            lead: 0,
             by: Mutex::new(None),
         }
+    }
+    /// Fail-fast: the first `n` ranked trials lead (ignored when the run does not stop at a failure).
+    pub fn with_lead(self, n: usize) -> Stop {
+        Stop {
+            lead: if self.on { n } else { 0 },
+            ..self
+        }
+    }
+    /// Whether `c` leads: ranked among the first `lead` and not heavy (heavy trials wait for the
+    /// cheap ones in a fail-fast run, so one could not lead).
+    pub fn leads(&self, c: &Case, rank: &BTreeMap<String, usize>) -> bool {
+        !c.memory_need().heavy() && rank.get(&c.trial_name()).is_some_and(|&r| r < self.lead)
     }
     /// Under a run budget (CONFORMANCE_RUN_BUDGET) cheap trials run first, as in fail-fast mode.
     pub fn under_budget(self, budget: bool) -> Stop {
@@ -169,6 +209,26 @@ mod tests {
             "x".into(),
         ));
         assert!(!budget.stopped() && budget.cheap_first());
+    }
+
+    /// Only the first N ranked trials lead, never a heavy one, and only in a fail-fast run.
+    #[test]
+    fn the_first_ranked_trials_lead_a_fail_fast_run() {
+        let rank: BTreeMap<String, usize> = [("a", 0), ("big", 1), ("b", 2), ("c", 3)]
+            .iter()
+            .map(|(n, r)| (case(n).trial_name(), *r))
+            .collect();
+        let on = Stop::new(true).with_lead(3);
+        let leads: Vec<bool> = [case("a"), case("big").exclusive(), case("b"), case("c"), case("unranked")]
+            .iter()
+            .map(|c| on.leads(c, &rank))
+            .collect();
+        assert_eq!(leads, [true, false, true, false, false]);
+        assert!(!Stop::new(false).with_lead(3).leads(&case("a"), &rank));
+        assert_eq!(parse_lead(None), Ok(0));
+        assert_eq!(parse_lead(Some(" 2")), Ok(2));
+        let e = parse_lead(Some("two")).expect_err("not a count");
+        assert!(e.contains(LEAD_VAR) && e.contains("expected a count"), "{e}");
     }
 
     #[test]

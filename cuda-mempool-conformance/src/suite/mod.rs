@@ -62,6 +62,8 @@ struct Settings {
     chosen: Option<trials::Chosen>,
     /// CONFORMANCE_FAIL_FAST: stop at the first failure (`run::stop`).
     fail_fast: bool,
+    /// CONFORMANCE_FAIL_FAST_LEAD: how many of the chosen trials run before the rest (`run::stop`).
+    lead: usize,
     /// CONFORMANCE_RUN_BUDGET: the whole run's budget (`run::interrupt`).
     budget: Option<Duration>,
     /// CONFORMANCE_VERBOSE: the last screen lists every ignored trial and failure.
@@ -85,6 +87,7 @@ fn settings() -> Result<Settings, String> {
         in_process: in_process_mode()?,
         chosen: trials::chosen()?,
         fail_fast: crate::run::stop::fail_fast_from_env()?,
+        lead: crate::run::stop::lead_from_env()?,
         budget: crate::harness::config::run_budget()?,
         verbose: crate::harness::config::verbose()?,
         partition: trials::Partition::from_env()?,
@@ -191,7 +194,9 @@ pub fn main() -> ExitCode {
         // Lanes start their own workers later: eleven contexts created here instead of four made
         // the H100's runs start 0.6 s later (the driver creates contexts one at a time).
         let general = chosen.iter().filter(|c| c.lane.is_none()).count();
-        Prestarted::start(crate::run::scheduler::workers_for(general, parallel))
+        // A fail-fast run with a lead needs one worker before its lead is done (`run::stop`).
+        let n = crate::run::scheduler::workers_for(general, parallel);
+        Prestarted::start(if s.fail_fast && s.lead > 0 { n.min(1) } else { n })
     } else {
         Prestarted::start(0)
     });
@@ -265,7 +270,11 @@ pub fn main() -> ExitCode {
     });
     let runner = Arc::new(OnceLock::new());
     let plan = trials::plan(&m, &cases, &s.required, &args, runner.clone());
-    let stop = Arc::new(Stop::new(s.fail_fast).under_budget(s.budget.is_some()));
+    let stop = Arc::new(
+        Stop::new(s.fail_fast)
+            .with_lead(s.lead)
+            .under_budget(s.budget.is_some()),
+    );
     let _ = REPORTING.set(Reporting {
         env: env.clone(),
         jobs: plan.jobs.clone(),
