@@ -172,8 +172,14 @@ pub struct Case {
     /// The run's preconditions it relies on: where one does not hold, it is not run
     /// (`harness::precondition`).
     pub relies: &'static [Precondition],
+    /// What its lane's worker starts ahead, before the lane's first turn (`run::scheduler`): the
+    /// child processes it will take (`harness::helpers::warm`). Run once per lane for each distinct one.
+    pub warm: Option<Warm>,
     pub body: Body,
 }
+
+/// A lane's start-ahead step (`Case::warm`), run in its worker with the case's environment.
+pub type Warm = fn(&Env) -> R;
 
 /// What a trial needs of the device's memory while it runs (`run::turns` schedules by it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -238,6 +244,7 @@ impl Case {
             need: Need::Small,
             own_process: false,
             relies: crate::harness::precondition::DEFAULT,
+            warm: None,
             body: Arc::new(body),
         }
     }
@@ -309,6 +316,11 @@ impl Case {
     }
     pub fn alone(mut self) -> Case {
         self.alone = true;
+        self
+    }
+    /// Its lane's worker runs `f` before the lane's first turn ([`Case::warm`]).
+    pub fn warmed_by(mut self, f: Warm) -> Case {
+        self.warm = Some(f);
         self
     }
     pub fn own_process(mut self) -> Case {

@@ -217,6 +217,8 @@ pub struct Peer {
     pub(crate) key: String,
     /// It may serve another trial once this one is done with it (`harness::helpers`).
     pub(crate) reusable: bool,
+    /// Started ahead and has served no trial yet (`harness::helpers::warm`).
+    pub(crate) fresh: bool,
 }
 
 impl Peer {
@@ -231,9 +233,15 @@ impl Peer {
             stderr: Some(stderr),
             timeout,
             crumb,
-            key: format!("{} {envs:?}", role.name()),
+            key: Peer::key_of(role, envs),
             reusable: false,
+            fresh: true,
         })
+    }
+
+    /// Which trials a child in `role` with `envs` may serve (`harness::helpers`).
+    pub(crate) fn key_of(role: &Role, envs: &[(&str, &str)]) -> String {
+        format!("{} {envs:?}", role.name())
     }
 
     /// Whether the child is still running (a kept one may have died between trials).

@@ -11,6 +11,13 @@
 //! `{"op": "check"}`; the child answers `{"op": "clean"}` once its context holds nothing the
 //! trial made (the ledger empty, no fd more than after its first trial, its context without a
 //! sticky error), or an error naming what is left (the trial fails, the child is replaced).
+//!
+//! **Started ahead** ([`warm`], a lane's `Case::warm` before its first turn): a lane's worker
+//! starts the children its trials will take while the run's heavy trials hold the device, so that
+//! their start-up (cuInit, a context, which the driver creates one at a time machine-wide) is not
+//! paid when the lanes start (issue 36: eight children starting at once took 1.6-1.9 s each). Such
+//! a child says `{"op": "ready"}` once its context is made; it has served no trial, so a trial that
+//! needs a fresh child may take it as well as one that may reuse.
 
 use crate::driver::fail::R;
 use crate::harness::channel::Peer;
@@ -19,31 +26,78 @@ use serde_json::json;
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// The kept children, idle between trials.
+/// The kept children, idle between trials (and those started ahead, which served none yet).
 static IDLE: Mutex<Vec<Peer>> = Mutex::new(Vec::new());
+
+/// CONFORMANCE_CHILD_READY=1: the child says `{"op": "ready"}` once its context is made, and waits
+/// for its first trial as long as a kept child waits for its next.
+pub const READY_VAR: &str = "CONFORMANCE_CHILD_READY";
+
+/// How long a kept child waits for its next trial (a worker that ends closes the channel, and
+/// one that dies takes it along by the parent-death signal, so this only bounds a stray one).
+pub const KEPT_IDLE: Duration = Duration::from_secs(3600);
+
+/// Whether this child was started ahead ([`READY_VAR`]).
+pub fn started_ahead() -> bool {
+    std::env::var(READY_VAR).is_ok_and(|v| v == "1")
+}
 
 /// Whether this process keeps children between trials: a worker does.
 fn keeps() -> bool {
     std::env::var(CHILD_VAR).is_ok_and(|v| v == Role::Worker.name())
 }
 
-/// A child in `role` with `envs` for one trial: a kept one when `reuse` and one is idle and
-/// alive, else a new one. `timeout` bounds each receive (and the wait for a new one's start).
+/// A child in `role` with `envs` for one trial: an idle one when this process keeps children and
+/// one is alive with that role and environment (one that served a trial only when `reuse`), else a
+/// new one. `timeout` bounds each receive (and the wait for a new one's start).
 pub fn take(role: &Role, envs: &[(&str, &str)], timeout: Duration, reuse: bool) -> R<Peer> {
-    if reuse && keeps() {
-        let key = format!("{} {envs:?}", role.name());
+    if keeps() {
+        let key = Peer::key_of(role, envs);
         let mut idle = IDLE.lock().unwrap_or_else(|p| p.into_inner());
         // A kept child that died since is dropped (reaped) here.
         idle.retain_mut(Peer::alive);
-        if let Some(i) = idle.iter().position(|p| p.key == key) {
+        if let Some(i) = idle.iter().position(|p| p.key == key && (reuse || p.fresh)) {
             let mut p = idle.swap_remove(i);
             p.set_wait(timeout)?;
+            p.reusable = reuse;
+            p.fresh = false;
             return Ok(p);
         }
     }
     let mut p = Peer::spawn(role, envs, timeout)?;
     p.reusable = reuse;
+    p.fresh = false;
     Ok(p)
+}
+
+/// Start `n` children in `role` with `envs` ahead of the trials that will [`take`] them, and wait
+/// (each at most `timeout`) until each has made its context. Only in a process that keeps children.
+/// Err: one did not start or say it was ready (it is killed; those ready are kept).
+pub fn warm(role: &Role, envs: &[(&str, &str)], n: usize, timeout: Duration) -> R {
+    if !keeps() {
+        return Ok(());
+    }
+    let mut with_ready = envs.to_vec();
+    with_ready.push((READY_VAR, "1"));
+    let started: Vec<R<Peer>> = (0..n).map(|_| Peer::spawn(role, &with_ready, timeout)).collect();
+    let mut first_error = None;
+    for p in started {
+        let ready = p.and_then(|mut p| {
+            p.key = Peer::key_of(role, envs);
+            match p.chan.recv() {
+                Ok((m, _)) if m["op"] == "ready" => Ok(p),
+                Ok((m, _)) => Err(p.fail(format!("a child started ahead answered {m}, not ready")).into()),
+                Err(e) => Err(p.fail(format!("a child started ahead was not ready: {e}")).into()),
+            }
+        });
+        match ready {
+            Ok(p) => IDLE.lock().unwrap_or_else(|p| p.into_inner()).push(p),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    first_error.map_or(Ok(()), Err)
 }
 
 /// The trial is done with `p`: a reusable child in a worker is asked whether it is clean and kept

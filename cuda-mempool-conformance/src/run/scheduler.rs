@@ -25,7 +25,7 @@
 //! from), and an exclusive trial of any queue waits until every other trial is done: one early
 //! exclusive trial (the device alone, then its memory given back) would hold up every cheap one.
 
-use crate::harness::case::{Case, Env};
+use crate::harness::case::{Case, Env, Need};
 use crate::harness::config::crash_timeout;
 use crate::harness::outcome::{Raw, Record, Timing};
 use crate::harness::verdict::judge;
@@ -135,6 +135,9 @@ struct Ctx {
     cheap: Pending,
     /// The trials that lead a fail-fast run.
     lead: Lead,
+    /// Lanes whose start-ahead steps (`Case::warm`) are not done: a trial that needs the device
+    /// alone waits for them (each starts processes, whose contexts take device memory).
+    warming: Pending,
 }
 
 /// The trials that lead a fail-fast run (`Stop::leads`), and how many of them are not done.
@@ -255,6 +258,12 @@ impl Scheduler {
         let budget = budget_of(&env.m);
         let mut slots = HashMap::new();
         let cheap_left = jobs.iter().filter(|c| !c.memory_need().heavy()).count();
+        let warming = jobs
+            .iter()
+            .filter(|c| c.warm.is_some())
+            .filter_map(|c| c.lane)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
         let lead: HashSet<String> = jobs
             .iter()
             .filter(|c| stop.leads(c, rank))
@@ -289,6 +298,7 @@ impl Scheduler {
             stop,
             cheap: Pending::new(cheap_left),
             lead: Lead::new(lead),
+            warming: Pending::new(warming),
         });
         // The heavy trials of the general queue come first (not when cheap ones go first): memory
         // turns, the lanes' included, wait until they are done.
@@ -467,9 +477,33 @@ fn publish(ctx: &Ctx, case: &Case, rec: Record, general: bool) {
     ctx.lead.done(case);
 }
 
+/// A lane's start-ahead steps (`Case::warm`), each distinct one once, in its new worker `w`,
+/// before `first` (the lane's first trial) waits for its turn: the children its trials will take
+/// start while the run's heavy trials hold the device. One that fails is told on stderr; its trials
+/// start their own children.
+fn warm_lane(ctx: &Ctx, w: &mut Worker, first: &Case, queue: &Queue) {
+    let mut steps: Vec<(usize, String)> = Vec::new();
+    let q = queue.lock().unwrap();
+    for c in std::iter::once(first).chain(q.iter().map(|c| &**c)) {
+        if let Some(f) = c.warm {
+            if !steps.iter().any(|(g, _)| *g == f as usize) {
+                steps.push((f as usize, c.trial_name()));
+            }
+        }
+    }
+    drop(q);
+    for (_, trial) in steps {
+        if let Err(e) = w.warm(&trial, &ctx.env.m, ctx.deadline) {
+            eprintln!("conformance: starting ahead what {trial} needs: {e}");
+        }
+    }
+}
+
 fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, context: bool) -> JoinHandle<Vec<String>> {
     std::thread::spawn(move || {
         let mut worker: Option<Worker> = None;
+        // A lane with start-ahead steps runs them once its worker is there (`warm_lane`).
+        let mut to_warm = busy_slot.is_none() && queue.lock().unwrap().iter().any(|c| c.warm.is_some());
         let set_busy = |v: Option<Instant>| {
             if let Some(i) = busy_slot {
                 ctx.busy.lock().unwrap()[i] = v;
@@ -498,6 +532,16 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
                 Some(w) => Ok(w),
                 None => ctx.new_worker(busy_slot.is_some(), context),
             });
+            if to_warm {
+                to_warm = false;
+                if let Some(Ok(w)) = w.as_mut() {
+                    warm_lane(&ctx, w, &case, &queue);
+                }
+                ctx.warming.done_one();
+            }
+            if case.memory_need() == Need::Device {
+                ctx.warming.wait(0, &|| ctx.stop.stopped());
+            }
             let mut rec = on_turn(&ctx.turns, &ctx.stop, &case, &set_busy, || {
                 match w.take().expect("run once") {
                     Err(e) => Raw::Broken(format!("no worker process could be started: {e}")),
@@ -524,6 +568,9 @@ fn spawn_dispatcher(queue: Queue, ctx: Arc<Ctx>, busy_slot: Option<usize>, conte
                 None => case.lane.unwrap_or("lane").to_string(),
             });
             publish(&ctx, &case, rec, busy_slot.is_some());
+        }
+        if to_warm {
+            ctx.warming.done_one();
         }
         // A dispatcher whose queue ran dry counts as moving: it holds no worker any more.
         set_busy(None);

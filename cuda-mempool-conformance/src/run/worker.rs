@@ -195,6 +195,25 @@ impl Worker {
         }
     }
 
+    /// Run `trial`'s start-ahead step (`Case::warm`) in the worker, waiting at most `deadline`.
+    /// Err: it failed, or the worker did not answer (the caller goes on: its trials start their
+    /// own children; a worker that died is found by the next trial).
+    pub fn warm(&mut self, trial: &str, m: &Machine, deadline: Duration) -> Result<(), String> {
+        self.greet(m).and_then(|_| self.chan.set_timeout(deadline)).map_err(|e| e.to_string())?;
+        self.chan
+            .send(&json!({"op": "warm", "trial": trial}), None)
+            .map_err(|e| e.to_string())?;
+        match self.chan.poll() {
+            Got::Msg(msg, _) if msg["op"] == "warmed" => match msg["error"].as_str() {
+                None => Ok(()),
+                Some(e) => Err(e.to_string()),
+            },
+            Got::Msg(msg, _) => Err(format!("worker {} answered {msg}", self.id)),
+            Got::Timeout => Err(format!("worker {} did not answer within {} s", self.id, deadline.as_secs())),
+            Got::Closed | Got::Error(_) => Err(format!("worker {} ended", self.id)),
+        }
+    }
+
     fn died(&mut self, mark: u64, start: Instant) -> Raw {
         let inside = self.crumb.read();
         let (how, signal) = self.ended();
@@ -379,6 +398,27 @@ pub fn main(templates: Vec<Case>) -> i32 {
                 let mut j = answer.to_json();
                 j["op"] = json!("result");
                 if chan.send(&j, None).is_err() {
+                    return 1;
+                }
+            }
+            Some("warm") => {
+                // A lane's start-ahead step (`Case::warm`): its answer says only whether it worked
+                // (where it did not, the trials start their own children as they would anyway).
+                let trial = msg["trial"].as_str().unwrap_or("");
+                let done: Result<(), String> = match (state.as_ref(), cases.iter().find(|c| c.trial_name() == trial)) {
+                    (Some((env, _)), Some(c)) => match c.warm {
+                        Some(f) => {
+                            let e = env.for_case(c);
+                            e.bind();
+                            f(&e).map_err(|e| e.to_string())
+                        }
+                        None => Ok(()),
+                    },
+                    (None, _) => Err("asked to warm before being told the machine".into()),
+                    (_, None) => Err(format!("the worker knows no case named {trial}")),
+                };
+                let _ = crate::driver::calls::take();
+                if chan.send(&json!({"op": "warmed", "error": done.err()}), None).is_err() {
                     return 1;
                 }
             }

@@ -3,7 +3,7 @@
 
 use super::steps::*;
 use crate::cases::prelude::*;
-use crate::harness::channel::{hex, Peer, CLOSED};
+use crate::harness::channel::{hex, CLOSED};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -70,7 +70,13 @@ fn measure_all(env: &Env) -> R<Answers> {
         }
         None => {}
     }
-    let peer = Peer::spawn(&Role::VaSpace, &[], crate::driver::deadline::shared_child_step())?;
+    let dev = env.dev.to_string();
+    let peer = crate::harness::helpers::take(
+        &Role::VaSpace,
+        &[(crate::cases::xproc::IMPORTER_DEVICE_VAR, &dev)],
+        crate::driver::deadline::shared_child_step(),
+        false,
+    )?;
     let mut answers = Answers::new();
     let ended = match peer.chan.send(&msg, fd) {
         Err(e) => Some(e.to_string()),
@@ -112,6 +118,14 @@ fn measure_all(env: &Env) -> R<Answers> {
         }
     }
     Ok(answers)
+}
+
+/// The lane's start-ahead step (`Case::warm`): the child, with its context made, before the
+/// lane's first turn.
+fn warm(e: &Env) -> R {
+    let dev = e.dev.to_string();
+    let var = crate::cases::xproc::IMPORTER_DEVICE_VAR;
+    crate::harness::helpers::warm(&Role::VaSpace, &[(var, &dev)], 1, crate::driver::deadline::shared_child_step())
 }
 
 /// The child's answer for `step`, for a trial: its value, or why there is none (and whom to blame).
@@ -356,5 +370,5 @@ pub fn cases() -> Vec<Case> {
             under_rlimit(e, "free", "cuMemFreeAsync")
         }),
     ];
-    v.into_iter().map(|c| c.lane(LANE)).collect()
+    v.into_iter().map(|c| c.lane(LANE).warmed_by(warm)).collect()
 }

@@ -21,32 +21,37 @@ pub(super) const CONCURRENT_LANE: &str = "ipc-concurrent";
 /// Every 8-byte word holds a mix of its index and the seed, so each byte depends on its position
 /// (a shifted or partial copy fails) while 256 MiB still takes milliseconds to make.
 pub(super) fn pattern(seed: u8, n: usize) -> Vec<u8> {
-    let word = |i: usize| {
-        ((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(seed).wrapping_mul(0x0101_0101_0101_0101))
-            .to_le_bytes()
-    };
     let mut v = vec![0u8; n];
     let mut chunks = v.chunks_exact_mut(8);
     for (i, c) in (&mut chunks).enumerate() {
-        c.copy_from_slice(&word(i));
+        c.copy_from_slice(&word(seed, i));
     }
     let tail = chunks.into_remainder();
     let k = tail.len();
-    tail.copy_from_slice(&word(n / 8)[..k]);
+    tail.copy_from_slice(&word(seed, n / 8)[..k]);
     v
 }
 
+/// The `i`-th 8-byte word of [`pattern`]'s bytes for `seed`.
+fn word(seed: u8, i: usize) -> [u8; 8] {
+    ((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(seed).wrapping_mul(0x0101_0101_0101_0101)).to_le_bytes()
+}
+
+/// Whether `got` is [`pattern`]'s bytes for `seed`, word by word (no second buffer: 256 MiB are
+/// checked in a few tens of milliseconds); Err names the first byte that differs.
 pub(super) fn check_pattern(what: &str, got: &[u8], seed: u8) -> R {
-    let want = pattern(seed, got.len());
-    match got.iter().zip(&want).position(|(a, b)| a != b) {
+    let chunks = got.chunks(8);
+    let bad = chunks
+        .enumerate()
+        .find(|(i, c)| **c != word(seed, *i)[..c.len()])
+        .map(|(i, c)| {
+            let want = word(seed, i);
+            let k = c.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
+            (i * 8 + k, c[k], want[k])
+        });
+    match bad {
         None => Ok(()),
-        Some(i) => Err(format!(
-            "{what}: byte {i} of {} is {:#04x}, expected {:#04x}",
-            got.len(),
-            got[i],
-            want[i]
-        )
-        .into()),
+        Some((i, g, w)) => Err(format!("{what}: byte {i} of {} is {g:#04x}, expected {w:#04x}", got.len()).into()),
     }
 }
 
@@ -83,7 +88,7 @@ pub(super) fn warm_up_ipc_events() -> R {
 }
 
 /// CONFORMANCE_IMPORTER_DEVICE=N: the device an importer child works on (default 0).
-pub(super) const IMPORTER_DEVICE_VAR: &str = "CONFORMANCE_IMPORTER_DEVICE";
+pub const IMPORTER_DEVICE_VAR: &str = "CONFORMANCE_IMPORTER_DEVICE";
 /// CONFORMANCE_IMPORTER_GRANT=1: the importer grants its device access to each imported pool.
 pub(super) const IMPORTER_GRANT_VAR: &str = "CONFORMANCE_IMPORTER_GRANT";
 
@@ -126,6 +131,13 @@ pub fn child_wait() -> Duration {
     crate::driver::deadline::importer_step()
 }
 
+/// A lane's start-ahead step (`Case::warm`): `n` children in `role` on the case's device, the
+/// environment its trials take them with (two for the round trips: one trial has two importers).
+pub(super) fn warm(e: &Env, role: Role, n: usize) -> R {
+    let dev = e.dev.to_string();
+    crate::harness::helpers::warm(&role, &[(IMPORTER_DEVICE_VAR, &dev)], n, child_wait())
+}
+
 pub(super) fn code(r: CUresult) -> Value {
     json!({"code": r.0})
 }
@@ -151,6 +163,16 @@ pub(super) fn serve(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) ->
         chan.send_error(e.message());
         1
     };
+    // Started ahead of its trial (`harness::helpers::warm`): its context is made (`env`), and its
+    // first trial may come much later.
+    if crate::harness::helpers::started_ahead() {
+        if let Err(e) = chan
+            .send(&json!({"op": "ready"}), None)
+            .and_then(|()| chan.set_timeout(crate::harness::helpers::KEPT_IDLE))
+        {
+            return fail(&e);
+        }
+    }
     loop {
         if let Err(e) = body(env, &chan) {
             return fail(&e);
@@ -162,7 +184,7 @@ pub(super) fn serve(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) ->
                     return fail(&e);
                 }
                 // Kept: the next trial may come much later; the parent bounds its own waits.
-                if let Err(e) = chan.set_timeout(KEPT_IDLE) {
+                if let Err(e) = chan.set_timeout(crate::harness::helpers::KEPT_IDLE) {
                     return fail(&e);
                 }
             }
@@ -173,9 +195,6 @@ pub(super) fn serve(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) ->
     }
 }
 
-/// How long a kept importer waits for its next trial (a worker that ends closes the channel, and
-/// one that dies takes it along by the parent-death signal, so this only bounds a stray one).
-const KEPT_IDLE: Duration = Duration::from_secs(3600);
 
 /// Whether this importer is as clean as before the trial: nothing on the ledger (every pool it
 /// imported destroyed, every pointer freed), its context without an error, and no more fds open
@@ -195,4 +214,30 @@ fn clean(fds_after_first: &mut Option<usize>) -> R {
         None => *fds_after_first = Some(now),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The check passes the pattern of its seed only, and names the first byte that differs,
+    /// in a whole word or in the tail past the last one.
+    #[test]
+    fn the_check_names_the_first_wrong_byte() {
+        for n in [0, 1, 7, 8, 9, 4100, MIB + 7] {
+            let mut v = pattern(0x3c, n);
+            check_pattern("p", &v, 0x3c).unwrap();
+            if n == 0 {
+                continue;
+            }
+            assert!(check_pattern("p", &v, 0x3d).is_err(), "{n} bytes: another seed passed");
+            for at in [0, n / 2, n - 1] {
+                let keep = v[at];
+                v[at] ^= 0x40;
+                let e = check_pattern("p", &v, 0x3c).expect_err("a flipped byte passed").to_string();
+                assert!(e.contains(&format!("byte {at} of {n} ")), "{n} bytes, flipped {at}: {e}");
+                v[at] = keep;
+            }
+        }
+    }
 }

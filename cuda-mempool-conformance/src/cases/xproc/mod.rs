@@ -24,7 +24,7 @@ mod scenarios;
 
 use crate::cases::prelude::*;
 
-pub use common::{importer_device, FAULT_VAR};
+pub use common::{importer_device, FAULT_VAR, IMPORTER_DEVICE_VAR};
 pub use concurrent::concurrent_main;
 pub use roundtrip::import_main;
 pub use rules::rules_main;
@@ -38,5 +38,14 @@ pub fn cases() -> Vec<Case> {
     v.extend(rules::cases());
     v.extend(scenarios::cases());
     v.extend(concurrent::cases());
-    v
+    // Each lane's worker starts its importers while the run's heavy trials hold the device.
+    v.into_iter()
+        .map(|c| match c.lane {
+            Some(common::ROUND_TRIP_LANE) => c.warmed_by(|e| common::warm(e, Role::IpcImport, 2)),
+            Some(common::SCENARIO_LANE) => c.warmed_by(|e| common::warm(e, Role::IpcScenario, 1)),
+            Some(common::CONCURRENT_LANE) => c.warmed_by(|e| common::warm(e, Role::IpcConcurrent, 1)),
+            Some(rules::RULES_LANE) => c.warmed_by(|e| common::warm(e, Role::IpcRules, 1)),
+            _ => c,
+        })
+        .collect()
 }

@@ -3,7 +3,8 @@
 
 use super::common::*;
 use crate::cases::prelude::*;
-use crate::harness::channel::{hex, Peer};
+use crate::harness::channel::hex;
+use crate::harness::helpers;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -339,7 +340,7 @@ pub(super) fn rules_answers(env: &Env) -> R<&'static Answers> {
             }
             let msg = json!({"op": "rules", "data": data, "foreign": foreign, "peer": peer_dev, "skip": skip});
             let dev = env.dev.to_string();
-            let peer = Peer::spawn(&Role::IpcRules, &[(IMPORTER_DEVICE_VAR, &dev)], child_wait())?;
+            let peer = helpers::take(&Role::IpcRules, &[(IMPORTER_DEVICE_VAR, &dev)], child_wait(), false)?;
             peer.chan.send(&msg, Some(fd.as_raw_fd()))?;
             let ended = peer.chan.answers_until_done(&mut answers);
             match ended {
