@@ -17,7 +17,8 @@
 //! their start-up (cuInit, a context, which the driver creates one at a time machine-wide) is not
 //! paid when the lanes start (issue 36: eight children starting at once took 1.6-1.9 s each). Such
 //! a child says `{"op": "ready"}` once its context is made; it has served no trial, so a trial that
-//! needs a fresh child may take it as well as one that may reuse.
+//! needs a fresh process ([`Take::Unused`]) may take it as well as one that may reuse; one that
+//! counts what a child's start makes ([`Take::New`]) starts its own.
 
 use crate::driver::fail::R;
 use crate::harness::channel::Peer;
@@ -47,11 +48,25 @@ fn keeps() -> bool {
     std::env::var(CHILD_VAR).is_ok_and(|v| v == Role::Worker.name())
 }
 
-/// A child in `role` with `envs` for one trial: an idle one when this process keeps children and
-/// one is alive with that role and environment (one that served a trial only when `reuse`), else a
-/// new one. `timeout` bounds each receive (and the wait for a new one's start).
-pub fn take(role: &Role, envs: &[(&str, &str)], timeout: Duration, reuse: bool) -> R<Peer> {
-    if keeps() {
+/// Which child a trial may take ([`take`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Take {
+    /// An idle one, kept from an earlier trial or started ahead: its claim is about the calls,
+    /// not a fresh process.
+    Kept,
+    /// One that has served no trial (started ahead, or now): a fresh process, not the trial's own.
+    Unused,
+    /// One started now, within the trial (it counts the fds or processes the child's start makes).
+    New,
+}
+
+/// A child in `role` with `envs` for one trial, as `how` allows: an idle one when this process
+/// keeps children and one is alive with that role and environment, else a new one. `timeout`
+/// bounds each receive (and the wait for a new one's start). A taken child is kept after the
+/// trial ([`give_back`]) only when `how` is [`Take::Kept`].
+pub fn take(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take) -> R<Peer> {
+    let reuse = how == Take::Kept;
+    if keeps() && how != Take::New {
         let key = Peer::key_of(role, envs);
         let mut idle = IDLE.lock().unwrap_or_else(|p| p.into_inner());
         // A kept child that died since is dropped (reaped) here.

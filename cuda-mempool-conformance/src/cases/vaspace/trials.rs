@@ -75,7 +75,7 @@ fn measure_all(env: &Env) -> R<Answers> {
         &Role::VaSpace,
         &[(crate::cases::xproc::IMPORTER_DEVICE_VAR, &dev)],
         crate::driver::deadline::shared_child_step(),
-        false,
+        crate::harness::helpers::Take::Unused,
     )?;
     let mut answers = Answers::new();
     let ended = match peer.chan.send(&msg, fd) {

@@ -80,6 +80,16 @@ impl Spec {
             && self.importer_device.is_none()
             && !self.importer_grants
     }
+
+    /// Which importers it takes: kept ones where it [`reuses`](Spec::reuses), its own when it asks
+    /// for fresh ones (it counts the fds their start makes), else any that served no trial.
+    fn take(&self) -> helpers::Take {
+        match (self.reuses(), self.fresh) {
+            (true, _) => helpers::Take::Kept,
+            (false, true) => helpers::Take::New,
+            (false, false) => helpers::Take::Unused,
+        }
+    }
 }
 
 /// Exporter side of the round trip. Returns a one-line summary (bytes, time).
@@ -103,7 +113,7 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
             &Role::IpcImport,
             &envs,
             child_wait().max(spec.timeout),
-            spec.reuses(),
+            spec.take(),
         )?);
     }
     let started = crate::harness::child::starts() - starts;

@@ -83,7 +83,12 @@ impl Offer {
         };
         // A kept importer (`harness::helpers`) when one is idle: a scenario's claim is about the
         // import, not a fresh process; one the scenario kills is replaced.
-        let peer = helpers::take(&Role::IpcScenario, &[(IMPORTER_DEVICE_VAR, &dev)], child_wait(), reuse)
+        let peer = helpers::take(
+            &Role::IpcScenario,
+            &[(IMPORTER_DEVICE_VAR, &dev)],
+            child_wait(),
+            if reuse { helpers::Take::Kept } else { helpers::Take::Unused },
+        )
             .map_err(|e| lost(e.to_string()))?;
         let data: Vec<String> = data.iter().map(|d| hex(&d.reserved)).collect();
         let msg = json!({"op": "scenario", "name": name, "data": data, "size": size});
