@@ -12,10 +12,10 @@
 //! trial made (the ledger empty, no fd more than after its first trial, its context without a
 //! sticky error), or an error naming what is left (the trial fails, the child is replaced).
 //!
-//! **Started ahead** ([`warm`], a lane's `Case::warm` before its first turn): a lane's worker
-//! starts the children its trials will take while the run's heavy trials hold the device, so that
-//! their start-up (cuInit, a context, which the driver creates one at a time machine-wide) is not
-//! paid when the lanes start (issue 36: eight children starting at once took 1.6-1.9 s each). Such
+//! **Started ahead** ([`warm`], a lane's `Case::warm` before its first turn): a lane's worker,
+//! once the run's heavy trials are done, starts the children its trials will take, all at once,
+//! so that each trial does not pay a start-up (cuInit, a context, which the driver creates one at
+//! a time machine-wide) within its span (issue 36). Such
 //! a child says `{"op": "ready"}` once its context is made; it has served no trial, so a trial that
 //! needs a fresh process ([`Take::Unused`]) may take it as well as one that may reuse; one that
 //! counts what a child's start makes ([`Take::New`]) starts its own.

@@ -25,7 +25,7 @@
 //! from), and an exclusive trial of any queue waits until every other trial is done: one early
 //! exclusive trial (the device alone, then its memory given back) would hold up every cheap one.
 
-use crate::harness::case::{Case, Env, Need};
+use crate::harness::case::{Case, Env};
 use crate::harness::config::crash_timeout;
 use crate::harness::outcome::{Raw, Record, Timing};
 use crate::harness::verdict::judge;
@@ -135,13 +135,11 @@ struct Ctx {
     cheap: Pending,
     /// The trials that lead a fail-fast run.
     lead: Lead,
-    /// Lanes whose start-ahead steps (`Case::warm`) are not done: a trial that needs the device
-    /// alone waits for them (each starts processes, whose contexts take device memory).
-    warming: Pending,
-    /// The requests beyond the device not yet done, when they come first: the lanes start their
-    /// workers and children after them (beside processes creating contexts they took twice as
-    /// long on the H100: 2.5 s instead of 1.2 s).
-    beyond: Pending,
+    /// The general queue's heavy trials not yet done, when they come first: the lanes start their
+    /// workers and children after them (H100, R580: the requests beyond the device took 1.2 s beside
+    /// the lanes' workers creating contexts, 2.5 s beside their children too, 0.44 s beside none;
+    /// and a trial that needs the device alone must not see a context made meanwhile).
+    heavy: Pending,
 }
 
 /// The trials that lead a fail-fast run (`Stop::leads`), and how many of them are not done.
@@ -162,7 +160,12 @@ impl Lead {
         if self.names.is_empty() || self.names.contains(&case.trial_name()) {
             return;
         }
-        if queue.lock().unwrap().iter().any(|c| self.names.contains(&c.trial_name())) {
+        if queue
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|c| self.names.contains(&c.trial_name()))
+        {
             return;
         }
         self.left.wait(0, stopped);
@@ -263,17 +266,11 @@ impl Scheduler {
         let budget = budget_of(&env.m);
         let mut slots = HashMap::new();
         let cheap_left = jobs.iter().filter(|c| !c.memory_need().heavy()).count();
-        let warming = jobs
-            .iter()
-            .filter(|c| c.warm.is_some())
-            .filter_map(|c| c.lane)
-            .collect::<std::collections::BTreeSet<_>>()
-            .len();
-        let beyond = if stop.cheap_first() {
+        let heavy = if stop.cheap_first() {
             0
         } else {
             jobs.iter()
-                .filter(|c| c.lane.is_none() && c.memory_need() == Need::Beyond)
+                .filter(|c| c.lane.is_none() && c.memory_need().heavy())
                 .count()
         };
         let lead: HashSet<String> = jobs
@@ -310,8 +307,7 @@ impl Scheduler {
             stop,
             cheap: Pending::new(cheap_left),
             lead: Lead::new(lead),
-            warming: Pending::new(warming),
-            beyond: Pending::new(beyond),
+            heavy: Pending::new(heavy),
         });
         // The heavy trials of the general queue come first (not when cheap ones go first): memory
         // turns, the lanes' included, wait until they are done.
@@ -492,14 +488,14 @@ fn publish(ctx: &Ctx, case: &Case, rec: Record, general: bool) {
         ctx.turns.heavy_done();
     }
     ctx.lead.done(case);
-    if case.lane.is_none() && case.memory_need() == Need::Beyond && !ctx.stop.cheap_first() {
-        ctx.beyond.done_one();
+    if case.lane.is_none() && case.memory_need().heavy() && !ctx.stop.cheap_first() {
+        ctx.heavy.done_one();
     }
 }
 
 /// A lane's start-ahead steps (`Case::warm`), each distinct one once, in its new worker `w`,
 /// before `first` (the lane's first trial) waits for its turn: the children its trials will take
-/// start while the run's heavy trials hold the device. One that fails is told on stderr; its trials
+/// start at once, side by side, instead of each within its trial. One that fails is told on stderr; its trials
 /// start their own children.
 fn warm_lane(ctx: &Ctx, w: &mut Worker, first: &Case, queue: &Queue) {
     let mut steps: Vec<(usize, String)> = Vec::new();
@@ -532,6 +528,8 @@ fn spawn_dispatcher(
 ) -> JoinHandle<Vec<String>> {
     std::thread::spawn(move || {
         let (mut queue, mut steal) = (queue, steal);
+        // The lane's name (its row in the timeline), also for the general trials it takes.
+        let own_lane = queue.lock().unwrap().front().and_then(|c| c.lane).unwrap_or("lane");
         let mut general = busy_slot.is_some();
         let mut worker: Option<Worker> = None;
         // A lane with start-ahead steps runs them once its worker is there (`warm_lane`).
@@ -565,10 +563,10 @@ fn spawn_dispatcher(
                 publish(&ctx, &case, rec, general);
                 continue;
             }
-            // A lane's worker that makes a context starts once the requests beyond the device
-            // are done (its first trial waits for the heavy ones anyway).
+            // A lane's worker that makes a context starts once the heavy trials are done (its
+            // first trial waits for them anyway).
             if worker.is_none() && busy_slot.is_none() && context {
-                ctx.beyond.wait(0, &|| ctx.stop.stopped());
+                ctx.heavy.wait(0, &|| ctx.stop.stopped());
             }
             // A new worker starts before the turn: its start overlaps the trials running.
             let mut w = Some(match worker.take() {
@@ -577,15 +575,11 @@ fn spawn_dispatcher(
             });
             if to_warm {
                 to_warm = false;
-                // Not beside the requests beyond the device (each start makes a context).
-                ctx.beyond.wait(0, &|| ctx.stop.stopped());
+                // Not beside the heavy trials (each start makes a context).
+                ctx.heavy.wait(0, &|| ctx.stop.stopped());
                 if let Some(Ok(w)) = w.as_mut() {
                     warm_lane(&ctx, w, &case, &queue);
                 }
-                ctx.warming.done_one();
-            }
-            if case.memory_need() == Need::Device {
-                ctx.warming.wait(0, &|| ctx.stop.stopped());
             }
             let mut rec = on_turn(&ctx.turns, &ctx.stop, &case, &set_busy, || {
                 match w.take().expect("run once") {
@@ -610,12 +604,9 @@ fn spawn_dispatcher(
             }
             rec.timing.worker = Some(match busy_slot {
                 Some(i) => format!("general {i}"),
-                None => case.lane.unwrap_or("lane").to_string(),
+                None => own_lane.to_string(),
             });
             publish(&ctx, &case, rec, general);
-        }
-        if to_warm {
-            ctx.warming.done_one();
         }
         // A dispatcher whose queue ran dry counts as moving: it holds no worker any more.
         set_busy(None);
@@ -789,7 +780,10 @@ mod tests {
         assert!(!done.load(Ordering::SeqCst), "went before the lead was done");
         gate.done(&rest);
         std::thread::sleep(Duration::from_millis(30));
-        assert!(!done.load(Ordering::SeqCst), "a trial that does not lead opened the gate");
+        assert!(
+            !done.load(Ordering::SeqCst),
+            "a trial that does not lead opened the gate"
+        );
         gate.done(&lead);
         t.join().unwrap();
         assert!(done.load(Ordering::SeqCst));

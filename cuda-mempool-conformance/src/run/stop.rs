@@ -219,10 +219,16 @@ mod tests {
             .map(|(n, r)| (case(n).trial_name(), *r))
             .collect();
         let on = Stop::new(true).with_lead(3);
-        let leads: Vec<bool> = [case("a"), case("big").exclusive(), case("b"), case("c"), case("unranked")]
-            .iter()
-            .map(|c| on.leads(c, &rank))
-            .collect();
+        let leads: Vec<bool> = [
+            case("a"),
+            case("big").exclusive(),
+            case("b"),
+            case("c"),
+            case("unranked"),
+        ]
+        .iter()
+        .map(|c| on.leads(c, &rank))
+        .collect();
         assert_eq!(leads, [true, false, true, false, false]);
         assert!(!Stop::new(false).with_lead(3).leads(&case("a"), &rank));
         assert_eq!(parse_lead(None), Ok(0));

@@ -199,7 +199,9 @@ impl Worker {
     /// Err: it failed, or the worker did not answer (the caller goes on: its trials start their
     /// own children; a worker that died is found by the next trial).
     pub fn warm(&mut self, trial: &str, m: &Machine, deadline: Duration) -> Result<(), String> {
-        self.greet(m).and_then(|_| self.chan.set_timeout(deadline)).map_err(|e| e.to_string())?;
+        self.greet(m)
+            .and_then(|_| self.chan.set_timeout(deadline))
+            .map_err(|e| e.to_string())?;
         self.chan
             .send(&json!({"op": "warm", "trial": trial}), None)
             .map_err(|e| e.to_string())?;
@@ -209,7 +211,11 @@ impl Worker {
                 Some(e) => Err(e.to_string()),
             },
             Got::Msg(msg, _) => Err(format!("worker {} answered {msg}", self.id)),
-            Got::Timeout => Err(format!("worker {} did not answer within {} s", self.id, deadline.as_secs())),
+            Got::Timeout => Err(format!(
+                "worker {} did not answer within {} s",
+                self.id,
+                deadline.as_secs()
+            )),
             Got::Closed | Got::Error(_) => Err(format!("worker {} ended", self.id)),
         }
     }

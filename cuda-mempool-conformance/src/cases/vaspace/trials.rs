@@ -125,7 +125,12 @@ fn measure_all(env: &Env) -> R<Answers> {
 fn warm(e: &Env) -> R {
     let dev = e.dev.to_string();
     let var = crate::cases::xproc::IMPORTER_DEVICE_VAR;
-    crate::harness::helpers::warm(&Role::VaSpace, &[(var, &dev)], 1, crate::driver::deadline::shared_child_step())
+    crate::harness::helpers::warm(
+        &Role::VaSpace,
+        &[(var, &dev)],
+        1,
+        crate::driver::deadline::shared_child_step(),
+    )
 }
 
 /// The child's answer for `step`, for a trial: its value, or why there is none (and whom to blame).

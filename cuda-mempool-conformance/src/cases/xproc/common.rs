@@ -16,6 +16,8 @@ pub const FAULT_VAR: &str = "CONFORMANCE_IPC_FAULT";
 pub(super) const ROUND_TRIP_LANE: &str = "ipc-round-trips";
 pub(super) const SCENARIO_LANE: &str = "ipc-scenarios";
 pub(super) const CONCURRENT_LANE: &str = "ipc-concurrent";
+/// The large imports, one at a time, each with an importer of its own (`scenarios`).
+pub(super) const LARGE_LANE: &str = "ipc-large";
 
 /// Position-dependent bytes, so a shifted or partial copy cannot pass.
 /// Every 8-byte word holds a mix of its index and the seed, so each byte depends on its position
@@ -34,7 +36,8 @@ pub(super) fn pattern(seed: u8, n: usize) -> Vec<u8> {
 
 /// The `i`-th 8-byte word of [`pattern`]'s bytes for `seed`.
 fn word(seed: u8, i: usize) -> [u8; 8] {
-    ((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(seed).wrapping_mul(0x0101_0101_0101_0101)).to_le_bytes()
+    ((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(seed).wrapping_mul(0x0101_0101_0101_0101))
+        .to_le_bytes()
 }
 
 /// Whether `got` is [`pattern`]'s bytes for `seed`, compared a 64-bit word at a time with no
@@ -204,7 +207,6 @@ pub(super) fn serve(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) ->
     }
 }
 
-
 /// Whether this importer is as clean as before the trial: nothing on the ledger (every pool it
 /// imported destroyed, every pointer freed), its context without an error, and no more fds open
 /// than after its first trial (which made its once-per-process files). Err says what is left.
@@ -243,8 +245,13 @@ mod tests {
             for at in [0, n / 2, n - 1] {
                 let keep = v[at];
                 v[at] ^= 0x40;
-                let e = check_pattern("p", &v, 0x3c).expect_err("a flipped byte passed").to_string();
-                assert!(e.contains(&format!("byte {at} of {n} ")), "{n} bytes, flipped {at}: {e}");
+                let e = check_pattern("p", &v, 0x3c)
+                    .expect_err("a flipped byte passed")
+                    .to_string();
+                assert!(
+                    e.contains(&format!("byte {at} of {n} ")),
+                    "{n} bytes, flipped {at}: {e}"
+                );
                 v[at] = keep;
             }
         }

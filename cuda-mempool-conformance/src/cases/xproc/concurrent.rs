@@ -188,7 +188,12 @@ fn concurrent(e: &Env, shape: &str, n: usize) -> R {
         let dev = e.dev.to_string();
         // A kept importer (`harness::helpers`) when the worker has one: the claim is about
         // concurrent imports, not a fresh process, and each start creates a context.
-        let peer = helpers::take(&Role::IpcConcurrent, &[(IMPORTER_DEVICE_VAR, &dev)], child_wait(), helpers::Take::Kept)?;
+        let peer = helpers::take(
+            &Role::IpcConcurrent,
+            &[(IMPORTER_DEVICE_VAR, &dev)],
+            child_wait(),
+            helpers::Take::Kept,
+        )?;
         let msg = json!({"op": "concurrent", "shape": shape, "threads": n, "data": hex(&d.reserved)});
         match peer
             .chan

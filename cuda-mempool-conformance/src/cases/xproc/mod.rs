@@ -38,13 +38,14 @@ pub fn cases() -> Vec<Case> {
     v.extend(rules::cases());
     v.extend(scenarios::cases());
     v.extend(concurrent::cases());
-    // Each lane's worker starts its importers while the run's heavy trials hold the device.
+    // Each lane's worker starts its importers before its first trial (`harness::helpers::warm`).
     v.into_iter()
         .map(|c| match c.lane {
             Some(common::ROUND_TRIP_LANE) => c.warmed_by(|e| common::warm(e, Role::IpcImport, 2)),
             Some(common::SCENARIO_LANE) => c.warmed_by(|e| common::warm(e, Role::IpcScenario, 1)),
             Some(common::CONCURRENT_LANE) => c.warmed_by(|e| common::warm(e, Role::IpcConcurrent, 1)),
             Some(rules::RULES_LANE) => c.warmed_by(|e| common::warm(e, Role::IpcRules, 1)),
+            Some(common::LARGE_LANE) => c.warmed_by(|e| common::warm(e, Role::IpcScenario, 1)),
             _ => c,
         })
         .collect()

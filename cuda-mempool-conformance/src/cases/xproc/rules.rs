@@ -340,7 +340,12 @@ pub(super) fn rules_answers(env: &Env) -> R<&'static Answers> {
             }
             let msg = json!({"op": "rules", "data": data, "foreign": foreign, "peer": peer_dev, "skip": skip});
             let dev = env.dev.to_string();
-            let peer = helpers::take(&Role::IpcRules, &[(IMPORTER_DEVICE_VAR, &dev)], child_wait(), helpers::Take::Unused)?;
+            let peer = helpers::take(
+                &Role::IpcRules,
+                &[(IMPORTER_DEVICE_VAR, &dev)],
+                child_wait(),
+                helpers::Take::Unused,
+            )?;
             peer.chan.send(&msg, Some(fd.as_raw_fd()))?;
             let ended = peer.chan.answers_until_done(&mut answers);
             match ended {
