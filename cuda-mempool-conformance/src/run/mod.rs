@@ -1,6 +1,7 @@
 //! Layer 3, how trials run: in worker processes (`worker`, `scheduler`) or in this process's test
 //! threads, a crash case in a child of its own. Hands back judged records; reports nothing.
 
+mod gates;
 pub mod interrupt;
 pub mod scheduler;
 pub mod stop;

@@ -29,6 +29,7 @@ use crate::harness::case::{Case, Env};
 use crate::harness::config::crash_timeout;
 use crate::harness::outcome::{Raw, Record, Timing};
 use crate::harness::verdict::judge;
+use crate::run::gates::{Lead, Pending, Queue};
 use crate::run::since_start;
 use crate::run::stop::Stop;
 use crate::run::turns::{Budget, Turns};
@@ -42,8 +43,6 @@ struct Slot {
     result: Mutex<Option<Record>>,
     ready: Condvar,
 }
-
-type Queue = Arc<Mutex<VecDeque<Arc<Case>>>>;
 type Handles = Arc<Mutex<Vec<JoinHandle<Vec<String>>>>>;
 
 /// The general queue's order: heavy trials first (`Need::heavy`: at the start they wait for no long
@@ -140,68 +139,6 @@ struct Ctx {
     /// the lanes' workers creating contexts, 2.5 s beside their children too, 0.44 s beside none;
     /// and a trial that needs the device alone must not see a context made meanwhile).
     heavy: Pending,
-}
-
-/// The trials that lead a fail-fast run (`Stop::leads`), and how many of them are not done.
-struct Lead {
-    names: HashSet<String>,
-    left: Pending,
-}
-impl Lead {
-    fn new(names: HashSet<String>) -> Lead {
-        Lead {
-            left: Pending::new(names.len()),
-            names,
-        }
-    }
-    /// A trial that does not lead waits until the leading ones are done, or `stopped`, unless its
-    /// own queue still holds one (a lane keeps its order; a queue's leading trials come first).
-    fn wait(&self, case: &Case, queue: &Queue, stopped: &dyn Fn() -> bool) {
-        if self.names.is_empty() || self.names.contains(&case.trial_name()) {
-            return;
-        }
-        if queue
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|c| self.names.contains(&c.trial_name()))
-        {
-            return;
-        }
-        self.left.wait(0, stopped);
-    }
-    /// `case` is done (run, or recorded not run).
-    fn done(&self, case: &Case) {
-        if self.names.contains(&case.trial_name()) {
-            self.left.done_one();
-        }
-    }
-}
-
-/// A count of trials not yet done, and a wait for it to fall.
-struct Pending {
-    left: Mutex<usize>,
-    fell: Condvar,
-}
-impl Pending {
-    fn new(n: usize) -> Pending {
-        Pending {
-            left: Mutex::new(n),
-            fell: Condvar::new(),
-        }
-    }
-    fn done_one(&self) {
-        let mut left = self.left.lock().unwrap_or_else(|p| p.into_inner());
-        *left = left.saturating_sub(1);
-        self.fell.notify_all();
-    }
-    /// Wait until at most `own` are left, or `stopped` (checked whenever the count falls).
-    fn wait(&self, own: usize, stopped: &dyn Fn() -> bool) {
-        let mut left = self.left.lock().unwrap_or_else(|p| p.into_inner());
-        while *left > own && !stopped() {
-            left = self.fell.wait(left).unwrap_or_else(|p| p.into_inner());
-        }
-    }
 }
 
 impl Ctx {
@@ -721,72 +658,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    /// The wait of a fail-fast exclusive trial ends when the others are done (but for its own
-    /// lane's), or when the run stops, not before.
-    #[test]
-    fn an_exclusive_trial_waits_for_the_cheap_ones_or_the_stop() {
-        for (own, stop_early) in [(0, false), (1, false), (0, true)] {
-            let pending = Arc::new(Pending::new(3));
-            let stopped = Arc::new(AtomicBool::new(false));
-            let done = Arc::new(AtomicBool::new(false));
-            let t = {
-                let (p, s, d) = (pending.clone(), stopped.clone(), done.clone());
-                std::thread::spawn(move || {
-                    p.wait(own, &|| s.load(Ordering::SeqCst));
-                    d.store(true, Ordering::SeqCst);
-                })
-            };
-            pending.done_one();
-            std::thread::sleep(Duration::from_millis(30));
-            assert!(!done.load(Ordering::SeqCst), "own {own}: went with 2 left");
-            if stop_early {
-                stopped.store(true, Ordering::SeqCst);
-            }
-            pending.done_one();
-            std::thread::sleep(Duration::from_millis(30));
-            assert_eq!(
-                done.load(Ordering::SeqCst),
-                own == 1 || stop_early,
-                "own {own}, stop {stop_early}"
-            );
-            pending.done_one();
-            t.join().unwrap();
-            assert!(done.load(Ordering::SeqCst));
-        }
-    }
-
-    /// A trial that does not lead waits for the leading ones (not when its queue still holds one,
-    /// nor once the run stopped); a leading one never waits.
-    #[test]
-    fn the_rest_wait_for_the_lead() {
-        let (lead, rest) = (fake("lead".into(), false, false), fake("rest".into(), false, false));
-        let gate = Arc::new(Lead::new([lead.trial_name()].into_iter().collect()));
-        let other: Queue = Arc::new(Mutex::new(VecDeque::new()));
-        let holding: Queue = Arc::new(Mutex::new(VecDeque::from([lead.clone()])));
-        gate.wait(&lead, &other, &|| false);
-        gate.wait(&rest, &holding, &|| false);
-        gate.wait(&rest, &other, &|| true);
-        let done = Arc::new(AtomicBool::new(false));
-        let t = {
-            let (gate, rest, other, done) = (gate.clone(), rest.clone(), other.clone(), done.clone());
-            std::thread::spawn(move || {
-                gate.wait(&rest, &other, &|| false);
-                done.store(true, Ordering::SeqCst);
-            })
-        };
-        std::thread::sleep(Duration::from_millis(30));
-        assert!(!done.load(Ordering::SeqCst), "went before the lead was done");
-        gate.done(&rest);
-        std::thread::sleep(Duration::from_millis(30));
-        assert!(
-            !done.load(Ordering::SeqCst),
-            "a trial that does not lead opened the gate"
-        );
-        gate.done(&lead);
-        t.join().unwrap();
-        assert!(done.load(Ordering::SeqCst));
     }
 
     /// One general worker per 16 trials, `parallel` at most, none for no trial.
