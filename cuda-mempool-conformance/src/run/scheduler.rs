@@ -33,6 +33,7 @@ use crate::run::gates::{Lead, Pending, Queue};
 use crate::run::since_start;
 use crate::run::stop::Stop;
 use crate::run::turns::{Budget, Turns};
+pub use crate::run::worker::Prestarted;
 use crate::run::worker::Worker;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
@@ -85,38 +86,6 @@ pub struct Scheduler {
     dispatchers: Handles,
     monitor: Mutex<Option<JoinHandle<()>>>,
     pre: Arc<Prestarted>,
-}
-
-/// Workers started ahead of the probe, so that their cuInit and context creation overlap it.
-pub struct Prestarted(Mutex<Vec<Worker>>);
-impl Prestarted {
-    pub fn start(n: usize) -> Prestarted {
-        let mut v = Vec::new();
-        for id in 0..n {
-            match Worker::spawn(id, true) {
-                Ok(w) => v.push(w),
-                Err(e) => {
-                    eprintln!("conformance: could not start worker {id}: {e}");
-                    break;
-                }
-            }
-        }
-        Prestarted(Mutex::new(v))
-    }
-    fn take(&self) -> Option<Worker> {
-        self.0.lock().unwrap().pop()
-    }
-    /// Keep at most `n` (the rest reaped at once: each holds a context all run otherwise).
-    fn keep(&self, n: usize) {
-        let mut v = self.0.lock().unwrap();
-        while v.len() > n {
-            v.pop();
-        }
-    }
-    /// Reap what nobody took.
-    pub fn discard(&self) {
-        self.0.lock().unwrap().clear();
-    }
 }
 
 /// What every dispatcher shares.

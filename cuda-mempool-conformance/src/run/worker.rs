@@ -445,3 +445,35 @@ pub fn main(templates: Vec<Case>) -> i32 {
         }
     }
 }
+
+/// Workers started ahead of the probe, so that their cuInit and context creation overlap it.
+pub struct Prestarted(Mutex<Vec<Worker>>);
+impl Prestarted {
+    pub fn start(n: usize) -> Prestarted {
+        let mut v = Vec::new();
+        for id in 0..n {
+            match Worker::spawn(id, true) {
+                Ok(w) => v.push(w),
+                Err(e) => {
+                    eprintln!("conformance: could not start worker {id}: {e}");
+                    break;
+                }
+            }
+        }
+        Prestarted(Mutex::new(v))
+    }
+    pub(super) fn take(&self) -> Option<Worker> {
+        self.0.lock().unwrap().pop()
+    }
+    /// Keep at most `n` (the rest reaped at once: each holds a context all run otherwise).
+    pub(super) fn keep(&self, n: usize) {
+        let mut v = self.0.lock().unwrap();
+        while v.len() > n {
+            v.pop();
+        }
+    }
+    /// Reap what nobody took.
+    pub fn discard(&self) {
+        self.0.lock().unwrap().clear();
+    }
+}
