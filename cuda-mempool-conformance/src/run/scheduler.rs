@@ -73,6 +73,16 @@ fn general_heavy(general: &[Arc<Case>]) -> usize {
     general.iter().filter(|c| c.memory_need().heavy()).count()
 }
 
+/// Whether this run's processes start slowly: the probe's start-up over a sixtieth of the
+/// deadline (under compute-sanitizer 9-14 s against 5 s; on the bare H100 0.23 s against 1 s).
+/// Then the lanes start at once, beside the heavy trials, start no children ahead and take no
+/// general trials: under memcheck seven lane workers and seven children started at once at the
+/// heavy trials' end left every importer past its wait (issue 36), where the same processes
+/// started over the run had passed.
+pub fn slow_starts(startup_secs: f64, deadline: Duration) -> bool {
+    startup_secs > deadline.as_secs_f64() / 60.0
+}
+
 /// How many general workers a run of `general` trials gets: one per 16 trials, `parallel` at most.
 /// A short run (a mutant's, a rerun's) then creates one or two contexts, not `parallel` (the driver
 /// creates contexts one at a time, and the run waits for them).
@@ -103,6 +113,8 @@ struct Ctx {
     cheap: Pending,
     /// The trials that lead a fail-fast run.
     lead: Lead,
+    /// Processes start slowly ([`slow_starts`]): no children started ahead.
+    slow: bool,
     /// The general queue's heavy trials not yet done, when they come first: the lanes start their
     /// workers and children after them (H100, R580: the requests beyond the device took 1.2 s beside
     /// the lanes' workers creating contexts, 2.5 s beside their children too, 0.44 s beside none;
@@ -172,7 +184,8 @@ impl Scheduler {
         let budget = budget_of(&env.m);
         let mut slots = HashMap::new();
         let cheap_left = jobs.iter().filter(|c| !c.memory_need().heavy()).count();
-        let heavy = if stop.cheap_first() {
+        let slow = slow_starts(env.m.startup_secs, deadline);
+        let heavy = if stop.cheap_first() || slow {
             0
         } else {
             jobs.iter()
@@ -214,6 +227,7 @@ impl Scheduler {
             cheap: Pending::new(cheap_left),
             lead: Lead::new(lead),
             heavy: Pending::new(heavy),
+            slow,
         });
         // The heavy trials of the general queue come first (not when cheap ones go first): memory
         // turns, the lanes' included, wait until they are done.
@@ -239,7 +253,7 @@ impl Scheduler {
             // Not the serial lane (its trials leave the process's current pool and default-pool
             // attributes as they found them, but a general trial should not be the one to find
             // out), nor a lane without a context.
-            let steal = (context && lane != crate::harness::case::SERIAL).then(|| general.clone());
+            let steal = (context && lane != crate::harness::case::SERIAL && !slow).then(|| general.clone());
             let h = spawn_dispatcher(Arc::new(Mutex::new(q)), ctx.clone(), None, context, steal);
             handles.lock().unwrap().push(h);
         }
@@ -439,7 +453,7 @@ fn spawn_dispatcher(
         let mut general = busy_slot.is_some();
         let mut worker: Option<Worker> = None;
         // A lane with start-ahead steps runs them once its worker is there (`warm_lane`).
-        let mut to_warm = busy_slot.is_none() && queue.lock().unwrap().iter().any(|c| c.warm.is_some());
+        let mut to_warm = busy_slot.is_none() && !ctx.slow && queue.lock().unwrap().iter().any(|c| c.warm.is_some());
         let set_busy = |v: Option<Instant>| {
             if let Some(i) = busy_slot {
                 ctx.busy.lock().unwrap()[i] = v;
@@ -627,6 +641,16 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Slow starts: the probe's start-up over a sixtieth of the deadline (the sanitizer's 9 s of
+    /// 300, not the bare device's 0.23 s of 60).
+    #[test]
+    fn slow_starts_are_a_sixtieth_of_the_deadline() {
+        assert!(slow_starts(9.3, Duration::from_secs(300)));
+        assert!(!slow_starts(0.23, Duration::from_secs(60)));
+        assert!(!slow_starts(4.9, Duration::from_secs(300)));
+        assert!(slow_starts(1.1, Duration::from_secs(60)));
     }
 
     /// One general worker per 16 trials, `parallel` at most, none for no trial.

@@ -134,8 +134,8 @@ pub(super) fn fault_at(step: &str) {
     }
 }
 
-/// How long the exporter waits for an importer's next message: well inside the trial's deadline
-/// (a quarter of it), so that an importer that hangs fails the trial with its breadcrumb rather
+/// How long the exporter waits for an importer's next message: inside the trial's deadline
+/// (three quarters of it, `deadline::importer_step`), so that an importer that hangs fails the trial with its breadcrumb rather
 /// than costing the whole worker; but never under 5 s, which an importer's start-up (cuInit, a
 /// context, while a dozen other processes create theirs) can take on a busy GPU (seen on the H100
 /// with a 10 s deadline: 2.5 s waits failed round trips whose importers were merely slow to start).
