@@ -41,6 +41,9 @@ pub enum Role {
     VaSpace,
     /// Import one pool or pointer from many threads at once (`cases::xproc`).
     IpcConcurrent,
+    /// One kept importer for every kept role (`ipc-import`, `ipc-scenario`, `ipc-concurrent`):
+    /// each trial's first message names the role it takes (`harness::helpers`, `cases::xproc`).
+    IpcKept,
     /// The IPC benchmark's importer (benches/allocator.rs; that binary alone has it).
     BenchIpc,
     /// Run one case and print its answer (in-process mode's crash isolation).
@@ -59,6 +62,7 @@ const ROLES: &[(&str, Role)] = &[
     ("bench-ipc", Role::BenchIpc),
     ("vaspace", Role::VaSpace),
     ("ipc-concurrent", Role::IpcConcurrent),
+    ("ipc-kept", Role::IpcKept),
 ];
 const CASE_PREFIX: &str = "case:";
 impl Role {

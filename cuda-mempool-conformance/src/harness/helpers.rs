@@ -65,6 +65,24 @@ pub enum Take {
 /// bounds each receive (and the wait for a new one's start). A taken child is kept after the
 /// trial ([`give_back`]) only when `how` is [`Take::Kept`].
 pub fn take(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take) -> R<Peer> {
+    let p = take_process(&process_role(role), envs, timeout, how)?;
+    // A kept importer serves the role each trial names first.
+    if process_role(role) != *role {
+        p.chan.send(&json!({"op": "as", "role": role.name()}), None)?;
+    }
+    Ok(p)
+}
+
+/// The role of the process that serves `role`: one `ipc-kept` process for every kept importer role
+/// (each process is a context, which the driver creates one at a time machine-wide: issue 36).
+fn process_role(role: &Role) -> Role {
+    match role {
+        Role::IpcImport | Role::IpcScenario | Role::IpcConcurrent => Role::IpcKept,
+        r => r.clone(),
+    }
+}
+
+fn take_process(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take) -> R<Peer> {
     let reuse = how == Take::Kept;
     if keeps() && how != Take::New {
         let key = Peer::key_of(role, envs);
@@ -85,16 +103,25 @@ pub fn take(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take) ->
     Ok(p)
 }
 
-/// Start `n` children in `role` with `envs` ahead of the trials that will [`take`] them, and wait
+/// Have `n` children in `role` with `envs` idle ahead of the trials that will [`take`] them
+/// (starting those missing), and wait
 /// (each at most `timeout`) until each has made its context. Only in a process that keeps children.
 /// Err: one did not start or say it was ready (it is killed; those ready are kept).
 pub fn warm(role: &Role, envs: &[(&str, &str)], n: usize, timeout: Duration) -> R {
     if !keeps() {
         return Ok(());
     }
+    let role = &process_role(role);
+    // At least `n` idle: those started ahead for another role that one process serves count.
+    let idle = {
+        let key = Peer::key_of(role, envs);
+        let mut idle = IDLE.lock().unwrap_or_else(|p| p.into_inner());
+        idle.retain_mut(Peer::alive);
+        idle.iter().filter(|p| p.key == key).count()
+    };
     let mut with_ready = envs.to_vec();
     with_ready.push((READY_VAR, "1"));
-    let started: Vec<R<Peer>> = (0..n).map(|_| Peer::spawn(role, &with_ready, timeout)).collect();
+    let started: Vec<R<Peer>> = (idle..n).map(|_| Peer::spawn(role, &with_ready, timeout)).collect();
     let mut first_error = None;
     for p in started {
         let ready = p.and_then(|mut p| {

@@ -49,12 +49,13 @@ pub fn child(name: &str) -> ExitCode {
         Role::NoDevice => cases::uninit::child_main(true),
         Role::Worker => worker::main(all_cases()),
         Role::VaSpace => cases::vaspace::child_main(),
-        Role::IpcImport | Role::IpcRules | Role::IpcScenario | Role::IpcConcurrent => {
+        Role::IpcImport | Role::IpcRules | Role::IpcScenario | Role::IpcConcurrent | Role::IpcKept => {
             let env = Env::on(Arc::new(probe::probe()), cases::xproc::importer_device());
             match role {
                 Role::IpcImport => cases::xproc::import_main(&env),
                 Role::IpcRules => cases::xproc::rules_main(&env),
                 Role::IpcConcurrent => cases::xproc::concurrent_main(&env),
+                Role::IpcKept => cases::xproc::kept_main(&env),
                 _ => cases::xproc::scenario_main(&env),
             }
         }

@@ -9,13 +9,14 @@ use std::time::Duration;
 pub(super) const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 pub(super) const POSIX: CUmemAllocationHandleType = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 pub const FAULT_VAR: &str = "CONFORMANCE_IPC_FAULT";
-/// The lanes of the trials served by kept importers (`harness::helpers`), one per importer role:
-/// one worker runs each, so the run keeps one importer of each role, not one per worker (each is a
-/// context, which the driver creates one at a time machine-wide: issue 36), and the three run side
-/// by side.
-pub(super) const ROUND_TRIP_LANE: &str = "ipc-round-trips";
-pub(super) const SCENARIO_LANE: &str = "ipc-scenarios";
-pub(super) const CONCURRENT_LANE: &str = "ipc-concurrent";
+/// The lane of the trials served by kept importers (`harness::helpers`: one `ipc-kept` process
+/// serves the round trips, the scenarios and the concurrent imports) and of the rules: one worker
+/// runs them all, so the run makes one worker's and two importers' contexts for them, not four
+/// workers' and five importers' (the driver creates contexts one at a time machine-wide: issue 36).
+pub(super) const IPC_LANE: &str = "ipc";
+pub(super) const ROUND_TRIP_LANE: &str = IPC_LANE;
+pub(super) const SCENARIO_LANE: &str = IPC_LANE;
+pub(super) const CONCURRENT_LANE: &str = IPC_LANE;
 /// The large imports, one at a time, each with an importer of its own (`scenarios`).
 pub(super) const LARGE_LANE: &str = "ipc-large";
 

@@ -56,12 +56,15 @@ fn read_ok(q: CUdeviceptr) -> bool {
 
 /// Child role `ipc-concurrent`: the shape and thread count the exporter names; its answer.
 pub fn concurrent_main(env: &Env) -> i32 {
-    serve("concurrent", env, |env, chan| {
-        env.bind();
-        let (m, fd) = chan.recv()?;
-        let v = run(env, &m, fd.ok_or("concurrent message without an fd")?)?;
-        chan.send(&json!({"op": "answer", "value": v}), None)
-    })
+    serve("concurrent", env, concurrent_trial)
+}
+
+/// One trial of the `ipc-concurrent` role (also served by a kept `ipc-kept` importer).
+pub(super) fn concurrent_trial(env: &Env, chan: &crate::harness::channel::Channel) -> R {
+    env.bind();
+    let (m, fd) = chan.recv()?;
+    let v = run(env, &m, fd.ok_or("concurrent message without an fd")?)?;
+    chan.send(&json!({"op": "answer", "value": v}), None)
 }
 
 fn run(env: &Env, m: &Value, fd: OwnedFd) -> R<Value> {

@@ -38,15 +38,32 @@ pub fn cases() -> Vec<Case> {
     v.extend(rules::cases());
     v.extend(scenarios::cases());
     v.extend(concurrent::cases());
-    // Each lane's worker starts its importers before its first trial (`harness::helpers::warm`).
+    // Each lane's worker starts its importers before its first trial (`harness::helpers::warm`):
+    // the IPC lane two kept importers (one trial takes two at once) and the rules' importer, the
+    // large imports' lane its first importer.
     v.into_iter()
         .map(|c| match c.lane {
-            Some(common::ROUND_TRIP_LANE) => c.warmed_by(|e| common::warm(e, Role::IpcImport, 2)),
-            Some(common::SCENARIO_LANE) => c.warmed_by(|e| common::warm(e, Role::IpcScenario, 1)),
-            Some(common::CONCURRENT_LANE) => c.warmed_by(|e| common::warm(e, Role::IpcConcurrent, 1)),
-            Some(rules::RULES_LANE) => c.warmed_by(|e| common::warm(e, Role::IpcRules, 1)),
+            Some(common::IPC_LANE) => c.warmed_by(|e| {
+                common::warm(e, Role::IpcKept, 2)?;
+                common::warm(e, Role::IpcRules, 1)
+            }),
             Some(common::LARGE_LANE) => c.warmed_by(|e| common::warm(e, Role::IpcScenario, 1)),
             _ => c,
         })
         .collect()
+}
+
+/// Child role `ipc-kept`: one importer process serving every kept role, the role each trial
+/// takes named by its first message (`{"op": "as", "role": ...}`, sent by `harness::helpers`).
+pub fn kept_main(env: &Env) -> i32 {
+    common::serve("kept", env, |env, chan| {
+        let (m, _) = chan.recv()?;
+        common::expect_op(&m, "as")?;
+        match m["role"].as_str() {
+            Some("ipc-import") => roundtrip::importer(env, chan),
+            Some("ipc-scenario") => scenarios::scenario_trial(env, chan),
+            Some("ipc-concurrent") => concurrent::concurrent_trial(env, chan),
+            r => Err(format!("a kept importer cannot take the role {r:?}").into()),
+        }
+    })
 }

@@ -445,7 +445,7 @@ pub(super) const RULE_VALUES: &[(u32, &str, &str, &str, i64, bool)] = &[
 ];
 
 /// The lane of the rule trials: one importer run answers them all.
-pub(super) const RULES_LANE: &str = "ipc-rules";
+pub(super) const RULES_LANE: &str = super::common::IPC_LANE;
 
 /// The imported-pool rule cases.
 pub(super) fn cases() -> Vec<Case> {

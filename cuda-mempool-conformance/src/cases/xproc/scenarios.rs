@@ -163,12 +163,15 @@ fn check(a: &Value, wants: &[(&str, Want)]) -> R {
 
 /// Child role `ipc-scenario`: import the pool, take the scenario named, answer, exit.
 pub fn scenario_main(env: &Env) -> i32 {
-    serve("scenario", env, |env, chan| {
-        env.bind();
-        let (m, fd) = chan.recv()?;
-        let v = scenario(&m, fd.ok_or("scenario message without an fd")?)?;
-        chan.send(&json!({"op": "answer", "value": v}), None)
-    })
+    serve("scenario", env, scenario_trial)
+}
+
+/// One trial of the `ipc-scenario` role (also served by a kept `ipc-kept` importer).
+pub(super) fn scenario_trial(env: &Env, chan: &crate::harness::channel::Channel) -> R {
+    env.bind();
+    let (m, fd) = chan.recv()?;
+    let v = scenario(&m, fd.ok_or("scenario message without an fd")?)?;
+    chan.send(&json!({"op": "answer", "value": v}), None)
 }
 
 /// The importer's side. Every import is freed before the answer goes back, so the exporter frees
