@@ -13,7 +13,7 @@ pub const FAULT_VAR: &str = "CONFORMANCE_IPC_FAULT";
 /// serves the round trips, the scenarios and the concurrent imports) and of the rules: one worker
 /// runs them all, so the run makes one worker's and two importers' contexts for them, not four
 /// workers' and five importers' (the driver creates contexts one at a time machine-wide: issue 36).
-pub(super) const IPC_LANE: &str = "ipc";
+pub const IPC_LANE: &str = "ipc";
 pub(super) const ROUND_TRIP_LANE: &str = IPC_LANE;
 pub(super) const SCENARIO_LANE: &str = IPC_LANE;
 pub(super) const CONCURRENT_LANE: &str = IPC_LANE;

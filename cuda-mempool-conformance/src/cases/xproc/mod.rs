@@ -24,7 +24,7 @@ mod scenarios;
 
 use crate::cases::prelude::*;
 
-pub use common::{importer_device, FAULT_VAR, IMPORTER_DEVICE_VAR};
+pub use common::{importer_device, FAULT_VAR, IMPORTER_DEVICE_VAR, IPC_LANE};
 pub use concurrent::concurrent_main;
 pub use roundtrip::import_main;
 pub use rules::rules_main;
