@@ -34,12 +34,17 @@ pub fn crash(trial: Duration) -> Duration {
     trial / 3
 }
 
-/// How long an exporter waits for an importer's next message: three quarters of the deadline, so
-/// that an importer that hangs fails its trial with its breadcrumb before the worker's deadline,
-/// and one that is merely slow to start (cuInit and a context under a sanitizer) has time (under
-/// compute-sanitizer on the H100, 2026-11-25, importers beside a dozen other starts took 56-161 s
-/// and more: half of a 300 s deadline failed eight trials whose importers were only slow).
+/// How long an exporter waits for an importer's next message: half the deadline, so that an
+/// importer that hangs fails its trial with its breadcrumb before the worker's deadline.
 pub fn importer_step() -> Duration {
+    (trial() / 2).max(Duration::from_secs(5))
+}
+
+/// How long an exporter waits for an importer's first message, its start-up included: three
+/// quarters of the deadline (under compute-sanitizer on the H100, 2026-11-25, importers started
+/// beside a dozen other processes took 56-161 s and more: half of a 300 s deadline failed eight
+/// trials whose importers were only slow to start). Later waits take what is left (`importer_step`).
+pub fn importer_start() -> Duration {
     (trial() / 4 * 3).max(Duration::from_secs(5))
 }
 

@@ -104,8 +104,8 @@ fn take_process(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take
 }
 
 /// Have `n` children in `role` with `envs` idle ahead of the trials that will [`take`] them
-/// (starting those missing), and wait
-/// (each at most `timeout`) until each has made its context. Only in a process that keeps children.
+/// (starting those missing), and wait (at most `timeout` for them all) until each has made its
+/// context. Only in a process that keeps children.
 /// Err: one did not start or say it was ready (it is killed; those ready are kept).
 pub fn warm(role: &Role, envs: &[(&str, &str)], n: usize, timeout: Duration) -> R {
     if !keeps() {
@@ -122,10 +122,14 @@ pub fn warm(role: &Role, envs: &[(&str, &str)], n: usize, timeout: Duration) -> 
     let mut with_ready = envs.to_vec();
     with_ready.push((READY_VAR, "1"));
     let started: Vec<R<Peer>> = (idle..n).map(|_| Peer::spawn(role, &with_ready, timeout)).collect();
+    // One bound for them all (they start side by side), so that the step ends within `timeout`.
+    let until = std::time::Instant::now() + timeout;
     let mut first_error = None;
     for p in started {
         let ready = p.and_then(|mut p| {
             p.key = Peer::key_of(role, envs);
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            p.set_wait(left.max(Duration::from_millis(1)))?;
             match p.chan.recv() {
                 Ok((m, _)) if m["op"] == "ready" => Ok(p),
                 Ok((m, _)) => Err(p.fail(format!("a child started ahead answered {m}, not ready")).into()),

@@ -36,6 +36,10 @@ impl Lead {
         }
         self.left.wait(0, stopped);
     }
+    /// Whether no trial leads this run.
+    pub(super) fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
     /// `case` is done (run, or recorded not run).
     pub(super) fn done(&self, case: &Case) {
         if self.names.contains(&case.trial_name()) {

@@ -75,10 +75,9 @@ fn general_heavy(general: &[Arc<Case>]) -> usize {
 
 /// Whether this run's processes start slowly: the probe's start-up over a sixtieth of the
 /// deadline (under compute-sanitizer 9-14 s against 5 s; on the bare H100 0.23 s against 1 s).
-/// Then the lanes start at once, beside the heavy trials, start no children ahead and take no
-/// general trials: under memcheck seven lane workers and seven children started at once at the
-/// heavy trials' end left every importer past its wait (issue 36), where the same processes
-/// started over the run had passed.
+/// Then the lanes start no children ahead and take no general trials: under memcheck seven lane
+/// workers and seven children started at once at the heavy trials' end, beside spare workers,
+/// left every importer past its wait (issue 36).
 pub fn slow_starts(startup_secs: f64, deadline: Duration) -> bool {
     startup_secs > deadline.as_secs_f64() / 60.0
 }
@@ -185,7 +184,7 @@ impl Scheduler {
         let mut slots = HashMap::new();
         let cheap_left = jobs.iter().filter(|c| !c.memory_need().heavy()).count();
         let slow = slow_starts(env.m.startup_secs, deadline);
-        let heavy = if stop.cheap_first() || slow {
+        let heavy = if stop.cheap_first() {
             0
         } else {
             jobs.iter()
@@ -413,28 +412,6 @@ fn publish(ctx: &Ctx, case: &Case, rec: Record, general: bool) {
     }
 }
 
-/// A lane's start-ahead steps (`Case::warm`), each distinct one once, in its new worker `w`,
-/// before `first` (the lane's first trial) waits for its turn: the children its trials will take
-/// start at once, side by side, instead of each within its trial. One that fails is told on stderr; its trials
-/// start their own children.
-fn warm_lane(ctx: &Ctx, w: &mut Worker, first: &Case, queue: &Queue) {
-    let mut steps: Vec<(usize, String)> = Vec::new();
-    let q = queue.lock().unwrap();
-    for c in std::iter::once(first).chain(q.iter().map(|c| &**c)) {
-        if let Some(f) = c.warm {
-            if !steps.iter().any(|(g, _)| *g == f as usize) {
-                steps.push((f as usize, c.trial_name()));
-            }
-        }
-    }
-    drop(q);
-    for (_, trial) in steps {
-        if let Err(e) = w.warm(&trial, &ctx.env.m, ctx.deadline) {
-            eprintln!("conformance: starting ahead what {trial} needs: {e}");
-        }
-    }
-}
-
 /// A dispatcher: takes its queue's trials one at a time, each on its turn, in its worker. A lane's
 /// that may `steal` goes on with the general queue once its own ran dry: its worker, with its
 /// context made and idle otherwise, serves the general trials left (issue 36: the lanes were done
@@ -463,6 +440,10 @@ fn spawn_dispatcher(
             let Some(case) = next_case(&queue, &ctx.turns, general) else {
                 match steal.take() {
                     Some(g) => {
+                        // Its lane's kept children end before it takes general trials.
+                        if worker.as_mut().is_some_and(|w| !w.release(ctx.deadline)) {
+                            worker = None;
+                        }
                         (queue, general) = (g, true);
                         continue;
                     }
@@ -495,10 +476,16 @@ fn spawn_dispatcher(
             });
             if to_warm {
                 to_warm = false;
-                // Not beside the heavy trials (each start makes a context).
+                // Not beside the heavy trials (each start makes a context), nor once the run has
+                // stopped, nor before a fail-fast run's lead (which wants one worker alone).
                 ctx.heavy.wait(0, &|| ctx.stop.stopped());
-                if let Some(Ok(w)) = w.as_mut() {
-                    warm_lane(&ctx, w, &case, &queue);
+                if !ctx.stop.stopped() && ctx.lead.is_empty() {
+                    if let Some(Ok(wk)) = w.as_mut() {
+                        if !wk.warm_lane(&case, &queue, &ctx.env.m, ctx.deadline) {
+                            // Dropping it kills it; a new one runs the lane's trials.
+                            w = Some(ctx.new_worker(false, context));
+                        }
+                    }
                 }
             }
             let mut rec = on_turn(&ctx.turns, &ctx.stop, &case, &set_busy, || {

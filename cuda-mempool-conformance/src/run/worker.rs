@@ -21,6 +21,7 @@ use crate::harness::leaks::WorkerState;
 use crate::harness::machine::Machine;
 use crate::harness::outcome::{Answer, Raw};
 use crate::harness::probe;
+use crate::run::gates::Queue;
 use serde_json::json;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
@@ -196,28 +197,67 @@ impl Worker {
     }
 
     /// Run `trial`'s start-ahead step (`Case::warm`) in the worker, waiting at most `deadline`.
-    /// Err: it failed, or the worker did not answer (the caller goes on: its trials start their
-    /// own children; a worker that died is found by the next trial).
-    pub fn warm(&mut self, trial: &str, m: &Machine, deadline: Duration) -> Result<(), String> {
+    /// Err(Ok(why)): the step failed and the worker answered (it goes on: its trials start their
+    /// own children); Err(Err(why)): the worker did not answer as it should (it must not run
+    /// another trial: a late answer would be read as that trial's).
+    pub fn warm(&mut self, trial: &str, m: &Machine, deadline: Duration) -> Result<(), Result<String, String>> {
         self.greet(m)
             .and_then(|_| self.chan.set_timeout(deadline))
-            .map_err(|e| e.to_string())?;
-        self.chan
-            .send(&json!({"op": "warm", "trial": trial}), None)
-            .map_err(|e| e.to_string())?;
+            .and_then(|_| self.chan.send(&json!({"op": "warm", "trial": trial}), None))
+            .map_err(|e| Err(e.to_string()))?;
         match self.chan.poll() {
             Got::Msg(msg, _) if msg["op"] == "warmed" => match msg["error"].as_str() {
                 None => Ok(()),
-                Some(e) => Err(e.to_string()),
+                Some(e) => Err(Ok(e.to_string())),
             },
-            Got::Msg(msg, _) => Err(format!("worker {} answered {msg}", self.id)),
-            Got::Timeout => Err(format!(
+            Got::Msg(msg, _) => Err(Err(format!("worker {} answered {msg}", self.id))),
+            Got::Timeout => Err(Err(format!(
                 "worker {} did not answer within {} s",
                 self.id,
                 deadline.as_secs()
-            )),
-            Got::Closed | Got::Error(_) => Err(format!("worker {} ended", self.id)),
+            ))),
+            Got::Closed | Got::Error(_) => Err(Err(format!("worker {} ended", self.id))),
         }
+    }
+
+    /// A lane's start-ahead steps (`Case::warm`), each distinct one once, in this new worker,
+    /// before `first` (the lane's first trial) waits for its turn: the children its trials will take
+    /// start at once, side by side, instead of each within its trial. One that fails is told on
+    /// stderr; its trials start their own children. Only for cases this machine can run (a lane whose
+    /// trials are all ignored starts nothing). Whether it may run trials after: not when it did not
+    /// answer as it should.
+    pub(super) fn warm_lane(&mut self, first: &Case, queue: &Queue, m: &Machine, deadline: Duration) -> bool {
+        let mut steps: Vec<(usize, String)> = Vec::new();
+        let q = queue.lock().unwrap();
+        for c in std::iter::once(first).chain(q.iter().map(|c| &**c)) {
+            if let (Some(f), None) = (c.warm, c.missing(m)) {
+                if !steps.iter().any(|(g, _)| *g == f as usize) {
+                    steps.push((f as usize, c.trial_name()));
+                }
+            }
+        }
+        drop(q);
+        for (_, trial) in steps {
+            match self.warm(&trial, m, deadline) {
+                Ok(()) => {}
+                Err(Ok(e)) => eprintln!("conformance: starting ahead what {trial} needs: {e}"),
+                Err(Err(e)) => {
+                    eprintln!("conformance: starting ahead what {trial} needs: {e}; a new worker takes the lane");
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// End the children it keeps (`harness::helpers::close_all`), waiting at most `deadline`.
+    /// False: it did not answer as it should (it must not run another trial).
+    pub fn release(&mut self, deadline: Duration) -> bool {
+        let asked = self
+            .chan
+            .set_timeout(deadline)
+            .and_then(|_| self.chan.send(&json!({"op": "release"}), None));
+        asked.is_ok() && matches!(self.chan.poll(), Got::Msg(m, _) if m["op"] == "released")
     }
 
     fn died(&mut self, mark: u64, start: Instant) -> Raw {
@@ -411,9 +451,11 @@ pub fn main(templates: Vec<Case>) -> i32 {
                 // A lane's start-ahead step (`Case::warm`): its answer says only whether it worked
                 // (where it did not, the trials start their own children as they would anyway).
                 let trial = msg["trial"].as_str().unwrap_or("");
-                let done: Result<(), String> = match (state.as_ref(), cases.iter().find(|c| c.trial_name() == trial)) {
-                    (Some((env, _)), Some(c)) => match c.warm {
+                let done: Result<(), String> = match (state.as_mut(), cases.iter().find(|c| c.trial_name() == trial)) {
+                    (Some((env, st)), Some(c)) => match c.warm {
                         Some(f) => {
+                            // The contexts it retains are the worker's, as before a trial.
+                            st.prepare(c, env);
                             let e = env.for_case(c);
                             e.bind();
                             f(&e).map_err(|e| e.to_string())
@@ -425,6 +467,15 @@ pub fn main(templates: Vec<Case>) -> i32 {
                 };
                 let _ = crate::driver::calls::take();
                 if chan.send(&json!({"op": "warmed", "error": done.err()}), None).is_err() {
+                    return 1;
+                }
+            }
+            Some("release") => {
+                // Its lane is done and it takes general trials: the children kept for the lane end
+                // first (each holds a context; a general trial counting fds or children must not
+                // see one end during it).
+                crate::harness::helpers::close_all();
+                if chan.send(&json!({"op": "released"}), None).is_err() {
                     return 1;
                 }
             }

@@ -136,7 +136,7 @@ pub(super) fn fault_at(step: &str) {
 }
 
 /// How long the exporter waits for an importer's next message: inside the trial's deadline
-/// (three quarters of it, `deadline::importer_step`), so that an importer that hangs fails the trial with its breadcrumb rather
+/// (half of it, `deadline::importer_step`; the first, start-up included, [`child_start`]), so that an importer that hangs fails the trial with its breadcrumb rather
 /// than costing the whole worker; but never under 5 s, which an importer's start-up (cuInit, a
 /// context, while a dozen other processes create theirs) can take on a busy GPU (seen on the H100
 /// with a 10 s deadline: 2.5 s waits failed round trips whose importers were merely slow to start).
@@ -144,11 +144,16 @@ pub fn child_wait() -> Duration {
     crate::driver::deadline::importer_step()
 }
 
+/// How long the exporter waits for an importer's first message, its start-up included.
+pub fn child_start() -> Duration {
+    crate::driver::deadline::importer_start()
+}
+
 /// A lane's start-ahead step (`Case::warm`): `n` children in `role` on the case's device, the
 /// environment its trials take them with (two for the round trips: one trial has two importers).
 pub(super) fn warm(e: &Env, role: Role, n: usize) -> R {
     let dev = e.dev.to_string();
-    crate::harness::helpers::warm(&role, &[(IMPORTER_DEVICE_VAR, &dev)], n, child_wait())
+    crate::harness::helpers::warm(&role, &[(IMPORTER_DEVICE_VAR, &dev)], n, child_start())
 }
 
 pub(super) fn code(r: CUresult) -> Value {

@@ -194,7 +194,8 @@ fn concurrent(e: &Env, shape: &str, n: usize) -> R {
         let peer = helpers::take(
             &Role::IpcConcurrent,
             &[(IMPORTER_DEVICE_VAR, &dev)],
-            child_wait(),
+            // One answer, the importer's start-up included.
+            child_start(),
             helpers::Take::Kept,
         )?;
         let msg = json!({"op": "concurrent", "shape": shape, "threads": n, "data": hex(&d.reserved)});

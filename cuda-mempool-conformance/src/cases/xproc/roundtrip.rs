@@ -112,7 +112,7 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
         peers.push(helpers::take(
             &Role::IpcImport,
             &envs,
-            child_wait().max(spec.timeout),
+            child_start().max(spec.timeout),
             spec.take(),
         )?);
     }
@@ -178,9 +178,10 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
                     spec.visible
                 );
             }
-            // From here on every wait is bounded by the spec (short in the fault trials); the
-            // first one also covered the importer's start-up.
-            p.chan.set_timeout(spec.timeout)?;
+            // From here on every wait is bounded by the spec (short in the fault trials) and by
+            // what is left of the deadline; the first one also covered the importer's start-up.
+            let left = (crate::driver::deadline::trial() / 10 * 9).saturating_sub(start.elapsed());
+            p.chan.set_timeout(spec.timeout.min(left.max(Duration::from_secs(1))))?;
         }
         phases.push(("verified", start.elapsed()));
         for (i, p) in peers.iter().enumerate() {

@@ -86,7 +86,8 @@ impl Offer {
         let peer = helpers::take(
             &Role::IpcScenario,
             &[(IMPORTER_DEVICE_VAR, &dev)],
-            child_wait(),
+            // One answer, the importer's start-up included.
+            child_start(),
             if reuse {
                 helpers::Take::Kept
             } else {
