@@ -23,18 +23,16 @@ impl Lead {
     /// A trial that does not lead waits until the leading ones are done, or `stopped`, unless its
     /// own queue still holds one (a lane keeps its order; a queue's leading trials come first).
     pub(super) fn wait(&self, case: &Case, queue: &Queue, stopped: &dyn Fn() -> bool) {
-        if self.names.is_empty() || self.names.contains(&case.trial_name()) {
-            return;
-        }
-        if queue
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|c| self.names.contains(&c.trial_name()))
-        {
+        if self.names.is_empty() || self.names.contains(&case.trial_name()) || self.held_by(queue) {
             return;
         }
         self.left.wait(0, stopped);
+    }
+    /// Whether `queue` still holds a leading trial (its trials ahead of it must not wait for
+    /// others that wait for the lead).
+    pub(super) fn held_by(&self, queue: &Queue) -> bool {
+        let q = queue.lock().unwrap();
+        q.iter().any(|c| self.names.contains(&c.trial_name()))
     }
     /// Whether no trial leads this run.
     pub(super) fn is_empty(&self) -> bool {
@@ -127,6 +125,7 @@ mod tests {
         let gate = Arc::new(Lead::new([lead.trial_name()].into_iter().collect()));
         let other: Queue = Arc::new(Mutex::new(VecDeque::new()));
         let holding: Queue = Arc::new(Mutex::new(VecDeque::from([lead.clone()])));
+        assert!(gate.held_by(&holding) && !gate.held_by(&other));
         gate.wait(&lead, &other, &|| false);
         gate.wait(&rest, &holding, &|| false);
         gate.wait(&rest, &other, &|| true);

@@ -450,7 +450,9 @@ fn spawn_dispatcher(
                     None => break,
                 }
             };
-            if ctx.stop.cheap_first() && case.memory_need().heavy() {
+            // Not in a queue that still holds a fail-fast lead (the serial lane keeps its order):
+            // the cheap trials elsewhere wait for that lead, which waits behind this one.
+            if ctx.stop.cheap_first() && case.memory_need().heavy() && !ctx.lead.held_by(&queue) {
                 let own = queue
                     .lock()
                     .unwrap()
