@@ -120,9 +120,12 @@ pub(crate) fn read_here(p: CUdeviceptr, n: usize) -> R<Vec<u8>> {
 
 pub(crate) const N: usize = 1 << 20;
 
+/// A case on every ordered peer-capable pair (`.pair()`), its body given the peer device.
+pub(crate) fn peer(api: u32, name: &str, body: fn(&Env, CUdevice) -> R) -> Case {
+    Case::gpu(api, name, move |e| body(e, e.peer()?)).pair()
+}
+
 pub fn cases() -> Vec<Case> {
-    let peer =
-        |api: u32, name: &str, body: fn(&Env, CUdevice) -> R| Case::gpu(api, name, move |e| body(e, e.peer()?)).pair();
     vec![
         peer(827, "peer_has_no_access_by_default", |e, b| {
             let p = Pool::on_device(e.dev)?;

@@ -3,7 +3,7 @@
 //! Both need two devices that reach each other (`.pair()`): on one GPU they are ignored with the
 //! machine's reason, and their mutants cannot be shown there.
 
-use super::peer::{access, set_access};
+use super::peer::{access, peer, set_access};
 use crate::cases::prelude::*;
 use crate::driver::cu::CUmemAccess_flags_enum as F;
 use crate::driver::cu::CUmemLocationType_enum as LT;
@@ -12,8 +12,6 @@ use crate::driver::cu::CUmemLocationType_enum as LT;
 const TRIES: usize = 8;
 
 pub fn cases() -> Vec<Case> {
-    let peer =
-        |api: u32, name: &str, body: fn(&Env, CUdevice) -> R| Case::gpu(api, name, move |e| body(e, e.peer()?)).pair();
     vec![
         // Pool A on device A grants device B read-write and is destroyed; each new pool (up to
         // TRIES, kept alive so that the next gets a new handle), the one with A's recycled handle

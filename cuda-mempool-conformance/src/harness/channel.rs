@@ -194,6 +194,22 @@ pub fn spawn_role(
     Ok((Channel::new(mine, timeout)?, child))
 }
 
+/// One step's answer among a shared child's (gathered by [`Channel::answers_until_done`]): its
+/// value, or why there is none: `who` gave none, or the step reads `{"lost": why, "blame": api}`
+/// (the child died or hung there; the blame goes to the trial).
+pub fn step_answer(answers: &std::collections::BTreeMap<String, Value>, key: &str, who: &str) -> R<Value> {
+    let v = answers
+        .get(key)
+        .ok_or_else(|| format!("{who} gave no answer for step {key}"))?;
+    if let Some(lost) = v["lost"].as_str() {
+        if let Some(api) = v["blame"].as_u64() {
+            crate::driver::blame::set(api as u32);
+        }
+        return Err(lost.into());
+    }
+    Ok(v.clone())
+}
+
 /// What [`Channel::recv`] answers when the other side closed the channel (it exited, or died).
 pub const CLOSED: &str = "the other side closed the channel";
 

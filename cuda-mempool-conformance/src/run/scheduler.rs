@@ -114,11 +114,6 @@ struct Ctx {
     lead: Lead,
     /// Processes start slowly ([`slow_starts`]): no children started ahead.
     slow: bool,
-    /// The general queue's heavy trials not yet done, when they come first: the lanes start their
-    /// workers and children after them (H100, R580: the requests beyond the device took 1.2 s beside
-    /// the lanes' workers creating contexts, 2.5 s beside their children too, 0.44 s beside none;
-    /// and a trial that needs the device alone must not see a context made meanwhile).
-    heavy: Pending,
 }
 
 impl Ctx {
@@ -184,13 +179,6 @@ impl Scheduler {
         let mut slots = HashMap::new();
         let cheap_left = jobs.iter().filter(|c| !c.memory_need().heavy()).count();
         let slow = slow_starts(env.m.startup_secs, deadline);
-        let heavy = if stop.cheap_first() {
-            0
-        } else {
-            jobs.iter()
-                .filter(|c| c.lane.is_none() && c.memory_need().heavy())
-                .count()
-        };
         let lead: HashSet<String> = jobs
             .iter()
             .filter(|c| stop.leads(c, rank))
@@ -225,11 +213,13 @@ impl Scheduler {
             stop,
             cheap: Pending::new(cheap_left),
             lead: Lead::new(lead),
-            heavy: Pending::new(heavy),
             slow,
         });
         // The heavy trials of the general queue come first (not when cheap ones go first): memory
-        // turns, the lanes' included, wait until they are done.
+        // turns, the lanes' included, wait until they are done, and the lanes start their workers
+        // and children after them (H100, R580: the requests beyond the device took 1.2 s beside the
+        // lanes' workers creating contexts, 2.5 s beside their children too, 0.44 s beside none;
+        // and a trial that needs the device alone must not see a context made meanwhile).
         if !ctx.stop.cheap_first() {
             let heavy = general_heavy(&general);
             ctx.turns.heavy_first(heavy);
@@ -407,9 +397,6 @@ fn publish(ctx: &Ctx, case: &Case, rec: Record, general: bool) {
         ctx.turns.heavy_done();
     }
     ctx.lead.done(case);
-    if case.lane.is_none() && case.memory_need().heavy() && !ctx.stop.cheap_first() {
-        ctx.heavy.done_one();
-    }
 }
 
 /// A dispatcher: takes its queue's trials one at a time, each on its turn, in its worker. A lane's
@@ -469,7 +456,7 @@ fn spawn_dispatcher(
             // A lane's worker that makes a context starts once the heavy trials are done (its
             // first trial waits for them anyway).
             if worker.is_none() && busy_slot.is_none() && context {
-                ctx.heavy.wait(0, &|| ctx.stop.stopped());
+                ctx.turns.wait_heavy_first(&|| ctx.stop.stopped());
             }
             // A new worker starts before the turn: its start overlaps the trials running.
             let mut w = Some(match worker.take() {
@@ -480,7 +467,7 @@ fn spawn_dispatcher(
                 to_warm = false;
                 // Not beside the heavy trials (each start makes a context), nor once the run has
                 // stopped, nor before a fail-fast run's lead (which wants one worker alone).
-                ctx.heavy.wait(0, &|| ctx.stop.stopped());
+                ctx.turns.wait_heavy_first(&|| ctx.stop.stopped());
                 if !ctx.stop.stopped() && ctx.lead.is_empty() {
                     if let Some(Ok(wk)) = w.as_mut() {
                         if !wk.warm_lane(&case, &queue, &ctx.env.m, ctx.deadline) {

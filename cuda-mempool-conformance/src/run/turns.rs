@@ -246,6 +246,15 @@ impl Turns {
         self.changed.notify_all();
     }
 
+    /// Wait until the heavy trials queued first are done, or `stopped` (checked whenever a turn
+    /// changes): the lanes start their processes after them.
+    pub(crate) fn wait_heavy_first(&self, stopped: &dyn Fn() -> bool) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while st.heavy_first > 0 && !stopped() {
+            st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
     /// The need a turn is taken for: in a serial run, every turn is the device alone.
     fn as_run(&self, need: Need) -> Need {
         if self.serial {

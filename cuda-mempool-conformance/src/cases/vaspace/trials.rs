@@ -137,16 +137,7 @@ fn warm(e: &Env) -> R {
 /// The child's answer for `step`, for a trial: its value, or why there is none (and whom to blame).
 fn answer(env: &Env, step: &str) -> R<Value> {
     let a = answers_for(env.dev).get(|| measure_all(env))?;
-    let v = a
-        .get(step)
-        .ok_or_else(|| format!("the vaspace child gave no answer for step {step}"))?;
-    if let Some(lost) = v["lost"].as_str() {
-        if let Some(api) = v["blame"].as_u64() {
-            blame::set(api as u32);
-        }
-        return Err(lost.into());
-    }
-    Ok(v.clone())
+    crate::harness::channel::step_answer(a, step, "the vaspace child")
 }
 
 /// An exported IPC pool with one allocation holding `SEED`'s bytes: its fd, the allocation's

@@ -378,23 +378,14 @@ pub(super) fn rules_answers(env: &Env) -> R<&'static Answers> {
 
 /// One answer of the importer, for a trial: its value, or why there is none (and whom to blame).
 pub(super) fn rule_answer(env: &Env, key: &str) -> R<Value> {
-    let a = rules_answers(env)?;
-    let v = a
-        .get(key)
-        .ok_or_else(|| format!("the importer gave no answer for step {key}"))?;
-    if let Some(lost) = v["lost"].as_str() {
-        if let Some(api) = v["blame"].as_u64() {
-            blame::set(api as u32);
-        }
-        return Err(lost.into());
-    }
+    let v = crate::harness::channel::step_answer(rules_answers(env)?, key, "the importer")?;
     if let Some(why) = v["not_run"].as_str() {
         if let Some(api) = v["blame"].as_u64().filter(|b| *b != 0) {
             blame::set(api as u32);
         }
         return Err(format!("the importer could not take step {key}: {why}").into());
     }
-    Ok(v.clone())
+    Ok(v)
 }
 
 /// What a rule step must answer: a code, or a departure of the driver's (`driver/departures.rs`).
