@@ -49,6 +49,17 @@ pub enum Role {
     /// Run one case and print its answer (in-process mode's crash isolation).
     Case(String),
 }
+impl Role {
+    /// A helper of a trial (an importer, the rules' child), not one that runs trials or measures a
+    /// process (workers, `case:TRIAL`, the probe, `vaspace`): it may start with fewer hardware
+    /// connections (`config::helper_connections`), as it holds no stream for another to pass.
+    pub fn helper(&self) -> bool {
+        matches!(
+            self,
+            Role::IpcImport | Role::IpcRules | Role::IpcScenario | Role::IpcConcurrent | Role::IpcKept
+        )
+    }
+}
 const ROLES: &[(&str, Role)] = &[
     ("noop", Role::Noop),
     ("probe", Role::Probe),
@@ -156,6 +167,11 @@ pub fn command(
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(Stdio::piped());
+    if role.helper() {
+        if let Some(n) = crate::harness::config::helper_connections()? {
+            cmd.env(crate::harness::config::MAX_CONNECTIONS_VAR, n.to_string());
+        }
+    }
     if let Some(path) = crate::driver::calls::children_file() {
         cmd.env(crate::driver::calls::CALLS_FILE_VAR, path);
     }

@@ -1,6 +1,6 @@
 //! The run's settings from the environment, checked before any trial: required capabilities, the
 //! trial deadline (its waits derived in `driver::deadline`), the whole run's budget, and how much
-//! the terminal's last screen shows.
+//! the terminal's last screen shows, and the helper children's hardware connections.
 
 use crate::harness::machine::{Cap, ALL_CAPS};
 use std::time::Duration;
@@ -69,9 +69,52 @@ pub fn verbose() -> Result<bool, String> {
     }
 }
 
+pub const HELPER_CONNECTIONS_VAR: &str = "CONFORMANCE_HELPER_CONNECTIONS";
+/// The driver's own setting, which the helpers then inherit as every other process does.
+pub const MAX_CONNECTIONS_VAR: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
+
+/// CONFORMANCE_HELPER_CONNECTIONS=N|inherit (unset: 1): CUDA_DEVICE_MAX_CONNECTIONS for the
+/// suite's helper children (importers, the rules' child; `Role::helper`), whose context the driver
+/// then creates about three times faster (one at a time machine-wide: issue 36). `inherit`, or a
+/// CUDA_DEVICE_MAX_CONNECTIONS of the run's own, leaves them as every other process. Workers and
+/// trials' own processes always keep the driver's default: their trials hold streams.
+pub fn helper_connections() -> Result<Option<u32>, String> {
+    let own = std::env::var_os(MAX_CONNECTIONS_VAR).is_some();
+    connections(std::env::var(HELPER_CONNECTIONS_VAR).ok().as_deref(), own)
+}
+
+fn connections(v: Option<&str>, own: bool) -> Result<Option<u32>, String> {
+    let n = match v.map(str::trim) {
+        None | Some("") => Some(1),
+        Some("inherit") => None,
+        Some(v) => match v.parse::<u32>() {
+            Ok(n @ 1..=32) => Some(n),
+            _ => {
+                return Err(format!(
+                    "{HELPER_CONNECTIONS_VAR}={v:?}: expected the helper children's {MAX_CONNECTIONS_VAR}, a \
+                     number from 1 to 32, or `inherit` (they get the run's own); unset it for 1"
+                ))
+            }
+        },
+    };
+    Ok(n.filter(|_| !own))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn helper_connections_values() {
+        assert_eq!(connections(None, false), Ok(Some(1)));
+        assert_eq!(connections(Some(" 4 "), false), Ok(Some(4)));
+        assert_eq!(connections(Some("inherit"), false), Ok(None));
+        assert_eq!(connections(None, true), Ok(None), "the run's own setting wins");
+        for bad in ["0", "33", "-1", "one"] {
+            let e = connections(Some(bad), false).unwrap_err();
+            assert!(e.contains(HELPER_CONNECTIONS_VAR) && e.contains("inherit"), "{e}");
+        }
+    }
 
     #[test]
     fn run_budget_values() {

@@ -233,17 +233,26 @@ impl Scheduler {
         for _ in 0..n {
             add_general(&general, &ctx, &handles);
         }
+        // The lanes' processes start before the heavy trials, which wait for them
+        // (`Turns::lanes_starting`), where processes start quickly and no fail-fast lead or cheap
+        // order wants one worker first: their first trials then start as the heavy ones end.
+        let early = !slow && !ctx.stop.cheap_first() && ctx.lead.is_empty();
+        let context_of = |q: &VecDeque<Arc<Case>>| q.iter().any(|c| c.needs.contains(&crate::harness::machine::Cap::Gpu));
+        if early {
+            ctx.turns.lanes_starting(lanes.values().filter(|q| context_of(q)).count());
+        }
         for (lane, mut q) in lanes {
             if ctx.stop.cheap_first() && lane != crate::harness::case::SERIAL {
                 q.make_contiguous()
                     .sort_by_key(|c| ctx.stop.order_key(c, rank, (false, false, false, false)));
             }
-            let context = q.iter().any(|c| c.needs.contains(&crate::harness::machine::Cap::Gpu));
+            let context = context_of(&q);
             // Not the serial lane (its trials leave the process's current pool and default-pool
             // attributes as they found them, but a general trial should not be the one to find
             // out), nor a lane without a context.
             let steal = (context && lane != crate::harness::case::SERIAL && !slow).then(|| general.clone());
-            let h = spawn_dispatcher(Arc::new(Mutex::new(q)), ctx.clone(), None, context, steal);
+            let lane = Lane { steal, early: early && context };
+            let h = spawn_dispatcher(Arc::new(Mutex::new(q)), ctx.clone(), None, context, lane);
             handles.lock().unwrap().push(h);
         }
         let monitor = {
@@ -297,7 +306,7 @@ fn add_general(queue: &Queue, ctx: &Arc<Ctx>, handles: &Handles) {
         busy.push(None);
         busy.len() - 1
     };
-    let h = spawn_dispatcher(queue.clone(), ctx.clone(), Some(slot), true, None);
+    let h = spawn_dispatcher(queue.clone(), ctx.clone(), Some(slot), true, Lane::default());
     handles.lock().unwrap().push(h);
 }
 
@@ -399,6 +408,37 @@ fn publish(ctx: &Ctx, case: &Case, rec: Record, general: bool) {
     ctx.lead.done(case);
 }
 
+/// What a lane's dispatcher does besides its own queue: the general queue it may `steal` from once
+/// its own ran dry, and whether it starts its processes `early`, before the heavy trials.
+#[derive(Default)]
+struct Lane {
+    steal: Option<Queue>,
+    early: bool,
+}
+
+/// Counts a lane started for the heavy trials' gate when dropped, whatever became of its start.
+struct Started<'a>(&'a Turns);
+impl Drop for Started<'_> {
+    fn drop(&mut self) {
+        self.0.lane_started();
+    }
+}
+
+/// A lane's worker started before the heavy trials, and the children its trials take started ahead
+/// when it has any (`warm`): None when no worker could be started (its first trial then tries again
+/// and says why).
+fn start_lane_early(ctx: &Ctx, queue: &Queue, context: bool, warm: bool) -> Option<Worker> {
+    let first = queue.lock().unwrap().front().cloned();
+    let mut w = ctx.new_worker(false, context).ok()?;
+    if let (Some(first), true) = (first, warm) {
+        if !w.warm_lane(&first, queue, &ctx.env.m, ctx.deadline) {
+            // Dropping it kills it; a new one runs the lane's trials.
+            return ctx.new_worker(false, context).ok();
+        }
+    }
+    Some(w)
+}
+
 /// A dispatcher: takes its queue's trials one at a time, each on its turn, in its worker. A lane's
 /// that may `steal` goes on with the general queue once its own ran dry: its worker, with its
 /// context made and idle otherwise, serves the general trials left (issue 36: the lanes were done
@@ -408,10 +448,10 @@ fn spawn_dispatcher(
     ctx: Arc<Ctx>,
     busy_slot: Option<usize>,
     context: bool,
-    steal: Option<Queue>,
+    lane: Lane,
 ) -> JoinHandle<Vec<String>> {
     std::thread::spawn(move || {
-        let (mut queue, mut steal) = (queue, steal);
+        let (mut queue, mut steal) = (queue, lane.steal);
         // The lane's name (its row in the timeline), also for the general trials it takes.
         let own_lane = queue.lock().unwrap().front().and_then(|c| c.lane).unwrap_or("lane");
         let mut general = busy_slot.is_some();
@@ -423,6 +463,10 @@ fn spawn_dispatcher(
                 ctx.busy.lock().unwrap()[i] = v;
             }
         };
+        if lane.early {
+            let _started = Started(&ctx.turns);
+            worker = start_lane_early(&ctx, &queue, context, std::mem::take(&mut to_warm));
+        }
         loop {
             let Some(case) = next_case(&queue, &ctx.turns, general) else {
                 match steal.take() {

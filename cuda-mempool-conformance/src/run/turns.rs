@@ -79,16 +79,20 @@ struct TurnState {
     /// (a lane's long first trial would otherwise hold them, and so every later trial, back: under
     /// compute-sanitizer that stalled every general worker for 70 s).
     heavy_first: usize,
+    /// Lanes still starting their processes ahead of the heavy trials: no heavy turn starts before
+    /// them (a context made meanwhile would slow a request beyond the device, and change what a
+    /// trial that has the device alone measures).
+    starting: usize,
 }
 impl TurnState {
-    /// The device is not free to be had alone: a turn of any kind is held.
+    /// The device is not free to be had alone: a turn of any kind is held, or a lane is starting.
     fn device_taken(&self) -> bool {
-        self.device || self.beyond > 0 || self.holders > 0
+        self.device || self.beyond > 0 || self.holders > 0 || self.starting > 0
     }
-    /// A request beyond the device must wait: the device is held alone or waited for, or memory is
-    /// held.
+    /// A request beyond the device must wait: the device is held alone or waited for, memory is
+    /// held, or a lane is starting.
     fn beyond_kept_off(&self) -> bool {
-        self.device || self.waiting_device > 0 || self.holders > 0
+        self.device || self.waiting_device > 0 || self.holders > 0 || self.starting > 0
     }
 }
 
@@ -242,6 +246,18 @@ impl Turns {
     pub(crate) fn heavy_done(&self) {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         st.heavy_first = st.heavy_first.saturating_sub(1);
+        drop(st);
+        self.changed.notify_all();
+    }
+
+    /// `n` lanes start their processes before any heavy turn; each ends with [`Turns::lane_started`].
+    pub(crate) fn lanes_starting(&self, n: usize) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).starting = n;
+    }
+    /// One of the lanes counted by [`Turns::lanes_starting`] has its processes up (or gave up).
+    pub(crate) fn lane_started(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.starting = st.starting.saturating_sub(1);
         drop(st);
         self.changed.notify_all();
     }
@@ -488,6 +504,37 @@ mod tests {
         turns.heavy_done();
         assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(()));
         t.join().unwrap();
+    }
+
+    /// While lanes start their processes no heavy turn starts (the trials that need nothing do);
+    /// the last `lane_started` lets the heavy ones in.
+    #[test]
+    fn heavy_turns_wait_for_the_lanes_starting() {
+        let turns = Arc::new(Turns::new(Budget::of_device(64 << 30), false));
+        turns.lanes_starting(2);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let ts: Vec<_> = [Need::Beyond, Need::Device]
+            .into_iter()
+            .map(|need| {
+                let (turns, tx) = (turns.clone(), tx.clone());
+                std::thread::spawn(move || {
+                    let _t = turns.take(need);
+                    tx.send(need).unwrap();
+                })
+            })
+            .collect();
+        assert!(turns.would_wait(Need::Device) && turns.would_wait(Need::Beyond));
+        drop(turns.take(Need::Nothing));
+        turns.lane_started();
+        assert!(
+            rx.recv_timeout(Duration::from_millis(100)).is_err(),
+            "a heavy turn started with a lane still starting"
+        );
+        turns.lane_started();
+        for _ in 0..2 {
+            rx.recv_timeout(Duration::from_secs(5)).expect("a heavy turn once the lanes are up");
+        }
+        ts.into_iter().for_each(|t| t.join().unwrap());
     }
 
     /// Two descriptions of one lock file conflict even in one process (as two suites' do): a shared

@@ -80,6 +80,7 @@ fn settings() -> Result<Settings, String> {
     crate::driver::departures::strict_from_env()?;
     crate::cases::load::settings(timeout)?;
     crate::run::serial_schedule()?;
+    crate::harness::config::helper_connections()?;
     Ok(Settings {
         devices: request()?,
         required: crate::harness::config::required_caps()?,
