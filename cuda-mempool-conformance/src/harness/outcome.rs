@@ -222,6 +222,11 @@ pub struct Timing {
     /// (`execute::settle`, after an exclusive trial).
     pub settle_s: f64,
     pub children: Vec<ChildSpan>,
+    /// When the worker process that ran it was started for it (its lane's children started ahead
+    /// included), in run seconds: a process start is the run's time too (one context at a time
+    /// machine-wide; tens of seconds each under compute-sanitizer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worker_start: Option<(f64, f64)>,
 }
 impl Timing {
     /// The same, its children's spans moved by `by` seconds (a worker's answer into the run's time).

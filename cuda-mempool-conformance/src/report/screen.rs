@@ -111,13 +111,14 @@ pub fn time_lines(bars: &[Bar], wall: Option<f64>) -> Vec<String> {
     vec![
         format!(
             "time: critical path {:.1} s{of_wall}: {} trials {:.1} s ({:.1} s exclusive, {:.1} s settling), \
-             turn waits {:.1} s, start-up and gaps {:.1} s; longest: {}",
+             turn waits {:.1} s, worker starts {:.1} s, start-up and gaps {:.1} s; longest: {}",
             path.end,
             path.steps.len(),
             path.trials_s,
             path.exclusive_s,
             path.settle_s,
             path.wait_s,
+            path.starts_s,
             path.gaps_s,
             names.join(", ")
         ),

@@ -120,7 +120,9 @@ pub struct Critical {
     pub settle_s: f64,
     /// Seconds between them spent waiting for a turn at the device.
     pub wait_s: f64,
-    /// The rest: the start-up before the first trial (probe, workers), worker starts and dispatch.
+    /// Seconds between them spent starting the worker the next one ran in (`Timing::worker_start`).
+    pub starts_s: f64,
+    /// The rest: the start-up before the first trial (probe, workers started ahead) and dispatch.
     pub gaps_s: f64,
 }
 
@@ -167,8 +169,14 @@ pub fn critical_path(bars: &[Bar]) -> Critical {
         let b = &bars[i];
         let gap = (b.span.0 - free).max(0.0);
         let wait = b.timing.wait_s.clamp(0.0, gap);
+        let start = b
+            .timing
+            .worker_start
+            .map_or(0.0, |(from, to)| (to.min(b.span.0) - from.max(free)).max(0.0))
+            .min(gap - wait);
         path.wait_s += wait;
-        path.gaps_s += gap - wait;
+        path.starts_s += start;
+        path.gaps_s += gap - wait - start;
         path.trials_s += b.len();
         path.settle_s += b.timing.settle_s;
         if b.exclusive() {
@@ -304,7 +312,7 @@ pub fn svg(bars: &[Bar], wall: Option<f64>, title: &str) -> String {
     }
     writeln!(
         s,
-        r##"<text x="{LEFT}" y="{:.1}">bars: trials by outcome (green passed, red failed, grey ignored); outlined: the critical path ({:.2} s); hatched: waiting for a turn; shaded across: exclusive turns; darker end: settle wait; thin lines under a bar: its child processes</text>"##,
+        r##"<text x="{LEFT}" y="{:.1}">bars: trials by outcome (green passed, red failed, grey ignored); outlined: the critical path ({:.2} s); hatched: waiting for a turn; blue-grey: a worker process starting; shaded across: exclusive turns; darker end: settle wait; thin lines under a bar: its child processes</text>"##,
         bottom + 34.0,
         path.end
     )
@@ -317,6 +325,16 @@ pub fn svg(bars: &[Bar], wall: Option<f64>, title: &str) -> String {
 fn bar(s: &mut String, b: &Bar, y: f64, critical: bool, x: &dyn Fn(f64) -> f64) {
     let name = esc(&b.trial);
     let w = &b.timing;
+    if let Some((from, to)) = w.worker_start {
+        writeln!(
+            s,
+            r##"<rect x="{:.1}" y="{y:.1}" width="{:.1}" height="{BAR}" fill="#b0bec5"><title>{name}: its worker process started ({from:.2}–{to:.2} s, {:.2} s)</title></rect>"##,
+            x(from),
+            (x(to) - x(from)).max(0.5),
+            to - from
+        )
+        .unwrap();
+    }
     if w.wait_s > EPS {
         writeln!(
             s,
@@ -448,7 +466,10 @@ mod tests {
         assert!((p.trials_s - 4.4).abs() < 1e-9, "{p:?}");
         assert!((p.exclusive_s - 2.0).abs() < 1e-9, "{p:?}");
         assert!((p.gaps_s - 0.6).abs() < 1e-9, "{p:?}");
-        assert!((p.trials_s + p.wait_s + p.gaps_s - p.end).abs() < 1e-9, "{p:?}");
+        assert!(
+            (p.trials_s + p.wait_s + p.starts_s + p.gaps_s - p.end).abs() < 1e-9,
+            "{p:?}"
+        );
         let rows = rows(&bars);
         let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["general 0", "general 1", "ipc"]);
@@ -469,6 +490,24 @@ mod tests {
         let names: Vec<&str> = p.steps.iter().map(|&i| bars[i].trial.as_str()).collect();
         assert_eq!(names, ["a", "s"]);
         assert!((p.gaps_s - 0.7).abs() < 1e-9, "{p:?}");
+    }
+
+    /// A worker started for a trial counts as a start only where it fills the path's gap: one
+    /// started 1.5-2.4 s for a trial that began at 2.5 s, after a path step that ended at 2.0 s,
+    /// adds 0.4 s of starting and 0.1 s of gap.
+    #[test]
+    fn a_worker_start_counts_only_where_it_fills_the_gap() {
+        let mut bars = ran(vec![
+            bar("a", Some("general 0"), (0.0, 2.0), 0.0, true),
+            bar("b", Some("ipc"), (2.5, 3.0), 0.0, false),
+        ]);
+        bars[1].timing.worker_start = Some((1.5, 2.4));
+        let p = critical_path(&bars);
+        assert_eq!(p.steps.len(), 2);
+        assert!(
+            (p.starts_s - 0.4).abs() < 1e-9 && (p.gaps_s - 0.1).abs() < 1e-9,
+            "{p:?}"
+        );
     }
 
     /// A waited turn counts as waiting only up to the gap it fills: a trial that waited 2 s for a
@@ -577,6 +616,7 @@ mod tests {
             span: (1.1, 1.8),
         }];
         bars[0].timing.settle_s = 0.2;
+        bars[0].timing.worker_start = Some((0.0, 0.1));
         let s = svg(&ran(bars), Some(2.5), "a <run> & more");
         well_formed(&s).unwrap();
         assert!(s.starts_with("<svg ") && s.trim_end().ends_with("</svg>"));

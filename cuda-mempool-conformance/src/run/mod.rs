@@ -3,6 +3,7 @@
 
 mod gates;
 pub mod interrupt;
+pub mod order;
 pub mod scheduler;
 pub mod stop;
 mod turns;

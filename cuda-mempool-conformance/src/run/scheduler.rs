@@ -30,6 +30,7 @@ use crate::harness::config::crash_timeout;
 use crate::harness::outcome::{Raw, Record, Timing};
 use crate::harness::verdict::judge;
 use crate::run::gates::{Lead, Pending, Queue};
+use crate::run::order::{general_heavy, run_first, slow_starts, workers_for};
 use crate::run::since_start;
 use crate::run::stop::Stop;
 use crate::run::turns::{Budget, Turns};
@@ -45,50 +46,6 @@ struct Slot {
     ready: Condvar,
 }
 type Handles = Arc<Mutex<Vec<JoinHandle<Vec<String>>>>>;
-
-/// The general queue's order: heavy trials first (`Need::heavy`: at the start they wait for no long
-/// trial to end and leave no tail), then the long-running ones, then the suite's order, the trials
-/// of a quarter of the device or more last.
-fn run_first(c: &Case, budget: &Budget) -> (bool, bool, bool, bool) {
-    let need = c.memory_need();
-    // Among the heavy ones, the requests beyond the device first: they run side by side, and a
-    // trial that waits for the device alone would hold back those asked for after it.
-    (
-        !need.heavy(),
-        need == crate::harness::case::Need::Device,
-        big(c, budget),
-        !c.slow,
-    )
-}
-
-/// It asks for a quarter of the device or more: queued last, where it waits only for the run's
-/// tail to leave it room (issue 36, H100: mid-run a 6/8 share stalled the queue a second, and right
-/// after the heavy trials 1.8 s, beside the lanes' first children).
-fn big(c: &Case, budget: &Budget) -> bool {
-    budget.bytes(c.memory_need()) >= budget.total / 4
-}
-
-/// How many of the general queue's trials are heavy (`Need::heavy`).
-fn general_heavy(general: &[Arc<Case>]) -> usize {
-    general.iter().filter(|c| c.memory_need().heavy()).count()
-}
-
-/// Whether this run's processes start slowly: the probe's start-up over a sixtieth of the
-/// deadline (under compute-sanitizer 9-14 s against 5 s; on the bare H100 0.23 s against 1 s).
-/// Then the lanes start no children ahead and take no general trials: under memcheck seven lane
-/// workers and seven children started at once at the heavy trials' end, beside spare workers,
-/// left every importer past its wait (issue 36).
-pub fn slow_starts(startup_secs: f64, deadline: Duration) -> bool {
-    startup_secs > deadline.as_secs_f64() / 60.0
-}
-
-/// How many general workers a run of `general` trials gets: one per 16 trials, `parallel` at most.
-/// A short run (a mutant's, a rerun's) then creates one or two contexts, not `parallel` (the driver
-/// creates contexts one at a time, and the run waits for them).
-pub fn workers_for(general: usize, parallel: usize) -> usize {
-    general.div_ceil(TRIALS_PER_WORKER).min(parallel.max(1))
-}
-const TRIALS_PER_WORKER: usize = 16;
 
 pub struct Scheduler {
     slots: Arc<HashMap<String, Arc<Slot>>>,
@@ -237,9 +194,11 @@ impl Scheduler {
         // (`Turns::lanes_starting`), where processes start quickly and no fail-fast lead or cheap
         // order wants one worker first: their first trials then start as the heavy ones end.
         let early = !slow && !ctx.stop.cheap_first() && ctx.lead.is_empty();
-        let context_of = |q: &VecDeque<Arc<Case>>| q.iter().any(|c| c.needs.contains(&crate::harness::machine::Cap::Gpu));
+        let context_of =
+            |q: &VecDeque<Arc<Case>>| q.iter().any(|c| c.needs.contains(&crate::harness::machine::Cap::Gpu));
         if early {
-            ctx.turns.lanes_starting(lanes.values().filter(|q| context_of(q)).count());
+            ctx.turns
+                .lanes_starting(lanes.values().filter(|q| context_of(q)).count());
         }
         for (lane, mut q) in lanes {
             if ctx.stop.cheap_first() && lane != crate::harness::case::SERIAL {
@@ -251,7 +210,10 @@ impl Scheduler {
             // attributes as they found them, but a general trial should not be the one to find
             // out), nor a lane without a context.
             let steal = (context && lane != crate::harness::case::SERIAL && !slow).then(|| general.clone());
-            let lane = Lane { steal, early: early && context };
+            let lane = Lane {
+                steal,
+                early: early && context,
+            };
             let h = spawn_dispatcher(Arc::new(Mutex::new(q)), ctx.clone(), None, context, lane);
             handles.lock().unwrap().push(h);
         }
@@ -347,6 +309,7 @@ fn on_turn(
     stop: &Stop,
     case: &Case,
     busy: &dyn Fn(Option<Instant>),
+    started: Option<(f64, f64)>,
     run: impl FnOnce() -> Raw,
 ) -> Record {
     let asked = since_start();
@@ -366,6 +329,7 @@ fn on_turn(
     rec.timing = Timing {
         wait_s: waited,
         turn: Some(turn.kind()),
+        worker_start: started,
         ..timing
     };
     drop(turn);
@@ -463,9 +427,13 @@ fn spawn_dispatcher(
                 ctx.busy.lock().unwrap()[i] = v;
             }
         };
+        // When the worker the next trial runs in was started for it (the timeline draws it).
+        let mut started: Option<(f64, f64)> = None;
         if lane.early {
             let _started = Started(&ctx.turns);
+            let begin = since_start();
             worker = start_lane_early(&ctx, &queue, context, std::mem::take(&mut to_warm));
+            started = Some((begin, since_start()));
         }
         loop {
             let Some(case) = next_case(&queue, &ctx.turns, general) else {
@@ -505,7 +473,12 @@ fn spawn_dispatcher(
             // A new worker starts before the turn: its start overlaps the trials running.
             let mut w = Some(match worker.take() {
                 Some(w) => Ok(w),
-                None => ctx.new_worker(busy_slot.is_some(), context),
+                None => {
+                    let begin = since_start();
+                    let w = ctx.new_worker(busy_slot.is_some(), context);
+                    started = Some((begin, since_start()));
+                    w
+                }
             });
             if to_warm {
                 to_warm = false;
@@ -518,10 +491,11 @@ fn spawn_dispatcher(
                             // Dropping it kills it; a new one runs the lane's trials.
                             w = Some(ctx.new_worker(false, context));
                         }
+                        started = started.map(|(begin, _)| (begin, since_start()));
                     }
                 }
             }
-            let mut rec = on_turn(&ctx.turns, &ctx.stop, &case, &set_busy, || {
+            let mut rec = on_turn(&ctx.turns, &ctx.stop, &case, &set_busy, started.take(), || {
                 match w.take().expect("run once") {
                     Err(e) => Raw::Broken(format!("no worker process could be started: {e}")),
                     Ok(mut w) => {
@@ -596,7 +570,7 @@ mod tests {
                     let Some(c) = q.lock().unwrap().pop_front() else {
                         break;
                     };
-                    let rec = on_turn(&turns, &Stop::default(), &c, &|_| {}, || {
+                    let rec = on_turn(&turns, &Stop::default(), &c, &|_| {}, None, || {
                         std::thread::sleep(Duration::from_millis(if c.slow { 6 } else { 3 }));
                         Raw::Broken("a fake trial".into())
                     });
@@ -643,11 +617,16 @@ mod tests {
     fn a_fail_fast_run_starts_nothing_after_a_failure() {
         for on in [false, true] {
             let (turns, stop, ran) = (Turns::default(), Stop::new(on), AtomicBool::new(false));
-            let first = on_turn(&turns, &stop, &fake("fails".into(), false, false), &|_| {}, || {
-                Raw::Broken("a fake trial".into())
-            });
+            let first = on_turn(
+                &turns,
+                &stop,
+                &fake("fails".into(), false, false),
+                &|_| {},
+                None,
+                || Raw::Broken("a fake trial".into()),
+            );
             assert_eq!(first.outcome, crate::harness::Outcome::Failed);
-            let later = on_turn(&turns, &stop, &fake("later".into(), true, false), &|_| {}, || {
+            let later = on_turn(&turns, &stop, &fake("later".into(), true, false), &|_| {}, None, || {
                 ran.store(true, Ordering::SeqCst);
                 Raw::Broken("a fake trial".into())
             });
@@ -661,58 +640,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    /// Slow starts: the probe's start-up over a sixtieth of the deadline (the sanitizer's 9 s of
-    /// 300, not the bare device's 0.23 s of 60).
-    #[test]
-    fn slow_starts_are_a_sixtieth_of_the_deadline() {
-        assert!(slow_starts(9.3, Duration::from_secs(300)));
-        assert!(!slow_starts(0.23, Duration::from_secs(60)));
-        assert!(!slow_starts(4.9, Duration::from_secs(300)));
-        assert!(slow_starts(1.1, Duration::from_secs(60)));
-    }
-
-    /// One general worker per 16 trials, `parallel` at most, none for no trial.
-    #[test]
-    fn a_short_run_gets_few_workers() {
-        assert_eq!(workers_for(0, 4), 0);
-        assert_eq!(workers_for(5, 4), 1);
-        assert_eq!(workers_for(17, 4), 2);
-        assert_eq!(workers_for(360, 4), 4);
-        assert_eq!(workers_for(360, 0), 1);
-    }
-
-    /// Requests beyond the device before the trials that need it alone, the trials of a quarter of
-    /// the device or more after every other.
-    #[test]
-    fn heavy_first_beyond_before_device_big_last() {
-        let budget = Budget::of_device(80 << 30);
-        let mk = |name: &str, f: fn(Case) -> Case| {
-            Arc::new(f(Case::of(Group::Harness, name, &[crate::harness::Cap::Gpu], |_| {
-                Ok(())
-            })))
-        };
-        let mut v = [
-            mk("big", |c| c.memory_share(5, 8)),
-            mk("plain", |c| c),
-            mk("device", |c| c.exclusive()),
-            mk("beyond", |c| c.beyond_device()),
-        ];
-        v.sort_by_key(|c| run_first(c, &budget));
-        let names: Vec<_> = v.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["beyond", "device", "plain", "big"]);
-    }
-
-    #[test]
-    fn exclusive_trials_are_queued_first_then_slow_ones() {
-        let mut v = [
-            fake("plain".into(), false, false),
-            fake("slow".into(), false, true),
-            fake("exclusive".into(), true, false),
-        ];
-        v.sort_by_key(|c| run_first(c, &Turns::unbounded()));
-        let names: Vec<_> = v.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["exclusive", "slow", "plain"]);
     }
 }

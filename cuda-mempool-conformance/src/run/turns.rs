@@ -532,7 +532,8 @@ mod tests {
         );
         turns.lane_started();
         for _ in 0..2 {
-            rx.recv_timeout(Duration::from_secs(5)).expect("a heavy turn once the lanes are up");
+            rx.recv_timeout(Duration::from_secs(5))
+                .expect("a heavy turn once the lanes are up");
         }
         ts.into_iter().for_each(|t| t.join().unwrap());
     }
