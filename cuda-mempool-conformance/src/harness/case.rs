@@ -159,6 +159,9 @@ pub struct Case {
     pub crash: Option<Crash>,
     /// Long-running: scheduled first so that it overlaps the many short ones.
     pub slow: bool,
+    /// Its lane only paces it (one at a time, for the bare device's sake): where processes start
+    /// slowly (`run::order::slow_starts`) it runs in the general queue, beside the others.
+    pub paced: bool,
     /// Runs with no other trial in its process (it compares process-wide counts such as open fds).
     /// Workers run one trial at a time anyway; this matters when trials share one process.
     pub alone: bool,
@@ -240,6 +243,7 @@ impl Case {
             lane: None,
             crash: None,
             slow: false,
+            paced: false,
             alone: false,
             need: Need::Small,
             own_process: false,
@@ -281,6 +285,11 @@ impl Case {
     pub fn lane(mut self, lane: &'static str) -> Case {
         self.lane = Some(lane);
         self
+    }
+    /// In `lane` only for its pace ([`Case::paced`]): its trials do not depend on each other.
+    pub fn paced(mut self, lane: &'static str) -> Case {
+        self.paced = true;
+        self.lane(lane)
     }
     pub fn serial(self) -> Case {
         self.lane(SERIAL)

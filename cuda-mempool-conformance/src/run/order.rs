@@ -34,11 +34,10 @@ pub(super) fn general_heavy(general: &[Arc<Case>]) -> usize {
 }
 
 /// Whether this run's processes start slowly: the probe's start-up over a sixtieth of the
-/// deadline (under compute-sanitizer 9-14 s against 5 s; on the bare H100 0.23 s against 1 s).
-/// Then the lanes start no processes before the heavy trials, no children ahead, and take no general
-/// trials: under memcheck seven lane
-/// workers and seven children started at once at the heavy trials' end, beside spare workers,
-/// left every importer past its wait (issue 36).
+/// deadline (under compute-sanitizer 9-24 s against 5 s; on the bare H100 0.23 s against 1 s).
+/// Then the lanes take no general trials (a lane's worker would end its kept children first, and
+/// each start costs a minute), and the trials a lane only paces (`Case::paced`) run in the general
+/// queue, side by side (issue 36).
 pub fn slow_starts(startup_secs: f64, deadline: Duration) -> bool {
     startup_secs > deadline.as_secs_f64() / 60.0
 }

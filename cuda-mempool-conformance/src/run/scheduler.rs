@@ -69,8 +69,6 @@ struct Ctx {
     cheap: Pending,
     /// The trials that lead a fail-fast run.
     lead: Lead,
-    /// Processes start slowly ([`slow_starts`]): no children started ahead.
-    slow: bool,
 }
 
 impl Ctx {
@@ -152,8 +150,8 @@ impl Scheduler {
                 }),
             );
             match c.lane {
-                Some(l) => lanes.entry(l).or_default().push_back(c),
-                None => general.push(c),
+                Some(l) if !(slow && c.paced) => lanes.entry(l).or_default().push_back(c),
+                _ => general.push(c),
             }
         }
         // A stable sort keeps the suite's order among equals.
@@ -170,7 +168,6 @@ impl Scheduler {
             stop,
             cheap: Pending::new(cheap_left),
             lead: Lead::new(lead),
-            slow,
         });
         // The heavy trials of the general queue come first (not when cheap ones go first): memory
         // turns, the lanes' included, wait until they are done, and the lanes start their workers
@@ -191,9 +188,9 @@ impl Scheduler {
             add_general(&general, &ctx, &handles);
         }
         // The lanes' processes start before the heavy trials, which wait for them
-        // (`Turns::lanes_starting`), where processes start quickly and no fail-fast lead or cheap
-        // order wants one worker first: their first trials then start as the heavy ones end.
-        let early = !slow && !ctx.stop.cheap_first() && ctx.lead.is_empty();
+        // (`Turns::lanes_starting`), but in a fail-fast run (its lead wants one worker first): their
+        // first trials then start as the heavy ones end (H100: runs 5.8 s to 5.2 s).
+        let early = !ctx.stop.fail_fast() && ctx.lead.is_empty();
         let context_of =
             |q: &VecDeque<Arc<Case>>| q.iter().any(|c| c.needs.contains(&crate::harness::machine::Cap::Gpu));
         if early {
@@ -421,7 +418,7 @@ fn spawn_dispatcher(
         let mut general = busy_slot.is_some();
         let mut worker: Option<Worker> = None;
         // A lane with start-ahead steps runs them once its worker is there (`warm_lane`).
-        let mut to_warm = busy_slot.is_none() && !ctx.slow && queue.lock().unwrap().iter().any(|c| c.warm.is_some());
+        let mut to_warm = busy_slot.is_none() && queue.lock().unwrap().iter().any(|c| c.warm.is_some());
         let set_busy = |v: Option<Instant>| {
             if let Some(i) = busy_slot {
                 ctx.busy.lock().unwrap()[i] = v;
@@ -476,7 +473,11 @@ fn spawn_dispatcher(
                 None => {
                     let begin = since_start();
                     let w = ctx.new_worker(busy_slot.is_some(), context);
-                    started = Some((begin, since_start()));
+                    // Waited for only by the start-ahead step below; else its start-up (cuInit,
+                    // a context) falls in the first trial's span.
+                    if to_warm {
+                        started = Some((begin, since_start()));
+                    }
                     w
                 }
             });

@@ -95,6 +95,10 @@ impl Stop {
             ..self
         }
     }
+    /// Whether the run stops at its first failure (CONFORMANCE_FAIL_FAST=1).
+    pub fn fail_fast(&self) -> bool {
+        self.on
+    }
     /// Whether the queues run cheap trials first (fail-fast, or a run budget).
     pub fn cheap_first(&self) -> bool {
         self.cheap_first
@@ -133,23 +137,26 @@ impl Stop {
     }
     /// The order of the general queue, as a sort key: in fail-fast mode (or under a budget) the `exclusive` trials
     /// last, the others in `rank`'s order (CONFORMANCE_TRIALS_FILE's lines; unranked ones after,
-    /// in the suite's order); otherwise the scheduler's own order (`throughput`).
+    /// in the suite's order), under a budget alone the long-running ones first among equals (they
+    /// decide when the run ends: under compute-sanitizer the IPC fault trials, 80-180 s each, began
+    /// after 120 s of short ones); otherwise the scheduler's own order (`throughput`).
     pub fn order_key(
         &self,
         c: &Case,
         rank: &BTreeMap<String, usize>,
         throughput: (bool, bool, bool, bool),
-    ) -> (bool, bool, bool, bool, usize) {
+    ) -> (bool, usize, bool, bool, bool, bool) {
         if self.cheap_first {
             (
                 c.memory_need().heavy(),
-                false,
-                false,
-                false,
                 rank.get(&c.trial_name()).copied().unwrap_or(usize::MAX),
+                !self.on && !c.slow,
+                false,
+                false,
+                false,
             )
         } else {
-            (throughput.0, throughput.1, throughput.2, throughput.3, 0)
+            (throughput.0, 0, throughput.1, throughput.2, throughput.3, false)
         }
     }
 }
@@ -209,6 +216,24 @@ mod tests {
             "x".into(),
         ));
         assert!(!budget.stopped() && budget.cheap_first());
+    }
+
+    /// Among unranked trials, a run budget starts the long-running ones first (they decide when
+    /// it ends); fail-fast keeps the suite's order (its first failure comes sooner).
+    #[test]
+    fn a_budget_starts_the_long_trials_first_among_equals() {
+        let slow = |n: &str| {
+            let mut c = case(n);
+            c.slow = true;
+            c
+        };
+        let order = |stop: &Stop| {
+            let mut cases = [case("a"), slow("long"), case("b").exclusive(), case("c")];
+            cases.sort_by_key(|c| stop.order_key(c, &BTreeMap::new(), (false, false, false, false)));
+            cases.iter().map(|c| c.name.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(order(&Stop::new(false).under_budget(true)), ["long", "a", "c", "b"]);
+        assert_eq!(order(&Stop::new(true)), ["a", "long", "c", "b"]);
     }
 
     /// Only the first N ranked trials lead, never a heavy one, and only in a fail-fast run.

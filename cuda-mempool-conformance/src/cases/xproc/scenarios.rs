@@ -633,11 +633,13 @@ pub(super) fn cases() -> Vec<Case> {
             })
             // Its bytes of the device's memory, in a lane of their own: one at a time (five side
             // by side took 2.5-3.8 s each on the H100, against 0.4 s alone: mapping GiB and the
-            // crashed importers' teardown go through the driver one after another anyway).
+            // crashed importers' teardown go through the driver one after another anyway); but side
+            // by side where each importer's start takes a minute (under compute-sanitizer the five
+            // in a row took 316 s).
             .needs(Cap::Ipc)
             .slow()
             .memory_bytes((mib * MIB) as u64)
-            .lane(LARGE_LANE),
+            .paced(LARGE_LANE),
         );
     }
     v
