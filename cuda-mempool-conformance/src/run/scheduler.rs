@@ -69,6 +69,8 @@ struct Ctx {
     cheap: Pending,
     /// The trials that lead a fail-fast run.
     lead: Lead,
+    /// Processes start slowly ([`slow_starts`]): no children started ahead, spares later.
+    slow: bool,
 }
 
 impl Ctx {
@@ -111,9 +113,16 @@ fn budget_of(m: &crate::harness::Machine) -> Budget {
     total.map_or_else(Turns::unbounded, Budget::of_device)
 }
 
-/// How long a trial runs before it stops counting against the parallelism.
-fn stuck_after(deadline: Duration) -> Duration {
-    crate::driver::deadline::stuck(deadline)
+/// How long a trial runs before it stops counting against the parallelism; where processes start
+/// slowly, half the deadline: there a spare's start costs a minute of every other start's time
+/// (under compute-sanitizer processes started at once came up one by one, 12-15 s apart, and trials that start
+/// importers take 60-150 s as they should: spares made every start slower).
+fn stuck_after(deadline: Duration, slow: bool) -> Duration {
+    if slow {
+        deadline / 2
+    } else {
+        crate::driver::deadline::stuck(deadline)
+    }
 }
 
 impl Scheduler {
@@ -168,6 +177,7 @@ impl Scheduler {
             stop,
             cheap: Pending::new(cheap_left),
             lead: Lead::new(lead),
+            slow,
         });
         // The heavy trials of the general queue come first (not when cheap ones go first): memory
         // turns, the lanes' included, wait until they are done, and the lanes start their workers
@@ -188,9 +198,11 @@ impl Scheduler {
             add_general(&general, &ctx, &handles);
         }
         // The lanes' processes start before the heavy trials, which wait for them
-        // (`Turns::lanes_starting`), but in a fail-fast run (its lead wants one worker first): their
-        // first trials then start as the heavy ones end (H100: runs 5.8 s to 5.2 s).
-        let early = !ctx.stop.fail_fast() && ctx.lead.is_empty();
+        // (`Turns::lanes_starting`), but in a fail-fast run (its lead wants one worker first) or
+        // where processes start slowly: their first trials then start as the heavy ones end (H100:
+        // runs 5.8 s to 5.2 s). Under compute-sanitizer the ipc lane's worker and children, started
+        // so beside every general trial's importers, were up after 350 s.
+        let early = !slow && !ctx.stop.fail_fast() && ctx.lead.is_empty();
         let context_of =
             |q: &VecDeque<Arc<Case>>| q.iter().any(|c| c.needs.contains(&crate::harness::machine::Cap::Gpu));
         if early {
@@ -278,7 +290,7 @@ fn add_general(queue: &Queue, ctx: &Arc<Ctx>, handles: &Handles) {
 /// 17 spares in 2.3 s while trials were slow, and the importers started meanwhile gave no message
 /// in 5 s); one per whole interval made a run under a hanging API 1.4 s longer than its bound.
 fn monitor(queue: Queue, ctx: Arc<Ctx>, handles: Handles, parallel: usize) {
-    let stuck = stuck_after(ctx.deadline);
+    let stuck = stuck_after(ctx.deadline, ctx.slow);
     let mut last_spare: Option<Instant> = None;
     while !queue.lock().unwrap().is_empty() && !ctx.stop.stopped() {
         std::thread::sleep(Duration::from_millis(100));
@@ -418,7 +430,7 @@ fn spawn_dispatcher(
         let mut general = busy_slot.is_some();
         let mut worker: Option<Worker> = None;
         // A lane with start-ahead steps runs them once its worker is there (`warm_lane`).
-        let mut to_warm = busy_slot.is_none() && queue.lock().unwrap().iter().any(|c| c.warm.is_some());
+        let mut to_warm = busy_slot.is_none() && !ctx.slow && queue.lock().unwrap().iter().any(|c| c.warm.is_some());
         let set_busy = |v: Option<Instant>| {
             if let Some(i) = busy_slot {
                 ctx.busy.lock().unwrap()[i] = v;
