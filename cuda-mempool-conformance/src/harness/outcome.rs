@@ -222,10 +222,10 @@ pub struct Timing {
     /// (`execute::settle`, after an exclusive trial).
     pub settle_s: f64,
     pub children: Vec<ChildSpan>,
-    /// When the worker process that ran it was started for it and its lane's children started
-    /// ahead, where the run waited for that before the trial (a lane's start), in run seconds: a
-    /// process start is the run's time too (one context at a time machine-wide; tens of seconds
-    /// each under compute-sanitizer). A worker started otherwise starts within its first trial.
+    /// Where the run waited, before it, for its lane's worker to come up and for the children its
+    /// lane starts ahead (a lane's first trial), when that was, in run seconds: a process start is
+    /// the run's time too (one context at a time machine-wide; 12 s and more each under
+    /// compute-sanitizer). A general worker's start-up falls in its first trial's span instead.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worker_start: Option<(f64, f64)>,
 }

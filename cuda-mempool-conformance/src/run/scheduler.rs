@@ -7,7 +7,8 @@
 //! worker if it died or hung. When its queue is empty it asks its worker for the leak check and
 //! reaps it; `finish` collects those checks for `suite::no_leaks`.
 //!
-//! A trial that has run much longer than any trial should (a quarter of the deadline, 2 to 10 s)
+//! A trial that has run much longer than any trial should (a sixth of the deadline, 2 s at least;
+//! half of it where processes start slowly)
 //! no longer counts against the parallelism: another general worker starts beside it. A library
 //! that hangs in one API then costs about one deadline of wall time, not one per hanging trial.
 //!
@@ -180,22 +181,13 @@ impl Scheduler {
             slow,
         });
         // The heavy trials of the general queue come first (not when cheap ones go first): memory
-        // turns, the lanes' included, wait until they are done, and the lanes start their workers
-        // and children after them (H100, R580: the requests beyond the device took 1.2 s beside the
+        // turns, the lanes' included, wait until they are done, and lanes that do not start early
+        // (below) start their workers and children after them (H100, R580: the requests beyond the device took 1.2 s beside the
         // lanes' workers creating contexts, 2.5 s beside their children too, 0.44 s beside none;
         // and a trial that needs the device alone must not see a context made meanwhile).
         if !ctx.stop.cheap_first() {
             let heavy = general_heavy(&general);
             ctx.turns.heavy_first(heavy);
-        }
-        let handles: Handles = Arc::new(Mutex::new(Vec::new()));
-        let general: Queue = Arc::new(Mutex::new(VecDeque::from(general)));
-        let parallel = parallel.max(1);
-        let n = workers_for(general.lock().unwrap().len(), parallel);
-        // Started ahead for more trials than a shard, a trials file or the ignored ones left.
-        pre.keep(n);
-        for _ in 0..n {
-            add_general(&general, &ctx, &handles);
         }
         // The lanes' processes start before the heavy trials, which wait for them
         // (`Turns::lanes_starting`), but in a fail-fast run (its lead wants one worker first) or
@@ -208,6 +200,15 @@ impl Scheduler {
         if early {
             ctx.turns
                 .lanes_starting(lanes.values().filter(|q| context_of(q)).count());
+        }
+        let handles: Handles = Arc::new(Mutex::new(Vec::new()));
+        let general: Queue = Arc::new(Mutex::new(VecDeque::from(general)));
+        let parallel = parallel.max(1);
+        let n = workers_for(general.lock().unwrap().len(), parallel);
+        // Started ahead for more trials than a shard, a trials file or the ignored ones left.
+        pre.keep(n);
+        for _ in 0..n {
+            add_general(&general, &ctx, &handles);
         }
         for (lane, mut q) in lanes {
             if ctx.stop.cheap_first() && lane != crate::harness::case::SERIAL {
@@ -397,16 +398,19 @@ impl Drop for Started<'_> {
     }
 }
 
-/// A lane's worker started before the heavy trials, and the children its trials take started ahead
-/// when it has any (`warm`): None when no worker could be started (its first trial then tries again
-/// and says why).
+/// A lane's worker started before the heavy trials and up (its context made), and the children
+/// its trials take started ahead when it has any (`warm`): None when none came up (its first trial
+/// then starts another, and says why if that fails too).
 fn start_lane_early(ctx: &Ctx, queue: &Queue, context: bool, warm: bool) -> Option<Worker> {
     let first = queue.lock().unwrap().front().cloned();
     let mut w = ctx.new_worker(false, context).ok()?;
+    if !w.ready(&ctx.env.m, ctx.deadline) {
+        return None;
+    }
     if let (Some(first), true) = (first, warm) {
         if !w.warm_lane(&first, queue, &ctx.env.m, ctx.deadline) {
-            // Dropping it kills it; a new one runs the lane's trials.
-            return ctx.new_worker(false, context).ok();
+            // Dropping it kills it; its first trial starts another.
+            return None;
         }
     }
     Some(w)
@@ -442,7 +446,7 @@ fn spawn_dispatcher(
             let _started = Started(&ctx.turns);
             let begin = since_start();
             worker = start_lane_early(&ctx, &queue, context, std::mem::take(&mut to_warm));
-            started = Some((begin, since_start()));
+            started = worker.as_ref().map(|_| (begin, since_start()));
         }
         loop {
             let Some(case) = next_case(&queue, &ctx.turns, general) else {
@@ -472,6 +476,8 @@ fn spawn_dispatcher(
             ctx.wait_for_lead(&case, &queue);
             if let Some(rec) = ctx.stop.skipped(&case) {
                 publish(&ctx, &case, rec, general);
+                // Its worker's start was not the next trial's.
+                started = None;
                 continue;
             }
             // A lane's worker that makes a context starts once the heavy trials are done (its
@@ -482,16 +488,9 @@ fn spawn_dispatcher(
             // A new worker starts before the turn: its start overlaps the trials running.
             let mut w = Some(match worker.take() {
                 Some(w) => Ok(w),
-                None => {
-                    let begin = since_start();
-                    let w = ctx.new_worker(busy_slot.is_some(), context);
-                    // Waited for only by the start-ahead step below; else its start-up (cuInit,
-                    // a context) falls in the first trial's span.
-                    if to_warm {
-                        started = Some((begin, since_start()));
-                    }
-                    w
-                }
+                // Its start-up (cuInit, a context) falls in the first trial's span, or in the
+                // start-ahead step's below.
+                None => ctx.new_worker(busy_slot.is_some(), context),
             });
             if to_warm {
                 to_warm = false;
@@ -500,11 +499,13 @@ fn spawn_dispatcher(
                 ctx.turns.wait_heavy_first(&|| ctx.stop.stopped());
                 if !ctx.stop.stopped() && ctx.lead.is_empty() {
                     if let Some(Ok(wk)) = w.as_mut() {
-                        if !wk.warm_lane(&case, &queue, &ctx.env.m, ctx.deadline) {
+                        let begin = since_start();
+                        if wk.warm_lane(&case, &queue, &ctx.env.m, ctx.deadline) {
+                            started = Some((begin, since_start()));
+                        } else {
                             // Dropping it kills it; a new one runs the lane's trials.
                             w = Some(ctx.new_worker(false, context));
                         }
-                        started = started.map(|(begin, _)| (begin, since_start()));
                     }
                 }
             }

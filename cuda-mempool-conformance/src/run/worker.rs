@@ -6,6 +6,7 @@
 //! Protocol (JSON over the `channel` socket): coordinator → worker `{"op":"machine", ...}` once,
 //! then `{"op":"run","trial":T}` (answered by `{"op":"result", ...}`) any number of times, then
 //! `{"op":"finish"}` (answered by `{"op":"leaks","leaks":[...]}`, after which the worker exits).
+//! `{"op":"ping"}`, answered by `{"op":"pong"}`, says it is up: its context made, the machine read.
 //!
 //! Under the mutation library a result carries `"calls"`: the APIs the trial reached
 //! (`driver::calls`), its own and those of the children it started, which append to a calls file
@@ -250,6 +251,16 @@ impl Worker {
         true
     }
 
+    /// Wait at most `deadline` until it is up (its context made, the machine read): false if it
+    /// did not answer as it should (it must not run a trial).
+    pub fn ready(&mut self, m: &Machine, deadline: Duration) -> bool {
+        let asked = self
+            .greet(m)
+            .and_then(|_| self.chan.set_timeout(deadline))
+            .and_then(|_| self.chan.send(&json!({"op": "ping"}), None));
+        asked.is_ok() && matches!(self.chan.poll(), Got::Msg(m, _) if m["op"] == "pong")
+    }
+
     /// End the children it keeps (`harness::helpers::close_all`), waiting at most `deadline`.
     /// False: it did not answer as it should (it must not run another trial).
     pub fn release(&mut self, deadline: Duration) -> bool {
@@ -467,6 +478,11 @@ pub fn main(templates: Vec<Case>) -> i32 {
                 };
                 let _ = crate::driver::calls::take();
                 if chan.send(&json!({"op": "warmed", "error": done.err()}), None).is_err() {
+                    return 1;
+                }
+            }
+            Some("ping") => {
+                if chan.send(&json!({"op": "pong"}), None).is_err() {
                     return 1;
                 }
             }

@@ -10,9 +10,11 @@ pub(super) const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 pub(super) const POSIX: CUmemAllocationHandleType = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 pub const FAULT_VAR: &str = "CONFORMANCE_IPC_FAULT";
 /// The lane of the trials served by kept importers (`harness::helpers`: one `ipc-kept` process
-/// serves the round trips, the scenarios and the concurrent imports) and of the rules: one worker
-/// runs them all, so the run makes one worker's and two importers' contexts for them, not four
-/// workers' and five importers' (the driver creates contexts one at a time machine-wide: issue 36).
+/// serves the round trips, the scenarios and the concurrent imports), of the rules and of the
+/// vaspace trials: one worker runs them all, so the run makes one worker's context and four
+/// children's (two kept importers, the rules' and the vaspace child) started ahead for them, not
+/// five workers' and seven children's (the driver creates contexts one at a time machine-wide:
+/// issue 36).
 pub const IPC_LANE: &str = "ipc";
 pub(super) const ROUND_TRIP_LANE: &str = IPC_LANE;
 pub(super) const SCENARIO_LANE: &str = IPC_LANE;
