@@ -34,11 +34,11 @@ pub(super) fn general_heavy(general: &[Arc<Case>]) -> usize {
 }
 
 /// Whether this run's processes start slowly: the probe's start-up over a sixtieth of the
-/// deadline (under compute-sanitizer 9-26 s against 5 s; on the bare H100 0.23 s against 1 s).
-/// Then the lanes start their processes when their first trial comes, with no children ahead, and
-/// take no general trials; spare workers start later; the trials a lane only paces
-/// (`Case::paced`) run in the general queue, side by side. Under memcheck processes started at once
-/// came up one by one, 12-15 s apart: every process started ahead, or at once, made the others later
+/// deadline (under compute-sanitizer with four test threads 9-26 s against 5 s; on the bare H100
+/// 0.23 s against 1 s). Then the lanes start their processes when their first trial comes, with no
+/// children ahead, and take no general trials; spare workers start later; the trials a lane only
+/// paces (`Case::paced`) run in the general queue, side by side. Under memcheck each process alive
+/// adds about 5 s to every other's start: every process started ahead made the others later
 /// (issue 36: seven lane workers and seven children started at once left every importer past its
 /// wait; started at the run's start, the ipc lane's were up after 350 s).
 pub fn slow_starts(startup_secs: f64, deadline: Duration) -> bool {

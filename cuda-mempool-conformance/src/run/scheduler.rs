@@ -8,9 +8,9 @@
 //! reaps it; `finish` collects those checks for `suite::no_leaks`.
 //!
 //! A trial that has run much longer than any trial should (a sixth of the deadline, 2 s at least;
-//! half of it where processes start slowly)
-//! no longer counts against the parallelism: another general worker starts beside it. A library
-//! that hangs in one API then costs about one deadline of wall time, not one per hanging trial.
+//! half of it where processes start slowly) no longer counts against the parallelism: another
+//! general worker starts beside it. A library that hangs in one API then costs about one deadline
+//! of wall time, not one per hanging trial.
 //!
 //! Every trial, general or of a lane, runs on a turn (`Turns`) fit for what it needs of the
 //! device's memory (`Need`): side by side while the needs fit the budget, beside no memory holder
@@ -115,8 +115,8 @@ fn budget_of(m: &crate::harness::Machine) -> Budget {
 }
 
 /// How long a trial runs before it stops counting against the parallelism; where processes start
-/// slowly, half the deadline: there a spare's start costs a minute of every other start's time
-/// (under compute-sanitizer processes started at once came up one by one, 12-15 s apart, and trials that start
+/// slowly, half the deadline: there a spare's start costs every other start time (under
+/// compute-sanitizer each process alive adds about 5 s to every start, and trials that start
 /// importers take 60-150 s as they should: spares made every start slower).
 fn stuck_after(deadline: Duration, slow: bool) -> Duration {
     if slow {
@@ -182,9 +182,10 @@ impl Scheduler {
         });
         // The heavy trials of the general queue come first (not when cheap ones go first): memory
         // turns, the lanes' included, wait until they are done, and lanes that do not start early
-        // (below) start their workers and children after them (H100, R580: the requests beyond the device took 1.2 s beside the
-        // lanes' workers creating contexts, 2.5 s beside their children too, 0.44 s beside none;
-        // and a trial that needs the device alone must not see a context made meanwhile).
+        // (below) start their workers and children after them (H100, R580: the requests beyond
+        // the device took 1.2 s beside the lanes' workers creating contexts, 2.5 s beside their
+        // children too, 0.44 s beside none; and a trial that needs the device alone must not see a
+        // context made meanwhile).
         if !ctx.stop.cheap_first() {
             let heavy = general_heavy(&general);
             ctx.turns.heavy_first(heavy);

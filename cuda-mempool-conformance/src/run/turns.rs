@@ -244,10 +244,7 @@ impl Turns {
     }
     /// One of the heavy trials queued first is done (run, or not run).
     pub(crate) fn heavy_done(&self) {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        st.heavy_first = st.heavy_first.saturating_sub(1);
-        drop(st);
-        self.changed.notify_all();
+        self.count_down(|st| &mut st.heavy_first);
     }
 
     /// `n` lanes start their processes before any heavy turn; each ends with [`Turns::lane_started`].
@@ -256,8 +253,13 @@ impl Turns {
     }
     /// One of the lanes counted by [`Turns::lanes_starting`] has its processes up (or gave up).
     pub(crate) fn lane_started(&self) {
+        self.count_down(|st| &mut st.starting);
+    }
+    /// One less of the gate's count `which`; the turns waiting on it look again.
+    fn count_down(&self, which: fn(&mut TurnState) -> &mut usize) {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        st.starting = st.starting.saturating_sub(1);
+        let n = which(&mut st);
+        *n = n.saturating_sub(1);
         drop(st);
         self.changed.notify_all();
     }
