@@ -1,14 +1,14 @@
 //! Checks the fleet files under deploy/ against their published schemas, offline: the GitHub
-//! workflow with check-jsonschema's vendored GitHub schema, the Kubernetes Job with
-//! kubernetes-validate's bundled Kubernetes schemas; both pinned PyPI packages, installed with pip
-//! into a virtual environment under target/ (the only network use: PyPI, once).
+//! workflow with check-jsonschema's vendored GitHub schema, the Kubernetes Jobs (per-GPU and node
+//! mode) with kubernetes-validate's bundled Kubernetes schemas; both pinned PyPI packages, installed
+//! with pip into a virtual environment under target/ (the only network use: PyPI, once).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The validators, pinned: a new release may change what passes, so an upgrade is a commit.
 const VALIDATORS: &[&str] = &["check-jsonschema==0.39.0", "kubernetes-validate==1.37.0"];
-/// The Kubernetes version whose schemas the Job must meet (kubernetes-validate bundles them).
+/// The Kubernetes version whose schemas the Jobs must meet (kubernetes-validate bundles them).
 const KUBERNETES: &str = "1.37.0";
 
 /// Each file and the command (in the venv's bin/) that validates it.
@@ -20,6 +20,11 @@ const FILES: &[(&str, &str, &[&str])] = &[
     ),
     (
         "deploy/k8s/conformance-job.yaml",
+        "kubernetes-validate",
+        &["--strict", "--kubernetes-version", KUBERNETES],
+    ),
+    (
+        "deploy/k8s/conformance-node-job.yaml",
         "kubernetes-validate",
         &["--strict", "--kubernetes-version", KUBERNETES],
     ),

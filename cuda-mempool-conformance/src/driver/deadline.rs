@@ -63,6 +63,14 @@ pub fn hung_step(startup_secs: f64) -> Duration {
     (trial() / 60).max(Duration::from_secs_f64(startup_secs.max(0.0) * 2.0))
 }
 
+/// How long a call the driver was seen to leave unanswered (or that passes an argument beyond the
+/// device, where such hangs were seen) may take before it is given up (`harness::bounded`): a
+/// twentieth of the deadline, 3 s at the default, so that a trial that meets such a hang still
+/// ends within a tenth of the deadline.
+pub fn driver_hang() -> Duration {
+    trial() / 20
+}
+
 /// How long a short-lived child (the before-cuInit answers, a probe of cuInit) may take.
 pub fn child_answer() -> Duration {
     trial() / 6

@@ -29,10 +29,20 @@ pub struct Deviation {
     pub seen_on: &'static [&'static str],
     /// Driver branches (580 for 580.x) it is expected on, inclusive.
     pub branches: (u32, u32),
+    /// GPU models (as cuDeviceGetName names them) it was verified on, where the answer depends on
+    /// the device; empty: the same on every model. On another model the documented answer passes
+    /// and the departure's is a known departure.
+    pub models: &'static [&'static str],
 }
+
+/// A departure the same on every GPU model.
+const ANY: &[&str] = &[];
 
 const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 const R580: &[&str] = &["580.159.04"];
+/// The GPU models departures and hangs were verified on, as cuDeviceGetName names them.
+pub const H100_SXM: &str = "NVIDIA H100 80GB HBM3";
+pub const H200: &str = "NVIDIA H200";
 
 pub const ALL: &[Deviation] = &[
     Deviation {
@@ -43,6 +53,7 @@ pub const ALL: &[Deviation] = &[
         observed: CUresult::CUDA_SUCCESS,
         seen_on: R580,
         branches: (580, 580),
+        models: ANY,
     },
     Deviation {
         id: "free_null_succeeds",
@@ -52,6 +63,7 @@ pub const ALL: &[Deviation] = &[
         observed: CUresult::CUDA_SUCCESS,
         seen_on: R580,
         branches: (580, 580),
+        models: ANY,
     },
     // Usage bits by branch (issue 38). R580 ignores an unknown bit; the 12.2-era driver (R535)
     // refused the then-unknown bit 2 with INVALID_VALUE (rmm #1872), the documented answer, so
@@ -64,6 +76,7 @@ pub const ALL: &[Deviation] = &[
         observed: CUresult::CUDA_SUCCESS,
         seen_on: R580,
         branches: (580, 580),
+        models: ANY,
     },
     // CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS (2) is a usage bit from CUDA 12.8 on; a driver before
     // 12.8 (R535, CUDA 12.2: rmm #1872, cudf-spark #14896, public reports) refuses it as unknown.
@@ -75,6 +88,7 @@ pub const ALL: &[Deviation] = &[
         observed: E_VALUE,
         seen_on: &["535.x (CUDA 12.2; rmm #1872, public report)"],
         branches: (0, 565),
+        models: ANY,
     },
     Deviation {
         id: "win32_handle_on_linux",
@@ -84,6 +98,7 @@ pub const ALL: &[Deviation] = &[
         observed: E_VALUE,
         seen_on: R580,
         branches: (580, 580),
+        models: ANY,
     },
     Deviation {
         id: "bad_fd_unknown_error",
@@ -93,6 +108,7 @@ pub const ALL: &[Deviation] = &[
         observed: CUresult::CUDA_ERROR_UNKNOWN,
         seen_on: R580,
         branches: (580, 580),
+        models: ANY,
     },
     Deviation {
         id: "set_access_invalid_device",
@@ -102,6 +118,7 @@ pub const ALL: &[Deviation] = &[
         observed: CUresult::CUDA_ERROR_INVALID_DEVICE,
         seen_on: R580,
         branches: (580, 580),
+        models: ANY,
     },
     Deviation {
         id: "set_access_not_supported",
@@ -111,6 +128,7 @@ pub const ALL: &[Deviation] = &[
         observed: CUresult::CUDA_ERROR_NOT_SUPPORTED,
         seen_on: R580,
         branches: (580, 580),
+        models: ANY,
     },
     Deviation {
         id: "set_access_count_zero_null_map_refused",
@@ -120,6 +138,7 @@ pub const ALL: &[Deviation] = &[
         observed: E_VALUE,
         seen_on: R580,
         branches: (580, 580),
+        models: ANY,
     },
     Deviation {
         id: "imported_pool_attribute_query_refused",
@@ -129,6 +148,7 @@ pub const ALL: &[Deviation] = &[
         observed: E_VALUE,
         seen_on: R580,
         branches: (580, 580),
+        models: ANY,
     },
     // Pool calls during a global-mode capture (capture.rs): their error lists name no capture
     // error, and the capture documentation does not list them among the prohibited calls.
@@ -140,6 +160,7 @@ pub const ALL: &[Deviation] = &[
         observed: CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
         seen_on: R580,
         branches: (580, 580),
+        models: ANY,
     },
     Deviation {
         id: "get_attribute_during_global_capture_unsupported",
@@ -149,6 +170,7 @@ pub const ALL: &[Deviation] = &[
         observed: CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
         seen_on: R580,
         branches: (580, 580),
+        models: ANY,
     },
     Deviation {
         id: "set_attribute_during_global_capture_unsupported",
@@ -158,6 +180,7 @@ pub const ALL: &[Deviation] = &[
         observed: CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
         seen_on: R580,
         branches: (580, 580),
+        models: ANY,
     },
     Deviation {
         id: "ipc_pool_alloc_during_capture_not_supported",
@@ -167,6 +190,7 @@ pub const ALL: &[Deviation] = &[
         observed: CUresult::CUDA_ERROR_NOT_SUPPORTED,
         seen_on: R580,
         branches: (580, 580),
+        models: ANY,
     },
     Deviation {
         id: "max_size_beyond_memory_out_of_memory",
@@ -176,6 +200,8 @@ pub const ALL: &[Deviation] = &[
         observed: CUresult::CUDA_ERROR_OUT_OF_MEMORY,
         seen_on: R580,
         branches: (580, 580),
+        // The device's memory decides what is "beyond" it: verified on these two models.
+        models: &[H100_SXM, H200],
     },
     Deviation {
         id: "first_free_unmaps_second_import",
@@ -186,6 +212,7 @@ pub const ALL: &[Deviation] = &[
         observed: E_VALUE,
         seen_on: R580,
         branches: (580, 580),
+        models: ANY,
     },
     Deviation {
         id: "imported_pool_trim_refused",
@@ -195,6 +222,7 @@ pub const ALL: &[Deviation] = &[
         observed: E_VALUE,
         seen_on: R580,
         branches: (580, 580),
+        models: ANY,
     },
 ];
 
@@ -253,9 +281,13 @@ pub fn set_verified(v: Vec<(String, u32)>) {
     let _ = VERIFIED.set(v);
 }
 
-/// The branches departure `d` counts as verified on: its own, then the user's.
+/// The branches departure `d` counts as verified on: its own, then the user's (and the GPU models,
+/// for a departure of some models).
 fn verified_text(d: &Deviation) -> String {
     let mut s = format!("{}–{}", d.branches.0, d.branches.1);
+    if !d.models.is_empty() {
+        s.push_str(&format!(" on {} (this device: {})", d.models.join(", "), with_model(|m| m.to_string())));
+    }
     for (id, b) in VERIFIED.get().into_iter().flatten() {
         if id == d.id || id == "*" {
             s.push_str(&format!(", {b} (CONFORMANCE_EXPECT)"));
@@ -277,8 +309,14 @@ pub fn crash_verified_here(branches: (u32, u32)) -> bool {
         })
 }
 
-/// Whether departure `d` was verified on the running driver's branch.
+/// Whether departure `d` was verified on the running driver's branch (and, for a departure of
+/// some GPU models, on the model of the trial's device).
 pub fn verified_here(d: &Deviation) -> bool {
+    let model = d.models.is_empty() || with_model(|m| d.models.contains(&m));
+    model && verified_branch(d)
+}
+
+fn verified_branch(d: &Deviation) -> bool {
     in_branches(d.branches)
         || driver().1.is_some_and(|b| {
             VERIFIED
@@ -287,6 +325,129 @@ pub fn verified_here(d: &Deviation) -> bool {
                 .flatten()
                 .any(|(id, vb)| *vb == b && (id == d.id || id == "*"))
         })
+}
+
+/// The host's shape as a hang declaration names it: how many GPUs the host has (all of them,
+/// whatever this process sees), set once the machine is known.
+static HOST_GPUS: OnceLock<usize> = OnceLock::new();
+
+/// Record how many GPUs the host has (`harness::machine::Machine::host_gpus`).
+pub fn set_host_gpus(n: usize) {
+    let _ = HOST_GPUS.set(n);
+}
+
+thread_local! {
+    /// The model of the device the trial on this thread runs on (`harness::execute`).
+    static MODEL: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Say which GPU model the trial on this thread runs on ("" when none).
+pub fn set_model(name: &str) {
+    MODEL.with(|m| *m.borrow_mut() = name.to_string());
+}
+
+fn with_model<T>(f: impl FnOnce(&str) -> T) -> T {
+    MODEL.with(|m| f(&m.borrow()))
+}
+
+/// A call the driver was seen to leave unanswered: where it was seen, what was found to decide it
+/// (`docs/conformance/hang/`), and the host shapes it was verified on. Such a call runs on a
+/// watched thread (`harness::bounded`); a hang on a verified shape passes and is recorded, on another
+/// shape it is a known departure, under CONFORMANCE_STRICT=documented a failure (no documentation
+/// promises a hang). Where the call answers, its row is judged as any other.
+pub struct Hang {
+    pub id: &'static str,
+    pub api: u32,
+    /// The call and the arguments it hangs on.
+    pub call: &'static str,
+    /// What the calibration found decides it.
+    pub decided_by: &'static str,
+    pub seen_on: &'static [&'static str],
+    pub branches: (u32, u32),
+    /// Host shapes it was verified on: a GPU model and the least number of GPUs on the host.
+    pub hosts: &'static [(&'static str, usize)],
+}
+
+pub const HANGS: &[Hang] = &[Hang {
+    id: "max_size_size_max_hangs_driver",
+    api: 823,
+    call: "cuMemPoolCreate with maxSize = SIZE_MAX",
+    decided_by: "the host: on a host of two H200 (NVLink) R580 spins a CPU in the call, holding the \
+                 process's driver, for maxSize 1 << 63 and for every value from 2^64 - 32 MiB up, with \
+                 every device visible or one; not every time (a later series answered OUT_OF_MEMORY at \
+                 once); 1 << 62, 3 << 62 and 2^64 - 1 GiB answer at once; never seen on one-GPU hosts",
+    seen_on: &["580.159.04 on 2× NVIDIA H200, 2026-11-26"],
+    branches: (580, 580),
+    hosts: &[(H200, 2)],
+}];
+
+pub fn hang(id: &str) -> &'static Hang {
+    HANGS
+        .iter()
+        .find(|h| h.id == id)
+        .unwrap_or_else(|| panic!("no hang declared as {id:?}"))
+}
+
+/// Whether hang `h` was verified here: the branch, and a host of a verified shape (or a
+/// `[[verified]]` entry for it on this branch).
+fn hang_verified_here(h: &Hang) -> bool {
+    let gpus = HOST_GPUS.get().copied().unwrap_or(0);
+    let shape = with_model(|m| h.hosts.iter().any(|(model, n)| *model == m && gpus >= *n));
+    let user = driver().1.is_some_and(|b| {
+        VERIFIED
+            .get()
+            .into_iter()
+            .flatten()
+            .any(|(id, vb)| *vb == b && (id == h.id || id == "*"))
+    });
+    (shape && in_branches(h.branches)) || user
+}
+
+/// A call with declared hang `id` gave no answer within `after`: recorded, and judged as the
+/// declaration says (see [`Hang`]). `what` starts with the call's name.
+pub fn expect_hang(id: &str, what: &str, after: std::time::Duration) -> R {
+    let h = hang(id);
+    let verified = hang_verified_here(h);
+    let observed = format!("no answer within {:.1} s", after.as_secs_f64());
+    let shape = format!(
+        "{} on a host of {} GPUs",
+        with_model(|m| if m.is_empty() { "an unknown model".to_string() } else { m.to_string() }),
+        HOST_GPUS.get().copied().unwrap_or(0)
+    );
+    let verified_on: Vec<String> = h.hosts.iter().map(|(m, n)| format!("{n}+ × {m}")).collect();
+    let seen = format!(
+        "declared hang `{id}`, verified on branches {}–{} on hosts of {}; seen on {}; decided by {}",
+        h.branches.0,
+        h.branches.1,
+        verified_on.join(", "),
+        h.seen_on.join(", "),
+        h.decided_by
+    );
+    record(Observation {
+        api: Some(h.api),
+        call: what.to_string(),
+        documented: "(an answer)".into(),
+        expected: if verified { "no answer (declared hang)".into() } else { "an answer".into() },
+        observed: observed.clone(),
+        ok: !strict(),
+        deviation: Some(id.to_string()),
+    });
+    if strict() {
+        crate::driver::blame::set(h.api);
+        return Err(Fail::Departure(format!(
+            "{what}: {observed} on {shape} — {seen}; a failure because {STRICT_VAR}=documented"
+        )));
+    }
+    if !verified {
+        KNOWN.with(|k| {
+            k.borrow_mut().push(format!(
+                "{what}: {observed} on {shape}, {} ({seen}); not verified on this host shape or branch: \
+                 record it in a CONFORMANCE_EXPECT [[verified]] entry once checked",
+                driver_text()
+            ))
+        });
+    }
+    Ok(())
 }
 
 thread_local! {

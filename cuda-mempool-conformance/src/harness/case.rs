@@ -172,6 +172,10 @@ pub struct Case {
     /// the driver keeps for the process after the trial (R580 keeps the memory a graph launch that it
     /// refused OUT_OF_MEMORY had taken, until the process ends: issue 34's graph caps trials).
     pub own_process: bool,
+    /// It makes calls the driver may leave unanswered, on watched threads (`harness::bounded`): a
+    /// stuck one holds its process's driver, so where trials share the coordinator's process
+    /// (in-process mode) it runs in a process of its own; a worker retires after it.
+    pub may_hang: bool,
     /// The run's preconditions it relies on: where one does not hold, it is not run
     /// (`harness::precondition`).
     pub relies: &'static [Precondition],
@@ -247,6 +251,7 @@ impl Case {
             alone: false,
             need: Need::Small,
             own_process: false,
+            may_hang: false,
             relies: crate::harness::precondition::DEFAULT,
             warm: None,
             body: Arc::new(body),

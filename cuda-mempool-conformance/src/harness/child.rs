@@ -46,6 +46,9 @@ pub enum Role {
     IpcKept,
     /// The IPC benchmark's importer (benches/allocator.rs; that binary alone has it).
     BenchIpc,
+    /// Run one edge trial's rows from a row on, after one left its process stuck in the driver
+    /// (`cases::edges`, `harness::bounded`).
+    EdgeRows,
     /// Run one case and print its answer (in-process mode's crash isolation).
     Case(String),
 }
@@ -76,6 +79,7 @@ const ROLES: &[(&str, Role)] = &[
     ("vaspace", Role::VaSpace),
     ("ipc-concurrent", Role::IpcConcurrent),
     ("ipc-kept", Role::IpcKept),
+    ("edge-rows", Role::EdgeRows),
 ];
 const CASE_PREFIX: &str = "case:";
 impl Role {

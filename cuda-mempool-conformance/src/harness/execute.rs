@@ -96,6 +96,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
     let _ = crate::driver::check::take_forced_gates();
     let _ = crate::driver::observe::take();
     let _ = crate::driver::departures::take_known();
+    crate::driver::departures::set_model(env.m.devices.get(env.dev as usize).map_or("", |d| d.name.as_str()));
     crate::driver::ledger::set_trial(&name);
     let start = Instant::now();
     let answer = |outcome: Outcome, kind, message: String| {

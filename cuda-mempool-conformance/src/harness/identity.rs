@@ -98,13 +98,18 @@ fn nvml_version(library: &str) -> Result<String, String> {
     }
 }
 
+/// The NVML library to ask: CONFORMANCE_NVML, or the system's.
+pub fn nvml_library() -> String {
+    std::env::var(NVML_VAR)
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "libnvidia-ml.so.1".to_string())
+}
+
 /// Ask every source (in this process: the probe's child), `libcuda` being the path of the
 /// libcuda file mapped here.
 pub fn identify(libcuda: &str) -> Identity {
-    let nvml = std::env::var(NVML_VAR)
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "libnvidia-ml.so.1".to_string());
+    let nvml = nvml_library();
     let module = std::fs::read_to_string(MODULE_VERSION_FILE)
         .map_err(|e| format!("not readable: {e}"))
         .and_then(|t| module_version(&t).ok_or_else(|| "no version on its first line".to_string()));

@@ -67,6 +67,11 @@ pub struct Device {
     pub uuid: String,
     /// cuDeviceGetPCIBusId's answer ("0000:3b:00.0"), or "unknown".
     pub pci_bus_id: String,
+    /// The model's identity: PCI vendor, device and subsystem IDs ("10de:2335 (subsystem
+    /// 10de:18bf)", `harness::gpu_model`), or "unknown".
+    pub pci_ids: String,
+    /// MIG and virtualization mode as NVML says them, or why unknown.
+    pub modes: String,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -84,6 +89,8 @@ pub struct Machine {
     /// How long the probe's child took, start to answer (the coordinator's measure of how fast a
     /// process of this run starts: waits for children scale with it).
     pub startup_secs: f64,
+    /// How many GPUs the host has, whatever this process is shown (`harness::gpu_model::host_gpus`).
+    pub host_gpus: usize,
     /// Each entry point the table has and the object it resolved to (`dladdr`), in the mode used.
     pub resolved: Vec<(String, String)>,
     /// The libraries LD_PRELOAD names.
@@ -335,12 +342,14 @@ impl Machine {
         for d in &self.devices {
             writeln!(
                 s,
-                "device {}: {} (sm_{}{}), UUID {}, PCI {}, {} MiB, memory pools: {}, handle types: {:#x} (posix fd: \
-                 {}, fabric: {}), host pools: {}, host NUMA pools: {} (host NUMA id {})",
+                "device {}: {} (sm_{}{}), PCI IDs {}, {}, UUID {}, PCI {}, {} MiB, memory pools: {}, handle types: \
+                 {:#x} (posix fd: {}, fabric: {}), host pools: {}, host NUMA pools: {} (host NUMA id {})",
                 d.ordinal,
                 d.name,
                 d.cc.0,
                 d.cc.1,
+                d.pci_ids,
+                d.modes,
                 d.uuid,
                 d.pci_bus_id,
                 d.total_mem >> 20,
@@ -505,7 +514,9 @@ impl Machine {
                 "total_mem": d.total_mem, "memory_pools": d.pools, "handle_types": d.handle_types,
                 "host_pools": d.host_pools, "host_numa_pools": d.host_numa_pools,
                 "host_numa_id": d.host_numa_id, "fabric": d.fabric, "uuid": d.uuid, "pci_bus_id": d.pci_bus_id,
+                "pci_ids": d.pci_ids, "modes": d.modes,
             })).collect::<Vec<_>>(),
+            "host_gpus": self.host_gpus,
             "peer": self.peer,
             "exported": self.exported.iter().map(|e| serde_json::json!([e.0, e.1])).collect::<Vec<_>>(),
             "p2p": self.p2p.iter().map(|p| serde_json::json!({"a": p.a, "b": p.b,
@@ -529,6 +540,7 @@ impl Machine {
             load_error: j["load_error"].as_str().map(String::from),
             hidden_init: j["hidden_init"].as_i64().map(|v| v as i32),
             startup_secs: j["startup_secs"].as_f64().unwrap_or(0.0),
+            host_gpus: j["host_gpus"].as_u64().unwrap_or(0) as usize,
             resolved: serde_json::from_value(j["resolved"].clone()).unwrap_or_default(),
             preloaded: serde_json::from_value(j["preloaded"].clone()).unwrap_or_default(),
             paths: serde_json::from_value(j["paths"].clone()).unwrap_or_default(),
@@ -563,6 +575,7 @@ impl Machine {
             ..Machine::default()
         };
         crate::driver::departures::set_driver(&m.identity.version);
+        crate::driver::departures::set_host_gpus(m.host_gpus);
         for d in j["devices"].as_array().ok_or_else(|| bad("devices"))? {
             m.devices.push(Device {
                 ordinal: int(&d["ordinal"], "ordinal")? as i32,
@@ -580,6 +593,8 @@ impl Machine {
                 total_mem: d["total_mem"].as_u64().unwrap_or(0) as usize,
                 uuid: d["uuid"].as_str().unwrap_or("unknown").to_string(),
                 pci_bus_id: d["pci_bus_id"].as_str().unwrap_or("unknown").to_string(),
+                pci_ids: d["pci_ids"].as_str().unwrap_or("unknown").to_string(),
+                modes: d["modes"].as_str().unwrap_or("unknown").to_string(),
             });
         }
         for row in j["peer"].as_array().ok_or_else(|| bad("peer"))? {

@@ -2,6 +2,7 @@
 //! vocabulary, one way to start a child of this binary (and the channel to it, and the kept importers), the probe, running
 //! a case in this process, the verdict, the leak check, and where a report came from. Imports only `driver` and `os`.
 
+pub mod bounded;
 pub mod case;
 pub mod channel;
 pub mod child;
@@ -9,6 +10,7 @@ pub mod config;
 pub mod devices;
 pub mod execute;
 pub mod expect;
+pub mod gpu_model;
 pub mod helpers;
 pub mod identity;
 pub mod leaks;

@@ -250,10 +250,19 @@ pub fn probe() -> Machine {
                 host_numa_id: attr(A::CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, dev),
                 fabric: attr(A::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, dev) != 0,
                 total_mem: total,
+                pci_ids: crate::harness::gpu_model::pci_ids(&pci_bus_id),
+                modes: String::new(),
                 uuid,
                 pci_bus_id,
             });
         }
+        let buses: Vec<String> = m.devices.iter().map(|d| d.pci_bus_id.clone()).collect();
+        let modes = crate::harness::gpu_model::modes(&crate::harness::identity::nvml_library(), &buses);
+        for (d, mode) in m.devices.iter_mut().zip(modes) {
+            d.modes = mode;
+        }
+        m.host_gpus = crate::harness::gpu_model::host_gpus(m.devices.len());
+        crate::driver::departures::set_host_gpus(m.host_gpus);
         for i in 0..n {
             let row = (0..n)
                 .map(|j| {

@@ -123,7 +123,7 @@ impl Runner {
                     } else {
                         _shared = ALONE.read().unwrap_or_else(|p| p.into_inner());
                     }
-                    if case.own_process {
+                    if case.own_process || case.may_hang {
                         run_isolated(case, *timeout)
                     } else {
                         Raw::Answer(execute(case, env))

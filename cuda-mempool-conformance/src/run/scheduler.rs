@@ -520,7 +520,8 @@ fn spawn_dispatcher(
                             ctx.deadline
                         };
                         let raw = w.run(&case.trial_name(), &ctx.env.m, deadline);
-                        if matches!(raw, Raw::Answer(_) | Raw::Broken(_)) {
+                        // A retired worker (a thread stuck in the driver) is dropped: killed.
+                        if matches!(raw, Raw::Answer(_) | Raw::Broken(_)) && !w.retired {
                             worker = Some(w);
                         }
                         raw

@@ -7,6 +7,8 @@
 //! then `{"op":"run","trial":T}` (answered by `{"op":"result", ...}`) any number of times, then
 //! `{"op":"finish"}` (answered by `{"op":"leaks","leaks":[...]}`, after which the worker exits).
 //! `{"op":"ping"}`, answered by `{"op":"pong"}`, says it is up: its context made, the machine read.
+//! A result with `"retire": true` is the worker's last: a thread of its trial is stuck inside the
+//! driver (`harness::bounded`), so it exits, and the coordinator starts another for the next trial.
 //!
 //! Under the mutation library a result carries `"calls"`: the APIs the trial reached
 //! (`driver::calls`), its own and those of the children it started, which append to a calls file
@@ -72,6 +74,8 @@ pub struct Worker {
     greeted: bool,
     /// Its children's calls file (removed with the worker).
     calls_file: std::path::PathBuf,
+    /// Its last trial left a thread stuck inside the driver (`harness::bounded`): it runs no more.
+    pub retired: bool,
 }
 
 impl Worker {
@@ -121,6 +125,7 @@ impl Worker {
             readers,
             greeted: false,
             calls_file,
+            retired: false,
         })
     }
 
@@ -178,10 +183,13 @@ impl Worker {
             return self.died_before(e, mark, start);
         }
         match self.chan.poll() {
-            Got::Msg(msg, _) if msg["op"] == "result" => match Answer::from_json(&msg) {
-                Ok(a) => Raw::Answer(a),
-                Err(e) => Raw::Broken(e),
-            },
+            Got::Msg(msg, _) if msg["op"] == "result" => {
+                self.retired = msg["retire"].as_bool().unwrap_or(false);
+                match Answer::from_json(&msg) {
+                    Ok(a) => Raw::Answer(a),
+                    Err(e) => Raw::Broken(e),
+                }
+            }
             Got::Msg(msg, _) => Raw::Broken(format!("worker {} answered {msg}", self.id)),
             Got::Timeout => {
                 let inside = self.crumb.read();
@@ -436,7 +444,11 @@ pub fn main(templates: Vec<Case>) -> i32 {
                         };
                         a.calls = crate::driver::calls::take();
                         a.timing.children = watch.finish();
-                        st.after_trial(trial);
+                        // A thread left stuck in the driver holds it: no leak check (its calls
+                        // would wait), and the worker retires once it has answered.
+                        if crate::harness::bounded::stuck().is_none() {
+                            st.after_trial(trial);
+                        }
                         a
                     }
                     None => Answer {
@@ -454,8 +466,14 @@ pub fn main(templates: Vec<Case>) -> i32 {
                 };
                 let mut j = answer.to_json();
                 j["op"] = json!("result");
+                let stuck = crate::harness::bounded::stuck();
+                j["retire"] = json!(stuck.is_some());
                 if chan.send(&j, None).is_err() {
                     return 1;
+                }
+                if let Some(call) = stuck {
+                    eprintln!("worker: a thread is stuck inside {call}: retiring");
+                    crate::harness::bounded::exit_now(0);
                 }
             }
             Some("warm") => {

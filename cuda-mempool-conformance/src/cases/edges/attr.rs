@@ -15,6 +15,7 @@ fn attribute_rows(_: &Env) -> Vec<Row> {
         value: a,
         label: format!("{a}"),
         want: REFUSED,
+        watch: Watch::Off,
     }));
     v.extend(each_bit(4, "RELEASE_THRESHOLD", 6, 31, REFUSED));
     v.extend(named(

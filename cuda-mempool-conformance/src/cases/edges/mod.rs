@@ -12,10 +12,17 @@ mod sizes;
 
 use crate::cases::prelude::*;
 
-pub fn cases() -> Vec<Case> {
+fn all() -> impl Iterator<Item = &'static model::Edge> {
     [sizes::EDGES, props::EDGES, ipc::EDGES, access::EDGES, attr::EDGES]
         .into_iter()
         .flatten()
-        .map(model::case)
-        .collect()
+}
+
+pub fn cases() -> Vec<Case> {
+    all().map(model::case).collect()
+}
+
+/// Child role `edge-rows`: see `model::rows_child_main`.
+pub fn rows_child_main() -> i32 {
+    model::rows_child_main(&all().collect::<Vec<_>>())
 }

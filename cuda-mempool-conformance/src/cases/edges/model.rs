@@ -1,8 +1,10 @@
-//! The model of the edge trials: a row (a value of one argument and the answer expected), a class
-//! of rows (one API and argument: one trial), the helpers that build rows, and the runner that
-//! checks every row and lists each wrong one.
+//! The model of the edge trials: a row (a value of one argument, the answer expected, whether its
+//! call is watched for a hang), a class of rows (one API and argument: one trial), the helpers that
+//! build rows, and the runner that checks every row and lists each wrong one.
 
 use crate::cases::prelude::*;
+use crate::harness::bounded::{self, Bounded};
+use std::time::Duration;
 
 pub const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 pub const E_OOM: CUresult = CUresult::CUDA_ERROR_OUT_OF_MEMORY;
@@ -21,11 +23,31 @@ pub const REFUSED: Want = Want::Code(E_VALUE);
 pub const ACCEPTED: Want = Want::Code(SUCCESS);
 pub const OOM: Want = Want::Code(E_OOM);
 
-/// One row: the value the argument takes, its name in a failure message, the answer expected.
+/// Whether a row's call runs on a watched thread (`harness::bounded`), given up after
+/// `deadline::driver_hang`: the driver may leave it unanswered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Watch {
+    /// Called on the trial's thread.
+    Off,
+    /// An argument beyond the device's memory (where the driver was seen to hang): watched; a hang
+    /// fails the row.
+    On,
+    /// A call with this declared hang (`departures::HANGS`): a hang is judged as it declares.
+    Hangs(&'static str),
+}
+
+/// One row: the value the argument takes, its name in a failure message, the answer expected,
+/// whether its call is watched.
 pub struct Row {
     pub value: u64,
     pub label: String,
     pub want: Want,
+    pub watch: Watch,
+}
+
+/// `rows`, each watched as `watch` says.
+pub fn watched(rows: Vec<Row>, watch: Watch) -> Vec<Row> {
+    rows.into_iter().map(|r| Row { watch, ..r }).collect()
 }
 
 /// What one call under a row came to: the driver's code and, after a success, what the class's
@@ -74,6 +96,7 @@ pub fn named(values: &[(u64, &str)], want: Want) -> Vec<Row> {
             value,
             label: format!("{name} ({value:#x})"),
             want,
+            watch: Watch::Off,
         })
         .collect()
 }
@@ -87,7 +110,12 @@ pub fn each_bit(base: u64, base_name: &str, lo: u32, hi: u32, want: Want) -> Vec
                 "" => format!("bit {k} ({value:#x})"),
                 b => format!("{b} | bit {k} ({value:#x})"),
             };
-            Row { value, label, want }
+            Row {
+                value,
+                label,
+                want,
+                watch: Watch::Off,
+            }
         })
         .collect()
 }
@@ -114,7 +142,12 @@ pub fn bad_ordinals(e: &Env) -> Vec<(u64, String)> {
 pub fn ordinal_rows(e: &Env, want: Want) -> Vec<Row> {
     bad_ordinals(e)
         .into_iter()
-        .map(|(value, label)| Row { value, label, want })
+        .map(|(value, label)| Row {
+            value,
+            label,
+            want,
+            watch: Watch::Off,
+        })
         .collect()
 }
 
@@ -131,25 +164,87 @@ pub const UNKNOWN_LOCATION_TYPES: &[(u64, &str)] = &[
     (0xffff_ffff, "UINT_MAX"),
 ];
 
+/// What one row's call came to.
+enum Got {
+    Answer(Answer),
+    /// No answer within the bound (a watched call).
+    Hung(Duration),
+}
+
+/// Make row `row`'s call: on this thread, or watched. Err: the row could not be set up.
+fn call_row(e: &Env, edge: &'static Edge, row: &Row, what: &str) -> R<Got> {
+    if row.watch == Watch::Off {
+        return (edge.call)(e, row.value).map(Got::Answer);
+    }
+    let (env, call, value) = (e.clone(), edge.call, row.value);
+    match bounded::call(what, crate::driver::deadline::driver_hang(), move || {
+        env.bind();
+        call(&env, value)
+    }) {
+        Bounded::Answered(a) => a.map(Got::Answer),
+        Bounded::Hung(after) => Ok(Got::Hung(after)),
+    }
+}
+
+/// The verdict on one row's answer.
+fn judge_row(row: &Row, what: &str, got: Got) -> R {
+    let answer = match got {
+        Got::Hung(after) => {
+            return match row.watch {
+                Watch::Hangs(id) => crate::driver::departures::expect_hang(id, what, after),
+                _ => Err(Fail::Wrong(format!(
+                    "{what}: no answer within {:.1} s (the call was left running; the rest of the trial ran \
+                     in a fresh process)",
+                    after.as_secs_f64()
+                ))),
+            }
+        }
+        Got::Answer(a) => a,
+    };
+    let verdict = match row.want {
+        Want::Code(c) => expect(what, answer.code, c),
+        Want::Departure(id) => expect_code(id, what, answer.code),
+    };
+    verdict.and_then(|()| {
+        if answer.code == SUCCESS {
+            answer.effect.map_err(|f| f.map(|m| format!("{what}: {m}")))
+        } else {
+            Ok(())
+        }
+    })
+}
+
+/// The name of row `row`'s call in messages.
+fn row_call(edge: &Edge, row: &Row) -> String {
+    format!("{}({} = {})", api_name(edge.api), edge.arg, row.label)
+}
+
 /// Run every row of `edge`: each wrong answer is listed (with the row's value), the worst kind of
-/// failure decides the trial's (wrong, then a strict departure, then a changed one).
-pub fn run(e: &Env, edge: &Edge) -> R {
+/// failure decides the trial's (wrong, then a strict departure, then a changed one). Once a watched
+/// call is left stuck in the driver (which then holds this process), the rows after it run in fresh
+/// processes (role `edge-rows`).
+pub fn run(e: &Env, edge: &'static Edge) -> R {
     let rows = (edge.rows)(e);
     let (mut wrong, mut strict, mut changed) = (Vec::new(), Vec::new(), Vec::new());
-    for row in &rows {
-        let what = format!("{}({} = {})", api_name(edge.api), edge.arg, row.label);
-        let answer = (edge.call)(e, row.value)?;
-        let verdict = match row.want {
-            Want::Code(c) => expect(&what, answer.code, c),
-            Want::Departure(id) => expect_code(id, &what, answer.code),
-        };
-        let verdict = verdict.and_then(|()| {
-            if answer.code == SUCCESS {
-                answer.effect.map_err(|f| f.map(|m| format!("{what}: {m}")))
-            } else {
-                Ok(())
+    let mut verdicts: Vec<R> = Vec::new();
+    let mut i = 0;
+    while i < rows.len() {
+        if bounded::stuck().is_some() {
+            let (mut rest, setup) = rows_in_child(e, edge, &rows, i);
+            i += rest.len().max(1);
+            verdicts.append(&mut rest);
+            if let Some(f) = setup {
+                return Err(f);
             }
-        });
+            continue;
+        }
+        let row = &rows[i];
+        let what = row_call(edge, row);
+        let got = call_row(e, edge, row, &what)?;
+        verdicts.push(judge_row(row, &what, got));
+        i += 1;
+    }
+    for verdict in verdicts {
         match verdict {
             Ok(()) => {}
             Err(Fail::Changed(m)) => changed.push(m),
@@ -173,9 +268,114 @@ pub fn run(e: &Env, edge: &Edge) -> R {
     Ok(())
 }
 
+/// The variable that tells an `edge-rows` child which rows to run: `API:ARG:FROM:DEVICE`.
+pub const EDGE_ROWS_VAR: &str = "CONFORMANCE_EDGE_ROWS";
+
+/// Run `edge`'s rows from `from` on in a fresh child (role `edge-rows`), up to and including the
+/// first that hangs there: their verdicts (judged here), and a setup failure if the child had one.
+fn rows_in_child(e: &Env, edge: &'static Edge, rows: &[Row], from: usize) -> (Vec<R>, Option<Fail>) {
+    let spec = format!("{}:{}:{from}:{}", edge.api, edge.arg, e.dev);
+    // Its start (a context) and its rows, each bounded in the child itself.
+    let timeout = crate::driver::deadline::child_answer() + crate::driver::deadline::driver_hang();
+    let out = match crate::harness::run_child_for(&Role::EdgeRows, &[(EDGE_ROWS_VAR, &spec)], timeout) {
+        Ok(o) => o,
+        Err(e) => return (vec![], Some(Fail::Wrong(format!("rows from {from} on: no child started: {e}")))),
+    };
+    let mut verdicts = Vec::new();
+    for line in out.stdout.lines().filter(|l| l.starts_with('{')) {
+        let Ok(j) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let Some(row) = j["i"].as_u64().and_then(|i| rows.get(i as usize)) else {
+            continue;
+        };
+        let what = row_call(edge, row);
+        if let Some(m) = j["setup"].as_str() {
+            return (verdicts, Some(Fail::Wrong(m.to_string())));
+        }
+        let got = match j["hung_s"].as_f64() {
+            Some(s) => Got::Hung(Duration::from_secs_f64(s)),
+            None => Got::Answer(Answer {
+                code: CUresult(j["code"].as_u64().unwrap_or(u64::MAX) as u32),
+                effect: match j["effect"].as_str() {
+                    None => Ok(()),
+                    Some(m) => Err(Fail::Wrong(m.to_string())),
+                },
+            }),
+        };
+        verdicts.push(judge_row(row, &what, got));
+    }
+    if verdicts.is_empty() {
+        let what = row_call(edge, &rows[from]);
+        verdicts.push(Err(Fail::Wrong(format!(
+            "{what}: run in a fresh process (an earlier row left this one stuck in the driver), which \
+             answered nothing: {}",
+            out.describe()
+        ))));
+    }
+    (verdicts, None)
+}
+
+/// Child role `edge-rows` (`EDGE_ROWS_VAR`): run one edge's rows from a row on, each answer a JSON
+/// line; after a row that hangs, exit at once (the driver is held: the parent starts another).
+pub fn rows_child_main(edges: &[&'static Edge]) -> i32 {
+    let spec = std::env::var(EDGE_ROWS_VAR).unwrap_or_default();
+    let parts: Vec<&str> = spec.split(':').collect();
+    let parsed = match parts.as_slice() {
+        [api, arg, from, dev] => api
+            .parse::<u32>()
+            .ok()
+            .zip(from.parse::<usize>().ok())
+            .zip(dev.parse::<i32>().ok())
+            .map(|((api, from), dev)| (api, *arg, from, dev)),
+        _ => None,
+    };
+    let Some((api, arg, from, dev)) = parsed else {
+        eprintln!("{EDGE_ROWS_VAR}={spec:?}: expected API:ARG:FROM:DEVICE");
+        return 2;
+    };
+    let Some(edge) = edges.iter().find(|x| x.api == api && x.arg == arg).copied() else {
+        eprintln!("{EDGE_ROWS_VAR}={spec:?}: no edge trial {api} {arg}");
+        return 2;
+    };
+    let m = std::sync::Arc::new(crate::harness::probe::probe());
+    let e = Env::on(m, dev);
+    e.bind();
+    let rows = (edge.rows)(&e);
+    for (i, row) in rows.iter().enumerate().skip(from) {
+        let what = row_call(edge, row);
+        let line = match call_row(&e, edge, row, &what) {
+            Err(f) => serde_json::json!({"i": i, "setup": f.into_message()}),
+            Ok(Got::Hung(after)) => serde_json::json!({"i": i, "hung_s": after.as_secs_f64()}),
+            Ok(Got::Answer(a)) => serde_json::json!({"i": i, "code": a.code.0,
+                "effect": a.effect.err().map(Fail::into_message)}),
+        };
+        println!("{line}");
+        if bounded::stuck().is_some() {
+            bounded::exit_now(0);
+        }
+        if line["setup"].is_string() {
+            break;
+        }
+    }
+    0
+}
+
 /// The trial of one (API, argument): `edges_<arg>`.
 pub fn case(edge: &'static Edge) -> Case {
     let mut c = Case::gpu(edge.api, format!("edges_{}", edge.arg), move |e| run(e, edge));
+    // Rows that may leave a thread stuck in the driver: where trials share the coordinator's
+    // process (in-process mode) it runs in a process of its own.
+    let probe = Env {
+        m: std::sync::Arc::new(Default::default()),
+        dev: 0,
+        peer: None,
+        multi: vec![],
+        ctx: 0,
+    };
+    if (edge.rows)(&probe).iter().any(|r| r.watch != Watch::Off) {
+        c.may_hang = true;
+    }
     for &cap in edge.needs {
         c = c.needs(cap);
     }

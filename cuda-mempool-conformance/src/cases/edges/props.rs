@@ -101,6 +101,7 @@ fn host_id_rows(e: &Env) -> Vec<Row> {
         value: 1,
         label: "1".into(),
         want: ACCEPTED,
+        watch: Watch::Off,
     });
     v
 }
@@ -126,12 +127,15 @@ fn create_host_id(_: &Env, v: u64) -> R<Answer> {
 }
 
 /// 0 is the system's default, and the pool serves an allocation (a 2 MiB one here); a limit
-/// larger than the device R580 refuses (OUT_OF_MEMORY, H100, 2026-11-24).
+/// larger than the device R580 refuses (OUT_OF_MEMORY, H100 and H200, 2026-11-24/26). Both are
+/// watched: on a host of two H200 R580 left SIZE_MAX unanswered (`max_size_size_max_hangs_driver`).
 fn max_size_rows(_: &Env) -> Vec<Row> {
+    let beyond = Want::Departure("max_size_beyond_memory_out_of_memory");
     let mut v = named(&[(0, "0")], ACCEPTED);
-    v.extend(named(
-        &[(1 << 60, "1 << 60"), (u64::MAX, "SIZE_MAX")],
-        Want::Departure("max_size_beyond_memory_out_of_memory"),
+    v.extend(watched(named(&[(1 << 60, "1 << 60")], beyond), Watch::On));
+    v.extend(watched(
+        named(&[(u64::MAX, "SIZE_MAX")], beyond),
+        Watch::Hangs("max_size_size_max_hangs_driver"),
     ));
     v
 }
@@ -170,6 +174,7 @@ fn reserved_rows(_: &Env) -> Vec<Row> {
             value: i,
             label: format!("reserved[{i}] = 1"),
             want: REFUSED,
+            watch: Watch::Off,
         })
         .collect()
 }
@@ -251,7 +256,7 @@ pub const EDGES: &[Edge] = &[
         rows: host_id_rows,
         call: create_host_id,
     },
-    // Kills 823-max-size-over-memory-refused.
+    // Kills 823-max-size-over-memory-refused and 823-max-size-huge-hangs.
     Edge {
         api: 823,
         arg: "max_size",

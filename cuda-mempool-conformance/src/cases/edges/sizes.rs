@@ -18,13 +18,16 @@ fn size_rows(e: &Env) -> Vec<Row> {
         value: 0,
         label: "0".into(),
         want: Want::Departure("size_zero_succeeds"),
+        watch: Watch::Off,
     }];
-    v.extend(named(HUGE_SIZES, OOM));
+    // Beyond the device's memory: watched (`model::Watch`).
+    v.extend(watched(named(HUGE_SIZES, OOM), Watch::On));
     if total > 0 {
         v.push(Row {
             value: total + 1,
             label: format!("the device's memory + 1 ({})", total + 1),
             want: OOM,
+            watch: Watch::On,
         });
     }
     v
