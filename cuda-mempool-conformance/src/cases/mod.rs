@@ -39,7 +39,7 @@ const MEMORY_SENSITIVE: &[&str] = &[
     "max_size_limits_allocation",
     "release_threshold_max_keeps_memory",
     "release_threshold_zero_releases_at_sync",
-    "reserved_mem_grows_in_32mib_chunks_driver_behaviour",
+    "reserved_mem_grows_in_whole_chunks_driver_behaviour",
     "reserved_mem_high_reset_to_current",
     "used_mem_high_reset_to_current",
     "used_mem_exact_accounting",

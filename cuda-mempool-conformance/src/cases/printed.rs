@@ -10,8 +10,6 @@ use crate::driver::cu::CUmemPool_attribute_enum as A;
 use crate::harness::machine::Device;
 
 const MIB: usize = 1 << 20;
-/// The reservation granule of R580's pools (`attr::reserved_mem_grows_in_32mib_chunks_driver_behaviour`).
-const CHUNK: u64 = 32 << 20;
 
 /// Device attribute `a` (named `name`) of `dev`, as the device answers it now.
 fn device_attr(dev: CUdevice, a: DA, name: &str) -> R<i32> {
@@ -307,11 +305,12 @@ pub fn cases() -> Vec<Case> {
             }
             Ok(())
         }),
-        // A trim below one chunk, what exactly stays: 1 MiB in use and 32 MiB freed (two chunks,
-        // 64 MiB reserved), trimmed to 1 MiB: the chunk in use stays, the free one goes: 32 MiB.
-        // Kills 833-trim-keeps-too-much (and 833-trims-nothing).
+        // A trim below one chunk, what exactly stays: 1 MiB in use and a chunk freed (C, the pool's
+        // reservation chunk measured on this device: two chunks reserved), trimmed to 1 MiB: the chunk
+        // in use stays, the free one goes. Kills 833-trim-keeps-too-much (and 833-trims-nothing).
         Case::gpu(833, "trim_below_a_chunk_keeps_the_chunk_in_use", |e| {
-            let (p, a, s) = pool_holding(e.dev, MIB, &[32 * MIB])?;
+            let chunk = pool_chunk(e.dev)?;
+            let (p, a, s) = pool_holding(e.dev, MIB, &[chunk as usize])?;
             let before = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
             let trimmed = ok("cuMemPoolTrimTo(1 MiB)", unsafe { cuMemPoolTrimTo(p.0, MIB) });
             let after = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
@@ -320,13 +319,14 @@ pub fn cases() -> Vec<Case> {
             trimmed?;
             let (before, after) = (before?, after?);
             note(format!(
-                "1 MiB in use, 32 MiB freed: reserved {before} before, {after} after trimming to 1 MiB"
+                "1 MiB in use, one chunk ({chunk} bytes, measured) freed: reserved {before} before, {after} after \
+                 trimming to 1 MiB"
             ));
             ensure!(
-                before == 2 * CHUNK && after == CHUNK,
-                "reserved {before} before and {after} after trimming to 1 MiB; expected {} and {CHUNK} (one chunk \
-                 holds the 1 MiB in use, the other is free)",
-                2 * CHUNK
+                before == 2 * chunk && after == chunk,
+                "reserved {before} before and {after} after trimming to 1 MiB; expected {} and {chunk} (one chunk \
+                 holds the 1 MiB in use, the other is free; the chunk measured on this device is {chunk})",
+                2 * chunk
             );
             Ok(())
         }),
@@ -334,17 +334,20 @@ pub fn cases() -> Vec<Case> {
         // one chunk stays (at least 1 MiB kept, as little as the granule allows). Kills
         // 833-trim-keeps-too-much and 833-ignores-min-bytes.
         Case::gpu(833, "trim_below_a_chunk_keeps_one_chunk", |e| {
-            let (p, _, _s) = pool_holding(e.dev, 0, &[32 * MIB, 32 * MIB])?;
+            let chunk = pool_chunk(e.dev)?;
+            let (p, _, _s) = pool_holding(e.dev, 0, &[chunk as usize, chunk as usize])?;
             let before = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
             ok("cuMemPoolTrimTo(1 MiB)", unsafe { cuMemPoolTrimTo(p.0, MIB) })?;
             let after = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
             note(format!(
-                "nothing in use, 64 MiB freed: reserved {before} before, {after} after trimming to 1 MiB"
+                "nothing in use, two chunks ({chunk} bytes each, measured) freed: reserved {before} before, {after} \
+                 after trimming to 1 MiB"
             ));
             ensure!(
-                before == 2 * CHUNK && after == CHUNK,
-                "reserved {before} before and {after} after trimming to 1 MiB; expected {} and {CHUNK}",
-                2 * CHUNK
+                before == 2 * chunk && after == chunk,
+                "reserved {before} before and {after} after trimming to 1 MiB; expected {} and {chunk} (the chunk \
+                 measured on this device)",
+                2 * chunk
             );
             Ok(())
         }),

@@ -346,6 +346,11 @@ pub fn set_model(name: &str) {
     MODEL.with(|m| *m.borrow_mut() = name.to_string());
 }
 
+/// The model of the trial's device on this thread ("" when unknown).
+pub fn current_model() -> String {
+    with_model(|m| m.to_string())
+}
+
 fn with_model<T>(f: impl FnOnce(&str) -> T) -> T {
     MODEL.with(|m| f(&m.borrow()))
 }

@@ -12,6 +12,7 @@ pub mod cu;
 pub mod deadline;
 pub mod departures;
 pub mod fail;
+pub mod figures;
 pub mod ledger;
 pub mod observe;
 pub mod timed;
