@@ -442,6 +442,8 @@ pub fn cases() -> Vec<Case> {
         // is a figure of the model, judged against its reference (`driver::figures`: `pool_chunk`).
         Case::gpu(828, "reserved_mem_grows_in_whole_chunks_driver_behaviour", |e| {
             let chunk = pool_chunk(e.dev)?;
+            // Judged first, so that its record is among the trial's first (the later checks are many).
+            let figure = crate::driver::figures::check_figure("pool_chunk", chunk);
             let s = Stream::new()?;
             let reserved_for = |sizes: &[usize]| -> R<u64> {
                 let p = Pool::on_device(e.dev)?;
@@ -469,7 +471,7 @@ pub fn cases() -> Vec<Case> {
                     "{what}: {got} bytes reserved, expected {want} (the chunk measured on this device: {chunk})"
                 );
             }
-            crate::driver::figures::check_figure("pool_chunk", chunk)
+            figure
         }),
         Case::gpu(832, "release_threshold_zero_releases_at_sync", |e| {
             let p = Pool::on_device(e.dev)?;

@@ -29,10 +29,12 @@ pub const OOM: Want = Want::Code(E_OOM);
 pub enum Watch {
     /// Called on the trial's thread.
     Off,
-    /// An argument beyond the device's memory (where the driver was seen to hang): watched; a hang
+    /// An argument beyond the device's memory (where the driver was seen to hang): watched for a
+    /// quarter of the deadline (`deadline::beyond_device`: the out-of-memory path is slow); a hang
     /// fails the row.
     On,
-    /// A call with this declared hang (`departures::HANGS`): a hang is judged as it declares.
+    /// A call with this declared hang (`departures::HANGS`), watched for a twentieth of the deadline
+    /// (`deadline::driver_hang`): a hang is judged as it declares.
     Hangs(&'static str),
 }
 
@@ -176,8 +178,12 @@ fn call_row(e: &Env, edge: &'static Edge, row: &Row, what: &str) -> R<Got> {
     if row.watch == Watch::Off {
         return (edge.call)(e, row.value).map(Got::Answer);
     }
+    let bound = match row.watch {
+        Watch::Hangs(_) => crate::driver::deadline::driver_hang(),
+        _ => crate::driver::deadline::beyond_device(),
+    };
     let (env, call, value) = (e.clone(), edge.call, row.value);
-    match bounded::call(what, crate::driver::deadline::driver_hang(), move || {
+    match bounded::call(what, bound, move || {
         env.bind();
         call(&env, value)
     }) {
@@ -276,7 +282,7 @@ pub const EDGE_ROWS_VAR: &str = "CONFORMANCE_EDGE_ROWS";
 fn rows_in_child(e: &Env, edge: &'static Edge, rows: &[Row], from: usize) -> (Vec<R>, Option<Fail>) {
     let spec = format!("{}:{}:{from}:{}", edge.api, edge.arg, e.dev);
     // Its start (a context) and its rows, each bounded in the child itself.
-    let timeout = crate::driver::deadline::child_answer() + crate::driver::deadline::driver_hang();
+    let timeout = crate::driver::deadline::child_answer() + crate::driver::deadline::beyond_device();
     let out = match crate::harness::run_child_for(&Role::EdgeRows, &[(EDGE_ROWS_VAR, &spec)], timeout) {
         Ok(o) => o,
         Err(e) => return (vec![], Some(Fail::Wrong(format!("rows from {from} on: no child started: {e}")))),

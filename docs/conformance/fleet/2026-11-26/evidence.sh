@@ -7,7 +7,7 @@
 # $OUT/NAME.txt.   Usage: evidence.sh NAME [RUNS] [ALL]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../.." && pwd)
+root=$(cd "$here/../../../.." && pwd)
 NAME=${1:?name}; RUNS=${2:-10}; ALL=${3:-3}
 OUT=${OUT:-/tmp/evidence}; D=$OUT/$NAME; mkdir -p "$D"
 export NCCL_NVLS_ENABLE=0
