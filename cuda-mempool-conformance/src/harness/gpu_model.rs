@@ -36,29 +36,32 @@ pub fn pci_ids(bus_id: &str) -> String {
     }
 }
 
-/// NVML's MIG mode and virtualization mode of each bus id ("MIG off, virtualization none"), or
-/// why it could not say; one NVML session for all.
-pub fn modes(library: &str, bus_ids: &[String]) -> Vec<String> {
-    match nvml_modes(library, bus_ids) {
-        Ok(v) => v,
-        Err(e) => bus_ids.iter().map(|_| format!("unknown ({e})")).collect(),
-    }
-}
-
-fn nvml_modes(library: &str, bus_ids: &[String]) -> Result<Vec<String>, String> {
+/// NVML's MIG and virtualization mode of every GPU it sees ("MIG off, virtualization none"), by
+/// PCI bus id ("0000:00:06.0", lower case), in one NVML session; or why NVML could not say. Asked on a
+/// thread of its own beside cuInit (`harness::probe`): NVML's start costs about 0.1 s.
+pub fn modes_by_bus(library: &str) -> Result<Vec<(String, String)>, String> {
     let h = crate::os::dlopen_local(library)?;
     type Init = unsafe extern "C" fn() -> i32;
-    type ByBus = unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut std::ffi::c_void) -> i32;
+    type Count = unsafe extern "C" fn(*mut u32) -> i32;
+    type ByIndex = unsafe extern "C" fn(u32, *mut *mut std::ffi::c_void) -> i32;
+    type Pci = unsafe extern "C" fn(*mut std::ffi::c_void, *mut PciInfo) -> i32;
     type Mig = unsafe extern "C" fn(*mut std::ffi::c_void, *mut u32, *mut u32) -> i32;
     type Virt = unsafe extern "C" fn(*mut std::ffi::c_void, *mut u32) -> i32;
-    let (Some(init), Some(by_bus)) = (h.symbol("nvmlInit_v2"), h.symbol("nvmlDeviceGetHandleByPciBusId_v2")) else {
-        return Err(format!("{library} lacks nvmlInit_v2 or nvmlDeviceGetHandleByPciBusId_v2"));
+    let (Some(init), Some(count), Some(by_index), Some(pci)) = (
+        h.symbol("nvmlInit_v2"),
+        h.symbol("nvmlDeviceGetCount_v2"),
+        h.symbol("nvmlDeviceGetHandleByIndex_v2"),
+        h.symbol("nvmlDeviceGetPciInfo_v3"),
+    ) else {
+        return Err(format!("{library} lacks the NVML calls for a device's PCI identity"));
     };
     // SAFETY: NVML's documented signatures (nvml.h): handles are opaque pointers, the modes plain
-    // unsigned ints; the bus id is a NUL-terminated string that outlives the call.
+    // unsigned ints, nvmlPciInfo_t as `PciInfo` declares it.
     unsafe {
         let init: Init = std::mem::transmute(init);
-        let by_bus: ByBus = std::mem::transmute(by_bus);
+        let count: Count = std::mem::transmute(count);
+        let by_index: ByIndex = std::mem::transmute(by_index);
+        let pci: Pci = std::mem::transmute(pci);
         let mig: Option<Mig> = h.symbol("nvmlDeviceGetMigMode").map(|f| std::mem::transmute(f));
         let virt: Option<Virt> = h
             .symbol("nvmlDeviceGetVirtualizationMode")
@@ -67,41 +70,82 @@ fn nvml_modes(library: &str, bus_ids: &[String]) -> Result<Vec<String>, String> 
         if r != 0 {
             return Err(format!("nvmlInit_v2 answered {r}"));
         }
-        let out = bus_ids
-            .iter()
-            .map(|bus| {
-                let Ok(c) = std::ffi::CString::new(bus.as_str()) else {
-                    return "unknown (bad bus id)".to_string();
-                };
-                let mut dev = std::ptr::null_mut();
-                let r = by_bus(c.as_ptr(), &mut dev);
-                if r != 0 {
-                    return format!("unknown (nvmlDeviceGetHandleByPciBusId_v2 answered {r})");
+        let mut n = 0u32;
+        let r = count(&mut n);
+        let mut out = Vec::new();
+        for i in 0..if r == 0 { n } else { 0 } {
+            let mut dev = std::ptr::null_mut();
+            let mut info = PciInfo::default();
+            if by_index(i, &mut dev) != 0 || pci(dev, &mut info) != 0 {
+                continue;
+            }
+            let bus = std::ffi::CStr::from_ptr(info.bus_id.as_ptr())
+                .to_string_lossy()
+                .to_ascii_lowercase();
+            let mig = mig.map_or("MIG unknown".to_string(), |f| {
+                let (mut cur, mut pending) = (0u32, 0u32);
+                match f(dev, &mut cur, &mut pending) {
+                    0 => format!("MIG {}", if cur == 1 { "on" } else { "off" }),
+                    // NVML_ERROR_NOT_SUPPORTED: a GPU without MIG.
+                    3 => "MIG not supported".to_string(),
+                    r => format!("MIG unknown ({r})"),
                 }
-                let mig = mig.map_or("MIG unknown".to_string(), |f| {
-                    let (mut cur, mut pending) = (0u32, 0u32);
-                    match f(dev, &mut cur, &mut pending) {
-                        0 => format!("MIG {}", if cur == 1 { "on" } else { "off" }),
-                        // NVML_ERROR_NOT_SUPPORTED: a GPU without MIG.
-                        3 => "MIG not supported".to_string(),
-                        r => format!("MIG unknown ({r})"),
-                    }
-                });
-                let virt = virt.map_or("virtualization unknown".to_string(), |f| {
-                    let mut m = 0u32;
-                    match f(dev, &mut m) {
-                        0 => format!("virtualization {}", virtualization_name(m)),
-                        r => format!("virtualization unknown ({r})"),
-                    }
-                });
-                format!("{mig}, {virt}")
-            })
-            .collect();
+            });
+            let virt = virt.map_or("virtualization unknown".to_string(), |f| {
+                let mut m = 0u32;
+                match f(dev, &mut m) {
+                    0 => format!("virtualization {}", virtualization_name(m)),
+                    r => format!("virtualization unknown ({r})"),
+                }
+            });
+            out.push((bus, format!("{mig}, {virt}")));
+        }
         if let Some(shutdown) = h.symbol("nvmlShutdown") {
             let shutdown: Init = std::mem::transmute(shutdown);
             shutdown();
         }
+        if r != 0 {
+            return Err(format!("nvmlDeviceGetCount_v2 answered {r}"));
+        }
         Ok(out)
+    }
+}
+
+/// nvmlPciInfo_t (nvml.h).
+#[repr(C)]
+struct PciInfo {
+    bus_id_legacy: [std::ffi::c_char; 16],
+    domain: u32,
+    bus: u32,
+    device: u32,
+    pci_device_id: u32,
+    pci_sub_system_id: u32,
+    bus_id: [std::ffi::c_char; 32],
+}
+impl Default for PciInfo {
+    fn default() -> Self {
+        PciInfo {
+            bus_id_legacy: [0; 16],
+            domain: 0,
+            bus: 0,
+            device: 0,
+            pci_device_id: 0,
+            pci_sub_system_id: 0,
+            bus_id: [0; 32],
+        }
+    }
+}
+
+/// The modes of the device at `bus` ("0000:00:06.0") among NVML's answer, or why unknown. NVML
+/// writes an eight-digit domain ("00000000:00:06.0"), the driver four: compared without it.
+pub fn modes_of(answer: &Result<Vec<(String, String)>, String>, bus: &str) -> String {
+    let tail = |b: &str| b.to_ascii_lowercase().split_once(':').map(|(_, t)| t.to_string()).unwrap_or_default();
+    match answer {
+        Err(e) => format!("unknown ({e})"),
+        Ok(v) => v
+            .iter()
+            .find(|(b, _)| tail(b) == tail(bus) && !tail(bus).is_empty())
+            .map_or_else(|| "unknown (NVML does not list it)".to_string(), |(_, m)| m.clone()),
     }
 }
 
@@ -125,5 +169,8 @@ mod tests {
         assert_eq!(pci_ids("ffff:ff:1f.7"), "unknown");
         assert!(host_gpus(3) >= 1);
         assert_eq!(virtualization_name(2), "vGPU guest");
+        let answer = Ok(vec![("00000000:00:07.0".to_string(), "MIG off".to_string())]);
+        assert_eq!(modes_of(&answer, "0000:00:07.0"), "MIG off");
+        assert!(modes_of(&answer, "0000:00:06.0").starts_with("unknown"));
     }
 }

@@ -214,6 +214,9 @@ pub fn probe() -> Machine {
         crate::driver::departures::set_driver(&m.identity.version);
         return m;
     }
+    // NVML's view of the devices' modes, beside cuInit (NVML's start is about 0.1 s).
+    let nvml = crate::harness::identity::nvml_library();
+    let modes = std::thread::spawn(move || crate::harness::gpu_model::modes_by_bus(&nvml));
     unsafe {
         m.init = cuInit(0).0 as i32;
         let _ = cuDriverGetVersion(&mut m.driver_version);
@@ -256,10 +259,11 @@ pub fn probe() -> Machine {
                 pci_bus_id,
             });
         }
-        let buses: Vec<String> = m.devices.iter().map(|d| d.pci_bus_id.clone()).collect();
-        let modes = crate::harness::gpu_model::modes(&crate::harness::identity::nvml_library(), &buses);
-        for (d, mode) in m.devices.iter_mut().zip(modes) {
-            d.modes = mode;
+        let modes = modes
+            .join()
+            .unwrap_or_else(|_| Err("the NVML thread panicked".to_string()));
+        for d in m.devices.iter_mut() {
+            d.modes = crate::harness::gpu_model::modes_of(&modes, &d.pci_bus_id);
         }
         m.host_gpus = crate::harness::gpu_model::host_gpus(m.devices.len());
         crate::driver::departures::set_host_gpus(m.host_gpus);
