@@ -438,7 +438,7 @@ pub fn main(templates: Vec<Case>) -> i32 {
                         // What the warm-up, an earlier trial or its leftovers reached is not this one's.
                         let _ = crate::driver::calls::take();
                         let mut a = if c.own_process {
-                            execute_in_child(c, crate::driver::deadline::trial())
+                            execute_in_child(c, &env.m, crate::driver::deadline::trial())
                         } else {
                             execute(c, env)
                         };

@@ -4,7 +4,7 @@
 use crate::cases;
 use crate::harness::child::{Role, CHILD_VAR};
 use crate::harness::devices::{request, select, Request};
-use crate::harness::execute::execute;
+use crate::harness::execute::{execute, MACHINE_FILE_VAR};
 use crate::harness::leaks;
 use crate::harness::{probe, Cap, Case, Env, Group, Machine};
 use crate::run::worker;
@@ -26,11 +26,30 @@ pub fn all_cases() -> Vec<Case> {
 /// A child's view of the run: the machine probed again, the devices chosen as the coordinator
 /// chose them (same CONFORMANCE_DEVICES), and the cases spread over them.
 fn child_machine() -> (Machine, Vec<Case>) {
-    let mut m = probe::probe();
-    let req = request().unwrap_or(Request::Default);
-    m.selection = select(&req, &m, false).unwrap_or_default();
+    let m = given_machine().unwrap_or_else(|| {
+        let mut m = probe::probe();
+        let req = request().unwrap_or(Request::Default);
+        m.selection = select(&req, &m, false).unwrap_or_default();
+        m
+    });
     let cases = all_cases().iter().flat_map(|c| c.spread(&m.selection)).collect();
     (m, cases)
+}
+
+/// The machine the parent gave ([`MACHINE_FILE_VAR`]), the driver initialised as the probe would
+/// have: None where none was given or it cannot be read (the child then probes).
+fn given_machine() -> Option<Machine> {
+    let path = std::env::var(MACHINE_FILE_VAR).ok()?;
+    let text = std::fs::read_to_string(path).ok()?;
+    let m = Machine::from_json(&serde_json::from_str(&text).ok()?).ok()?;
+    if m.init == 0 {
+        // SAFETY: cuInit takes a flags word; 0 is the only defined value.
+        let r = unsafe { crate::driver::cu::cuInit(0) };
+        if r.0 != 0 {
+            return None;
+        }
+    }
+    Some(m)
 }
 
 /// Run as the child `name` ([`CHILD_VAR`]) asks.
