@@ -170,19 +170,21 @@ impl Drop for Event {
 /// this driver does it now: a figure of the GPU model (`driver::figures`), measured, never assumed.
 pub fn pool_chunk(dev: CUdevice) -> R<u64> {
     let p = Pool::on_device(dev)?;
-    set_u64(
-        p.0,
-        CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-        u64::MAX,
-    )?;
+    set_u64(p.0, CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
     let a = alloc_from(p.0, 1, std::ptr::null_mut())?;
-    ok("cuStreamSynchronize", unsafe { cuStreamSynchronize(std::ptr::null_mut()) })?;
+    ok("cuStreamSynchronize", unsafe {
+        cuStreamSynchronize(std::ptr::null_mut())
+    })?;
     let r = get_u64(p.0, CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
     free_async(a, std::ptr::null_mut())?;
-    ok("cuStreamSynchronize", unsafe { cuStreamSynchronize(std::ptr::null_mut()) })?;
+    ok("cuStreamSynchronize", unsafe {
+        cuStreamSynchronize(std::ptr::null_mut())
+    })?;
     let c = r?;
     if c == 0 {
-        return Err(Fail::Wrong("a fresh pool reserved nothing for a 1-byte allocation".into()));
+        return Err(Fail::Wrong(
+            "a fresh pool reserved nothing for a 1-byte allocation".into(),
+        ));
     }
     Ok(c)
 }

@@ -286,7 +286,11 @@ pub fn set_verified(v: Vec<(String, u32)>) {
 fn verified_text(d: &Deviation) -> String {
     let mut s = format!("{}–{}", d.branches.0, d.branches.1);
     if !d.models.is_empty() {
-        s.push_str(&format!(" on {} (this device: {})", d.models.join(", "), with_model(|m| m.to_string())));
+        s.push_str(&format!(
+            " on {} (this device: {})",
+            d.models.join(", "),
+            with_model(|m| m.to_string())
+        ));
     }
     for (id, b) in VERIFIED.get().into_iter().flatten() {
         if id == d.id || id == "*" {
@@ -416,7 +420,11 @@ pub fn expect_hang(id: &str, what: &str, after: std::time::Duration) -> R {
     let observed = format!("no answer within {:.1} s", after.as_secs_f64());
     let shape = format!(
         "{} on a host of {} GPUs",
-        with_model(|m| if m.is_empty() { "an unknown model".to_string() } else { m.to_string() }),
+        with_model(|m| if m.is_empty() {
+            "an unknown model".to_string()
+        } else {
+            m.to_string()
+        }),
         HOST_GPUS.get().copied().unwrap_or(0)
     );
     let verified_on: Vec<String> = h.hosts.iter().map(|(m, n)| format!("{n}+ × {m}")).collect();
@@ -432,7 +440,11 @@ pub fn expect_hang(id: &str, what: &str, after: std::time::Duration) -> R {
         api: Some(h.api),
         call: what.to_string(),
         documented: "(an answer)".into(),
-        expected: if verified { "no answer (declared hang)".into() } else { "an answer".into() },
+        expected: if verified {
+            "no answer (declared hang)".into()
+        } else {
+            "an answer".into()
+        },
         observed: observed.clone(),
         ok: !strict(),
         deviation: Some(id.to_string()),

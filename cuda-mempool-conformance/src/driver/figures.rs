@@ -99,7 +99,12 @@ pub fn check_figure(id: &str, measured: u64) -> R {
     let refs: Vec<String> = f
         .references
         .iter()
-        .map(|r| format!("{} on {} (branches {}–{}; {})", r.value, r.model, r.branches.0, r.branches.1, r.measured))
+        .map(|r| {
+            format!(
+                "{} on {} (branches {}–{}; {})",
+                r.value, r.model, r.branches.0, r.branches.1, r.measured
+            )
+        })
         .collect();
     match c {
         Calibration::Matches => Ok(()),
@@ -131,7 +136,10 @@ mod tests {
         let c = 32 << 20;
         assert_eq!(calibrate(f, H100_SXM, Some(580), c), Calibration::Matches);
         assert_eq!(calibrate(f, H100_SXM, Some(580), 2 << 20), Calibration::Differs(c));
-        assert_eq!(calibrate(f, "NVIDIA A100-SXM4-40GB", Some(580), c), Calibration::Uncalibrated);
+        assert_eq!(
+            calibrate(f, "NVIDIA A100-SXM4-40GB", Some(580), c),
+            Calibration::Uncalibrated
+        );
         assert_eq!(calibrate(f, H200, Some(590), c), Calibration::Uncalibrated);
         assert_eq!(calibrate(f, H200, None, c), Calibration::Uncalibrated);
     }

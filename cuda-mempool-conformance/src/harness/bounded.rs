@@ -24,11 +24,9 @@ static STUCK: Mutex<Option<String>> = Mutex::new(None);
 pub fn call<T: Send + 'static>(what: &str, bound: Duration, f: impl FnOnce() -> T + Send + 'static) -> Bounded<T> {
     let (tx, rx) = mpsc::channel();
     let start = Instant::now();
-    let spawned = std::thread::Builder::new()
-        .name("bounded-call".into())
-        .spawn(move || {
-            let _ = tx.send(f());
-        });
+    let spawned = std::thread::Builder::new().name("bounded-call".into()).spawn(move || {
+        let _ = tx.send(f());
+    });
     if spawned.is_err() {
         // No thread could be made: nothing was called; say so as a hang of no time would mislead.
         panic!("{what}: no thread could be started for the watched call");
@@ -66,10 +64,15 @@ mod tests {
     /// process is marked stuck (a mutant that waits for the thread, or forgets it, fails here).
     #[test]
     fn answers_and_hangs() {
-        assert!(matches!(call("quick", Duration::from_secs(5), || 7), Bounded::Answered(7)));
+        assert!(matches!(
+            call("quick", Duration::from_secs(5), || 7),
+            Bounded::Answered(7)
+        ));
         assert_eq!(stuck(), None);
         let start = Instant::now();
-        let got = call("slow", Duration::from_millis(100), || std::thread::sleep(Duration::from_secs(30)));
+        let got = call("slow", Duration::from_millis(100), || {
+            std::thread::sleep(Duration::from_secs(30))
+        });
         assert!(matches!(got, Bounded::Hung(d) if d >= Duration::from_millis(100)));
         assert!(start.elapsed() < Duration::from_secs(5), "waited {:?}", start.elapsed());
         assert_eq!(stuck().as_deref(), Some("slow"));

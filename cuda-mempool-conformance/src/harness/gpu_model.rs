@@ -113,6 +113,7 @@ pub fn modes_by_bus(library: &str) -> Result<Vec<(String, String)>, String> {
 
 /// nvmlPciInfo_t (nvml.h).
 #[repr(C)]
+#[derive(Default)]
 struct PciInfo {
     bus_id_legacy: [std::ffi::c_char; 16],
     domain: u32,
@@ -122,24 +123,16 @@ struct PciInfo {
     pci_sub_system_id: u32,
     bus_id: [std::ffi::c_char; 32],
 }
-impl Default for PciInfo {
-    fn default() -> Self {
-        PciInfo {
-            bus_id_legacy: [0; 16],
-            domain: 0,
-            bus: 0,
-            device: 0,
-            pci_device_id: 0,
-            pci_sub_system_id: 0,
-            bus_id: [0; 32],
-        }
-    }
-}
 
 /// The modes of the device at `bus` ("0000:00:06.0") among NVML's answer, or why unknown. NVML
 /// writes an eight-digit domain ("00000000:00:06.0"), the driver four: compared without it.
 pub fn modes_of(answer: &Result<Vec<(String, String)>, String>, bus: &str) -> String {
-    let tail = |b: &str| b.to_ascii_lowercase().split_once(':').map(|(_, t)| t.to_string()).unwrap_or_default();
+    let tail = |b: &str| {
+        b.to_ascii_lowercase()
+            .split_once(':')
+            .map(|(_, t)| t.to_string())
+            .unwrap_or_default()
+    };
     match answer {
         Err(e) => format!("unknown ({e})"),
         Ok(v) => v

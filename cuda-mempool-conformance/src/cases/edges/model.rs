@@ -285,7 +285,12 @@ fn rows_in_child(e: &Env, edge: &'static Edge, rows: &[Row], from: usize) -> (Ve
     let timeout = crate::driver::deadline::child_answer() + crate::driver::deadline::beyond_device();
     let out = match crate::harness::run_child_for(&Role::EdgeRows, &[(EDGE_ROWS_VAR, &spec)], timeout) {
         Ok(o) => o,
-        Err(e) => return (vec![], Some(Fail::Wrong(format!("rows from {from} on: no child started: {e}")))),
+        Err(e) => {
+            return (
+                vec![],
+                Some(Fail::Wrong(format!("rows from {from} on: no child started: {e}"))),
+            )
+        }
     };
     let mut verdicts = Vec::new();
     for line in out.stdout.lines().filter(|l| l.starts_with('{')) {
