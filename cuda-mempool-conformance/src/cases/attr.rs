@@ -324,8 +324,9 @@ pub fn cases() -> Vec<Case> {
             )
         }));
     }
-    // High-water marks reset to the current value. With release threshold 0, a 32 MiB and a
-    // 2 MiB allocation live at once, then the 32 MiB one freed and synchronised: the current values
+    // High-water marks reset to the current value. With release threshold 0, a chunk-sized (32 MiB
+    // on the H100 and H200) and a 2 MiB allocation live at once, then the big one freed and
+    // synchronised: the current values
     // drop (R580: reserved 64 → 32 MiB, used 34 → 2 MiB) while the marks stay; resetting must bring
     // each mark down to its current value.
     for (name, a, current) in [
@@ -341,11 +342,14 @@ pub fn cases() -> Vec<Case> {
         ),
     ] {
         v.push(Case::gpu(832, format!("{name}_reset_to_current"), move |e| {
+            // The big allocation is one reservation chunk of this device (measured: 32 MiB on the
+            // H100 and H200), so that freeing it must release a chunk whatever the model's chunk.
+            let chunk = pool_chunk(e.dev)?;
             let p = Pool::on_device(e.dev)?;
             set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0)?;
             let s = Stream::new()?;
             let small = alloc_from(p.0, 2 * MIB as usize, s.0)?;
-            let big = alloc_from(p.0, 32 * MIB as usize, s.0)?;
+            let big = alloc_from(p.0, chunk as usize, s.0)?;
             s.sync()?;
             free_async(big, s.0)?;
             s.sync()?;
@@ -356,9 +360,10 @@ pub fn cases() -> Vec<Case> {
             s.sync()?;
             reset?;
             ensure!(
-                high >= 34 * MIB && cur < high,
-                "before the reset: mark {high}, current {cur}; expected the mark at least 34 MiB and above \
-                 the current value (the scenario did not establish a mark to reset)"
+                high >= 2 * MIB + chunk && cur < high,
+                "before the reset: mark {high}, current {cur}; expected the mark at least {} (2 MiB and a {chunk}-byte \
+                 chunk) and above the current value (the scenario did not establish a mark to reset)",
+                2 * MIB + chunk
             );
             ensure!(
                 after == cur_after,
@@ -373,11 +378,14 @@ pub fn cases() -> Vec<Case> {
         // same scenario; this one reads the marks alone, so a mark that only repeats the current
         // value counts against 828. R580: reserved 64 MiB peak → 32 MiB, used 34 → 2 MiB.
         Case::gpu(828, "high_water_marks_keep_the_peak", |e| {
+            // The big allocation is one reservation chunk of this device (measured: 32 MiB on the
+            // H100 and H200), so that freeing it must release a chunk whatever the model's chunk.
+            let chunk = pool_chunk(e.dev)?;
             let p = Pool::on_device(e.dev)?;
             set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0)?;
             let s = Stream::new()?;
             let small = alloc_from(p.0, 2 * MIB as usize, s.0)?;
-            let big = alloc_from(p.0, 32 * MIB as usize, s.0)?;
+            let big = alloc_from(p.0, chunk as usize, s.0)?;
             s.sync()?;
             let peak = (
                 get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
@@ -396,9 +404,9 @@ pub fn cases() -> Vec<Case> {
             let (reserved_peak, used_peak) = (peak.0?, peak.1?);
             let (reserved_high, reserved, used_high, used) = (marks.0?, marks.1?, marks.2?, marks.3?);
             ensure!(
-                used_peak >= 34 * MIB && used < used_peak && reserved < reserved_peak,
-                "with 34 MiB allocated: reserved {reserved_peak}, used {used_peak}; with 2 MiB: reserved \
-                 {reserved}, used {used} (the scenario did not make the current values drop)"
+                used_peak >= 2 * MIB + chunk && used < used_peak && reserved < reserved_peak,
+                "with 2 MiB and a {chunk}-byte chunk allocated: reserved {reserved_peak}, used {used_peak}; with 2 MiB: \
+                 reserved {reserved}, used {used} (the scenario did not make the current values drop)"
             );
             ensure!(
                 reserved_high >= reserved_peak,
@@ -534,29 +542,32 @@ pub fn cases() -> Vec<Case> {
             );
             Ok(())
         }),
-        // Four freed 32 MiB blocks (four chunks, 128 MiB reserved), trimmed to 40 MiB: at least
-        // 40 MiB stays and something goes (R580 keeps 64 MiB: whole chunks).
+        // Four freed blocks of one chunk each (the device's chunk, measured: 32 MiB on the H100 and
+        // H200; four chunks reserved), trimmed to a chunk and a quarter: at least that much stays and
+        // something goes (R580 keeps two whole chunks).
         Case::gpu(833, "trim_keeps_min_bytes", |e| {
+            let chunk = pool_chunk(e.dev)?;
+            let keep = chunk + chunk / 4;
             let p = Pool::on_device(e.dev)?;
             set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
             let s = Stream::new()?;
             let ptrs: Vec<_> = (0..4)
-                .map(|_| alloc_from(p.0, 32 * MIB as usize, s.0))
+                .map(|_| alloc_from(p.0, chunk as usize, s.0))
                 .collect::<R<_>>()?;
             for q in ptrs {
                 free_async(q, s.0)?;
             }
             s.sync()?;
             let before = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
-            ensure!(before >= 128 * MIB, "only {before} bytes reserved before trimming");
-            ok("cuMemPoolTrimTo(40 MiB)", unsafe {
-                cuMemPoolTrimTo(p.0, (40 * MIB) as usize)
+            ensure!(before >= 4 * chunk, "only {before} bytes reserved before trimming");
+            ok(&format!("cuMemPoolTrimTo({keep})"), unsafe {
+                cuMemPoolTrimTo(p.0, keep as usize)
             })?;
             let after = get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
             ensure!(
-                after >= 40 * MIB && after < before,
-                "reserved {before} before, {after} after trimming to 40 MiB (expected at least 40 MiB kept \
-                 and something released)"
+                after >= keep && after < before,
+                "reserved {before} before, {after} after trimming to {keep} (expected at least that kept and \
+                 something released; the device's chunk: {chunk})"
             );
             Ok(())
         }),

@@ -331,15 +331,6 @@ fn verified_branch(d: &Deviation) -> bool {
         })
 }
 
-/// The host's shape as a hang declaration names it: how many GPUs the host has (all of them,
-/// whatever this process sees), set once the machine is known.
-static HOST_GPUS: OnceLock<usize> = OnceLock::new();
-
-/// Record how many GPUs the host has (`harness::machine::Machine::host_gpus`).
-pub fn set_host_gpus(n: usize) {
-    let _ = HOST_GPUS.set(n);
-}
-
 thread_local! {
     /// The model of the device the trial on this thread runs on (`harness::execute`).
     static MODEL: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
@@ -359,116 +350,24 @@ fn with_model<T>(f: impl FnOnce(&str) -> T) -> T {
     MODEL.with(|m| f(&m.borrow()))
 }
 
-/// A call the driver was seen to leave unanswered: where it was seen, what was found to decide it
-/// (`docs/conformance/hang/`), and the host shapes it was verified on. Such a call runs on a
-/// watched thread (`harness::bounded`); a hang on a verified shape passes and is recorded, on another
-/// shape it is a known departure, under CONFORMANCE_STRICT=documented a failure (no documentation
-/// promises a hang). Where the call answers, its row is judged as any other.
-pub struct Hang {
-    pub id: &'static str,
-    pub api: u32,
-    /// The call and the arguments it hangs on.
-    pub call: &'static str,
-    /// What the calibration found decides it.
-    pub decided_by: &'static str,
-    pub seen_on: &'static [&'static str],
-    pub branches: (u32, u32),
-    /// Host shapes it was verified on: a GPU model and the least number of GPUs on the host.
-    pub hosts: &'static [(&'static str, usize)],
+thread_local! {
+    static KNOWN: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-pub const HANGS: &[Hang] = &[Hang {
-    id: "max_size_size_max_hangs_driver",
-    api: 823,
-    call: "cuMemPoolCreate with maxSize = SIZE_MAX",
-    decided_by: "the host: on a host of two H200 (NVLink) R580 spins a CPU in the call, holding the \
-                 process's driver, for maxSize 1 << 63 and for every value from 2^64 - 32 MiB up, with \
-                 every device visible or one; not every time (a later series answered OUT_OF_MEMORY at \
-                 once); 1 << 62, 3 << 62 and 2^64 - 1 GiB answer at once; never seen on one-GPU hosts",
-    seen_on: &["580.159.04 on 2× NVIDIA H200, 2026-11-26"],
-    branches: (580, 580),
-    hosts: &[(H200, 2)],
-}];
-
-pub fn hang(id: &str) -> &'static Hang {
-    HANGS
-        .iter()
-        .find(|h| h.id == id)
-        .unwrap_or_else(|| panic!("no hang declared as {id:?}"))
+/// Record a known departure the trial on this thread met (`driver::hangs` too).
+pub(crate) fn push_known(line: String) {
+    KNOWN.with(|k| k.borrow_mut().push(line));
 }
 
-/// Whether hang `h` was verified here: the branch, and a host of a verified shape (or a
-/// `[[verified]]` entry for it on this branch).
-fn hang_verified_here(h: &Hang) -> bool {
-    let gpus = HOST_GPUS.get().copied().unwrap_or(0);
-    let shape = with_model(|m| h.hosts.iter().any(|(model, n)| *model == m && gpus >= *n));
-    let user = driver().1.is_some_and(|b| {
+/// Whether the user's expectation file verified `id` (or every departure) on the running branch.
+pub(crate) fn user_verified(id: &str) -> bool {
+    driver().1.is_some_and(|b| {
         VERIFIED
             .get()
             .into_iter()
             .flatten()
-            .any(|(id, vb)| *vb == b && (id == h.id || id == "*"))
-    });
-    (shape && in_branches(h.branches)) || user
-}
-
-/// A call with declared hang `id` gave no answer within `after`: recorded, and judged as the
-/// declaration says (see [`Hang`]). `what` starts with the call's name.
-pub fn expect_hang(id: &str, what: &str, after: std::time::Duration) -> R {
-    let h = hang(id);
-    let verified = hang_verified_here(h);
-    let observed = format!("no answer within {:.1} s", after.as_secs_f64());
-    let shape = format!(
-        "{} on a host of {} GPUs",
-        with_model(|m| if m.is_empty() {
-            "an unknown model".to_string()
-        } else {
-            m.to_string()
-        }),
-        HOST_GPUS.get().copied().unwrap_or(0)
-    );
-    let verified_on: Vec<String> = h.hosts.iter().map(|(m, n)| format!("{n}+ × {m}")).collect();
-    let seen = format!(
-        "declared hang `{id}`, verified on branches {}–{} on hosts of {}; seen on {}; decided by {}",
-        h.branches.0,
-        h.branches.1,
-        verified_on.join(", "),
-        h.seen_on.join(", "),
-        h.decided_by
-    );
-    record(Observation {
-        api: Some(h.api),
-        call: what.to_string(),
-        documented: "(an answer)".into(),
-        expected: if verified {
-            "no answer (declared hang)".into()
-        } else {
-            "an answer".into()
-        },
-        observed: observed.clone(),
-        ok: !strict(),
-        deviation: Some(id.to_string()),
-    });
-    if strict() {
-        crate::driver::blame::set(h.api);
-        return Err(Fail::Departure(format!(
-            "{what}: {observed} on {shape} — {seen}; a failure because {STRICT_VAR}=documented"
-        )));
-    }
-    if !verified {
-        KNOWN.with(|k| {
-            k.borrow_mut().push(format!(
-                "{what}: {observed} on {shape}, {} ({seen}); not verified on this host shape or branch: \
-                 record it in a CONFORMANCE_EXPECT [[verified]] entry once checked",
-                driver_text()
-            ))
-        });
-    }
-    Ok(())
-}
-
-thread_local! {
-    static KNOWN: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+            .any(|(v, vb)| *vb == b && (v == id || v == "*"))
+    })
 }
 
 /// The known departures the trial that just ran on this thread met (and forget them).

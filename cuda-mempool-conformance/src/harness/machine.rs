@@ -575,7 +575,7 @@ impl Machine {
             ..Machine::default()
         };
         crate::driver::departures::set_driver(&m.identity.version);
-        crate::driver::departures::set_host_gpus(m.host_gpus);
+        crate::driver::hangs::set_host_gpus(m.host_gpus);
         for d in j["devices"].as_array().ok_or_else(|| bad("devices"))? {
             m.devices.push(Device {
                 ordinal: int(&d["ordinal"], "ordinal")? as i32,

@@ -266,7 +266,7 @@ pub fn probe() -> Machine {
             d.modes = crate::harness::gpu_model::modes_of(&modes, &d.pci_bus_id);
         }
         m.host_gpus = crate::harness::gpu_model::host_gpus(m.devices.len());
-        crate::driver::departures::set_host_gpus(m.host_gpus);
+        crate::driver::hangs::set_host_gpus(m.host_gpus);
         for i in 0..n {
             let row = (0..n)
                 .map(|j| {

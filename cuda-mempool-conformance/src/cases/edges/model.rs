@@ -33,7 +33,7 @@ pub enum Watch {
     /// quarter of the deadline (`deadline::beyond_device`: the out-of-memory path is slow); a hang
     /// fails the row.
     On,
-    /// A call with this declared hang (`departures::HANGS`), watched for a twentieth of the deadline
+    /// A call with this declared hang (`hangs::HANGS`), watched for a twentieth of the deadline
     /// (`deadline::driver_hang`): a hang is judged as it declares.
     Hangs(&'static str),
 }
@@ -197,7 +197,7 @@ fn judge_row(row: &Row, what: &str, got: Got) -> R {
     let answer = match got {
         Got::Hung(after) => {
             return match row.watch {
-                Watch::Hangs(id) => crate::driver::departures::expect_hang(id, what, after),
+                Watch::Hangs(id) => crate::driver::hangs::expect_hang(id, what, after),
                 _ => Err(Fail::Wrong(format!(
                     "{what}: no answer within {:.1} s (the call was left running; the rest of the trial ran \
                      in a fresh process)",
