@@ -332,7 +332,9 @@ fn free_held(pool: Pool, d: CUmemPoolPtrExportData, s: &Stream) -> R<Value> {
 
 /// R580 kills the importing process (SIGSEGV inside cuMemPoolImportPointer) when one imported
 /// allocation is larger than this: 5248 MiB imported and read back, 5249 MiB crashed (H100,
-/// 580.159.04, 2026-11-24), the same threshold a public report gives for an RTX 3090.
+/// 580.159.04, 2026-11-24; H200 and two H200 the same, 2026-11-26), the same threshold a public
+/// report gives for an RTX 3090: a figure of the branch, the same on every model seen, so declared
+/// per branch (`IMPORT_CRASH_BRANCHES`), not per model.
 const IMPORT_CRASH_ABOVE_MIB: usize = 5248;
 /// Driver branches the large-import crash is declared for.
 const IMPORT_CRASH_BRANCHES: (u32, u32) = (580, 580);
@@ -594,7 +596,7 @@ pub(super) fn cases() -> Vec<Case> {
                         Err(l) if large_import_crash_declared(mib, &l) => {
                             note(format!(
                                 "{mib} MiB: the importer died by signal {} inside cuMemPoolImportPointer, as R580 \
-                                 does above {IMPORT_CRASH_ABOVE_MIB} MiB (H100, 580.159.04, 2026-11-24); the \
+                                 does above {IMPORT_CRASH_ABOVE_MIB} MiB (H100 and H200, 580.159.04, 2026-11-24/26); the \
                                  documentation promises the import",
                                 l.signal.unwrap_or(0)
                             ));
