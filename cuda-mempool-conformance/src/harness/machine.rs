@@ -339,6 +339,15 @@ impl Machine {
             Some(Err(e)) => writeln!(s, "cuGetProcAddress of the 14 APIs without cuInit: no answer ({e})").unwrap(),
             None => {}
         }
+        if self.host_gpus > 0 {
+            writeln!(
+                s,
+                "host: {} GPU(s) in all (the kernel module's list), {} visible to this run",
+                self.host_gpus,
+                self.devices.len()
+            )
+            .unwrap();
+        }
         for d in &self.devices {
             writeln!(
                 s,
