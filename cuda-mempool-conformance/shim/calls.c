@@ -10,8 +10,22 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 
 static unsigned calls;
+
+/* Set once a hook blocked for good (shim_hold); read by every hook (BEGIN). */
+static volatile int held;
+
+void shim_hold(void) {
+  held = 1;
+  for (;;) pause();
+}
+
+void shim_held_wait(void) {
+  if (held)
+    for (;;) pause();
+}
 
 /* Append `mask` as one line to CONFORMANCE_SHIM_CALLS_FILE, when it is set; errors are dropped (a
  * lost line only makes the run select more trials, never fewer: see tests/mutants.rs). */

@@ -175,11 +175,16 @@ int shim_device_count(void);
  * process's mask, which the suite's worker takes after each trial; in a child of the suite (with
  * CONFORMANCE_SHIM_CALLS_FILE set) the first call of each API is also appended to that file. */
 void shim_calls_note(unsigned api);
+/* A hook that never answers holds the process's driver, as R580 does (issue 45's calibration):
+ * shim_hold() marks it and blocks for good; every later hook of the 14 APIs then blocks too. */
+void shim_hold(void);
+void shim_held_wait(void);
 
 /* The start of each hook of API `api`: the call noted (calls.c), its driver function, the
  * machine's faults, the init-state mutants, the no-context refusals and the address-space mutants. */
 #define BEGIN(api, name, ret, args)       \
   shim_calls_note(api);                   \
+  shim_held_wait();                       \
   REAL(name, ret, args);                  \
   {                                       \
     CUresult init_r_;                     \

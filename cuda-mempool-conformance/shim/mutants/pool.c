@@ -97,8 +97,8 @@ const struct shim_entry pool_entries[] = {
     /* 823 edges_max_size (1 << 60 hangs: a failure; SIZE_MAX, run in a fresh process after it, hangs
        as the declared max_size_size_max_hangs_driver does on a host of two H200) */
     MUTANT("823-max-size-huge-hangs", 823, "gpu",
-           "a maxSize of 1 << 60 or more never answers (the call blocks for good, as R580 does for SIZE_MAX on "
-           "a host of two H200)"),
+           "a maxSize of 1 << 60 or more never answers and holds the process's driver (every later hook blocks "
+           "too), as R580 does for SIZE_MAX on a host of two H200"),
     /* 823 edges_reserved_bytes (every row, whatever R580's answer) */
     MUTANT("823-reserved-nonzero-not-supported", 823, "gpu",
            "nonzero reserved bytes answer NOT_SUPPORTED instead of INVALID_VALUE"),
@@ -235,8 +235,7 @@ HOOK CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
       (mine.location.id < 0 || mine.location.id >= shim_device_count()))
     return CUDA_ERROR_INVALID_VALUE;
   if (shim_on("823-max-size-over-memory-refused") && mine.maxSize > (size_t)1 << 50) return CUDA_ERROR_INVALID_VALUE;
-  if (shim_on("823-max-size-huge-hangs") && mine.maxSize >= (size_t)1 << 60)
-    for (;;) pause();
+  if (shim_on("823-max-size-huge-hangs") && mine.maxSize >= (size_t)1 << 60) shim_hold();
   if (shim_on("823-reserved-nonzero-not-supported")) /* reserved[0] is CUDA 13.5's gpuDirectRDMACapable */
     for (size_t i = 1; i < sizeof mine.reserved; i++)
       if (mine.reserved[i]) return CUDA_ERROR_NOT_SUPPORTED;

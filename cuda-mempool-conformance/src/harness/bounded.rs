@@ -24,16 +24,20 @@ static STUCK: Mutex<Option<String>> = Mutex::new(None);
 pub fn call<T: Send + 'static>(what: &str, bound: Duration, f: impl FnOnce() -> T + Send + 'static) -> Bounded<T> {
     let (tx, rx) = mpsc::channel();
     let start = Instant::now();
-    let spawned = std::thread::Builder::new().name("bounded-call".into()).spawn(move || {
-        let _ = tx.send(f());
-    });
-    if spawned.is_err() {
-        // No thread could be made: nothing was called; say so as a hang of no time would mislead.
-        panic!("{what}: no thread could be started for the watched call");
-    }
+    let handle = std::thread::Builder::new()
+        .name("bounded-call".into())
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .unwrap_or_else(|e| panic!("{what}: no thread could be started for the watched call: {e}"));
     match rx.recv_timeout(bound) {
         Ok(v) => Bounded::Answered(v),
-        Err(_) => {
+        // The call panicked (its sender dropped without an answer): the panic is the trial's.
+        Err(mpsc::RecvTimeoutError::Disconnected) => match handle.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => panic!("{what}: the watched call ended without an answer"),
+        },
+        Err(mpsc::RecvTimeoutError::Timeout) => {
             let mut s = STUCK.lock().unwrap_or_else(|p| p.into_inner());
             s.get_or_insert_with(|| what.to_string());
             Bounded::Hung(start.elapsed())
@@ -76,5 +80,8 @@ mod tests {
         assert!(matches!(got, Bounded::Hung(d) if d >= Duration::from_millis(100)));
         assert!(start.elapsed() < Duration::from_secs(5), "waited {:?}", start.elapsed());
         assert_eq!(stuck().as_deref(), Some("slow"));
+        // A panic is the caller's, not a hang (a mutant that reads it as a hang fails here).
+        let p = std::panic::catch_unwind(|| call("panics", Duration::from_secs(5), || panic!("boom")));
+        assert!(p.is_err());
     }
 }

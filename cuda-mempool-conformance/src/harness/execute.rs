@@ -156,7 +156,12 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
         None
     };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (case.body)(env)));
-    let settle_s = before.map_or(0.0, settle);
+    // A thread left stuck in the driver holds it: no further call (`harness::bounded`).
+    let settle_s = if crate::harness::bounded::stuck().is_some() {
+        0.0
+    } else {
+        before.map_or(0.0, settle)
+    };
     crate::driver::ledger::set_trial("");
     let known = crate::driver::departures::take_known();
     let (outcome, kind, message) = match result {
@@ -227,7 +232,17 @@ pub fn execute_in_child(case: &Case, m: &crate::harness::Machine, timeout: Durat
         std::process::id(),
         crate::harness::child::starts()
     ));
-    let given = std::fs::write(&file, m.to_json().to_string()).is_ok();
+    let given = {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&file)
+            .and_then(|mut f| f.write_all(m.to_json().to_string().as_bytes()))
+            .is_ok()
+    };
     let path = file.to_string_lossy().into_owned();
     let envs: Vec<(&str, &str)> = if given { vec![(MACHINE_FILE_VAR, &path)] } else { vec![] };
     let out = run_child_for(&Role::Case(case.trial_name()), &envs, timeout);

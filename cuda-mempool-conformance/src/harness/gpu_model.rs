@@ -7,14 +7,26 @@ const GPUS_DIR: &str = "/proc/driver/nvidia/gpus";
 /// The kernel's PCI devices, one folder per bus id.
 const PCI_DIR: &str = "/sys/bus/pci/devices";
 
-/// How many GPUs the host has: the kernel module's list, or `visible` where it cannot be read
-/// (another OS, a container without /proc/driver).
+/// How many GPUs the host has: the most of the kernel module's list and the NVIDIA display and 3D
+/// controllers of the kernel's PCI tree (a container may list only its own GPUs under
+/// /proc/driver/nvidia), or `visible` where neither can be read (another OS).
 pub fn host_gpus(visible: usize) -> usize {
-    std::fs::read_dir(GPUS_DIR)
+    let listed = std::fs::read_dir(GPUS_DIR)
         .map(|d| d.filter_map(Result::ok).count())
-        .ok()
-        .filter(|&n| n > 0)
-        .unwrap_or(visible)
+        .unwrap_or(0);
+    let pci = std::fs::read_dir(PCI_DIR)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| {
+                    let read = |f: &str| std::fs::read_to_string(e.path().join(f)).unwrap_or_default();
+                    // Vendor NVIDIA; class 0x0300 (VGA) or 0x0302 (3D controller).
+                    read("vendor").trim() == "0x10de"
+                        && matches!(read("class").trim().get(..6), Some("0x0300" | "0x0302"))
+                })
+                .count()
+        })
+        .unwrap_or(0);
+    listed.max(pci).max(visible)
 }
 
 /// "10de:2335 (subsystem 10de:18bf)" for the device at `bus_id` ("0000:00:06.0"), or "unknown".
@@ -125,19 +137,19 @@ struct PciInfo {
 }
 
 /// The modes of the device at `bus` ("0000:00:06.0") among NVML's answer, or why unknown. NVML
-/// writes an eight-digit domain ("00000000:00:06.0"), the driver four: compared without it.
+/// writes an eight-digit domain ("00000000:00:06.0"), the driver four: domains compared as numbers.
 pub fn modes_of(answer: &Result<Vec<(String, String)>, String>, bus: &str) -> String {
-    let tail = |b: &str| {
-        b.to_ascii_lowercase()
-            .split_once(':')
-            .map(|(_, t)| t.to_string())
-            .unwrap_or_default()
+    // (domain as a number, the rest): NVML writes eight domain digits, the driver four.
+    let key = |b: &str| {
+        let b = b.to_ascii_lowercase();
+        b.split_once(':')
+            .and_then(|(d, rest)| u32::from_str_radix(d, 16).ok().map(|d| (d, rest.to_string())))
     };
     match answer {
         Err(e) => format!("unknown ({e})"),
         Ok(v) => v
             .iter()
-            .find(|(b, _)| tail(b) == tail(bus) && !tail(bus).is_empty())
+            .find(|(b, _)| key(b).is_some() && key(b) == key(bus))
             .map_or_else(|| "unknown (NVML does not list it)".to_string(), |(_, m)| m.clone()),
     }
 }
@@ -165,5 +177,9 @@ mod tests {
         let answer = Ok(vec![("00000000:00:07.0".to_string(), "MIG off".to_string())]);
         assert_eq!(modes_of(&answer, "0000:00:07.0"), "MIG off");
         assert!(modes_of(&answer, "0000:00:06.0").starts_with("unknown"));
+        assert!(
+            modes_of(&answer, "0001:00:07.0").starts_with("unknown"),
+            "another domain"
+        );
     }
 }

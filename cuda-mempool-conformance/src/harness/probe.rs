@@ -224,6 +224,7 @@ pub fn probe() -> Machine {
         m.identity = crate::harness::identity::identify(&m.libcuda);
         crate::driver::departures::set_driver(&m.identity.version);
         if m.init != 0 {
+            let _ = modes.join();
             return m;
         }
         let mut n = 0;

@@ -183,13 +183,43 @@ fn call_row(e: &Env, edge: &'static Edge, row: &Row, what: &str) -> R<Got> {
         _ => crate::driver::deadline::beyond_device(),
     };
     let (env, call, value) = (e.clone(), edge.call, row.value);
+    let model = crate::driver::departures::current_model();
+    // The watched thread's own records (checked calls, known departures) come back with its answer.
     match bounded::call(what, bound, move || {
         env.bind();
-        call(&env, value)
+        crate::driver::departures::set_model(&model);
+        let a = call(&env, value);
+        (a, observe::take().0, crate::driver::departures::take_known())
     }) {
-        Bounded::Answered(a) => a.map(Got::Answer),
+        Bounded::Answered((a, records, known)) => {
+            records.into_iter().for_each(observe::record);
+            known.into_iter().for_each(crate::driver::departures::push_known);
+            a.map(Got::Answer)
+        }
         Bounded::Hung(after) => Ok(Got::Hung(after)),
     }
+}
+
+/// A failure as an `edge-rows` child writes it, its kind kept.
+fn fail_to_json(f: Fail) -> serde_json::Value {
+    let kind = match &f {
+        Fail::Wrong(_) => "wrong",
+        Fail::Ignore(_) => "ignore",
+        Fail::Changed(_) => "changed",
+        Fail::Departure(_) => "departure",
+    };
+    serde_json::json!({"kind": kind, "message": f.into_message()})
+}
+
+/// [`fail_to_json`] read back (an unknown kind is a wrong answer).
+fn fail_from_json(j: &serde_json::Value) -> Option<Fail> {
+    let m = j["message"].as_str()?.to_string();
+    Some(match j["kind"].as_str() {
+        Some("ignore") => Fail::Ignore(m),
+        Some("changed") => Fail::Changed(m),
+        Some("departure") => Fail::Departure(m),
+        _ => Fail::Wrong(m),
+    })
 }
 
 /// The verdict on one row's answer.
@@ -231,13 +261,25 @@ fn row_call(edge: &Edge, row: &Row) -> String {
 /// processes (role `edge-rows`).
 pub fn run(e: &Env, edge: &'static Edge) -> R {
     let rows = (edge.rows)(e);
+    let start = std::time::Instant::now();
     let (mut wrong, mut strict, mut changed) = (Vec::new(), Vec::new(), Vec::new());
     let mut verdicts: Vec<R> = Vec::new();
     let mut i = 0;
     while i < rows.len() {
         if bounded::stuck().is_some() {
-            let (mut rest, setup) = rows_in_child(e, edge, &rows, i);
-            i += rest.len().max(1);
+            // Another fresh process only while it can still end within the trial's deadline.
+            let need = crate::driver::deadline::child_answer() + crate::driver::deadline::beyond_device();
+            if start.elapsed() + need > crate::driver::deadline::trial() * 9 / 10 {
+                for row in &rows[i..] {
+                    verdicts.push(Err(Fail::Wrong(format!(
+                        "{}: not run: earlier rows hung and the trial's time is spent",
+                        row_call(edge, row)
+                    ))));
+                }
+                break;
+            }
+            let (mut rest, next, setup) = rows_in_child(e, edge, &rows, i);
+            i = next;
             verdicts.append(&mut rest);
             if let Some(f) = setup {
                 return Err(f);
@@ -278,53 +320,57 @@ pub fn run(e: &Env, edge: &'static Edge) -> R {
 pub const EDGE_ROWS_VAR: &str = "CONFORMANCE_EDGE_ROWS";
 
 /// Run `edge`'s rows from `from` on in a fresh child (role `edge-rows`), up to and including the
-/// first that hangs there: their verdicts (judged here), and a setup failure if the child had one.
-fn rows_in_child(e: &Env, edge: &'static Edge, rows: &[Row], from: usize) -> (Vec<R>, Option<Fail>) {
+/// first that hangs there: their verdicts (judged here), the index of the next row to run, and a
+/// setup failure if the child had one. The child's answers are taken in order from `from`; the
+/// first missing or out-of-order one ends them.
+fn rows_in_child(e: &Env, edge: &'static Edge, rows: &[Row], from: usize) -> (Vec<R>, usize, Option<Fail>) {
     let spec = format!("{}:{}:{from}:{}", edge.api, edge.arg, e.dev);
     // Its start (a context) and its rows, each bounded in the child itself.
     let timeout = crate::driver::deadline::child_answer() + crate::driver::deadline::beyond_device();
     let out = match crate::harness::run_child_for(&Role::EdgeRows, &[(EDGE_ROWS_VAR, &spec)], timeout) {
         Ok(o) => o,
         Err(e) => {
-            return (
-                vec![],
-                Some(Fail::Wrong(format!("rows from {from} on: no child started: {e}"))),
-            )
+            let f = Fail::Wrong(format!("rows from {from} on: no child started: {e}"));
+            return (vec![], rows.len(), Some(f));
         }
     };
     let mut verdicts = Vec::new();
+    let mut next = from;
     for line in out.stdout.lines().filter(|l| l.starts_with('{')) {
         let Ok(j) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
+            break;
         };
-        let Some(row) = j["i"].as_u64().and_then(|i| rows.get(i as usize)) else {
-            continue;
-        };
+        if j["i"].as_u64() != Some(next as u64) {
+            break;
+        }
+        let row = &rows[next];
+        next += 1;
         let what = row_call(edge, row);
-        if let Some(m) = j["setup"].as_str() {
-            return (verdicts, Some(Fail::Wrong(m.to_string())));
+        if let Some(f) = fail_from_json(&j["setup"]) {
+            return (verdicts, rows.len(), Some(f));
         }
         let got = match j["hung_s"].as_f64() {
             Some(s) => Got::Hung(Duration::from_secs_f64(s)),
             None => Got::Answer(Answer {
                 code: CUresult(j["code"].as_u64().unwrap_or(u64::MAX) as u32),
-                effect: match j["effect"].as_str() {
-                    None => Ok(()),
-                    Some(m) => Err(Fail::Wrong(m.to_string())),
-                },
+                effect: fail_from_json(&j["effect"]).map_or(Ok(()), Err),
             }),
         };
         verdicts.push(judge_row(row, &what, got));
+        if next >= rows.len() {
+            break;
+        }
     }
-    if verdicts.is_empty() {
+    if next == from {
         let what = row_call(edge, &rows[from]);
         verdicts.push(Err(Fail::Wrong(format!(
             "{what}: run in a fresh process (an earlier row left this one stuck in the driver), which \
              answered nothing: {}",
             out.describe()
         ))));
+        next += 1;
     }
-    (verdicts, None)
+    (verdicts, next, None)
 }
 
 /// Child role `edge-rows` (`EDGE_ROWS_VAR`): run one edge's rows from a row on, each answer a JSON
@@ -356,16 +402,16 @@ pub fn rows_child_main(edges: &[&'static Edge]) -> i32 {
     for (i, row) in rows.iter().enumerate().skip(from) {
         let what = row_call(edge, row);
         let line = match call_row(&e, edge, row, &what) {
-            Err(f) => serde_json::json!({"i": i, "setup": f.into_message()}),
+            Err(f) => serde_json::json!({"i": i, "setup": fail_to_json(f)}),
             Ok(Got::Hung(after)) => serde_json::json!({"i": i, "hung_s": after.as_secs_f64()}),
             Ok(Got::Answer(a)) => serde_json::json!({"i": i, "code": a.code.0,
-                "effect": a.effect.err().map(Fail::into_message)}),
+                "effect": a.effect.err().map(fail_to_json)}),
         };
         println!("{line}");
         if bounded::stuck().is_some() {
             bounded::exit_now(0);
         }
-        if line["setup"].is_string() {
+        if line["setup"].is_object() {
             break;
         }
     }
