@@ -8,6 +8,7 @@ mod attr;
 mod ipc;
 mod model;
 mod props;
+mod run;
 mod sizes;
 
 use crate::cases::prelude::*;
@@ -22,7 +23,7 @@ pub fn cases() -> Vec<Case> {
     all().map(model::case).collect()
 }
 
-/// Child role `edge-rows`: see `model::rows_child_main`.
+/// Child role `edge-rows`: see `run::rows_child_main`.
 pub fn rows_child_main() -> i32 {
-    model::rows_child_main(&all().collect::<Vec<_>>())
+    run::rows_child_main(&all().collect::<Vec<_>>())
 }

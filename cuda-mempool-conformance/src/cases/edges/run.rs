@@ -1,0 +1,260 @@
+//! The edge trials' runner: each row's call made (on a watched thread where it may hang), judged,
+//! and the wrong ones listed; after a hang, the later rows in fresh processes (role `edge-rows`,
+//! whose body is here too).
+
+use super::model::*;
+use crate::cases::prelude::*;
+use crate::harness::bounded::{self, Bounded};
+use std::time::Duration;
+
+/// What one row's call came to.
+enum Got {
+    Answer(Answer),
+    /// No answer within the bound (a watched call).
+    Hung(Duration),
+}
+
+/// Make row `row`'s call: on this thread, or watched. Err: the row could not be set up.
+fn call_row(e: &Env, edge: &'static Edge, row: &Row, what: &str) -> R<Got> {
+    if row.watch == Watch::Off {
+        return (edge.call)(e, row.value).map(Got::Answer);
+    }
+    let bound = match row.watch {
+        Watch::Hangs(_) => crate::driver::deadline::driver_hang(),
+        _ => crate::driver::deadline::beyond_device(),
+    };
+    let (env, call, value) = (e.clone(), edge.call, row.value);
+    let model = crate::driver::departures::current_model();
+    // The watched thread's own records (checked calls, known departures) come back with its answer.
+    match bounded::call(what, bound, move || {
+        env.bind();
+        crate::driver::departures::set_model(&model);
+        let a = call(&env, value);
+        (a, observe::take().0, crate::driver::departures::take_known())
+    }) {
+        Bounded::Answered((a, records, known)) => {
+            records.into_iter().for_each(observe::record);
+            known.into_iter().for_each(crate::driver::departures::push_known);
+            a.map(Got::Answer)
+        }
+        Bounded::Hung(after) => Ok(Got::Hung(after)),
+    }
+}
+
+/// A failure as an `edge-rows` child writes it, its kind kept.
+fn fail_to_json(f: Fail) -> serde_json::Value {
+    let kind = match &f {
+        Fail::Wrong(_) => "wrong",
+        Fail::Ignore(_) => "ignore",
+        Fail::Changed(_) => "changed",
+        Fail::Departure(_) => "departure",
+    };
+    serde_json::json!({"kind": kind, "message": f.into_message()})
+}
+
+/// [`fail_to_json`] read back (an unknown kind is a wrong answer).
+fn fail_from_json(j: &serde_json::Value) -> Option<Fail> {
+    let m = j["message"].as_str()?.to_string();
+    Some(match j["kind"].as_str() {
+        Some("ignore") => Fail::Ignore(m),
+        Some("changed") => Fail::Changed(m),
+        Some("departure") => Fail::Departure(m),
+        _ => Fail::Wrong(m),
+    })
+}
+
+/// The verdict on one row's answer.
+fn judge_row(row: &Row, what: &str, got: Got) -> R {
+    let answer = match got {
+        Got::Hung(after) => {
+            return match row.watch {
+                Watch::Hangs(id) => crate::driver::hangs::expect_hang(id, what, after),
+                _ => Err(Fail::Wrong(format!(
+                    "{what}: no answer within {:.1} s (the call was left running; the rest of the trial ran \
+                     in a fresh process)",
+                    after.as_secs_f64()
+                ))),
+            }
+        }
+        Got::Answer(a) => a,
+    };
+    let verdict = match row.want {
+        Want::Code(c) => expect(what, answer.code, c),
+        Want::Departure(id) => expect_code(id, what, answer.code),
+    };
+    verdict.and_then(|()| {
+        if answer.code == SUCCESS {
+            answer.effect.map_err(|f| f.map(|m| format!("{what}: {m}")))
+        } else {
+            Ok(())
+        }
+    })
+}
+
+/// The name of row `row`'s call in messages.
+fn row_call(edge: &Edge, row: &Row) -> String {
+    format!("{}({} = {})", api_name(edge.api), edge.arg, row.label)
+}
+
+/// Run every row of `edge`: each wrong answer is listed (with the row's value), the worst kind of
+/// failure decides the trial's (wrong, then a strict departure, then a changed one). Once a watched
+/// call is left stuck in the driver (which then holds this process), the rows after it run in fresh
+/// processes (role `edge-rows`).
+pub fn run(e: &Env, edge: &'static Edge) -> R {
+    let rows = (edge.rows)(e);
+    let start = std::time::Instant::now();
+    let (mut wrong, mut strict, mut changed) = (Vec::new(), Vec::new(), Vec::new());
+    let mut verdicts: Vec<R> = Vec::new();
+    let mut i = 0;
+    while i < rows.len() {
+        if bounded::stuck().is_some() {
+            // Another fresh process only while it can still end within the trial's deadline.
+            let need = crate::driver::deadline::child_answer() + crate::driver::deadline::beyond_device();
+            if start.elapsed() + need > crate::driver::deadline::trial() * 9 / 10 {
+                for row in &rows[i..] {
+                    verdicts.push(Err(Fail::Wrong(format!(
+                        "{}: not run: earlier rows hung and the trial's time is spent",
+                        row_call(edge, row)
+                    ))));
+                }
+                break;
+            }
+            let (mut rest, next, setup) = rows_in_child(e, edge, &rows, i);
+            i = next;
+            verdicts.append(&mut rest);
+            if let Some(f) = setup {
+                return Err(f);
+            }
+            continue;
+        }
+        let row = &rows[i];
+        let what = row_call(edge, row);
+        let got = call_row(e, edge, row, &what)?;
+        verdicts.push(judge_row(row, &what, got));
+        i += 1;
+    }
+    for verdict in verdicts {
+        match verdict {
+            Ok(()) => {}
+            Err(Fail::Changed(m)) => changed.push(m),
+            Err(Fail::Departure(m)) => strict.push(m),
+            Err(f) => wrong.push(f.into_message()),
+        }
+    }
+    let list = |v: &[String]| format!("{} of {} rows:\n  {}", v.len(), rows.len(), v.join("\n  "));
+    if !wrong.is_empty() || !strict.is_empty() {
+        blame::set(edge.api);
+    }
+    if !wrong.is_empty() {
+        return Err(Fail::Wrong(list(&wrong)));
+    }
+    if !strict.is_empty() {
+        return Err(Fail::Departure(list(&strict)));
+    }
+    if !changed.is_empty() {
+        return Err(Fail::Changed(list(&changed)));
+    }
+    Ok(())
+}
+
+/// The variable that tells an `edge-rows` child which rows to run: `API:ARG:FROM:DEVICE`.
+pub const EDGE_ROWS_VAR: &str = "CONFORMANCE_EDGE_ROWS";
+
+/// Run `edge`'s rows from `from` on in a fresh child (role `edge-rows`), up to and including the
+/// first that hangs there: their verdicts (judged here), the index of the next row to run, and a
+/// setup failure if the child had one. The child's answers are taken in order from `from`; the
+/// first missing or out-of-order one ends them.
+fn rows_in_child(e: &Env, edge: &'static Edge, rows: &[Row], from: usize) -> (Vec<R>, usize, Option<Fail>) {
+    let spec = format!("{}:{}:{from}:{}", edge.api, edge.arg, e.dev);
+    // Its start (a context) and its rows, each bounded in the child itself.
+    let timeout = crate::driver::deadline::child_answer() + crate::driver::deadline::beyond_device();
+    let out = match crate::harness::run_child_for(&Role::EdgeRows, &[(EDGE_ROWS_VAR, &spec)], timeout) {
+        Ok(o) => o,
+        Err(e) => {
+            let f = Fail::Wrong(format!("rows from {from} on: no child started: {e}"));
+            return (vec![], rows.len(), Some(f));
+        }
+    };
+    let mut verdicts = Vec::new();
+    let mut next = from;
+    for line in out.stdout.lines().filter(|l| l.starts_with('{')) {
+        let Ok(j) = serde_json::from_str::<serde_json::Value>(line) else {
+            break;
+        };
+        if j["i"].as_u64() != Some(next as u64) {
+            break;
+        }
+        let row = &rows[next];
+        next += 1;
+        let what = row_call(edge, row);
+        if let Some(f) = fail_from_json(&j["setup"]) {
+            return (verdicts, rows.len(), Some(f));
+        }
+        let got = match j["hung_s"].as_f64() {
+            Some(s) => Got::Hung(Duration::from_secs_f64(s)),
+            None => Got::Answer(Answer {
+                code: CUresult(j["code"].as_u64().unwrap_or(u64::MAX) as u32),
+                effect: fail_from_json(&j["effect"]).map_or(Ok(()), Err),
+            }),
+        };
+        verdicts.push(judge_row(row, &what, got));
+        if next >= rows.len() {
+            break;
+        }
+    }
+    if next == from {
+        let what = row_call(edge, &rows[from]);
+        verdicts.push(Err(Fail::Wrong(format!(
+            "{what}: run in a fresh process (an earlier row left this one stuck in the driver), which \
+             answered nothing: {}",
+            out.describe()
+        ))));
+        next += 1;
+    }
+    (verdicts, next, None)
+}
+
+/// Child role `edge-rows` (`EDGE_ROWS_VAR`): run one edge's rows from a row on, each answer a JSON
+/// line; after a row that hangs, exit at once (the driver is held: the parent starts another).
+pub fn rows_child_main(edges: &[&'static Edge]) -> i32 {
+    let spec = std::env::var(EDGE_ROWS_VAR).unwrap_or_default();
+    let parts: Vec<&str> = spec.split(':').collect();
+    let parsed = match parts.as_slice() {
+        [api, arg, from, dev] => api
+            .parse::<u32>()
+            .ok()
+            .zip(from.parse::<usize>().ok())
+            .zip(dev.parse::<i32>().ok())
+            .map(|((api, from), dev)| (api, *arg, from, dev)),
+        _ => None,
+    };
+    let Some((api, arg, from, dev)) = parsed else {
+        eprintln!("{EDGE_ROWS_VAR}={spec:?}: expected API:ARG:FROM:DEVICE");
+        return 2;
+    };
+    let Some(edge) = edges.iter().find(|x| x.api == api && x.arg == arg).copied() else {
+        eprintln!("{EDGE_ROWS_VAR}={spec:?}: no edge trial {api} {arg}");
+        return 2;
+    };
+    let m = std::sync::Arc::new(crate::harness::probe::probe());
+    let e = Env::on(m, dev);
+    e.bind();
+    let rows = (edge.rows)(&e);
+    for (i, row) in rows.iter().enumerate().skip(from) {
+        let what = row_call(edge, row);
+        let line = match call_row(&e, edge, row, &what) {
+            Err(f) => serde_json::json!({"i": i, "setup": fail_to_json(f)}),
+            Ok(Got::Hung(after)) => serde_json::json!({"i": i, "hung_s": after.as_secs_f64()}),
+            Ok(Got::Answer(a)) => serde_json::json!({"i": i, "code": a.code.0,
+                "effect": a.effect.err().map(fail_to_json)}),
+        };
+        println!("{line}");
+        if bounded::stuck().is_some() {
+            bounded::exit_now(0);
+        }
+        if line["setup"].is_object() {
+            break;
+        }
+    }
+    0
+}
