@@ -175,32 +175,15 @@ fn rows_in_child(e: &Env, edge: &'static Edge, rows: &[Row], from: usize) -> (Ve
             return (vec![], rows.len(), Some(f));
         }
     };
+    let (answers, setup) = read_child_rows(&out.stdout, from, rows.len());
+    let mut next = from + answers.len();
     let mut verdicts = Vec::new();
-    let mut next = from;
-    for line in out.stdout.lines().filter(|l| l.starts_with('{')) {
-        let Ok(j) = serde_json::from_str::<serde_json::Value>(line) else {
-            break;
-        };
-        if j["i"].as_u64() != Some(next as u64) {
-            break;
-        }
-        let row = &rows[next];
-        next += 1;
-        let what = row_call(edge, row);
-        if let Some(f) = fail_from_json(&j["setup"]) {
-            return (verdicts, rows.len(), Some(f));
-        }
-        let got = match j["hung_s"].as_f64() {
-            Some(s) => Got::Hung(Duration::from_secs_f64(s)),
-            None => Got::Answer(Answer {
-                code: CUresult(j["code"].as_u64().unwrap_or(u64::MAX) as u32),
-                effect: fail_from_json(&j["effect"]).map_or(Ok(()), Err),
-            }),
-        };
-        verdicts.push(judge_row(row, &what, got));
-        if next >= rows.len() {
-            break;
-        }
+    for (i, got) in answers {
+        let row = &rows[i];
+        verdicts.push(judge_row(row, &row_call(edge, row), got));
+    }
+    if setup.is_some() {
+        return (verdicts, rows.len(), setup);
     }
     if next == from {
         let what = row_call(edge, &rows[from]);
@@ -212,6 +195,34 @@ fn rows_in_child(e: &Env, edge: &'static Edge, rows: &[Row], from: usize) -> (Ve
         next += 1;
     }
     (verdicts, next, None)
+}
+
+/// An `edge-rows` child's answers, read from its stdout: each row's, in order from row `from` (of
+/// `n`), up to the first line that is not the next row's answer; and its setup failure, if it
+/// wrote one.
+fn read_child_rows(stdout: &str, from: usize, n: usize) -> (Vec<(usize, Got)>, Option<Fail>) {
+    let mut answers = Vec::new();
+    for line in stdout.lines().filter(|l| l.starts_with('{')) {
+        let next = from + answers.len();
+        let Ok(j) = serde_json::from_str::<serde_json::Value>(line) else {
+            break;
+        };
+        if next >= n || j["i"].as_u64() != Some(next as u64) {
+            break;
+        }
+        if let Some(f) = fail_from_json(&j["setup"]) {
+            return (answers, Some(f));
+        }
+        let got = match j["hung_s"].as_f64() {
+            Some(s) => Got::Hung(Duration::from_secs_f64(s)),
+            None => Got::Answer(Answer {
+                code: CUresult(j["code"].as_u64().unwrap_or(u64::MAX) as u32),
+                effect: fail_from_json(&j["effect"]).map_or(Ok(()), Err),
+            }),
+        };
+        answers.push((next, got));
+    }
+    (answers, None)
 }
 
 /// Child role `edge-rows` (`EDGE_ROWS_VAR`): run one edge's rows from a row on, each answer a JSON
@@ -257,4 +268,39 @@ pub fn rows_child_main(edges: &[&'static Edge]) -> i32 {
         }
     }
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parent's reading of a child's lines: answers in order from the row asked, a hang and a
+    /// failure's kind kept, a setup failure, and the first line out of order (or unreadable, or past
+    /// the rows) ends them. Each assertion a mutant of `read_child_rows` it kills (taking any index,
+    /// skipping a bad line, turning every failure into a wrong answer).
+    #[test]
+    fn child_lines() {
+        let out = concat!(
+            "noise\n",
+            "{\"i\": 2, \"code\": 2, \"effect\": null}\n",
+            "{\"i\": 3, \"code\": 0, \"effect\": {\"kind\": \"changed\", \"message\": \"m\"}}\n",
+            "{\"i\": 4, \"hung_s\": 3.0}\n",
+        );
+        let (a, setup) = read_child_rows(out, 2, 6);
+        assert!(setup.is_none());
+        assert_eq!(a.iter().map(|(i, _)| *i).collect::<Vec<_>>(), vec![2, 3, 4]);
+        assert!(matches!(&a[0].1, Got::Answer(x) if x.code.0 == 2 && x.effect.is_ok()));
+        assert!(matches!(&a[1].1, Got::Answer(x) if matches!(x.effect, Err(Fail::Changed(_)))));
+        assert!(matches!(a[2].1, Got::Hung(d) if d == Duration::from_secs(3)));
+        // Out of order, unreadable, or past the last row: nothing more is taken.
+        assert_eq!(read_child_rows("{\"i\": 3, \"code\": 0}\n", 2, 6).0.len(), 0);
+        assert_eq!(read_child_rows("{bad\n{\"i\": 2, \"code\": 0}\n", 2, 6).0.len(), 0);
+        assert_eq!(read_child_rows("{\"i\": 2, \"code\": 0}\n", 2, 2).0.len(), 0);
+        let (a, setup) = read_child_rows(
+            "{\"i\": 2, \"setup\": {\"kind\": \"ignore\", \"message\": \"x\"}}\n",
+            2,
+            6,
+        );
+        assert!(a.is_empty() && matches!(setup, Some(Fail::Ignore(_))));
+    }
 }
