@@ -247,9 +247,14 @@ pub fn driver() -> (&'static str, Option<u32>) {
     DRIVER.get().map_or(("", None), |(v, b)| (v.as_str(), *b))
 }
 
+/// Whether driver branch `branch` (None: unknown) is one `branches` covers, inclusive.
+pub fn branch_within(branches: (u32, u32), branch: Option<u32>) -> bool {
+    branch.is_some_and(|b| branches.0 <= b && b <= branches.1)
+}
+
 /// Whether the running driver is one `branches` covers.
 pub fn in_branches(branches: (u32, u32)) -> bool {
-    driver().1.is_some_and(|b| branches.0 <= b && b <= branches.1)
+    branch_within(branches, driver().1)
 }
 
 /// The variable that makes every departure from the documentation fail, verified or not.
@@ -304,32 +309,14 @@ fn verified_text(d: &Deviation) -> String {
 /// Whether a declared crash of `branches` was verified on the running driver's branch: its own
 /// branches, or a `[[verified]]` entry for every departure (`*`) of this branch.
 pub fn crash_verified_here(branches: (u32, u32)) -> bool {
-    in_branches(branches)
-        || driver().1.is_some_and(|b| {
-            VERIFIED
-                .get()
-                .into_iter()
-                .flatten()
-                .any(|(id, vb)| *vb == b && id == "*")
-        })
+    in_branches(branches) || user_verified("*")
 }
 
 /// Whether departure `d` was verified on the running driver's branch (and, for a departure of
 /// some GPU models, on the model of the trial's device).
 pub fn verified_here(d: &Deviation) -> bool {
     let model = d.models.is_empty() || with_model(|m| d.models.contains(&m));
-    model && verified_branch(d)
-}
-
-fn verified_branch(d: &Deviation) -> bool {
-    in_branches(d.branches)
-        || driver().1.is_some_and(|b| {
-            VERIFIED
-                .get()
-                .into_iter()
-                .flatten()
-                .any(|(id, vb)| *vb == b && (id == d.id || id == "*"))
-        })
+    model && (in_branches(d.branches) || user_verified(d.id))
 }
 
 thread_local! {
@@ -360,7 +347,8 @@ pub(crate) fn push_known(line: String) {
     KNOWN.with(|k| k.borrow_mut().push(line));
 }
 
-/// Whether the user's expectation file verified `id` (or every departure) on the running branch.
+/// Whether the user's expectation file verified `id` (or every departure, `*`) on the running
+/// branch.
 pub(crate) fn user_verified(id: &str) -> bool {
     driver().1.is_some_and(|b| {
         VERIFIED

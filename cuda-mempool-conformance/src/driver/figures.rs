@@ -4,7 +4,7 @@
 //! figure is `uncalibrated`: recorded and noted, never a skip, never a failure.
 
 use crate::driver::check::note;
-use crate::driver::departures::{current_model, driver, H100_SXM, H200};
+use crate::driver::departures::{branch_within, current_model, driver, H100_SXM, H200};
 use crate::driver::fail::{Fail, R};
 use crate::driver::observe::{record, Observation};
 
@@ -67,7 +67,7 @@ pub fn calibrate(f: &Figure, model: &str, branch: Option<u32>, measured: u64) ->
     let r = f
         .references
         .iter()
-        .find(|r| r.model == model && branch.is_some_and(|b| r.branches.0 <= b && b <= r.branches.1));
+        .find(|r| r.model == model && branch_within(r.branches, branch));
     match r {
         Some(r) if r.value == measured => Calibration::Matches,
         Some(r) => Calibration::Differs(r.value),

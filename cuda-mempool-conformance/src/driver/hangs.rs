@@ -5,7 +5,9 @@
 #[cfg(test)]
 use crate::driver::departures::H100_SXM;
 use crate::driver::departures::H200;
-use crate::driver::departures::{current_model, driver_text, push_known, strict, user_verified, STRICT_VAR};
+use crate::driver::departures::{
+    branch_within, current_model, driver, driver_text, push_known, strict, user_verified, STRICT_VAR,
+};
 use crate::driver::fail::{Fail, R};
 use crate::driver::observe::{record, Observation};
 use std::sync::OnceLock;
@@ -60,15 +62,14 @@ pub fn hang(id: &str) -> &'static Hang {
 /// The pure rule: whether hang `h` was verified on a host of `gpus` GPUs of `model` under driver
 /// branch `branch`.
 pub fn shape_verified(h: &Hang, model: &str, gpus: usize, branch: Option<u32>) -> bool {
-    branch.is_some_and(|b| h.branches.0 <= b && b <= h.branches.1)
-        && h.hosts.iter().any(|(m, n)| *m == model && gpus >= *n)
+    branch_within(h.branches, branch) && h.hosts.iter().any(|(m, n)| *m == model && gpus >= *n)
 }
 
 /// Whether hang `h` was verified here: this host's shape and branch, or a `[[verified]]` entry for
 /// it on this branch.
 fn hang_verified_here(h: &Hang) -> bool {
     let gpus = HOST_GPUS.get().copied().unwrap_or(0);
-    shape_verified(h, &current_model(), gpus, crate::driver::departures::driver().1) || user_verified(h.id)
+    shape_verified(h, &current_model(), gpus, driver().1) || user_verified(h.id)
 }
 
 /// A call with declared hang `id` gave no answer within `after`: recorded, and judged as the

@@ -1,6 +1,6 @@
 //! Layer 1, the driver as the suite sees it: the entry-point table and tracked calls, breadcrumbs,
-//! the ledger of what a process holds, observations and blame, checked calls, declared departures and hangs, figures of a GPU model,
-//! and which APIs the mutation library saw a trial reach.
+//! the ledger of what a process holds, observations and blame, checked calls, declared departures
+//! and hangs, figures of a GPU model, and which APIs the mutation library saw a trial reach.
 //! Nothing here imports another layer.
 
 pub mod apis;

@@ -342,7 +342,7 @@ impl Machine {
         if self.host_gpus > 0 {
             writeln!(
                 s,
-                "host: {} GPU(s) in all (the kernel module's list), {} visible to this run",
+                "host: {} GPU(s) in all (the kernel's lists), {} visible to this run",
                 self.host_gpus,
                 self.devices.len()
             )
