@@ -150,7 +150,9 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
         crash_in_process(env);
     }
     env.bind();
-    let before = if case.need == crate::harness::case::Need::Device {
+    // A trial in its own process settles in its parent, once the process has ended and given
+    // back what it held (`execute_in_child`).
+    let before = if case.need.alone() && !case.own_process {
         device_memory().map(|(free, _)| free)
     } else {
         None
@@ -210,7 +212,9 @@ fn forced_gates_fail(verdict: (Outcome, Kind, String)) -> (Outcome, Kind, String
 pub const MACHINE_FILE_VAR: &str = "CONFORMANCE_CHILD_MACHINE";
 
 /// Run a case's body in a fresh child of this binary (role `case:TRIAL`; `Case::own_process`),
-/// within `timeout`: the child's answer, or a broken one saying how the child ended.
+/// within `timeout`: the child's answer, or a broken one saying how the child ended. A trial that
+/// has the device's memory to itself is settled here, once its process has ended (the driver
+/// keeps some of what such a process held until it ends: R580 after a refused graph launch).
 pub fn execute_in_child(case: &Case, m: &crate::harness::Machine, timeout: Duration) -> Answer {
     let start = Instant::now();
     let broken = |message: String, blame: Option<u32>| Answer {
@@ -245,14 +249,16 @@ pub fn execute_in_child(case: &Case, m: &crate::harness::Machine, timeout: Durat
     };
     let path = file.to_string_lossy().into_owned();
     let envs: Vec<(&str, &str)> = if given { vec![(MACHINE_FILE_VAR, &path)] } else { vec![] };
+    let before = case.need.alone().then(device_memory).flatten().map(|(free, _)| free);
     let out = run_child_for(&Role::Case(case.trial_name()), &envs, timeout);
     let _ = std::fs::remove_file(&file);
+    let settle_s = before.map_or(0.0, settle);
     let out = match out {
         Ok(out) => out,
         Err(e) => return broken(format!("its own process could not be started: {e}"), None),
     };
     let inside = out.inside.as_ref().map(|(api, call)| (*api, call.clone()));
-    match (out.timed_out, out.signal(), out.last_json()) {
+    let mut answer = match (out.timed_out, out.signal(), out.last_json()) {
         (false, None, Some(line)) => serde_json::from_str(line)
             .map_err(|e| e.to_string())
             .and_then(|j| Answer::from_json(&j))
@@ -271,5 +277,9 @@ pub fn execute_in_child(case: &Case, m: &crate::harness::Machine, timeout: Durat
                 inside.map(|(api, _)| api),
             )
         }
-    }
+    };
+    // What settle said (the wait ran out) is this trial's.
+    answer.notes.extend(crate::driver::check::take_notes());
+    answer.timing.settle_s = settle_s;
+    answer
 }

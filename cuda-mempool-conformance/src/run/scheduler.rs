@@ -214,7 +214,7 @@ impl Scheduler {
         for (lane, mut q) in lanes {
             if ctx.stop.cheap_first() && lane != crate::harness::case::SERIAL {
                 q.make_contiguous()
-                    .sort_by_key(|c| ctx.stop.order_key(c, rank, (false, false, false, false)));
+                    .sort_by_key(|c| ctx.stop.order_key(c, rank, crate::run::order::Rank::default()));
             }
             let context = context_of(&q);
             // Not the serial lane (its trials leave the process's current pool and default-pool

@@ -17,6 +17,7 @@ use crate::harness::case::Case;
 use crate::harness::outcome::{Kind, Outcome, Record};
 use crate::harness::verdict::of_case;
 use crate::run::interrupt;
+use crate::run::order::Rank;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -140,23 +141,16 @@ impl Stop {
     /// in the suite's order), under a budget alone the long-running ones first among equals (they
     /// decide when the run ends: under compute-sanitizer the IPC fault trials, 80-180 s each, began
     /// after 120 s of short ones); otherwise the scheduler's own order (`throughput`).
-    pub fn order_key(
-        &self,
-        c: &Case,
-        rank: &BTreeMap<String, usize>,
-        throughput: (bool, bool, bool, bool),
-    ) -> (bool, usize, bool, bool, bool, bool) {
+    pub fn order_key(&self, c: &Case, rank: &BTreeMap<String, usize>, throughput: Rank) -> (bool, usize, bool, Rank) {
         if self.cheap_first {
             (
                 c.memory_need().heavy(),
                 rank.get(&c.trial_name()).copied().unwrap_or(usize::MAX),
                 !self.on && !c.slow,
-                false,
-                false,
-                false,
+                Rank::default(),
             )
         } else {
-            (throughput.0, 0, throughput.1, throughput.2, throughput.3, false)
+            (false, 0, false, throughput)
         }
     }
 }
@@ -199,13 +193,13 @@ mod tests {
             .map(|(n, r)| (case(n).trial_name(), *r))
             .collect();
         let on = Stop::new(true);
-        cases.sort_by_key(|c| on.order_key(c, &rank, (false, false, false, false)));
+        cases.sort_by_key(|c| on.order_key(c, &rank, Rank::default()));
         let names: Vec<_> = cases.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["first", "second", "unranked", "big"]);
         // A run budget takes the same order, and stops at no failure.
         let budget = Stop::new(false).under_budget(true);
         cases.reverse();
-        cases.sort_by_key(|c| budget.order_key(c, &rank, (true, true, true, true)));
+        cases.sort_by_key(|c| budget.order_key(c, &rank, (true, true, true, true, true)));
         let names: Vec<_> = cases.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["first", "second", "unranked", "big"]);
         budget.note(&Record::new(
@@ -229,7 +223,7 @@ mod tests {
         };
         let order = |stop: &Stop| {
             let mut cases = [case("a"), slow("long"), case("b").exclusive(), case("c")];
-            cases.sort_by_key(|c| stop.order_key(c, &BTreeMap::new(), (false, false, false, false)));
+            cases.sort_by_key(|c| stop.order_key(c, &BTreeMap::new(), Rank::default()));
             cases.iter().map(|c| c.name.clone()).collect::<Vec<_>>()
         };
         assert_eq!(order(&Stop::new(false).under_budget(true)), ["long", "a", "c", "b"]);

@@ -201,6 +201,9 @@ pub fn main() -> ExitCode {
     } else {
         Prestarted::start(0)
     });
+    // The lookup child (no cuInit) runs beside the probe: both are on every trial's path.
+    let timeout = s.timeout;
+    let lookup = std::thread::spawn(move || crate::cases::uninit::lookup_in_child(timeout));
     let mut m = if s.in_process {
         let mut m = probe::probe();
         m.hidden_init = probe::hidden_init_in_child(s.timeout);
@@ -208,8 +211,11 @@ pub fn main() -> ExitCode {
     } else {
         probe::probe_in_child(s.timeout)
     };
+    let looked_up = lookup
+        .join()
+        .unwrap_or_else(|_| Err("the lookup thread panicked".into()));
     if m.probe_error.is_none() && m.load_error.is_none() {
-        m.lookup_init = Some(crate::cases::uninit::lookup_in_child(s.timeout));
+        m.lookup_init = Some(looked_up);
     }
     // Which devices the cases spread over: a request this machine cannot meet is an error before
     // any trial runs.
