@@ -259,12 +259,9 @@ impl Drop for Graphs<'_> {
 /// Two graphs of 0.6 × the total cuMemGetInfo reports each, built by `build`, instantiated and
 /// launched one after the other, the graphs freeing nothing: the second must be refused
 /// OUT_OF_MEMORY at some step (noted, for calibration), the first not.
-/// The share of the device each graph of [`two_graphs`] holds: over half, so that two cannot fit.
-const GRAPH_SHARE: (u32, u32) = (6, 10);
-
 fn two_graphs(e: &Env, build: Build) -> R {
     let (_, total) = mem_info()?;
-    let size = total / GRAPH_SHARE.1 as usize * GRAPH_SHARE.0 as usize;
+    let size = total / 10 * 6;
     room(size)?;
     let s = Stream::new()?;
     let mut graphs = Graphs {
@@ -449,19 +446,19 @@ pub fn cases() -> Vec<Case> {
         .exclusive(),
         // Graph memory counts against the budget (issue 34: under a 16 GiB cap a layer let two
         // graphs of 10 GiB each launch). Where R580 refuses the second graph is noted, to
-        // calibrate. Each graph holds 0.6 × the device, the second is refused (`Need::Most`). Kills 820-cap-misses-graphs
+        // calibrate. Exclusive: each graph holds 0.6 × the device. Kills 820-cap-misses-graphs
         // (and 820-cap-bypass).
         Case::gpu(820, "caps::captured_graphs_within_reported_total", |e| {
             two_graphs(e, Build::Capture)
         })
-        .holds_most(GRAPH_SHARE.0, GRAPH_SHARE.1)
+        .exclusive()
         .own_process(),
         // The same with cuGraphAddMemAllocNode in graphs built by hand. Kills 820-cap-misses-graphs,
         // 822-cap-counts-reserved (neither sees cuGraphAddMemAllocNode) and 820-cap-bypass.
         Case::gpu(820, "caps::graph_alloc_nodes_within_reported_total", |e| {
             two_graphs(e, Build::Node)
         })
-        .holds_most(GRAPH_SHARE.0, GRAPH_SHARE.1)
+        .exclusive()
         .own_process(),
         // A pool whose maximum size (CUDA 12.2's maxSize) exceeds the reported total: creating it
         // may be refused INVALID_VALUE (noted, to calibrate); made, it still cannot allocate beyond

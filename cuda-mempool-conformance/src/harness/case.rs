@@ -204,14 +204,9 @@ pub enum Need {
     /// every free byte (and is slow beside processes creating contexts), so it runs beside no trial
     /// that holds memory; beside others of its kind it may (each is refused whatever the others do).
     Beyond,
-    /// The device alone: it reads device-wide free memory (a context made meanwhile would move it).
+    /// The device alone: it reads device-wide free memory, or holds most of it and asks for more
+    /// (a context made meanwhile would move the one, and may come up broken beside the other).
     Device,
-    /// It holds this share of the device (no more than the budget lets trials hold at once) and
-    /// then asks for more than is left, which must be refused: beside no trial that holds memory
-    /// or asks beyond the device, nor another of its kind; processes may start meanwhile, their
-    /// contexts fitting the rest of the device as they fit beside the budget's trials. Where the
-    /// share is over the budget it waits for the device alone, as [`Need::Device`].
-    Most(u32, u32),
 }
 /// The device memory the trials running at once may hold: three quarters of the device's total,
 /// the rest left to the contexts of the run's processes (504 MiB each on the H100, R580; a run keeps
@@ -221,15 +216,9 @@ pub fn budget_capacity(total: u64) -> u64 {
 }
 
 impl Need {
-    /// It keeps every memory-holding trial off the device while it runs (`Beyond`, `Device`,
-    /// `Most`).
+    /// It keeps every memory-holding trial off the device while it runs (`Beyond`, `Device`).
     pub fn heavy(self) -> bool {
-        matches!(self, Need::Beyond | Need::Device | Need::Most(..))
-    }
-    /// It has the device's memory to itself (`Device`, `Most`): the harness waits after it for
-    /// what it held to come back (`harness::execute`).
-    pub fn alone(self) -> bool {
-        matches!(self, Need::Device | Need::Most(..))
+        matches!(self, Need::Beyond | Need::Device)
     }
 }
 
@@ -356,10 +345,6 @@ impl Case {
     /// It needs the device alone ([`Need::Device`]).
     pub fn exclusive(self) -> Case {
         self.needing(Need::Device)
-    }
-    /// It holds `num`/`den` of the device and asks for more than is left ([`Need::Most`]).
-    pub fn holds_most(self, num: u32, den: u32) -> Case {
-        self.needing(Need::Most(num, den))
     }
     /// It asks for more memory than the device has ([`Need::Beyond`]).
     pub fn beyond_device(self) -> Case {

@@ -152,7 +152,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
     env.bind();
     // A trial in its own process settles in its parent, once the process has ended and given
     // back what it held (`execute_in_child`).
-    let before = if case.need.alone() && !case.own_process {
+    let before = if case.need == crate::harness::case::Need::Device && !case.own_process {
         device_memory().map(|(free, _)| free)
     } else {
         None
@@ -249,7 +249,10 @@ pub fn execute_in_child(case: &Case, m: &crate::harness::Machine, timeout: Durat
     };
     let path = file.to_string_lossy().into_owned();
     let envs: Vec<(&str, &str)> = if given { vec![(MACHINE_FILE_VAR, &path)] } else { vec![] };
-    let before = case.need.alone().then(device_memory).flatten().map(|(free, _)| free);
+    let before = (case.need == crate::harness::case::Need::Device)
+        .then(device_memory)
+        .flatten()
+        .map(|(free, _)| free);
     let out = run_child_for(&Role::Case(case.trial_name()), &envs, timeout);
     let _ = std::fs::remove_file(&file);
     let settle_s = before.map_or(0.0, settle);

@@ -7,18 +7,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Where a trial goes in the general queue, earliest first ([`run_first`]).
-pub(crate) type Rank = (bool, bool, bool, bool, bool);
+pub(crate) type Rank = (bool, bool, bool, bool);
 
 /// The general queue's order: heavy trials first (`Need::heavy`: at the start they wait for no long
 /// trial to end and leave no tail), then the long-running ones, then the suite's order, the trials
 /// of a quarter of the device or more last.
 pub(super) fn run_first(c: &Case, budget: &Budget) -> Rank {
     let need = c.memory_need();
-    // Among the heavy ones, those that may run while the lanes start their processes first (the
-    // device is otherwise idle then), then the requests beyond the device: they run side by side,
-    // and a trial that waits for the device alone would hold back those asked for after it.
-    let early = budget.beside_starts(need);
-    (!need.heavy(), !early, need.alone() && !early, big(c, budget), !c.slow)
+    // Among the heavy ones, the requests beyond the device first: they run side by side, and a
+    // trial that waits for the device alone would hold back those asked for after it.
+    (
+        !need.heavy(),
+        need == crate::harness::case::Need::Device,
+        big(c, budget),
+        !c.slow,
+    )
 }
 
 /// It asks for a quarter of the device or more: queued last, where it waits only for the run's
@@ -75,8 +78,7 @@ mod tests {
         assert_eq!(workers_for(360, 0), 1);
     }
 
-    /// The trials that hold most of the device and may run while processes start first, then the
-    /// requests beyond the device, then the trials that need it alone, the trials of a quarter of
+    /// Requests beyond the device before the trials that need it alone, the trials of a quarter of
     /// the device or more after every other.
     #[test]
     fn heavy_first_beyond_before_device_big_last() {
@@ -85,16 +87,11 @@ mod tests {
             fake("big", |c| c.memory_share(5, 8)),
             fake("plain", |c| c),
             fake("device", |c| c.exclusive()),
-            fake("most over the budget", |c| c.holds_most(7, 8)),
             fake("beyond", |c| c.beyond_device()),
-            fake("most", |c| c.holds_most(6, 10)),
         ];
         v.sort_by_key(|c| run_first(c, &budget));
         let names: Vec<_> = v.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(
-            names,
-            ["most", "beyond", "device", "most over the budget", "plain", "big"]
-        );
+        assert_eq!(names, ["beyond", "device", "plain", "big"]);
     }
 
     #[test]

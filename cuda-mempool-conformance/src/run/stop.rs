@@ -199,7 +199,7 @@ mod tests {
         // A run budget takes the same order, and stops at no failure.
         let budget = Stop::new(false).under_budget(true);
         cases.reverse();
-        cases.sort_by_key(|c| budget.order_key(c, &rank, (true, true, true, true, true)));
+        cases.sort_by_key(|c| budget.order_key(c, &rank, (true, true, true, true)));
         let names: Vec<_> = cases.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["first", "second", "unranked", "big"]);
         budget.note(&Record::new(

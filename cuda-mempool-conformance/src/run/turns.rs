@@ -1,7 +1,7 @@
 //! Turns at the device, by what each trial needs of its memory (`harness::case::Need`): trials
 //! run side by side while the memory they may hold fits the device's budget; a trial that asks
 //! for more than the device has runs beside none that holds memory; a trial that needs the device
-//! alone gets it (one that holds most of it gets it while the run's processes still start). This run's only, or machine-wide through a lock file (CONFORMANCE_DEVICE_LOCK).
+//! alone gets it. This run's only, or machine-wide through a lock file (CONFORMANCE_DEVICE_LOCK).
 
 use crate::harness::case::Need;
 use std::collections::BTreeSet;
@@ -29,16 +29,7 @@ impl Budget {
             Need::Small => self.total / SMALL_PARTS,
             Need::Share(n, d) => self.total / u64::from(d.max(1)) * u64::from(n),
             Need::Bytes(b) => b,
-            Need::Nothing | Need::Beyond | Need::Device | Need::Most(..) => 0,
-        }
-    }
-    /// Whether a turn for `need` may begin while the run's processes start: a [`Need::Most`] whose
-    /// share the budget could give out (what is left of the device covers the starting processes'
-    /// contexts, as it does beside the budget's trials).
-    pub fn beside_starts(&self, need: Need) -> bool {
-        match need {
-            Need::Most(n, d) => self.bytes(Need::Share(n, d)) <= self.capacity,
-            _ => false,
+            Need::Nothing | Need::Beyond | Need::Device => 0,
         }
     }
 }
@@ -94,10 +85,11 @@ struct TurnState {
     starting: usize,
 }
 impl TurnState {
-    /// The device is not free to be had alone: a turn of any kind is held, or a lane is starting
-    /// (but for a turn whose memory leaves room for the contexts of processes starting: `starts_ok`).
-    fn device_taken(&self, starts_ok: bool) -> bool {
-        self.device || self.beyond > 0 || self.holders > 0 || (self.starting > 0 && !starts_ok)
+    /// The device is not free to be had alone: a turn of any kind is held, or a lane is starting.
+    /// (H100, R580, 2026-11-26: a context made while a graph trial held 0.6 of the device and was
+    /// refused a second 0.6 came up broken: its first cuStreamCreate answered INVALID_CONTEXT.)
+    fn device_taken(&self) -> bool {
+        self.device || self.beyond > 0 || self.holders > 0 || self.starting > 0
     }
     /// A request beyond the device must wait: the device is held alone or waited for, memory is
     /// held, or a lane is starting.
@@ -200,10 +192,9 @@ impl Turns {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let kind = match need {
             Need::Nothing => Held::Free,
-            Need::Device | Need::Most(..) => {
-                let starts_ok = self.starts_ok(need);
+            Need::Device => {
                 st.waiting_device += 1;
-                while st.device_taken(starts_ok) {
+                while st.device_taken() {
                     st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner());
                 }
                 st.waiting_device -= 1;
@@ -293,10 +284,6 @@ impl Turns {
         }
     }
 
-    fn starts_ok(&self, need: Need) -> bool {
-        self.budget.beside_starts(need)
-    }
-
     /// Whether the memory turn `ticket` of `bytes` may start: no earlier memory turn waiting, and
     /// [`Turns::room`] for it.
     fn fits(&self, st: &TurnState, ticket: u64, bytes: u64) -> bool {
@@ -322,7 +309,7 @@ impl Turns {
         match self.as_run(need) {
             Need::Nothing => false,
             // Another turn waiting for the device goes first.
-            Need::Device | Need::Most(..) => st.device_taken(self.starts_ok(need)) || st.waiting_device > 0,
+            Need::Device => st.device_taken() || st.waiting_device > 0,
             Need::Beyond => st.beyond_kept_off(),
             // Behind the memory turns already waiting, or no room.
             need => !st.waiting.is_empty() || !self.room(&st, self.budget.bytes(need)),
@@ -553,35 +540,6 @@ mod tests {
                 .expect("a heavy turn once the lanes are up");
         }
         ts.into_iter().for_each(|t| t.join().unwrap());
-    }
-
-    /// While lanes start, a turn that holds most of the device within the budget begins (and the
-    /// requests beyond the device wait behind it); one over the budget, like one that needs the
-    /// device alone, waits for the lanes.
-    #[test]
-    fn most_of_the_device_within_the_budget_begins_while_lanes_start() {
-        let turns = Arc::new(Turns::new(Budget::of_device(64 << 30), false));
-        turns.lanes_starting(1);
-        assert!(!turns.would_wait(Need::Most(6, 10)));
-        assert!(turns.would_wait(Need::Most(7, 8)) && turns.would_wait(Need::Device));
-        let most = turns.take(Need::Most(6, 10));
-        assert!(turns.exclusive_now() && turns.would_wait(Need::Beyond));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let t = {
-            let turns = turns.clone();
-            std::thread::spawn(move || {
-                let _t = turns.take(Need::Most(7, 8));
-                tx.send(()).unwrap();
-            })
-        };
-        drop(most);
-        assert!(
-            rx.recv_timeout(Duration::from_millis(100)).is_err(),
-            "a turn over the budget began with a lane still starting"
-        );
-        turns.lane_started();
-        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(()));
-        t.join().unwrap();
     }
 
     /// Two descriptions of one lock file conflict even in one process (as two suites' do): a shared

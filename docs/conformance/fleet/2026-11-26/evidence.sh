@@ -48,7 +48,7 @@ for kind in ("default", "all"):
     walls = []
     for f in sorted(glob.glob(os.path.join(d, kind + "-*", "report.json"))):
         j = json.load(open(f))
-        walls.append(j.get("wall_secs") or j.get("timing", {}).get("wall_secs") or 0)
+        walls.append(j.get("wall_s") or 0)
     if walls:
         print(f"{kind}: {len(walls)} runs, report wall median {statistics.median(walls):.2f} s")
 PY
