@@ -20,7 +20,7 @@ fn all() -> impl Iterator<Item = &'static model::Edge> {
 }
 
 pub fn cases() -> Vec<Case> {
-    all().map(model::case).collect()
+    all().map(run::case).collect()
 }
 
 /// Child role `edge-rows`: see `run::rows_child_main`.

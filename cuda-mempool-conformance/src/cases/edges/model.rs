@@ -163,30 +163,3 @@ pub const UNKNOWN_LOCATION_TYPES: &[(u64, &str)] = &[
     (0x8000_0000, "INT_MIN as unsigned"),
     (0xffff_ffff, "UINT_MAX"),
 ];
-
-/// The trial of one (API, argument): `edges_<arg>`.
-pub fn case(edge: &'static Edge) -> Case {
-    let mut c = Case::gpu(edge.api, format!("edges_{}", edge.arg), move |e| {
-        super::run::run(e, edge)
-    });
-    // Rows that may leave a thread stuck in the driver: where trials share the coordinator's
-    // process (in-process mode) it runs in a process of its own.
-    let probe = Env {
-        m: std::sync::Arc::new(Default::default()),
-        dev: 0,
-        peer: None,
-        multi: vec![],
-        ctx: 0,
-    };
-    if (edge.rows)(&probe).iter().any(|r| r.watch != Watch::Off) {
-        c.may_hang = true;
-    }
-    for &cap in edge.needs {
-        c = c.needs(cap);
-    }
-    match edge.sharing {
-        Sharing::Shared => c,
-        Sharing::Alone => c.alone(),
-        Sharing::Beyond => c.beyond_device(),
-    }
-}

@@ -1,11 +1,38 @@
-//! The edge trials' runner: each row's call made (on a watched thread where it may hang), judged,
-//! and the wrong ones listed; after a hang, the later rows in fresh processes (role `edge-rows`,
-//! whose body is here too).
+//! The edge trials and their runner: the trial of each (API, argument), each row's call made (on a
+//! watched thread where it may hang), judged, and the wrong ones listed; after a hang, the later rows in
+//! fresh processes (role `edge-rows`, whose body is here too).
 
 use super::model::*;
 use crate::cases::prelude::*;
 use crate::harness::bounded::{self, Bounded};
 use std::time::Duration;
+
+/// The trial of one (API, argument): `edges_<arg>`.
+pub fn case(edge: &'static Edge) -> Case {
+    let mut c = Case::gpu(edge.api, format!("edges_{}", edge.arg), move |e| {
+        run(e, edge)
+    });
+    // Rows that may leave a thread stuck in the driver: where trials share the coordinator's
+    // process (in-process mode) it runs in a process of its own.
+    let probe = Env {
+        m: std::sync::Arc::new(Default::default()),
+        dev: 0,
+        peer: None,
+        multi: vec![],
+        ctx: 0,
+    };
+    if (edge.rows)(&probe).iter().any(|r| r.watch != Watch::Off) {
+        c.may_hang = true;
+    }
+    for &cap in edge.needs {
+        c = c.needs(cap);
+    }
+    match edge.sharing {
+        Sharing::Shared => c,
+        Sharing::Alone => c.alone(),
+        Sharing::Beyond => c.beyond_device(),
+    }
+}
 
 /// What one row's call came to.
 enum Got {
