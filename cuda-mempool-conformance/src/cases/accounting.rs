@@ -70,7 +70,8 @@ pub fn cases() -> Vec<Case> {
                  least {n})"
             );
             Ok(())
-        }),
+        })
+        .alone(),
         // A free enqueued on a held stream: R580 stops counting the block as used at once (H100,
         // 2026-11-24, twice), but keeps it reserved (it is not reusable before the stream reaches
         // the free); after the sync it is neither used nor released (threshold max).
@@ -107,7 +108,8 @@ pub fn cases() -> Vec<Case> {
                 );
                 Ok(())
             },
-        ),
+        )
+        .alone(),
         // A trim releases what the pool can safely release: not a block whose free its stream has
         // not reached (cuMemPoolTrimTo's docs), and it does not wait for that stream. After the
         // stream has run the free, a trim to 0 releases everything.
@@ -151,7 +153,8 @@ pub fn cases() -> Vec<Case> {
                 "trimmed to 0 after the free ran: {after} bytes still reserved"
             );
             Ok(())
-        }),
+        })
+        .alone(),
         // cuMemAlloc memory is no pool's: the device's default and current pools count none of it.
         // Kills 820-cuMemAlloc-from-default-pool.
         Case::gpu(828, "accounting::cuMemAlloc_leaves_the_pools_alone", |e| {
@@ -186,7 +189,8 @@ pub fn cases() -> Vec<Case> {
                 "cuMemAlloc memory belongs to pool {owner:p} per CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE"
             );
             Ok(())
-        }),
+        })
+        .alone(),
         // cuMemFree takes memory of cuMemAllocFromPoolAsync (its docs list both stream-ordered
         // allocators; the caller synchronised first). When the pool's counter drops is recorded, not
         // judged: on R580 (H100, 2026-11-24) it still counted the block right after cuMemFree.
@@ -215,7 +219,8 @@ pub fn cases() -> Vec<Case> {
                 "used right after cuMemFree: {after}; after the next allocation of {n}: {again}"
             ));
             Ok(())
-        }),
+        })
+        .alone(),
         // A refused double free changes nothing: the pool then serves an allocation of the same
         // size, which holds what is written to it, and the counters are exact throughout.
         // Kills 822-refused-free-fails-closed.
@@ -254,6 +259,7 @@ pub fn cases() -> Vec<Case> {
                  after its free (expected 0)"
             );
             Ok(())
-        }),
+        })
+        .alone(),
     ]
 }

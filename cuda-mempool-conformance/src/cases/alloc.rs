@@ -204,7 +204,8 @@ pub fn cases() -> Vec<Case> {
             );
             Ok(())
         })
-        .serial(),
+        .serial()
+        .alone(),
         Case::gpu(820, "current_pool_is_default_pool_initially", |e| {
             let (cur, def) = (current_pool(e.dev)?, default_pool(e.dev)?);
             ensure!(cur == def, "current pool {cur:p} is not the default pool {def:p}");
@@ -272,7 +273,9 @@ pub fn cases() -> Vec<Case> {
                 unsafe { cuMemAllocAsync(&mut p, HUGE, std::ptr::null_mut()) },
                 E_OOM,
             )
-        }),
+        })
+        // Alone: its refusal releases the unused memory of every pool of its process.
+        .alone(),
         Case::gpu(820, "huge_size_leaves_other_pools_reserved", |e| {
             // A failed oversized allocation does not release the unused reserved memory of other
             // pools (R580: a pool with threshold UINT64_MAX keeps its 32 MiB).
@@ -299,7 +302,8 @@ pub fn cases() -> Vec<Case> {
                 "reserved {before} before, {after} after the failed allocation"
             );
             Ok(())
-        }),
+        })
+        .alone(),
         Case::gpu(820, "no_current_context_invalid_context", |_| {
             // A thread with no current context.
             let r = std::thread::spawn(|| {
@@ -357,7 +361,9 @@ pub fn cases() -> Vec<Case> {
                 unsafe { cuMemAllocFromPoolAsync(&mut p, HUGE, pool.0, std::ptr::null_mut()) },
                 E_OOM,
             )
-        }),
+        })
+        // Alone: its refusal releases the unused memory of every pool of its process.
+        .alone(),
         Case::gpu(821, "destroyed_pool", |e| {
             let pool = Pool::on_device(e.dev)?.take();
             ok("cuMemPoolDestroy", unsafe { cuMemPoolDestroy(pool) })?;
@@ -390,7 +396,8 @@ pub fn cases() -> Vec<Case> {
                 "allocation after a same-stream free got {b:#x}, not the freed {a:#x}"
             );
             Ok(())
-        }),
+        })
+        .alone(),
         Case::gpu(822, "free_of_cuMemAlloc_memory", |_| {
             // Memory from cuMemAlloc may be freed with cuMemFreeAsync.
             let mut p: CUdeviceptr = 0;

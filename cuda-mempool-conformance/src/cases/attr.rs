@@ -341,36 +341,39 @@ pub fn cases() -> Vec<Case> {
             A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
         ),
     ] {
-        v.push(Case::gpu(832, format!("{name}_reset_to_current"), move |e| {
-            // The big allocation is one reservation chunk of this device (measured: 32 MiB on the
-            // H100 and H200), so that freeing it must release a chunk whatever the model's chunk.
-            let chunk = pool_chunk(e.dev)?;
-            let p = Pool::on_device(e.dev)?;
-            set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0)?;
-            let s = Stream::new()?;
-            let small = alloc_from(p.0, 2 * MIB as usize, s.0)?;
-            let big = alloc_from(p.0, chunk as usize, s.0)?;
-            s.sync()?;
-            free_async(big, s.0)?;
-            s.sync()?;
-            let (high, cur) = (get_u64(p.0, a)?, get_u64(p.0, current)?);
-            let reset = set_u64(p.0, a, 0);
-            let (after, cur_after) = (get_u64(p.0, a)?, get_u64(p.0, current)?);
-            free_async(small, s.0)?;
-            s.sync()?;
-            reset?;
-            ensure!(
+        v.push(
+            Case::gpu(832, format!("{name}_reset_to_current"), move |e| {
+                // The big allocation is one reservation chunk of this device (measured: 32 MiB on the
+                // H100 and H200), so that freeing it must release a chunk whatever the model's chunk.
+                let chunk = pool_chunk(e.dev)?;
+                let p = Pool::on_device(e.dev)?;
+                set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0)?;
+                let s = Stream::new()?;
+                let small = alloc_from(p.0, 2 * MIB as usize, s.0)?;
+                let big = alloc_from(p.0, chunk as usize, s.0)?;
+                s.sync()?;
+                free_async(big, s.0)?;
+                s.sync()?;
+                let (high, cur) = (get_u64(p.0, a)?, get_u64(p.0, current)?);
+                let reset = set_u64(p.0, a, 0);
+                let (after, cur_after) = (get_u64(p.0, a)?, get_u64(p.0, current)?);
+                free_async(small, s.0)?;
+                s.sync()?;
+                reset?;
+                ensure!(
                 high >= 2 * MIB + chunk && cur < high,
                 "before the reset: mark {high}, current {cur}; expected the mark at least {} (2 MiB and a {chunk}-byte \
                  chunk) and above the current value (the scenario did not establish a mark to reset)",
                 2 * MIB + chunk
             );
-            ensure!(
-                after == cur_after,
-                "after resetting, the mark is {after}, expected the current value {cur_after} (it was {high})"
-            );
-            Ok(())
-        }));
+                ensure!(
+                    after == cur_after,
+                    "after resetting, the mark is {after}, expected the current value {cur_after} (it was {high})"
+                );
+                Ok(())
+            })
+            .alone(),
+        );
     }
     v.extend([
         // The high-water marks keep the peak after the current values drop (docs: "high
@@ -419,7 +422,8 @@ pub fn cases() -> Vec<Case> {
                  (current {used})"
             );
             Ok(())
-        }),
+        })
+        .alone(),
         Case::gpu(828, "used_mem_exact_accounting", |e| {
             let p = Pool::on_device(e.dev)?;
             let s = Stream::new()?;
@@ -443,7 +447,8 @@ pub fn cases() -> Vec<Case> {
             let after = get_u64(p.0, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
             ensure!(after == 0, "used memory {after} after freeing everything");
             Ok(())
-        }),
+        })
+        .alone(),
         // The docs are silent on the reservation granularity; R580 reserves whole chunks: one chunk
         // (C, measured: 32 MiB on the H100 and H200) for anything up to C, whole multiples above
         // (C + 1 → 2C), and a new chunk when 32 allocations of C/32 have filled the first. C itself
@@ -480,7 +485,8 @@ pub fn cases() -> Vec<Case> {
                 );
             }
             figure
-        }),
+        })
+        .alone(),
         Case::gpu(832, "release_threshold_zero_releases_at_sync", |e| {
             let p = Pool::on_device(e.dev)?;
             set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0)?;
@@ -490,7 +496,8 @@ pub fn cases() -> Vec<Case> {
                 "threshold 0: {reserved} bytes still reserved after synchronisation"
             );
             Ok(())
-        }),
+        })
+        .alone(),
         Case::gpu(832, "release_threshold_max_keeps_memory", |e| {
             let p = Pool::on_device(e.dev)?;
             set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
@@ -504,7 +511,8 @@ pub fn cases() -> Vec<Case> {
                 "threshold max: only {reserved} bytes reserved after synchronisation"
             );
             Ok(())
-        }),
+        })
+        .alone(),
         Case::gpu(832, "reuse_flags_round_trip", |e| {
             let p = Pool::on_device(e.dev)?;
             for a in [
@@ -541,7 +549,10 @@ pub fn cases() -> Vec<Case> {
                 "reserved {before} before and {after} after trimming to 0"
             );
             Ok(())
-        }),
+        })
+        // Alone: beside another trial's refused oversized allocation it once saw its pool's reserved
+        // memory at 0 before trimming (H100, R580).
+        .alone(),
         // Four freed blocks of one chunk each (the device's chunk, measured: 32 MiB on the H100 and
         // H200; four chunks reserved), trimmed to a chunk and a quarter: at least that much stays and
         // something goes (R580 keeps two whole chunks).
@@ -570,7 +581,8 @@ pub fn cases() -> Vec<Case> {
                  something released; the device's chunk: {chunk})"
             );
             Ok(())
-        }),
+        })
+        .alone(),
         Case::gpu(833, "trim_keeps_memory_in_use", |e| {
             let p = Pool::on_device(e.dev)?;
             let s = Stream::new()?;
@@ -590,7 +602,8 @@ pub fn cases() -> Vec<Case> {
             fill?;
             ensure!(reserved >= 16 * MIB, "trim released memory in use: {reserved} reserved");
             Ok(())
-        }),
+        })
+        .alone(),
         Case::gpu(833, "null_pool_invalid_value", |_| {
             expect(
                 "cuMemPoolTrimTo(NULL)",
@@ -636,16 +649,19 @@ pub fn cases() -> Vec<Case> {
     ]);
     for (name, policy, max_size, scenario, want) in REUSE {
         let (policy, max_size, scenario) = (*policy, *max_size, *scenario);
-        v.push(Case::gpu(832, format!("reuse_{name}"), move |e| {
-            let p = pool_with_only(e.dev, policy, max_size)?;
-            set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
-            let got = scenario(p.0)?;
-            ensure!(
-                got == *want,
-                "next allocation: {got:?}, expected {want:?} (Same = the freed block)"
-            );
-            Ok(())
-        }));
+        v.push(
+            Case::gpu(832, format!("reuse_{name}"), move |e| {
+                let p = pool_with_only(e.dev, policy, max_size)?;
+                set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
+                let got = scenario(p.0)?;
+                ensure!(
+                    got == *want,
+                    "next allocation: {got:?}, expected {want:?} (Same = the freed block)"
+                );
+                Ok(())
+            })
+            .alone(),
+        );
     }
     v
 }

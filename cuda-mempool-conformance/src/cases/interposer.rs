@@ -3,7 +3,7 @@
 //! #310), each API from a thread with no current context (#276, #289), and a refused call that
 //! leaves something allocated behind (#306). The per-thread-default-stream variant through
 //! cuGetProcAddress is alloc.rs's `ptsz_variant_uses_per_thread_stream`; pool calls during a
-//! capture are capture.rs's.
+//! capture are `capture::pool_calls`'s.
 
 use super::ipc::SameProcess;
 use super::peer::OnDevice;

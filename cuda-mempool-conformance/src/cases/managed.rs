@@ -184,7 +184,8 @@ pub fn cases() -> Vec<Case> {
                 "RESERVED_MEM_CURRENT of a managed pool with 2 MiB in use: {reserved}"
             );
             Ok(())
-        }),
+        })
+        .alone(),
         // A managed pool trims like a device pool: a freed block kept by a maximal threshold is
         // released by cuMemPoolTrimTo(0). Kills 833-trims-nothing.
         Case::gpu(833, "managed_pool_trim_releases_unused", |e| {
@@ -202,6 +203,7 @@ pub fn cases() -> Vec<Case> {
                 "managed pool: reserved {before} before and {after} after trimming to 0"
             );
             Ok(())
-        }),
+        })
+        .alone(),
     ]
 }

@@ -213,7 +213,9 @@ pub fn cases() -> Vec<Case> {
             free_async(a, s.0)?;
             s.sync()?;
             expect("allocation beyond maxSize", r, CUresult::CUDA_ERROR_OUT_OF_MEMORY)
-        }),
+        })
+        // Alone: it provokes out-of-memory in its process.
+        .alone(),
         Case::gpu(823, "host_location_pool_needs_device_access", |e| {
             let props = CUmemPoolProps {
                 allocType: CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,

@@ -329,7 +329,8 @@ pub fn cases() -> Vec<Case> {
                 2 * chunk
             );
             Ok(())
-        }),
+        })
+        .alone(),
         // Nothing in use, two freed chunks, trimmed to 1 MiB: R580 keeps whole chunks, so exactly
         // one chunk stays (at least 1 MiB kept, as little as the granule allows). Kills
         // 833-trim-keeps-too-much and 833-ignores-min-bytes.
@@ -350,7 +351,8 @@ pub fn cases() -> Vec<Case> {
                 2 * chunk
             );
             Ok(())
-        }),
+        })
+        .alone(),
         // An export of an allocation still pending on a held stream: the documentation puts the
         // wait on the importer ("must not be accessed before the allocation operation completes
         // in the exporting process"), so the export itself succeeds at once, without waiting for

@@ -204,33 +204,38 @@ fn refused_at_once(a: Alloc, dev: CUdevice) -> R {
     waited(&what, took, forced)
 }
 
-/// (case, body): the rows every allocator runs (the refusal row is in `cases::MEMORY_SENSITIVE`: a
-/// failed oversized allocation releases the unused memory of every pool of its process).
-type Row = (&'static str, fn(Alloc, CUdevice) -> R);
+/// (case, body, alone): the rows every allocator runs; the refusal row runs alone (a failed
+/// oversized allocation releases the unused memory of every pool of its process).
+type Row = (&'static str, fn(Alloc, CUdevice) -> R, bool);
 const ROWS: &[Row] = &[
     (
         "stream_order::returns_while_its_stream_is_held",
         alloc_returns_while_held,
+        false,
     ),
     (
         "stream_order::other_stream_does_not_wait_for_a_held_one",
         other_stream_does_not_wait,
+        false,
     ),
     (
         "stream_order::pointer_known_at_return_and_used_by_its_stream",
         pointer_known_at_return,
+        false,
     ),
     (
         "stream_order::refused_at_once_while_its_stream_is_held",
         refused_at_once,
+        true,
     ),
 ];
 
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for a in ALLOCS {
-        for &(name, body) in ROWS {
-            v.push(Case::gpu(a.api(), name, move |e| body(a, e.dev)));
+        for &(name, body, alone) in ROWS {
+            let c = Case::gpu(a.api(), name, move |e| body(a, e.dev));
+            v.push(if alone { c.alone() } else { c });
         }
     }
     // cuMemFreeAsync enqueues the free and returns; it does not wait for the stream to reach it.

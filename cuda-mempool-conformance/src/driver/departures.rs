@@ -150,7 +150,7 @@ pub const ALL: &[Deviation] = &[
         branches: (580, 580),
         models: ANY,
     },
-    // Pool calls during a global-mode capture (capture.rs): their error lists name no capture
+    // Pool calls during a global-mode capture (cases/capture/pool_calls.rs): their error lists name no capture
     // error, and the capture documentation does not list them among the prohibited calls.
     Deviation {
         id: "trim_during_global_capture_unsupported",

@@ -4,7 +4,7 @@
 //! trials they were running are recorded `interrupted` too), and the suite writes its reports from
 //! what finished. A second signal ends the process at once, with 128 + that signal.
 
-use crate::run::since_start;
+use crate::run::clock::since_start;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};

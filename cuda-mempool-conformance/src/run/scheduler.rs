@@ -30,9 +30,9 @@ use crate::harness::case::{Case, Env};
 use crate::harness::config::crash_timeout;
 use crate::harness::outcome::{Raw, Record, Timing};
 use crate::harness::verdict::judge;
+use crate::run::clock::since_start;
 use crate::run::gates::{Lead, Pending, Queue};
 use crate::run::order::{general_heavy, run_first, slow_starts, workers_for};
-use crate::run::since_start;
 use crate::run::stop::Stop;
 use crate::run::turns::{Budget, Turns};
 pub use crate::run::worker::Prestarted;
@@ -139,7 +139,7 @@ impl Scheduler {
         rank: &BTreeMap<String, usize>,
     ) -> Scheduler {
         // Checked with the other settings before the run started.
-        let serial = crate::run::serial_schedule().unwrap_or(false);
+        let serial = crate::run::turns::serial_schedule().unwrap_or(false);
         let budget = budget_of(&env.m);
         let mut slots = HashMap::new();
         let cheap_left = jobs.iter().filter(|c| !c.memory_need().heavy()).count();

@@ -2,7 +2,7 @@
 //! during a global-mode capture, and in every mode that one which answers success has taken effect
 //! (or, for a query, answered what the pool says once the capture has ended).
 
-use super::{capture, status, LiveGraphAlloc, MODES};
+use super::graph::{capture, status, LiveGraphAlloc, MODES};
 use crate::cases::prelude::*;
 
 use CUmemPool_attribute as A;

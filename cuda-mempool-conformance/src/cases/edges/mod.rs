@@ -4,6 +4,7 @@
 //! Garbage handles and pointers are not here (they may crash the driver: see the API groups).
 
 mod access;
+mod all;
 mod attr;
 mod ipc;
 mod model;
@@ -11,19 +12,4 @@ mod props;
 mod run;
 mod sizes;
 
-use crate::cases::prelude::*;
-
-fn all() -> impl Iterator<Item = &'static model::Edge> {
-    [sizes::EDGES, props::EDGES, ipc::EDGES, access::EDGES, attr::EDGES]
-        .into_iter()
-        .flatten()
-}
-
-pub fn cases() -> Vec<Case> {
-    all().map(run::case).collect()
-}
-
-/// Child role `edge-rows`: see `run::rows_child_main`.
-pub fn rows_child_main() -> i32 {
-    run::rows_child_main(&all().collect::<Vec<_>>())
-}
+pub use all::{cases, rows_child_main};

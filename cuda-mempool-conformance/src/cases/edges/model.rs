@@ -68,8 +68,8 @@ impl Answer {
 pub enum Sharing {
     /// Any trial.
     Shared,
-    /// No other trial in its process: it provokes out-of-memory in it or watches reserved memory
-    /// (see `cases::MEMORY_SENSITIVE`).
+    /// No other trial in its process ([`Case::alone`]): it provokes out-of-memory in it or watches
+    /// reserved memory.
     Alone,
     /// Beside no trial that holds memory: it asks for more than the device has (the driver's
     /// out-of-memory path, up to 9 s on the H100 beside a dozen processes creating contexts, refused

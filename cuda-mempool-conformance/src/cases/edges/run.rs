@@ -9,9 +9,7 @@ use std::time::Duration;
 
 /// The trial of one (API, argument): `edges_<arg>`.
 pub fn case(edge: &'static Edge) -> Case {
-    let mut c = Case::gpu(edge.api, format!("edges_{}", edge.arg), move |e| {
-        run(e, edge)
-    });
+    let mut c = Case::gpu(edge.api, format!("edges_{}", edge.arg), move |e| run(e, edge));
     // Rows that may leave a thread stuck in the driver: where trials share the coordinator's
     // process (in-process mode) it runs in a process of its own.
     let probe = Env {

@@ -15,55 +15,19 @@
 //! Test-only fault switch: CONFORMANCE_IPC_FAULT=die:STEP or hang:STEP makes the importer abort or
 //! hang at STEP (start, import, verify, write, free); the `fault_*` trials use it.
 
+mod all;
 mod common;
 mod concurrent;
 mod faults;
+mod kept;
 mod roundtrip;
 mod rules;
 mod scenarios;
 
-use crate::cases::prelude::*;
-
+pub use all::cases;
 pub use common::{importer_device, FAULT_VAR, IMPORTER_DEVICE_VAR, IPC_LANE};
 pub use concurrent::concurrent_main;
+pub use kept::kept_main;
 pub use roundtrip::import_main;
 pub use rules::rules_main;
 pub use scenarios::scenario_main;
-
-/// Every IPC case: round trips, the harness's fault trials, the imported-pool rules, the
-/// scenarios.
-pub fn cases() -> Vec<Case> {
-    let mut v = roundtrip::cases();
-    v.extend(faults::cases());
-    v.extend(rules::cases());
-    v.extend(scenarios::cases());
-    v.extend(concurrent::cases());
-    // Each lane's worker starts its importers before its first trial (`harness::helpers::warm`):
-    // the IPC lane two kept importers (one trial takes two at once) and the rules' importer, the
-    // large imports' lane its first importer.
-    v.into_iter()
-        .map(|c| match c.lane {
-            Some(common::IPC_LANE) => c.warmed_by(|e| {
-                common::warm(e, Role::IpcKept, 2)?;
-                common::warm(e, Role::IpcRules, 1)
-            }),
-            Some(common::LARGE_LANE) => c.warmed_by(|e| common::warm(e, Role::IpcScenario, 1)),
-            _ => c,
-        })
-        .collect()
-}
-
-/// Child role `ipc-kept`: one importer process serving every kept role, the role each trial
-/// takes named by its first message (`{"op": "as", "role": ...}`, sent by `harness::helpers`).
-pub fn kept_main(env: &Env) -> i32 {
-    common::serve("kept", env, |env, chan| {
-        let (m, _) = chan.recv()?;
-        common::expect_op(&m, "as")?;
-        match m["role"].as_str() {
-            Some("ipc-import") => roundtrip::importer(env, chan),
-            Some("ipc-scenario") => scenarios::scenario_trial(env, chan),
-            Some("ipc-concurrent") => concurrent::concurrent_trial(env, chan),
-            r => Err(format!("a kept importer cannot take the role {r:?}").into()),
-        }
-    })
-}

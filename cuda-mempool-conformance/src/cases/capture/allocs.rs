@@ -1,119 +1,13 @@
-//! Stream-ordered allocation under stream capture (trials named `…::capture::…`): what
-//! cuMemAllocAsync (820), cuMemAllocFromPoolAsync (821) and cuMemFreeAsync (822) do on a capturing
-//! stream in each capture mode — graph memory nodes instead of allocations, the address fixed at
-//! capture, relaunch rules with and without CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH, graph
-//! memory accounting and trimming. What the pool APIs answer while a stream captures is
-//! `pool_calls`'s.
-//!
-//! Every trial runs alone in its process (`alone`): a stream capturing in global mode makes
-//! other threads' unsafe calls fail. Each ends its capture on every path, destroys its graphs and
-//! trims the device's graph memory, and checks that none is left.
+//! Allocations and frees captured into a graph (820, 821, 822): graph memory nodes instead of
+//! allocations, the address fixed at capture, relaunch rules with and without AUTO_FREE_ON_LAUNCH,
+//! and the device's graph memory given back.
 
-mod pool_calls;
-
+use super::graph::{capture, status, Exec, Graph, LiveGraphAlloc, MODES};
 use crate::cases::prelude::*;
 
 use CUmemPool_attribute as A;
 use CUstreamCaptureMode as M;
 const MIB: usize = 1 << 20;
-
-/// The three capture modes, by name.
-const MODES: &[(&str, M)] = &[
-    ("global", M::CU_STREAM_CAPTURE_MODE_GLOBAL),
-    ("thread_local", M::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-    ("relaxed", M::CU_STREAM_CAPTURE_MODE_RELAXED),
-];
-
-/// A graph; destroyed on drop.
-pub(super) struct Graph(pub(super) CUgraph);
-impl Drop for Graph {
-    fn drop(&mut self) {
-        let _ = unsafe { cuGraphDestroy(self.0) };
-    }
-}
-
-/// An instantiated graph; destroyed on drop.
-pub(super) struct Exec(pub(super) CUgraphExec);
-impl Exec {
-    fn new(g: &Graph, flags: u64) -> R<Exec> {
-        let mut e = std::ptr::null_mut();
-        ok("cuGraphInstantiateWithFlags", unsafe {
-            cuGraphInstantiateWithFlags(&mut e, g.0, flags)
-        })?;
-        Ok(Exec(e))
-    }
-    pub(super) fn launch(&self, s: CUstream) -> CUresult {
-        unsafe { cuGraphLaunch(self.0, s) }
-    }
-}
-impl Drop for Exec {
-    fn drop(&mut self) {
-        let _ = unsafe { cuGraphExecDestroy(self.0) };
-    }
-}
-
-fn status(s: CUstream) -> R<CUstreamCaptureStatus> {
-    let mut st = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-    ok("cuStreamIsCapturing", unsafe { cuStreamIsCapturing(s, &mut st) })?;
-    Ok(st)
-}
-
-/// Capture `work` on `s` in `mode`. The capture is ended whatever `work` returns; the graph comes
-/// back with `work`'s value and what cuStreamEndCapture answered.
-pub(super) fn capture<T>(
-    s: CUstream,
-    mode: M,
-    work: impl FnOnce(CUstream) -> R<T>,
-) -> R<(R<T>, CUresult, Option<Graph>)> {
-    /// Ends the capture if `work` panics (the stream would stay capturing for the next trial).
-    struct Open(CUstream, bool);
-    impl Drop for Open {
-        fn drop(&mut self) {
-            if self.1 {
-                let mut g = std::ptr::null_mut();
-                unsafe {
-                    let _ = cuStreamEndCapture(self.0, &mut g);
-                    if !g.is_null() {
-                        let _ = cuGraphDestroy(g);
-                    }
-                }
-            }
-        }
-    }
-    ok("cuStreamBeginCapture", unsafe { cuStreamBeginCapture_v2(s, mode) })?;
-    let mut open = Open(s, true);
-    let out = work(s);
-    open.1 = false;
-    let mut g = std::ptr::null_mut();
-    let end = unsafe { cuStreamEndCapture(s, &mut g) };
-    Ok((out, end, (!g.is_null()).then_some(Graph(g))))
-}
-
-/// A graph allocation live after a launch (or a pool's allocation a trial keeps live): freed (and
-/// the stream synchronised) on every path, so that a failing check leaves no memory behind for the
-/// worker's next trial.
-struct LiveGraphAlloc<'a> {
-    p: CUdeviceptr,
-    s: &'a Stream,
-    live: bool,
-}
-impl LiveGraphAlloc<'_> {
-    fn free(&mut self) -> R {
-        self.live = false;
-        free_async(self.p, self.s.0)?;
-        self.s.sync()
-    }
-}
-impl Drop for LiveGraphAlloc<'_> {
-    fn drop(&mut self) {
-        if self.live {
-            unsafe {
-                let _ = cuMemFreeAsync(self.p, self.s.0);
-                let _ = cuStreamSynchronize(self.s.0);
-            }
-        }
-    }
-}
 
 /// Fill `n` bytes at `p` with `b` on `s` and wait for it.
 fn fill(p: CUdeviceptr, n: usize, b: u8, s: &Stream) -> R {
@@ -350,7 +244,8 @@ fn freed_outside(dev: CUdevice, auto_free: bool) -> R {
     graph_memory_released(dev, graph_start)
 }
 
-pub fn cases() -> Vec<Case> {
+/// The captured allocation trials, each alone in its process.
+pub(super) fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for &(mode_name, mode) in MODES {
         for (api, via) in [(820, Via::Current), (821, Via::OwnPool)] {
@@ -376,6 +271,5 @@ pub fn cases() -> Vec<Case> {
         })
         .alone(),
     );
-    v.extend(pool_calls::cases());
     v
 }

@@ -1,0 +1,224 @@
+//! The suite's entry point, `main`: a child role if this process is one, else a command, else the
+//! coordinator of a run — settings, workers, probe, trials, `suite::no_leaks`, reruns, the report.
+
+use crate::harness::devices::select;
+use crate::harness::leaks::{Coordinator, WorkerState};
+use crate::harness::{probe, Cap, Case, Env, Outcome, CHILD_VAR};
+use crate::run::interrupt;
+use crate::run::scheduler::{Prestarted, Scheduler};
+use crate::run::stop::Stop;
+use crate::run::{Runner, RUN_START};
+use crate::suite::commands::command;
+use crate::suite::options::{default_parallel, settings};
+use crate::suite::reporting::{last_resort, report, Reporting, REPORTING};
+use crate::suite::rerun;
+use crate::suite::roles::{self, all_cases};
+use crate::suite::trials::{self, LeakCheck, NO_LEAKS};
+use libtest_mimic::Arguments;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+/// The suite: a child role if this process is one, a command, or the coordinator of a run.
+/// The coordinator never calls the library under test (nor loads it): every call runs in a child
+/// (the probe, workers), and the coordinator reads their answers. Only CONFORMANCE_WORKERS=0 makes
+/// it a worker too.
+pub fn main() -> ExitCode {
+    if let Ok(role) = std::env::var(CHILD_VAR) {
+        return roles::child(&role);
+    }
+    let argv: Vec<String> = std::env::args().collect();
+    if let Some(code) = command(&argv) {
+        return code;
+    }
+    let (reruns, argv) = match rerun::from_args(argv) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut args = Arguments::from_iter(argv);
+    let s = match settings() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let start = *RUN_START.get_or_init(Instant::now);
+    if !args.list {
+        if let Err(e) = interrupt::watch(s.budget, last_resort) {
+            eprintln!("conformance: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    let templates: Vec<Case> = all_cases();
+    let parallel = args.test_threads.unwrap_or_else(default_parallel);
+    args.test_threads = Some(parallel);
+    let workers = !s.in_process && !args.list;
+
+    // Start the workers first: their cuInit and context creation overlap the probe. Lanes start
+    // their own workers (some need no context).
+    let pre = Arc::new(if workers {
+        let chosen: Vec<&Case> = templates
+            .iter()
+            .filter(|c| !trials::filtered_out(&args, &c.trial_name()))
+            .filter(|c| {
+                s.chosen
+                    .as_ref()
+                    .is_none_or(|k| trials::template_chosen(k, &c.trial_name()))
+            })
+            .collect();
+        // Lanes start their own workers later: eleven contexts created here instead of four made
+        // the H100's runs start 0.6 s later (the driver creates contexts one at a time).
+        let general = chosen.iter().filter(|c| c.lane.is_none()).count();
+        // A fail-fast run with a lead needs one worker before its lead is done (`run::stop`).
+        let n = crate::run::order::workers_for(general, parallel);
+        Prestarted::start(if s.fail_fast && s.lead > 0 { n.min(1) } else { n })
+    } else {
+        Prestarted::start(0)
+    });
+    // The lookup child (no cuInit) runs beside the probe: both are on every trial's path.
+    let timeout = s.timeout;
+    let lookup = std::thread::spawn(move || crate::cases::uninit::lookup_in_child(timeout));
+    let mut m = if s.in_process {
+        let mut m = probe::probe();
+        m.hidden_init = probe::hidden_init_in_child(s.timeout);
+        m
+    } else {
+        probe::probe_in_child(s.timeout)
+    };
+    let looked_up = lookup
+        .join()
+        .unwrap_or_else(|_| Err("the lookup thread panicked".into()));
+    if m.probe_error.is_none() && m.load_error.is_none() {
+        m.lookup_init = Some(looked_up);
+    }
+    // Which devices the cases spread over: a request this machine cannot meet is an error before
+    // any trial runs.
+    match select(&s.devices, &m, s.required.contains(&Cap::Peer)) {
+        Ok(sel) => m.selection = sel,
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            pre.discard();
+            return ExitCode::from(2);
+        }
+    }
+    if !args.list {
+        println!("conformance: machine\n{}", m.summary());
+        if let Some(b) = crate::harness::precondition::broken(&m) {
+            eprintln!("conformance: {}", b.text());
+        }
+    }
+    let mut cases: Vec<Arc<Case>> = templates
+        .iter()
+        .flat_map(|c| c.spread(&m.selection))
+        .map(Arc::new)
+        .collect();
+    // Every entry of an expectation file must name a trial of this run; its selectors match this
+    // machine.
+    crate::harness::expect::bind(&m);
+    if let Ok(Some(known)) = crate::harness::expect::load() {
+        let mut names: Vec<String> = cases.iter().map(|c| c.trial_name()).collect();
+        names.push(NO_LEAKS.to_string());
+        names.extend(trials::FROM_PROBE.iter().map(|n| n.to_string()));
+        if let Err(e) = known.check_trials(&names) {
+            eprintln!("conformance: {e}");
+            pre.discard();
+            return ExitCode::from(2);
+        }
+    }
+    // CONFORMANCE_TRIALS_FILE: the others are not part of this run (a name this run lacks, a device
+    // the probe did not find say, is told and skipped).
+    let unknown = trials::keep_chosen(&mut cases, s.chosen.as_ref());
+    if !unknown.is_empty() && !args.list {
+        eprintln!(
+            "conformance: {} names {} trial(s) this run does not have, skipped: {}",
+            trials::TRIALS_FILE_VAR,
+            unknown.len(),
+            unknown.join(", ")
+        );
+    }
+    trials::keep_partition(&mut cases, s.partition);
+    let coordinator = Coordinator::baseline();
+    let env = Arc::new(if s.in_process {
+        Env::on(Arc::new(m.clone()), 0)
+    } else {
+        Env {
+            m: Arc::new(m.clone()),
+            dev: 0,
+            peer: None,
+            multi: vec![],
+            ctx: 0,
+        }
+    });
+    let runner = Arc::new(OnceLock::new());
+    let plan = trials::plan(&m, &cases, &s.required, &args, runner.clone());
+    let stop = Arc::new(
+        Stop::new(s.fail_fast)
+            .with_lead(s.lead)
+            .under_budget(s.budget.is_some()),
+    );
+    let _ = REPORTING.set(Reporting {
+        env: env.clone(),
+        jobs: plan.jobs.clone(),
+        start,
+        parallel,
+        verbose: s.verbose,
+        partition: s.partition,
+    });
+    let scheduler = workers.then(|| {
+        Arc::new(Scheduler::start(
+            env.clone(),
+            plan.jobs.clone(),
+            parallel,
+            s.timeout,
+            pre.clone(),
+            stop.clone(),
+            s.chosen.as_ref().unwrap_or(&trials::Chosen::new()),
+        ))
+    });
+    let _ = runner.set(match &scheduler {
+        Some(s) => Runner::Workers(s.clone()),
+        None => Runner::InProcess {
+            env: env.clone(),
+            timeout: s.timeout,
+            stop: stop.clone(),
+        },
+    });
+    let leak_check = match &scheduler {
+        Some(s) => LeakCheck::Workers(s.clone(), coordinator),
+        // In this process (CONFORMANCE_WORKERS=0): this process is the one worker.
+        None if std::env::var_os("NEXTEST").is_none() && !args.list => {
+            LeakCheck::InProcess(Mutex::new(WorkerState::start(&env)), env.clone(), plan.jobs.len())
+        }
+        None => LeakCheck::PerTrialProcesses,
+    };
+    let mut all = plan.trials;
+    all.push(trials::no_leaks(leak_check));
+    let conclusion = libtest_mimic::run(&args, all);
+    if let Some(s) = &scheduler {
+        s.finish();
+    }
+    pre.discard();
+    if args.list {
+        return conclusion.exit_code();
+    }
+    // Reruns only for a run that was not cut short (a cut run owes its report at once).
+    let flaky = match (reruns, interrupt::cut()) {
+        (0, _) | (_, Some(_)) => 0,
+        (n, None) => rerun::failures(&cases, &trials::records(), n, s.timeout),
+    };
+    report();
+    if let Some(cut) = interrupt::cut() {
+        return ExitCode::from(cut.exit_code());
+    }
+    // Failures that all passed on a rerun: the run passes, and says so (the FAILED lines above are
+    // their first runs; the report lists them as flaky).
+    if flaky > 0 && conclusion.has_failed() && !trials::records().iter().any(|r| r.outcome == Outcome::Failed) {
+        println!("conformance: {flaky} failed trial(s) passed on a rerun: flaky, not failing (see the report)");
+        return ExitCode::SUCCESS;
+    }
+    conclusion.exit_code()
+}
