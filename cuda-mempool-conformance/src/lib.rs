@@ -1,8 +1,8 @@
 //! Conformance suite for CUDA's stream-ordered memory allocator (PhOS indexes 820–833).
 //!
 //! `tests/conformance.rs` calls [`main`] (`cargo test -p conformance`). Trial names are
-//! `INDEX_API::case`, so `cargo test -p conformance -- 826` runs one API. The README lists the
-//! environment variables and has a map of where things are.
+//! `INDEX_API::case`, so `cargo test -p conformance -- 826` runs one API. The settings are one
+//! table, [`harness::settings`]; docs/guide/ has the map of where things are.
 //!
 //! Layers, each a folder, every import running downward:
 //! 1. [`driver`]: the driver API as the suite sees it (over [`os`], the few OS calls);

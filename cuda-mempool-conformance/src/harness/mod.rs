@@ -19,6 +19,7 @@ pub mod outcome;
 pub mod precondition;
 pub mod probe;
 pub mod provenance;
+pub mod settings;
 pub mod verdict;
 
 pub use case::{Case, Crash, Env, Group, Need, Per, Shared, SERIAL, SIGSEGV, SIGSEGV_OR_SIGABRT};

@@ -258,7 +258,7 @@ pub fn svg(bars: &[Bar], wall: Option<f64>, title: &str) -> String {
     let rows = rows(bars);
     let path = critical_path(bars);
     let end = wall.unwrap_or(0.0).max(path.end).max(EPS);
-    let height = TOP + ROW * rows.len() as f64 + 50.0;
+    let height = TOP + ROW * rows.len() as f64 + 64.0;
     let x = |t: f64| LEFT + (WIDTH - LEFT - RIGHT) * t.max(0.0) / end;
     let mut s = String::new();
     writeln!(
@@ -310,11 +310,14 @@ pub fn svg(bars: &[Bar], wall: Option<f64>, title: &str) -> String {
             bar(&mut s, &bars[i], y, path.steps.contains(&i), &x);
         }
     }
+    // The legend in two lines, each within the picture's width.
     writeln!(
         s,
-        r##"<text x="{LEFT}" y="{:.1}">bars: trials by outcome (green passed, red failed, grey ignored); outlined: the critical path ({:.2} s); hatched: waiting for a turn; blue-grey: a worker process starting; shaded across: exclusive turns; darker end: settle wait; thin lines under a bar: its child processes</text>"##,
+        r##"<text x="{LEFT}" y="{:.1}">bars: trials by outcome (green passed, red failed, grey ignored); outlined: the critical path ({:.2} s); hatched: waiting for a turn;</text>
+<text x="{LEFT}" y="{:.1}">blue-grey: a worker process starting; shaded across: exclusive turns; darker end: settle wait; thin lines under a bar: its child processes</text>"##,
         bottom + 34.0,
-        path.end
+        path.end,
+        bottom + 48.0
     )
     .unwrap();
     s.push_str("</svg>\n");
