@@ -1,12 +1,37 @@
 //! The few OS calls the suite makes (Linux), behind one module: how a child of this binary is set
-//! up between fork and exec, opening libraries and asking which object holds an address, and the
-//! fd table.
+//! up between fork and exec, opening libraries and asking which object holds an address, the fd
+//! table, and the one read of the suite's `CONFORMANCE_*` settings.
 //! Imports nothing of the crate.
 
 use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::os::fd::RawFd;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
+
+/// The `CONFORMANCE_*` variables of this process's environment as they were at its first read: the
+/// only place the suite reads them (their table, what each accepts and who sets it:
+/// `harness::settings`). Nothing in the suite sets its own environment, so one read serves the
+/// process's life.
+fn settings_env() -> &'static BTreeMap<OsString, OsString> {
+    static ENV: std::sync::OnceLock<BTreeMap<OsString, OsString>> = std::sync::OnceLock::new();
+    ENV.get_or_init(|| {
+        std::env::vars_os()
+            .filter(|(k, _)| k.to_str().is_some_and(|k| k.starts_with("CONFORMANCE_")))
+            .collect()
+    })
+}
+
+/// The setting `name` (a `CONFORMANCE_*` variable), None when unset.
+pub fn setting_os(name: &str) -> Option<OsString> {
+    debug_assert!(name.starts_with("CONFORMANCE_"), "{name} is not a setting of the suite");
+    settings_env().get(OsStr::new(name)).cloned()
+}
+
+/// [`setting_os`] as text: None when unset or not UTF-8 (as `std::env::var` failing).
+pub fn setting(name: &str) -> Option<String> {
+    setting_os(name).and_then(|v| v.into_string().ok())
+}
 
 /// Set up the child `cmd` will start: each `(ours, theirs)` fd placed at `theirs` (inherited), the
 /// child killed when the thread that started it ends (so a worker killed for hanging takes its own

@@ -31,9 +31,9 @@ pub const SEED_VAR: &str = "CONFORMANCE_STRESS_SEED";
 
 /// How long the trial runs (CONFORMANCE_STRESS_SECS, default 1 s).
 pub fn duration() -> Result<Duration, String> {
-    match std::env::var(SECS_VAR) {
-        Err(_) => Ok(Duration::from_secs(1)),
-        Ok(v) => v
+    match crate::os::setting(SECS_VAR) {
+        None => Ok(Duration::from_secs(1)),
+        Some(v) => v
             .trim()
             .parse::<f64>()
             .ok()
@@ -62,12 +62,12 @@ pub fn settings(deadline: Duration) -> Result<(), String> {
 }
 
 fn seed() -> Result<u64, String> {
-    match std::env::var(SEED_VAR) {
-        Ok(v) => v
+    match crate::os::setting(SEED_VAR) {
+        Some(v) => v
             .trim()
             .parse()
             .map_err(|_| format!("{SEED_VAR}={v:?}: expected an unsigned integer")),
-        Err(_) => Ok(std::time::SystemTime::now()
+        None => Ok(std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64)),
     }

@@ -86,11 +86,11 @@ pub fn lookup_in_child(timeout: Duration) -> Result<i32, String> {
 
 /// Child role `uninit`: no cuInit at all. Child role `nodevice`: cuInit first (and print its code).
 pub fn child_main(init_first: bool) -> i32 {
-    if !init_first && std::env::var_os(LOOKUP_VAR).is_some() {
+    if !init_first && crate::os::setting_os(LOOKUP_VAR).is_some() {
         println!("lookup {}", lookup_then_count().0);
         return 0;
     }
-    let skip: Vec<u32> = std::env::var(SKIP_VAR)
+    let skip: Vec<u32> = crate::os::setting(SKIP_VAR)
         .unwrap_or_default()
         .split(',')
         .filter_map(|s| s.parse().ok())

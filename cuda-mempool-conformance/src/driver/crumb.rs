@@ -31,7 +31,7 @@ static MINE: OnceLock<Option<File>> = OnceLock::new();
 
 fn mine() -> Option<&'static File> {
     MINE.get_or_init(|| {
-        std::env::var_os(CRUMB_VAR)?;
+        crate::os::setting_os(CRUMB_VAR)?;
         // SAFETY: the parent placed this process's breadcrumb file at CHILD_FD (see `Crumb::child_fd`);
         // nothing else in this process owns that fd.
         Some(unsafe { File::from_raw_fd(CHILD_FD) })

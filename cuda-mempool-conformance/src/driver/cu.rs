@@ -51,9 +51,9 @@ impl Entry {
     }
     /// CONFORMANCE_ENTRY, checked.
     pub fn from_env() -> Result<Entry, String> {
-        match std::env::var(ENTRY_VAR) {
-            Err(_) => Ok(Entry::ProcAddress),
-            Ok(v) => ENTRIES.iter().find(|e| e.1 == v.trim()).map(|e| e.0).ok_or_else(|| {
+        match crate::os::setting(ENTRY_VAR) {
+            None => Ok(Entry::ProcAddress),
+            Some(v) => ENTRIES.iter().find(|e| e.1 == v.trim()).map(|e| e.0).ok_or_else(|| {
                 format!(
                     "{ENTRY_VAR}={v:?}: expected one of {} (how the suite resolves the driver's entry points; \
                      default proc-address)",

@@ -10,9 +10,9 @@ pub const DEFAULT_TRIAL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// CONFORMANCE_TRIAL_TIMEOUT=SECS: how long one trial may go without an answer.
 pub fn trial_timeout() -> Result<Duration, String> {
-    match std::env::var(TRIAL_TIMEOUT_VAR) {
-        Err(_) => Ok(DEFAULT_TRIAL_TIMEOUT),
-        Ok(v) => match v.trim().parse::<f64>() {
+    match crate::os::setting(TRIAL_TIMEOUT_VAR) {
+        None => Ok(DEFAULT_TRIAL_TIMEOUT),
+        Some(v) => match v.trim().parse::<f64>() {
             Ok(s) if (1.0..=86400.0).contains(&s) => Ok(Duration::from_secs_f64(s)),
             _ => Err(format!(
                 "{TRIAL_TIMEOUT_VAR}={v:?}: expected a number of seconds from 1 to 86400 (default {})",

@@ -262,10 +262,10 @@ pub const STRICT_VAR: &str = "CONFORMANCE_STRICT";
 
 /// CONFORMANCE_STRICT, checked: unset (or empty) for the default policy, `documented` for strict.
 pub fn strict_from_env() -> Result<bool, String> {
-    match std::env::var(STRICT_VAR).as_deref().map(str::trim) {
-        Err(_) | Ok("") => Ok(false),
-        Ok("documented") => Ok(true),
-        Ok(v) => Err(format!(
+    match crate::os::setting(STRICT_VAR).as_deref().map(str::trim) {
+        None | Some("") => Ok(false),
+        Some("documented") => Ok(true),
+        Some(v) => Err(format!(
             "{STRICT_VAR}={v:?}: the one value is `documented` (every departure from the documentation fails, \
              even on a driver branch it was verified on); unset it for the default policy"
         )),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// CONFORMANCE_REQUIRE=gpu,ipc,...: capabilities whose absence is a failure, not an ignore.
 pub fn required_caps() -> Result<Vec<Cap>, String> {
-    let Ok(v) = std::env::var("CONFORMANCE_REQUIRE") else {
+    let Some(v) = crate::os::setting("CONFORMANCE_REQUIRE") else {
         return Ok(vec![]);
     };
     let mut caps = Vec::new();
@@ -38,7 +38,7 @@ pub const RUN_BUDGET_VAR: &str = "CONFORMANCE_RUN_BUDGET";
 /// CONFORMANCE_RUN_BUDGET=SECS: the whole run's wall-time budget (unset: none). When it runs out
 /// the run is interrupted (`run::interrupt`): no trial starts, the rest are recorded `interrupted`.
 pub fn run_budget() -> Result<Option<Duration>, String> {
-    budget(std::env::var(RUN_BUDGET_VAR).ok().as_deref())
+    budget(crate::os::setting(RUN_BUDGET_VAR).as_deref())
 }
 
 fn budget(v: Option<&str>) -> Result<Option<Duration>, String> {
@@ -59,7 +59,7 @@ pub const VERBOSE_VAR: &str = "CONFORMANCE_VERBOSE";
 /// CONFORMANCE_VERBOSE=0|1 (unset: 0): 1 prints every ignored trial and every failure on the
 /// terminal's last screen, not only the reasons and the first ones.
 pub fn verbose() -> Result<bool, String> {
-    match std::env::var(VERBOSE_VAR).ok().as_deref().map(str::trim) {
+    match crate::os::setting(VERBOSE_VAR).as_deref().map(str::trim) {
         None | Some("0") | Some("") => Ok(false),
         Some("1") => Ok(true),
         Some(v) => Err(format!(
@@ -80,7 +80,7 @@ pub const MAX_CONNECTIONS_VAR: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
 /// trials' own processes always keep the driver's default: their trials hold streams.
 pub fn helper_connections() -> Result<Option<u32>, String> {
     let own = std::env::var_os(MAX_CONNECTIONS_VAR).is_some();
-    connections(std::env::var(HELPER_CONNECTIONS_VAR).ok().as_deref(), own)
+    connections(crate::os::setting(HELPER_CONNECTIONS_VAR).as_deref(), own)
 }
 
 fn connections(v: Option<&str>, own: bool) -> Result<Option<u32>, String> {

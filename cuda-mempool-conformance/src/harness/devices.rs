@@ -18,7 +18,7 @@ pub enum Request {
 
 /// CONFORMANCE_DEVICES, parsed.
 pub fn request() -> Result<Request, String> {
-    let Ok(v) = std::env::var(DEVICES_VAR) else {
+    let Some(v) = crate::os::setting(DEVICES_VAR) else {
         return Ok(Request::Default);
     };
     let v = v.trim();

@@ -146,7 +146,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
         }
     }
     let env = &env;
-    if std::env::var(CRASH_VAR).as_deref() == Ok(name.as_str()) {
+    if crate::os::setting(CRASH_VAR).as_deref() == Some(name.as_str()) {
         crash_in_process(env);
     }
     env.bind();

@@ -345,10 +345,10 @@ pub fn load() -> Result<Option<&'static Expectations>, String> {
     if let Some(l) = LOADED.get() {
         return Ok(l.as_ref());
     }
-    let e = match std::env::var(EXPECT_VAR) {
-        Err(_) => None,
-        Ok(path) if path.trim().is_empty() => None,
-        Ok(path) => {
+    let e = match crate::os::setting(EXPECT_VAR) {
+        None => None,
+        Some(path) if path.trim().is_empty() => None,
+        Some(path) => {
             let text = std::fs::read_to_string(&path).map_err(|e| {
                 format!("{EXPECT_VAR}={path}: cannot read it ({e}); point it at a TOML expectation file")
             })?;

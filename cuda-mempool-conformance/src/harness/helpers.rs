@@ -40,12 +40,12 @@ pub const KEPT_IDLE: Duration = Duration::from_secs(3600);
 
 /// Whether this child was started ahead ([`READY_VAR`]).
 pub fn started_ahead() -> bool {
-    std::env::var(READY_VAR).is_ok_and(|v| v == "1")
+    crate::os::setting(READY_VAR).is_some_and(|v| v == "1")
 }
 
 /// Whether this process keeps children between trials: a worker does.
 fn keeps() -> bool {
-    std::env::var(CHILD_VAR).is_ok_and(|v| v == Role::Worker.name())
+    crate::os::setting(CHILD_VAR).is_some_and(|v| v == Role::Worker.name())
 }
 
 /// Which child a trial may take ([`take`]).

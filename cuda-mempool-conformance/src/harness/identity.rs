@@ -100,8 +100,7 @@ fn nvml_version(library: &str) -> Result<String, String> {
 
 /// The NVML library to ask: CONFORMANCE_NVML, or the system's.
 pub fn nvml_library() -> String {
-    std::env::var(NVML_VAR)
-        .ok()
+    crate::os::setting(NVML_VAR)
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "libnvidia-ml.so.1".to_string())
 }

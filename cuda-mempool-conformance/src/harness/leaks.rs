@@ -280,7 +280,7 @@ impl Coordinator {
 
 /// CONFORMANCE_PLANT_LEAK, checked: which leaks to plant.
 pub fn plants() -> Result<Vec<&'static str>, String> {
-    let Ok(v) = std::env::var(PLANT_VAR) else {
+    let Some(v) = crate::os::setting(PLANT_VAR) else {
         return Ok(vec![]);
     };
     let mut out = Vec::new();

@@ -402,7 +402,11 @@ impl Machine {
                 s,
                 "devices used ({}): single-device trials on {:?}, pair trials on {:?}, multi-device group {:?}",
                 if sel.explicit {
-                    format!("{}={}", DEVICES_VAR, std::env::var(DEVICES_VAR).unwrap_or_default())
+                    format!(
+                        "{}={}",
+                        DEVICES_VAR,
+                        crate::os::setting(DEVICES_VAR).unwrap_or_default()
+                    )
                 } else {
                     "default".to_string()
                 },

@@ -15,7 +15,7 @@ pub const LIBRARY_VAR: &str = "CONFORMANCE_LIBRARY";
 /// CONFORMANCE_LIBRARY, checked without loading it (the coordinator loads nothing of the library
 /// under test): None when unset; an error naming what is wrong and what to do.
 pub fn library_from_env() -> Result<Option<String>, String> {
-    let Some(v) = std::env::var_os(LIBRARY_VAR) else {
+    let Some(v) = crate::os::setting_os(LIBRARY_VAR) else {
         return Ok(None);
     };
     let v = v.to_string_lossy().into_owned();

@@ -1,7 +1,8 @@
 //! Every `CONFORMANCE_*` variable of the project, once: its name, who sets it, what it accepts, its
 //! default and one line of what it does. The user's settings here are the reference page
-//! (docs/guide/settings.md, its table checked against this one), and a test finds every name the
-//! code, the tests, the shim, the build, xtask and CI use in this table, and no name here unused.
+//! (docs/guide/settings.md, its table checked against this one); a test finds every name the code,
+//! the tests, the shim, the build, xtask and CI use in this table, and no name here unused, and
+//! another that the suite reads them in one place, `os::setting` (once per process).
 
 /// Who sets a variable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -243,6 +244,41 @@ mod tests {
             }
         }
         v
+    }
+
+    /// One place reads the settings (`os::setting`): elsewhere in src/ the environment is read only
+    /// for variables that are not the suite's (the driver's, the loader's, nextest's) and for the
+    /// report's record of it.
+    #[test]
+    fn only_os_reads_the_settings() {
+        let others = [
+            "\"CUDA_VISIBLE_DEVICES\"",
+            "Library::ENV",
+            "\"LD_PRELOAD\"",
+            "\"NEXTEST\"",
+            "MAX_CONNECTIONS_VAR",
+        ];
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut wrong = Vec::new();
+        for f in walk(&src) {
+            // os.rs is the one place; this file names the calls in its checks.
+            if f == src.join("os.rs") || f.ends_with("harness/settings.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            for (n, line) in text.lines().enumerate() {
+                for call in ["std::env::var(", "std::env::var_os(", "env::var(", "env::var_os("] {
+                    if let Some(i) = line.find(call) {
+                        let arg = line[i + call.len()..].split(')').next().unwrap_or("");
+                        if !others.contains(&arg) && !wrong.iter().any(|w: &String| w.ends_with(&format!(":{}", n + 1)))
+                        {
+                            wrong.push(format!("{}:{}", f.strip_prefix(&src).unwrap_or(&f).display(), n + 1));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "settings read outside os::setting: {wrong:?}");
     }
 
     /// The reference page holds the table's rows between its markers, as `reference_tables` makes

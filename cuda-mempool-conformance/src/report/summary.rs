@@ -119,7 +119,7 @@ pub fn rows(m: &Machine, records: &[Record]) -> Vec<Row> {
 /// CONFORMANCE_REPORT_DIR, else `conformance-report/` under the cargo target dir this binary was
 /// built in (found from its own path at run time), else under the current directory.
 pub fn report_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("CONFORMANCE_REPORT_DIR").filter(|d| !d.is_empty()) {
+    if let Some(d) = crate::os::setting_os("CONFORMANCE_REPORT_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
     }
     let exe = std::env::current_exe().ok();

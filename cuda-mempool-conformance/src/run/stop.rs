@@ -26,12 +26,12 @@ pub const LEAD_VAR: &str = "CONFORMANCE_FAIL_FAST_LEAD";
 
 /// CONFORMANCE_FAIL_FAST=0|1 (unset: 0).
 pub fn fail_fast_from_env() -> Result<bool, String> {
-    parse(std::env::var(FAIL_FAST_VAR).ok().as_deref())
+    parse(crate::os::setting(FAIL_FAST_VAR).as_deref())
 }
 
 /// CONFORMANCE_FAIL_FAST_LEAD=N (unset: 0, no lead).
 pub fn lead_from_env() -> Result<usize, String> {
-    parse_lead(std::env::var(LEAD_VAR).ok().as_deref())
+    parse_lead(crate::os::setting(LEAD_VAR).as_deref())
 }
 
 fn parse_lead(v: Option<&str>) -> Result<usize, String> {

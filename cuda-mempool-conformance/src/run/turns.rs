@@ -42,10 +42,10 @@ pub const SCHEDULE_VAR: &str = "CONFORMANCE_SCHEDULE";
 
 /// Whether CONFORMANCE_SCHEDULE asks for one trial at a time; an unknown value is an error.
 pub fn serial_schedule() -> Result<bool, String> {
-    match std::env::var(SCHEDULE_VAR).as_deref() {
-        Err(_) | Ok("") | Ok("budget") => Ok(false),
-        Ok("serial") => Ok(true),
-        Ok(v) => Err(format!(
+    match crate::os::setting(SCHEDULE_VAR).as_deref() {
+        None | Some("") | Some("budget") => Ok(false),
+        Some("serial") => Ok(true),
+        Some(v) => Err(format!(
             "{SCHEDULE_VAR}={v:?}: expected `budget` (trials side by side while their memory needs fit, the \
              default) or `serial` (one trial at a time, each with the device alone)"
         )),
@@ -126,7 +126,7 @@ impl Default for Turns {
 pub const DEVICE_LOCK_VAR: &str = "CONFORMANCE_DEVICE_LOCK";
 
 fn device_lock_path() -> Option<std::path::PathBuf> {
-    std::env::var_os(DEVICE_LOCK_VAR)
+    crate::os::setting_os(DEVICE_LOCK_VAR)
         .filter(|v| !v.is_empty())
         .map(std::path::PathBuf::from)
 }

@@ -375,12 +375,12 @@ pub fn main(templates: Vec<Case>) -> i32 {
             return 1;
         }
     };
-    if let Some(path) = std::env::var_os(CALLS_FILE_VAR) {
+    if let Some(path) = crate::os::setting_os(CALLS_FILE_VAR) {
         crate::driver::calls::set_children_file(path.into());
     }
     // cuInit and device 0's context now, while the coordinator probes.
     let init = unsafe { crate::driver::cu::cuInit(0) };
-    let want = std::env::var(CONTEXT_VAR).as_deref() != Ok("0");
+    let want = crate::os::setting(CONTEXT_VAR).as_deref() != Some("0");
     let ctx0 = if init == crate::driver::check::SUCCESS && want {
         probe::retain_context(0)
     } else {

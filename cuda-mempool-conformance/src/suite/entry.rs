@@ -24,7 +24,7 @@ use std::time::Instant;
 /// (the probe, workers), and the coordinator reads their answers. Only CONFORMANCE_WORKERS=0 makes
 /// it a worker too.
 pub fn main() -> ExitCode {
-    if let Ok(role) = std::env::var(CHILD_VAR) {
+    if let Some(role) = crate::os::setting(CHILD_VAR) {
         return roles::child(&role);
     }
     let argv: Vec<String> = std::env::args().collect();

@@ -25,11 +25,11 @@ fn in_process_mode() -> Result<bool, String> {
     if std::env::var_os("NEXTEST").is_some() {
         return Ok(true);
     }
-    match std::env::var("CONFORMANCE_WORKERS").as_deref() {
-        Err(_) => Ok(false),
-        Ok("0") => Ok(true),
-        Ok("1") => Ok(false),
-        Ok(v) => Err(format!(
+    match crate::os::setting("CONFORMANCE_WORKERS").as_deref() {
+        None => Ok(false),
+        Some("0") => Ok(true),
+        Some("1") => Ok(false),
+        Some(v) => Err(format!(
             "CONFORMANCE_WORKERS={v:?}: expected 0 (run trials in this process) or 1 (worker processes, the default); \
              the number of workers is --test-threads"
         )),

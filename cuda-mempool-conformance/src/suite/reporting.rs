@@ -126,7 +126,7 @@ fn write_report(r: &Reporting) {
             )
         })
         .and_then(|_| timeline::write(&dir, &bars, Some(wall), &format!("conformance run of {date}")));
-    if let Ok(path) = std::env::var(junit::JUNIT_VAR) {
+    if let Some(path) = crate::os::setting(junit::JUNIT_VAR) {
         match std::fs::write(&path, junit::render(&records, wall)) {
             Ok(()) => println!("conformance: JUnit written to {path}"),
             Err(e) => eprintln!(

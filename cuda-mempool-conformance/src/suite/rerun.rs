@@ -17,8 +17,8 @@ pub fn from_args(argv: Vec<String>) -> Result<(u32, Vec<String>), String> {
             .map_err(|_| format!("{what} {v:?}: expected how many times to rerun a failed trial (0: never)"))
     };
     let Some(i) = argv.iter().position(|a| a == FLAG || a.starts_with("--rerun-failed=")) else {
-        return match std::env::var(RERUN_VAR) {
-            Ok(v) if !v.trim().is_empty() => Ok((count(v.trim(), &format!("{RERUN_VAR}="))?, argv)),
+        return match crate::os::setting(RERUN_VAR) {
+            Some(v) if !v.trim().is_empty() => Ok((count(v.trim(), &format!("{RERUN_VAR}="))?, argv)),
             _ => Ok((0, argv)),
         };
     };

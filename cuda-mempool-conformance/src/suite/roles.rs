@@ -39,7 +39,7 @@ fn child_machine() -> (Machine, Vec<Case>) {
 /// The machine the parent gave ([`MACHINE_FILE_VAR`]), the driver initialised as the probe would
 /// have: None where none was given or it cannot be read (the child then probes).
 fn given_machine() -> Option<Machine> {
-    let path = std::env::var(MACHINE_FILE_VAR).ok()?;
+    let path = crate::os::setting(MACHINE_FILE_VAR)?;
     let text = std::fs::read_to_string(path).ok()?;
     let m = Machine::from_json(&serde_json::from_str(&text).ok()?).ok()?;
     if m.init == 0 {

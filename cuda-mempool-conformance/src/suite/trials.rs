@@ -37,7 +37,7 @@ pub type Chosen = BTreeMap<String, usize>;
 /// The trials CONFORMANCE_TRIALS_FILE names (None: unset, every trial); an unreadable file is an
 /// error naming the variable.
 pub fn chosen() -> Result<Option<Chosen>, String> {
-    let Some(path) = std::env::var_os(TRIALS_FILE_VAR) else {
+    let Some(path) = crate::os::setting_os(TRIALS_FILE_VAR) else {
         return Ok(None);
     };
     let text = std::fs::read_to_string(&path).map_err(|e| {
@@ -117,8 +117,7 @@ impl Partition {
     /// CONFORMANCE_PARTITION (None: unset or empty, the whole run: a CI matrix without shards
     /// may set it to nothing).
     pub fn from_env() -> Result<Option<Partition>, String> {
-        std::env::var(PARTITION_VAR)
-            .ok()
+        crate::os::setting(PARTITION_VAR)
             .filter(|v| !v.trim().is_empty())
             .map(|v| Partition::parse(&v))
             .transpose()

@@ -253,7 +253,7 @@ fn read_child_rows(stdout: &str, from: usize, n: usize) -> (Vec<(usize, Got)>, O
 /// Child role `edge-rows` (`EDGE_ROWS_VAR`): run one edge's rows from a row on, each answer a JSON
 /// line; after a row that hangs, exit at once (the driver is held: the parent starts another).
 pub fn rows_child_main(edges: &[&'static Edge]) -> i32 {
-    let spec = std::env::var(EDGE_ROWS_VAR).unwrap_or_default();
+    let spec = crate::os::setting(EDGE_ROWS_VAR).unwrap_or_default();
     let parts: Vec<&str> = spec.split(':').collect();
     let parsed = match parts.as_slice() {
         [api, arg, from, dev] => api

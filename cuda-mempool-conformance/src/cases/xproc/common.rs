@@ -109,8 +109,7 @@ pub(super) const IMPORTER_GRANT_VAR: &str = "CONFORMANCE_IMPORTER_GRANT";
 
 /// The device this importer child works on.
 pub fn importer_device() -> CUdevice {
-    std::env::var(IMPORTER_DEVICE_VAR)
-        .ok()
+    crate::os::setting(IMPORTER_DEVICE_VAR)
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
 }
@@ -121,7 +120,7 @@ pub(super) fn expect_op(m: &Value, op: &str) -> R {
 }
 
 pub(super) fn fault_at(step: &str) {
-    let Ok(f) = std::env::var(FAULT_VAR) else {
+    let Some(f) = crate::os::setting(FAULT_VAR) else {
         return;
     };
     match f.split_once(':') {

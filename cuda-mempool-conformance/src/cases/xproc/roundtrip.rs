@@ -280,7 +280,7 @@ pub(super) fn importer(env: &Env, chan: &crate::harness::channel::Channel) -> R 
                 }
                 drop(fd);
                 ok("cuMemPoolImportFromShareableHandle", r)?;
-                if std::env::var(IMPORTER_GRANT_VAR).as_deref() == Ok("1") {
+                if crate::os::setting(IMPORTER_GRANT_VAR).as_deref() == Some("1") {
                     let d = CUmemAccessDesc {
                         location: mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, env.dev),
                         flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
