@@ -37,7 +37,7 @@ fn absolute(p: &Path) -> Result<PathBuf, String> {
 fn suite_matrix(root: &Path, reports: &[PathBuf], out: &Path) -> Result<(), String> {
     let mut args: Vec<std::ffi::OsString> = reports.iter().map(Into::into).collect();
     args.extend(["--out".into(), out.into()]);
-    let status = super::suite_mode(root, "--matrix", &args)?;
+    let status = crate::exec::suite_mode(root, "--matrix", &args)?;
     if status.success() {
         Ok(())
     } else {
@@ -72,7 +72,7 @@ fn committed_h100_reports(root: &Path) -> Result<Vec<PathBuf>, String> {
 fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser"]
         .into_iter()
-        .find(|b| super::runs(b, &["--version"]))
+        .find(|b| crate::exec::runs(b, &["--version"]))
 }
 
 /// Headless Chromium on `page` with `args`: its stdout. `--no-sandbox`: CI runs as root, where
