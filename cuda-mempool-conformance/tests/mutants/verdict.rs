@@ -1,0 +1,177 @@
+//! The kill rule and the verdicts: a mutant is killed when a trial that passed in the baseline
+//! fails under it, and its trial here passes when it is killed or declared [`EQUIVALENT`] and
+//! fails when it survives (or is declared equivalent and killed). Each verdict goes into
+//! [`VERDICTS`], beside those an earlier part of the run gave (CONFORMANCE_MUTANTS_RESUME, read
+//! once), and the report is rewritten as it comes in. Also the check that stopping at the first
+//! kill gives the verdict a whole run gives.
+
+use super::baseline::baseline;
+use super::library::Mutant;
+use super::report::rewrite_report;
+use super::resume;
+use super::selection::trials_for;
+use super::settings::{select_mode, stop_mode, Select, Stop};
+use super::suite::{outcomes, run};
+use libtest_mimic::{Failed, Trial};
+use std::collections::BTreeMap;
+use std::sync::{Mutex, OnceLock};
+
+/// Mutants that no program can tell from the real driver, with the reason. A listed mutant that
+/// is killed fails (the reason was wrong: remove it from the list).
+pub const EQUIVALENT: &[(&str, &str)] = &[];
+
+/// What one run under a mutant showed.
+#[derive(Clone, Debug, Default)]
+pub struct Verdict {
+    /// Trials that passed in the baseline and failed here, with their messages.
+    pub killers: Vec<(String, String)>,
+    /// Trials whose declared driver departure stopped reproducing (noticed, not failed).
+    pub changed: Vec<String>,
+    pub wall: f64,
+    pub status: String,
+    /// How its trials were chosen: `calls`, `all`, or `beside` (the whole suite under `calls`: it
+    /// acts outside its API's hooks).
+    pub select: &'static str,
+    /// How many trials its run ran (the suite's own included).
+    pub ran: usize,
+    /// How many it did not, having stopped at the first kill (CONFORMANCE_MUTANTS_STOP=first).
+    pub stopped: usize,
+    /// Why it was not run at all, if it was not (no trial reached its API).
+    pub unreached: Option<String>,
+}
+
+/// Every verdict so far, by mutant (an error where its run could not be judged).
+pub static VERDICTS: Mutex<BTreeMap<String, Result<Verdict, String>>> = Mutex::new(BTreeMap::new());
+
+/// The earlier parts' verdicts (CONFORMANCE_MUTANTS_RESUME), read once.
+pub fn earlier() -> Result<&'static resume::Earlier, String> {
+    static E: OnceLock<Result<resume::Earlier, String>> = OnceLock::new();
+    E.get_or_init(|| resume::read(select_mode()?.name(), stop_mode()?.name()))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+pub fn judge(m: &Mutant, mode: Select, stop: Stop) -> Result<(), Failed> {
+    let b = baseline()?;
+    let result = (|| {
+        let (trials, select, reached) = trials_for(m, b, mode, stop)?;
+        if !reached {
+            return Ok(Verdict {
+                select,
+                unreached: Some(format!("no trial that passed in the baseline calls API {}", m.api)),
+                ..Verdict::default()
+            });
+        }
+        let (j, wall, status) = run(Some(&m.name), trials.as_deref(), stop == Stop::First)?;
+        let records = j["trials"].as_array().map_or(&[][..], Vec::as_slice);
+        let stopped = records.iter().filter(|t| t["kind"] == "stopped").count();
+        let mut v = Verdict {
+            wall,
+            status,
+            select,
+            ran: records.len() - stopped,
+            stopped,
+            ..Verdict::default()
+        };
+        for (trial, (outcome, msg)) in outcomes(&j) {
+            let before = b.outcomes.get(&trial).map(|(o, _)| o.as_str());
+            match outcome.as_str() {
+                "failed" if before == Some("passed") => v.killers.push((trial, msg)),
+                "changed" if before == Some("passed") => v.changed.push(trial),
+                _ => {}
+            }
+        }
+        Ok::<Verdict, String>(v)
+    })();
+    VERDICTS.lock().unwrap().insert(m.name.clone(), result.clone());
+    if let Err(e) = rewrite_report() {
+        eprintln!("mutants: cannot write the report: {e}");
+    }
+    conclude(m, &result?)
+}
+
+/// A mutant's trial verdict from what its run showed (here, or in an earlier part): killed or
+/// declared equivalent passes, a survivor fails.
+pub fn conclude(m: &Mutant, v: &Verdict) -> Result<(), Failed> {
+    let equivalent = EQUIVALENT.iter().find(|(n, _)| *n == m.name);
+    match (v.killers.is_empty(), equivalent) {
+        (false, None) => {
+            println!(
+                "mutant {} killed by {} trial(s), first {}",
+                m.name,
+                v.killers.len(),
+                v.killers[0].0
+            );
+            Ok(())
+        }
+        (true, Some((_, why))) => {
+            println!("mutant {} survives, declared equivalent: {why}", m.name);
+            Ok(())
+        }
+        (false, Some(_)) => Err(format!(
+            "mutant {} is declared equivalent but {} killed it: remove it from EQUIVALENT",
+            m.name, v.killers[0].0
+        )
+        .into()),
+        (true, None) => Err(format!(
+            "mutant {} SURVIVED ({}: {}): {}{}",
+            m.name,
+            m.api,
+            m.what,
+            v.unreached
+                .clone()
+                .unwrap_or_else(|| "no trial that passes on this driver failed under it".into()),
+            if v.changed.is_empty() {
+                String::new()
+            } else {
+                format!(" (noticed only as changed departures: {:?})", v.changed)
+            }
+        )
+        .into()),
+    }
+}
+
+/// Stopping at the first kill changes no verdict: the first no-device mutant of the library, run
+/// both ways (fail-fast and whole), is killed both ways, and the fail-fast run's trials that did
+/// not run are recorded `stopped`, naming the failure that stopped them.
+pub fn stop_check(mutants: &[Mutant], mode: Select) -> Trial {
+    let m = mutants
+        .iter()
+        .find(|m| m.needs == "none" && m.kind == "mutant")
+        .cloned();
+    Trial::test("stop::first_kill_gives_the_verdict_of_a_whole_run", move || {
+        let m = m.as_ref().ok_or("the library has no no-device mutant")?;
+        let b = baseline()?;
+        let mut kills = Vec::new();
+        for stop in [Stop::First, Stop::Never] {
+            let (trials, _, _) = trials_for(m, b, mode, stop)?;
+            let (j, _, _) = run(Some(&m.name), trials.as_deref(), stop == Stop::First)?;
+            let records = j["trials"].as_array().map_or(&[][..], Vec::as_slice);
+            let killers: Vec<&str> = records
+                .iter()
+                .filter(|t| t["outcome"] == "failed")
+                .filter_map(|t| t["trial"].as_str())
+                .filter(|t| b.outcomes.get(*t).is_some_and(|(o, _)| o == "passed"))
+                .collect();
+            for t in records.iter().filter(|t| t["kind"] == "stopped") {
+                let msg = t["message"].as_str().unwrap_or("");
+                if stop == Stop::Never || !killers.iter().any(|k| msg.contains(&format!("`{k}` failed first"))) {
+                    return Err(format!(
+                        "{:?} run under {}: a stopped trial that names no failure of the run: {t}",
+                        stop, m.name
+                    )
+                    .into());
+                }
+            }
+            kills.push(killers.len());
+        }
+        match kills[..] {
+            [first, never] if first > 0 && never > 0 => Ok(()),
+            _ => Err(format!(
+                "{}: killers stopping at the first kill / running every trial: {kills:?}",
+                m.name
+            )
+            .into()),
+        }
+    })
+}
