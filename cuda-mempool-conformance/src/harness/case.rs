@@ -208,13 +208,11 @@ pub enum Need {
     /// (a context made meanwhile would move the one, and may come up broken beside the other).
     Device,
 }
-/// The device memory the trials running at once may hold: thirteen sixteenths of the device's
-/// total, the rest left to the contexts of the run's processes (504 MiB each on the H100, R580; a
-/// run keeps up to about twenty: 10 GB of the 15 GB left on the H100), the driver's own reserve and
-/// other users of the device. (Three quarters before: the 6/8 reserve trial then ran beside no
-/// other, and every lane waited for it; H100 A/B 2026-11-27, 5 runs each: 6.28 -> 6.05 s.)
+/// The device memory the trials running at once may hold: three quarters of the device's total,
+/// the rest left to the contexts of the run's processes (504 MiB each on the H100, R580; a run keeps
+/// up to about twenty), the driver's own reserve and other users of the device.
 pub fn budget_capacity(total: u64) -> u64 {
-    total / 16 * 13
+    total / 4 * 3
 }
 
 impl Need {

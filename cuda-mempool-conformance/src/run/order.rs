@@ -10,8 +10,8 @@ use std::time::Duration;
 pub(crate) type Rank = (bool, bool, bool, bool);
 
 /// The general queue's order: heavy trials first (`Need::heavy`: at the start they wait for no long
-/// trial to end and leave no tail), then the long-running ones and those of a quarter of the device
-/// or more, then the suite's order, a trial that needs the whole budget last.
+/// trial to end and leave no tail), then the long-running ones, then the suite's order, the trials
+/// of a quarter of the device or more last.
 pub(super) fn run_first(c: &Case, budget: &Budget) -> Rank {
     let need = c.memory_need();
     // Among the heavy ones, the requests beyond the device first: they run side by side, and a
@@ -19,24 +19,16 @@ pub(super) fn run_first(c: &Case, budget: &Budget) -> Rank {
     (
         !need.heavy(),
         need == crate::harness::case::Need::Device,
-        whole_budget(c, budget),
-        !(c.slow || large(c, budget)),
+        big(c, budget),
+        !c.slow,
     )
 }
 
-/// It asks for the whole budget or more: queued last, where it waits only for the run's tail to
-/// leave it room (issue 36, H100: mid-run a 6/8 share, then the whole budget, stalled the queue a
-/// second, and right after the heavy trials 1.8 s, beside the lanes' first children).
-fn whole_budget(c: &Case, budget: &Budget) -> bool {
-    budget.bytes(c.memory_need()) >= budget.capacity
-}
-
-/// It asks for a quarter of the device or more, within the budget: first among the memory turns,
-/// when the device holds little, so that no lane's turn queues behind it late in the run (H100,
-/// 2026-11-27: the 5/8 and 6/8 reserve trials queued last held every lane 0.6-0.9 s at the end).
-fn large(c: &Case, budget: &Budget) -> bool {
-    let b = budget.bytes(c.memory_need());
-    b >= budget.total / 4 && b < budget.capacity
+/// It asks for a quarter of the device or more: queued last, where it waits only for the run's
+/// tail to leave it room (issue 36, H100: mid-run a 6/8 share stalled the queue a second, and right
+/// after the heavy trials 1.8 s, beside the lanes' first children).
+fn big(c: &Case, budget: &Budget) -> bool {
+    budget.bytes(c.memory_need()) >= budget.total / 4
 }
 
 /// How many of the general queue's trials are heavy (`Need::heavy`).
@@ -86,21 +78,20 @@ mod tests {
         assert_eq!(workers_for(360, 0), 1);
     }
 
-    /// Requests beyond the device before the trials that need it alone, a trial of a quarter of the
-    /// device or more within the budget before the others, one of the whole budget after every other.
+    /// Requests beyond the device before the trials that need it alone, the trials of a quarter of
+    /// the device or more after every other.
     #[test]
     fn heavy_first_beyond_before_device_big_last() {
         let budget = Budget::of_device(80 << 30);
         let mut v = [
-            fake("whole", |c| c.memory_share(7, 8)),
-            fake("large", |c| c.memory_share(5, 8)),
+            fake("big", |c| c.memory_share(5, 8)),
             fake("plain", |c| c),
             fake("device", |c| c.exclusive()),
             fake("beyond", |c| c.beyond_device()),
         ];
         v.sort_by_key(|c| run_first(c, &budget));
         let names: Vec<_> = v.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["beyond", "device", "large", "plain", "whole"]);
+        assert_eq!(names, ["beyond", "device", "plain", "big"]);
     }
 
     #[test]

@@ -446,7 +446,7 @@ mod tests {
         v
     }
 
-    /// Memory turns share the budget: two of 5/8 never run at once under the budget, a small
+    /// Memory turns share the budget: two of 5/8 never run at once under a budget of 3/4, a small
     /// one runs beside either; a trial that needs nothing runs beside a `Device` turn, a memory
     /// turn never does; `Beyond` turns run beside each other and beside no memory turn.
     #[test]
