@@ -4,7 +4,7 @@
 //! alone gets it. This run's only, or machine-wide through a lock file (CONFORMANCE_DEVICE_LOCK).
 
 use crate::harness::case::Need;
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::sync::{Condvar, Mutex};
 
 /// The memory turns share: the device's total (as the probe reported it) and the part of it that
@@ -72,10 +72,8 @@ struct TurnState {
     device: bool,
     waiting_device: usize,
     waiting_beyond: usize,
-    /// Memory turns asked for and not yet given: ticket (served lowest first) and bytes.
-    waiting: BTreeMap<u64, u64>,
-    /// Bytes held by the running memory turns of a quarter of the device or more.
-    used_large: u64,
+    /// Memory turns asked for and not yet given, by ticket (served lowest first).
+    waiting: BTreeSet<u64>,
     next_ticket: u64,
     /// Heavy trials the run queued first and has not finished: no memory turn starts before them
     /// (a lane's long first trial would otherwise hold them, and so every later trial, back: under
@@ -216,16 +214,13 @@ impl Turns {
                 let bytes = self.budget.bytes(need);
                 let ticket = st.next_ticket;
                 st.next_ticket += 1;
-                st.waiting.insert(ticket, bytes);
+                st.waiting.insert(ticket);
                 while !self.fits(&st, ticket, bytes) {
                     st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner());
                 }
                 st.waiting.remove(&ticket);
                 st.used += bytes;
                 st.holders += 1;
-                if self.large(bytes) {
-                    st.used_large += bytes;
-                }
                 Held::Memory(bytes)
             }
         };
@@ -289,22 +284,10 @@ impl Turns {
         }
     }
 
-    /// Whether the memory turn `ticket` of `bytes` may start: [`Turns::room`] for it, and every
-    /// earlier memory turn still waiting is one that cannot start before a large turn running ends
-    /// ([`Turns::held_by_large`]): a small turn then goes past it instead of idling, and once the
-    /// large one ends the waiting one is first again and waits only for those already running.
+    /// Whether the memory turn `ticket` of `bytes` may start: no earlier memory turn waiting, and
+    /// [`Turns::room`] for it.
     fn fits(&self, st: &TurnState, ticket: u64, bytes: u64) -> bool {
-        self.room(st, bytes) && st.waiting.range(..ticket).all(|(_, &w)| self.held_by_large(st, w))
-    }
-
-    /// A turn of `bytes` or more of a quarter of the device (the reserve trials: 5/8, 6/8).
-    fn large(&self, bytes: u64) -> bool {
-        bytes >= self.budget.total / 4
-    }
-
-    /// A waiting turn of `bytes` that the large turns running leave no room for, whatever else ends.
-    fn held_by_large(&self, st: &TurnState, bytes: u64) -> bool {
-        st.used_large > 0 && st.used_large + bytes > self.budget.capacity
+        st.waiting.first() == Some(&ticket) && self.room(st, bytes)
     }
 
     /// Whether a memory turn of `bytes` has room now: no heavier turn held or waiting, the heavy
@@ -328,8 +311,8 @@ impl Turns {
             // Another turn waiting for the device goes first.
             Need::Device => st.device_taken() || st.waiting_device > 0,
             Need::Beyond => st.beyond_kept_off(),
-            // Behind a memory turn already waiting that may start first, or no room.
-            need => !self.fits(&st, st.next_ticket, self.budget.bytes(need)),
+            // Behind the memory turns already waiting, or no room.
+            need => !st.waiting.is_empty() || !self.room(&st, self.budget.bytes(need)),
         }
     }
 
@@ -360,9 +343,6 @@ impl Drop for Turn<'_> {
             Held::Memory(b) => {
                 st.used -= b;
                 st.holders -= 1;
-                if self.turns.large(b) {
-                    st.used_large -= b;
-                }
             }
             Held::Beyond => st.beyond -= 1,
             Held::Device => st.device = false,
@@ -500,45 +480,6 @@ mod tests {
             &[Need::Nothing, Need::Small, Need::Beyond, Need::Beyond],
         );
         assert!(serial.is_empty(), "a serial schedule ran trials at once: {serial:?}");
-    }
-
-    /// A small turn goes past a large one that waits for another large one to end (it could not
-    /// start before that anyway); once the running large one ends, the waiting one goes first
-    /// again: no later small turn passes it, and it starts when those already running end.
-    #[test]
-    fn small_turns_pass_a_large_one_held_by_another_large_one() {
-        let turns = Arc::new(Turns::new(Budget::of_device(64 << 30), false));
-        let first = turns.take(Need::Share(5, 8));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let waiter = {
-            let (turns, tx) = (turns.clone(), tx.clone());
-            std::thread::spawn(move || {
-                let t = turns.take(Need::Share(6, 8));
-                tx.send("large").unwrap();
-                std::thread::sleep(Duration::from_millis(50));
-                drop(t);
-            })
-        };
-        while turns.state.lock().unwrap().waiting.is_empty() {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert!(
-            !turns.would_wait(Need::Small),
-            "a small turn waited behind a large one that cannot start"
-        );
-        let small = turns.take(Need::Small);
-        drop(first);
-        assert!(
-            rx.recv_timeout(Duration::from_millis(100)).is_err(),
-            "the large turn started beside a small one with no room for both"
-        );
-        assert!(
-            turns.would_wait(Need::Small),
-            "a small turn passed the large one once it could start"
-        );
-        drop(small);
-        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok("large"));
-        waiter.join().unwrap();
     }
 
     /// While heavy trials queued first are not done, no memory turn starts (a lane's included), but
