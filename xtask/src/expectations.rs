@@ -8,6 +8,7 @@
 //! selectors did not match (the trial then failed, or passed, unexpected), the report did not need
 //! it. The reports must come from runs with this version of the file (the lines must agree).
 
+use crate::report_model::Report;
 use serde::Deserialize;
 use std::path::Path;
 
@@ -66,15 +67,13 @@ fn listed(path: &str, text: &str) -> Result<Vec<Listed>, String> {
 }
 
 /// Whether `report` needed `e` of the file named `file_name`.
-fn needed(e: &Listed, file_name: &str, report: &serde_json::Value) -> bool {
+fn needed(e: &Listed, file_name: &str, report: &Report) -> bool {
     let at = format!("{file_name} line {}:", e.line);
-    report["trials"].as_array().is_some_and(|ts| {
-        ts.iter().any(|t| {
-            t["trial"] == e.trial.as_str()
-                && t["outcome"] == e.outcome()
-                && t["message"].as_str().is_some_and(|m| m.contains(&at))
-        })
-    })
+    report
+        .trials
+        .iter()
+        .flatten()
+        .any(|t| t.trial == e.trial && t.outcome == e.outcome() && t.message.contains(&at))
 }
 
 /// `text` without the tables whose `trial` key is on one of `lines`: from each one's `[[…]]` header
@@ -124,7 +123,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let mut loaded = Vec::new();
     for r in reports {
         let t = std::fs::read_to_string(r).map_err(|e| format!("{r}: {e}"))?;
-        loaded.push(serde_json::from_str::<serde_json::Value>(&t).map_err(|e| format!("{r} is not a report: {e}"))?);
+        loaded.push(serde_json::from_str::<Report>(&t).map_err(|e| format!("{r} is not a report: {e}"))?);
     }
     let unused: Vec<Listed> = listed(file, &text)?
         .into_iter()
@@ -161,11 +160,12 @@ mod tests {
 
     #[test]
     fn prune_lists_and_removes_the_unused_entries() {
-        let report = serde_json::json!({"trials": [
+        let report: Report = serde_json::from_value(serde_json::json!({"trials": [
             {"trial": "a::used", "outcome": "expected-failure", "message": "expected failure (dir/x.toml line 3: r): m"},
             {"trial": "a::unused", "outcome": "failed", "message": "m"},
             {"trial": "a::passing", "outcome": "passed", "message": ""},
-        ]});
+        ]}))
+        .unwrap();
         let all = listed("x.toml", FILE).unwrap();
         let unused: Vec<&Listed> = all.iter().filter(|e| !needed(e, "x.toml", &report)).collect();
         assert_eq!(

@@ -2,6 +2,7 @@
 //! conformance's report::matrix) and its CI step: the committed H100 reports as one page, opened in
 //! headless Chromium, its drawn counts checked against matrix.json, its screenshot kept.
 
+use crate::report_model::Report;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -57,8 +58,9 @@ fn committed_h100_reports(root: &Path) -> Result<Vec<PathBuf>, String> {
                 dirs.push(p);
             } else if p.extension().is_some_and(|x| x == "json") && p.to_string_lossy().contains("h100") {
                 let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-                // A report: its trials are records (matrix.json's `trials` are names).
-                if serde_json::from_str::<Value>(&text).is_ok_and(|j| j["trials"][0]["trial"].is_string()) {
+                // A report: it reads as one and has trials (matrix.json's `trials` are names, and
+                // mutants.json's a map: neither reads).
+                if serde_json::from_str::<Report>(&text).is_ok_and(|r| r.trials.is_some_and(|t| !t.is_empty())) {
                     found.push(p);
                 }
             }

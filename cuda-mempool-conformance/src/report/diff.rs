@@ -8,7 +8,7 @@
 //! Typical uses: a driver upgrade (the report of the old driver against the new one's), and a real
 //! driver against an interposer (the same suite run twice, the second time with `LD_PRELOAD`).
 
-use serde_json::Value;
+use crate::report::model::Report;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -25,40 +25,33 @@ struct Trial {
     calls: Vec<(String, String)>,
 }
 
-fn load(path: &str) -> Result<(Value, BTreeMap<String, Trial>), String> {
+fn load(path: &str) -> Result<(Report, BTreeMap<String, Trial>), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("--diff: cannot read {path}: {e}"))?;
-    let j: Value = serde_json::from_str(&text).map_err(|e| format!("--diff: {path} is not a report ({e})"))?;
-    let trials = j["trials"]
-        .as_array()
+    let r: Report = serde_json::from_str(&text).map_err(|e| format!("--diff: {path} is not a report ({e})"))?;
+    let trials = r
+        .trials
+        .as_deref()
         .ok_or_else(|| format!("--diff: {path} has no trials (is it a conformance report.json?)"))?;
-    let mut m = BTreeMap::new();
-    for t in trials {
-        let name = t["trial"].as_str().unwrap_or("").to_string();
-        m.insert(
-            name,
-            Trial {
-                api: t["api"].as_u64(),
-                blame: t["blame"].as_u64(),
-                group: t["group"].as_str().unwrap_or("").to_string(),
-                outcome: t["outcome"].as_str().unwrap_or("").to_string(),
-                message: t["message"].as_str().unwrap_or("").to_string(),
-                calls: t["observations"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .map(|o| {
-                                (
-                                    o["call"].as_str().unwrap_or("").to_string(),
-                                    o["observed"].as_str().unwrap_or("").to_string(),
-                                )
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            },
-        );
-    }
-    Ok((j, m))
+    let m = trials
+        .iter()
+        .map(|t| {
+            let trial = Trial {
+                api: t.api,
+                blame: t.blame,
+                group: t.group.clone(),
+                outcome: t.outcome.clone(),
+                message: t.message.clone(),
+                calls: t
+                    .observations
+                    .iter()
+                    .flatten()
+                    .map(|o| (o.call.clone(), o.observed.clone()))
+                    .collect(),
+            };
+            (t.trial.clone(), trial)
+        })
+        .collect();
+    Ok((r, m))
 }
 
 fn failing(o: &str) -> bool {
@@ -66,22 +59,19 @@ fn failing(o: &str) -> bool {
 }
 
 /// One line per machine: driver and devices, to say what is compared with what.
-fn header(j: &Value) -> String {
-    let devices: Vec<String> = j["machine"]["devices"]
-        .as_array()
-        .map(|d| d.iter().filter_map(|d| d["name"].as_str().map(String::from)).collect())
-        .unwrap_or_default();
+fn header(r: &Report) -> String {
+    let devices: Vec<&str> = r.machine.devices.iter().map(|d| d.name.as_str()).collect();
     format!(
         "driver {} ({}), {}, entry {}, {}",
-        j["driver"].as_str().filter(|s| !s.is_empty()).unwrap_or("?"),
-        j["machine"]["libcuda"].as_str().unwrap_or("?"),
+        r.driver.as_deref().filter(|s| !s.is_empty()).unwrap_or("?"),
+        r.machine.libcuda.as_deref().unwrap_or("?"),
         if devices.is_empty() {
             "no device".to_string()
         } else {
             devices.join(" + ")
         },
-        j["machine"]["entry"].as_str().unwrap_or("?"),
-        j["date"].as_str().unwrap_or("?")
+        r.machine.entry.as_deref().unwrap_or("?"),
+        r.date.as_deref().unwrap_or("?")
     )
 }
 

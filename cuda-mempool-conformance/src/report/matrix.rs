@@ -3,9 +3,10 @@
 //!
 //! A column is one run: one report, or the shards of one run (reports with a `partition`, the same
 //! devices, driver, library, entry mode, suite commit and host where the reports name them, the same
-//! n, each k once) merged back into one. Reports of any age are read: a field a report lacks is
-//! left out, never an error.
+//! n, each k once) merged back into one. Reports of any age are read (through `report::model`): a
+//! field a report lacks is left out, never an error.
 
+use crate::report::model;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,7 +17,7 @@ use std::process::ExitCode;
 /// The HTML page's template: inline CSS and JavaScript, no external asset.
 const PAGE: &str = include_str!("../../templates/matrix.html");
 
-/// One API's row of the PhOS-style table (report.json's `apis`).
+/// One API's row of the PhOS-style table in a column (from report.json's `apis`: [`model::ApiRow`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ApiRow {
@@ -32,7 +33,8 @@ pub struct ApiRow {
     pub expected_failures: u64,
 }
 
-/// One cause of failures and the trials it explains (report.json's `causes`).
+/// One cause of failures and the trials it explains in a column (from report.json's `causes`:
+/// [`model::CauseGroup`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CauseRow {
@@ -82,15 +84,6 @@ pub struct Matrix {
     pub trials: Vec<String>,
 }
 
-/// The first string among `paths` of `j` (fields that reports of different ages keep in different
-/// places).
-fn first_str(j: &Value, paths: &[&[&str]]) -> Option<String> {
-    paths.iter().find_map(|p| {
-        let v = p.iter().fold(j, |v, k| &v[*k]);
-        v.as_str().filter(|s| !s.is_empty()).map(String::from)
-    })
-}
-
 fn file_name(p: &str) -> String {
     Path::new(p)
         .file_name()
@@ -98,25 +91,27 @@ fn file_name(p: &str) -> String {
 }
 
 impl Origin {
-    fn of(j: &Value) -> Origin {
-        let m = &j["machine"];
-        let names: Vec<&str> = m["devices"]
-            .as_array()
-            .map(|d| d.iter().filter_map(|d| d["name"].as_str()).collect())
-            .unwrap_or_default();
-        let under_test: Vec<String> = m["under_test"]
-            .as_array()
-            .map(|l| l.iter().filter_map(|l| l["path"].as_str().map(file_name)).collect())
-            .unwrap_or_default();
-        let library = first_str(j, &[&["library", "path"], &["provenance", "library", "path"]])
-            .map(|p| file_name(&p))
-            .or_else(|| (!under_test.is_empty()).then(|| under_test.join(" + ")))
-            .or_else(|| m["libcuda"].as_str().map(file_name))
+    fn of(r: &model::Report) -> Origin {
+        let m = &r.machine;
+        let names: Vec<&str> = m.devices.iter().map(|d| d.name.as_str()).collect();
+        let under_test: Vec<String> = m.under_test.iter().flatten().map(|l| file_name(&l.path)).collect();
+        let library = (!under_test.is_empty())
+            .then(|| under_test.join(" + "))
+            .or_else(|| m.libcuda.as_deref().map(file_name))
             .unwrap_or_else(|| "?".into());
-        let driver = first_str(j, &[&["driver"], &["machine", "identity", "version"]])
-            .or_else(|| j["driver_version"].as_u64().map(|v| format!("CUDA {v}")))
+        let known = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        let driver = r
+            .driver
+            .as_deref()
+            .and_then(known)
+            .or_else(|| m.identity.as_ref().and_then(|i| known(&i.version)))
+            .or_else(|| {
+                r.driver_version
+                    .and_then(|v| u64::try_from(v).ok())
+                    .map(|v| format!("CUDA {v}"))
+            })
             .unwrap_or_else(|| "?".into());
-        let entry = m["entry"].as_str().unwrap_or("?");
+        let entry = m.entry.as_deref().unwrap_or("?");
         Origin {
             devices: if names.is_empty() {
                 "no device".into()
@@ -126,11 +121,10 @@ impl Origin {
             driver,
             library,
             entry: entry.split(" (").next().unwrap_or(entry).to_string(),
-            commit: first_str(
-                j,
-                &[&["suite", "commit"], &["provenance", "suite", "commit"], &["commit"]],
-            ),
-            host: first_str(j, &[&["host", "name"], &["host"], &["provenance", "host", "name"]]),
+            // The matrix has always looked for the suite commit and the host where no report has
+            // them (report.json keeps them in `provenance`): a column's origin names neither.
+            commit: None,
+            host: None,
         }
     }
 
@@ -150,35 +144,54 @@ struct Report {
     trials: BTreeMap<String, Cell>,
 }
 
+impl From<&model::ApiRow> for ApiRow {
+    fn from(a: &model::ApiRow) -> ApiRow {
+        ApiRow {
+            index: a.index,
+            api: a.api.clone(),
+            supported: a.supported.clone(),
+            test_passed: a.test_passed.clone(),
+            passed: a.passed,
+            failed: a.failed,
+            ignored: a.ignored,
+            changed: a.changed,
+            known_departures: a.known_departures.unwrap_or(0),
+            expected_failures: a.expected_failures.unwrap_or(0),
+        }
+    }
+}
+
 fn load(path: &str) -> Result<Report, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("--matrix: cannot read {path}: {e}"))?;
-    let j: Value = serde_json::from_str(&text).map_err(|e| format!("--matrix: {path} is not JSON ({e})"))?;
-    let trials = j["trials"]
-        .as_array()
+    let r: model::Report = serde_json::from_str(&text).map_err(|e| format!("--matrix: {path} is not JSON ({e})"))?;
+    let trials = r
+        .trials
+        .as_deref()
         .ok_or_else(|| format!("--matrix: {path} has no trials (is it a conformance report.json?)"))?;
-    let list = |k: &str| j[k].as_array().cloned().unwrap_or_default();
-    let n = |v: &Value| v.as_u64().map(|x| x as usize);
     Ok(Report {
         path: path.to_string(),
-        origin: Origin::of(&j),
-        partition: n(&j["partition"]["k"]).zip(n(&j["partition"]["n"])),
-        date: j["date"].as_str().unwrap_or("").to_string(),
-        apis: list("apis")
-            .into_iter()
-            .filter_map(|a| serde_json::from_value(a).ok())
-            .collect(),
-        causes: list("causes")
-            .into_iter()
-            .filter_map(|c| serde_json::from_value(c).ok())
+        origin: Origin::of(&r),
+        partition: r.shard(),
+        date: r.date.clone().unwrap_or_default(),
+        apis: r.apis.iter().map(ApiRow::from).collect(),
+        causes: r
+            .causes
+            .iter()
+            .flatten()
+            .map(|c| CauseRow {
+                text: c.text.clone(),
+                count: c.count as usize,
+                trials: c.trials.clone(),
+            })
             .collect(),
         trials: trials
             .iter()
-            .filter_map(|t| {
+            .map(|t| {
                 let cell = Cell {
-                    outcome: t["outcome"].as_str().unwrap_or("unknown").to_string(),
-                    message: t["message"].as_str().unwrap_or("").to_string(),
+                    outcome: t.outcome.clone(),
+                    message: t.message.clone(),
                 };
-                Some((t["trial"].as_str()?.to_string(), cell))
+                (t.trial.clone(), cell)
             })
             .collect(),
     })
@@ -559,16 +572,17 @@ mod tests {
     use super::*;
 
     fn report(k_n: Option<(usize, usize)>, device: &str, trials: &[(&str, &str)]) -> Report {
-        let j = serde_json::json!({
+        let r: model::Report = serde_json::from_value(serde_json::json!({
             "date": "2026-11-26 10:00:00 UTC", "driver": "580.159.04",
             "machine": {"devices": [{"name": device}], "libcuda": "/x/libcuda.so.580.159.04",
                 "entry": "proc-address (cuGetProcAddress of libcuda.so.1)"},
             "partition": k_n.map(|(k, n)| serde_json::json!({"k": k, "n": n, "by": "count"})),
-        });
+        }))
+        .unwrap();
         Report {
             path: format!("{device}-{k_n:?}.json"),
-            origin: Origin::of(&j),
-            partition: k_n,
+            origin: Origin::of(&r),
+            partition: r.shard(),
             date: "d".into(),
             apis: vec![],
             causes: vec![],

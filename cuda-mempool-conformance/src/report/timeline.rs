@@ -5,7 +5,7 @@
 //! wait, children) still draws: its trials are laid out one row per overlapping lane.
 
 use crate::harness::outcome::{Record, Timing, Turn};
-use serde::Deserialize;
+use crate::report::model::Report;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 /// of its worker asking for its turn).
 const EPS: f64 = 1e-3;
 
-/// One trial on the timeline: report.json's `trials` entry, the fields the timeline reads.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(default)]
+/// One trial on the timeline: a record's, or report.json's `trials` entry's, fields the timeline
+/// reads.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Bar {
     pub trial: String,
     pub outcome: String,
@@ -47,10 +47,21 @@ pub fn of_records(records: &[Record]) -> Vec<Bar> {
 }
 
 /// The trials that ran, from a report.json of any age.
-pub fn of_report(j: &serde_json::Value) -> Result<Vec<Bar>, String> {
-    let trials = j.get("trials").ok_or("the report has no `trials`")?;
-    let bars: Vec<Bar> = serde_json::from_value(trials.clone()).map_err(|e| format!("its trials: {e}"))?;
-    Ok(ran(bars))
+pub fn of_report(r: &Report) -> Result<Vec<Bar>, String> {
+    let trials = r.trials.as_deref().ok_or("the report has no `trials`")?;
+    Ok(ran(trials
+        .iter()
+        .map(|t| Bar {
+            trial: t.trial.clone(),
+            outcome: t.outcome.clone(),
+            span: t.span,
+            timing: t
+                .timing
+                .as_ref()
+                .map(crate::report::timing::of_model)
+                .unwrap_or_default(),
+        })
+        .collect()))
 }
 
 fn ran(mut bars: Vec<Bar>) -> Vec<Bar> {
@@ -419,12 +430,12 @@ pub fn redraw(args: &[String]) -> Result<(Vec<Bar>, Option<f64>, PathBuf), Strin
     }
     let report = report.ok_or("usage: --timeline REPORT.json [--out DIR]")?;
     let text = std::fs::read_to_string(&report).map_err(|e| format!("{report}: {e}"))?;
-    let j: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{report}: {e}"))?;
-    let bars = of_report(&j).map_err(|e| format!("{report}: {e}"))?;
-    let wall = j["wall_s"].as_f64();
+    let r: Report = serde_json::from_str(&text).map_err(|e| format!("{report}: {e}"))?;
+    let bars = of_report(&r).map_err(|e| format!("{report}: {e}"))?;
+    let wall = r.wall_s;
     let dir = out.unwrap_or_else(|| Path::new(&report).parent().map_or(".".into(), Path::to_path_buf));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let title = format!("{report}: {}", j["date"].as_str().unwrap_or(""));
+    let title = format!("{report}: {}", r.date.as_deref().unwrap_or(""));
     write(&dir, &bars, wall, &title).map_err(|e| format!("{}: {e}", dir.display()))?;
     Ok((bars, wall, dir.join("timeline.svg")))
 }
@@ -531,14 +542,15 @@ mod tests {
     /// goes through whichever trial ended last before each start.
     #[test]
     fn a_report_without_timing_draws_rows_of_overlapping_trials() {
-        let j = serde_json::json!({"trials": [
+        let r: Report = serde_json::from_value(serde_json::json!({"trials": [
             {"trial": "a", "outcome": "passed", "span": [0.0, 2.0]},
             {"trial": "b", "outcome": "failed", "span": [0.5, 1.0]},
             {"trial": "c", "outcome": "passed", "span": [1.2, 3.0]},
             {"trial": "d", "outcome": "passed", "span": [2.1, 2.5]},
             {"trial": "never", "outcome": "ignored", "span": [0.0, 0.0]},
-        ]});
-        let bars = of_report(&j).unwrap();
+        ]}))
+        .unwrap();
+        let bars = of_report(&r).unwrap();
         assert_eq!(bars.len(), 4);
         let rows = rows(&bars);
         let by_row: Vec<Vec<&str>> = rows
@@ -641,16 +653,16 @@ mod tests {
                     dirs.push(p);
                     continue;
                 }
-                let j: serde_json::Value = match p.extension().is_some_and(|x| x == "json") {
-                    true => serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap_or_default(),
-                    false => continue,
-                };
-                if !j["trials"].is_array() || !j["wall_s"].is_number() {
+                if p.extension().is_none_or(|x| x != "json") {
                     continue;
                 }
-                let bars = of_report(&j).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-                well_formed(&svg(&bars, j["wall_s"].as_f64(), "committed"))
-                    .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                // Reports (trials and a wall time); other JSON (matrix.json, mutants.json) is not.
+                let r = match serde_json::from_str::<Report>(&std::fs::read_to_string(&p).unwrap()) {
+                    Ok(r) if r.trials.is_some() && r.wall_s.is_some() => r,
+                    _ => continue,
+                };
+                let bars = of_report(&r).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                well_formed(&svg(&bars, r.wall_s, "committed")).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
                 seen += 1;
             }
         }

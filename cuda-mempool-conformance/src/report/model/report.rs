@@ -1,0 +1,225 @@
+//! The report as a whole: its top-level fields and the tables the summary writes (totals, a row per
+//! API, per group and per device set, the causes of failures, the declared departures).
+
+use super::field::{nullable, Extra, Nullable};
+use super::machine::Machine;
+use super::provenance::Provenance;
+use super::trial::Trial;
+use serde::{Deserialize, Serialize};
+
+/// One run's report.json. Every part defaults, so a report of any age (or a hand-made one) reads;
+/// what a report lacks stays absent when written back.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Report {
+    /// Where the report came from (reports since provenance was recorded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+    /// When the run ended ("2026-11-25 18:28:57 UTC").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// The run's wall time in seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_s: Option<f64>,
+    /// Worker processes.
+    pub workers: u64,
+    pub machine: Machine,
+    /// cuDriverGetVersion (12090 for CUDA 12.9).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver_version: Option<i64>,
+    /// What cuInit(0) returned.
+    #[serde(rename = "cuInit")]
+    pub cu_init: i64,
+    pub totals: Totals,
+    /// The driver version ("580.159.04"), empty when unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+    /// Its branch (580); null when unknown.
+    #[serde(deserialize_with = "nullable", skip_serializing_if = "Option::is_none")]
+    pub driver_branch: Nullable<u64>,
+    /// Where the version came from, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver_source: Option<String>,
+    /// CONFORMANCE_STRICT=documented.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
+    /// A precondition of the run that did not hold (null when all held).
+    #[serde(deserialize_with = "nullable", skip_serializing_if = "Option::is_none")]
+    pub precondition: Nullable<Precondition>,
+    /// Why the library under test was not reached (null when it was).
+    #[serde(deserialize_with = "nullable", skip_serializing_if = "Option::is_none")]
+    pub not_reached: Nullable<String>,
+    /// Every declared departure of drivers from the documentation and what this run saw of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deviations: Option<Vec<Deviation>>,
+    /// One row per API (the PhOS-style table).
+    pub apis: Vec<ApiRow>,
+    /// One row per group that is no API (the harness's and the suite's own checks).
+    pub groups: Vec<GroupRow>,
+    /// With devices named: the rows per device, for the pairs and for the multi-device trials.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sets: Option<Vec<Set>>,
+    /// The failures grouped by cause, most first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub causes: Option<Vec<CauseGroup>>,
+    /// The shard this run was (CONFORMANCE_PARTITION); null for a whole run.
+    #[serde(deserialize_with = "nullable", skip_serializing_if = "Option::is_none")]
+    pub partition: Nullable<Partition>,
+    /// Every trial, by name. None: the JSON has no `trials`, and is no report.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trials: Option<Vec<Trial>>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl Report {
+    /// The shard this run was, as (k, n); None for a whole run.
+    pub fn shard(&self) -> Option<(usize, usize)> {
+        self.partition.clone().flatten().map(|p| (p.k, p.n))
+    }
+}
+
+/// Trials by outcome over every row; the later outcomes are absent from older reports.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Totals {
+    pub passed: u64,
+    pub failed: u64,
+    pub ignored: u64,
+    pub changed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known_departures: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_failures: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flaky: Option<u64>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// One API's row of the PhOS-style table (`apis`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ApiRow {
+    /// The PhOS index (820–833).
+    pub index: Option<u64>,
+    pub api: String,
+    /// ✓, — or ✗ with why.
+    pub supported: String,
+    /// ✓, — or ✗.
+    pub test_passed: String,
+    pub passed: u64,
+    pub failed: u64,
+    pub ignored: u64,
+    pub changed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known_departures: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_failures: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flaky: Option<u64>,
+    pub secs: f64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// One row of a group that is no API (`groups`: harness, suite).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GroupRow {
+    pub group: String,
+    pub test_passed: String,
+    pub passed: u64,
+    pub failed: u64,
+    pub ignored: u64,
+    pub secs: f64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The rows of one device, of the pairs or of the multi-device trials (`sets`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Set {
+    pub title: String,
+    pub apis: Vec<SetRow>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// One API's row within a [`Set`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SetRow {
+    pub index: Option<u64>,
+    pub api: String,
+    pub test_passed: String,
+    pub passed: u64,
+    pub failed: u64,
+    pub ignored: u64,
+    pub changed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known_departures: Option<u64>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// One cause of failures and the trials it explains (`causes`); the cause's fields are null for
+/// the failures without one.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CauseGroup {
+    pub api: Option<u64>,
+    pub call: Option<String>,
+    /// code, signal, exited or hung.
+    pub answer: Option<String>,
+    pub value: Option<i64>,
+    pub count: u64,
+    /// The cause in words.
+    pub text: String,
+    pub trials: Vec<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A declared departure of drivers from the documentation and what this run saw of it
+/// (`deviations`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Deviation {
+    pub id: String,
+    pub api: u64,
+    pub documented: String,
+    /// The driver's answer.
+    pub observed: String,
+    pub seen_on: String,
+    /// The driver branches it is declared for, first and last.
+    pub branches: (u64, u64),
+    pub this_run: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A precondition of the run that did not hold, its cause and its fix.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Precondition {
+    pub what: String,
+    pub cause: String,
+    pub fix: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Shard `k` of `n` (CONFORMANCE_PARTITION=k/n), cut `by` the trials' count.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Partition {
+    pub k: usize,
+    pub n: usize,
+    #[serde(default)]
+    pub by: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
