@@ -156,9 +156,9 @@ fn imports(module: &str, is_mod: bool, text: &str, known: &BTreeMap<String, Stri
     out
 }
 
+/// The crate's modules under src/ with their text, and which of them are a folder's mod.rs.
 #[cfg(target_os = "linux")]
-#[test]
-fn imports_run_downward_without_cycles() {
+fn src_modules() -> (BTreeMap<String, String>, BTreeSet<String>) {
     let (mut known, mut mods) = (BTreeMap::new(), BTreeSet::new());
     files_with(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
@@ -166,6 +166,13 @@ fn imports_run_downward_without_cycles() {
         &mut known,
         &mut mods,
     );
+    (known, mods)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn imports_run_downward_without_cycles() {
+    let (known, mods) = src_modules();
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut wrong = Vec::new();
     for (m, text) in &known {
@@ -243,13 +250,7 @@ fn more_than_declarations(text: &str) -> Vec<String> {
 #[cfg(target_os = "linux")]
 #[test]
 fn mod_rs_files_only_declare() {
-    let (mut known, mut mods) = (BTreeMap::new(), BTreeSet::new());
-    files_with(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        "",
-        &mut known,
-        &mut mods,
-    );
+    let (known, mods) = src_modules();
     let wrong: Vec<String> = mods
         .iter()
         .filter(|m| !m.is_empty())

@@ -251,6 +251,34 @@ const ATTR_CALLS: &[(u32, AttrCall, &str, &str, Option<Crash>)] = &[
     ),
 ];
 
+/// The high-water-mark trials' start: a pool of `dev` that releases at once (threshold 0) holding a
+/// 2 MiB allocation and one of a reservation chunk (measured: 32 MiB on the H100 and H200), so that
+/// freeing the big one must release a chunk whatever the model's chunk; synchronised.
+struct Marks {
+    p: Pool,
+    s: Stream,
+    small: CUdeviceptr,
+    big: CUdeviceptr,
+    chunk: u64,
+}
+
+fn marks_scenario(dev: CUdevice) -> R<Marks> {
+    let chunk = pool_chunk(dev)?;
+    let p = Pool::on_device(dev)?;
+    set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0)?;
+    let s = Stream::new()?;
+    let small = alloc_from(p.0, 2 * MIB as usize, s.0)?;
+    let big = alloc_from(p.0, chunk as usize, s.0)?;
+    s.sync()?;
+    Ok(Marks {
+        p,
+        s,
+        small,
+        big,
+        chunk,
+    })
+}
+
 fn attr_refusals() -> Vec<Case> {
     let mut v = Vec::new();
     for &(api, call, fname, null_value_case, crash) in ATTR_CALLS {
@@ -343,15 +371,13 @@ pub fn cases() -> Vec<Case> {
     ] {
         v.push(
             Case::gpu(832, format!("{name}_reset_to_current"), move |e| {
-                // The big allocation is one reservation chunk of this device (measured: 32 MiB on the
-                // H100 and H200), so that freeing it must release a chunk whatever the model's chunk.
-                let chunk = pool_chunk(e.dev)?;
-                let p = Pool::on_device(e.dev)?;
-                set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0)?;
-                let s = Stream::new()?;
-                let small = alloc_from(p.0, 2 * MIB as usize, s.0)?;
-                let big = alloc_from(p.0, chunk as usize, s.0)?;
-                s.sync()?;
+                let Marks {
+                    p,
+                    s,
+                    small,
+                    big,
+                    chunk,
+                } = marks_scenario(e.dev)?;
                 free_async(big, s.0)?;
                 s.sync()?;
                 let (high, cur) = (get_u64(p.0, a)?, get_u64(p.0, current)?);
@@ -381,15 +407,7 @@ pub fn cases() -> Vec<Case> {
         // same scenario; this one reads the marks alone, so a mark that only repeats the current
         // value counts against 828. R580: reserved 64 MiB peak → 32 MiB, used 34 → 2 MiB.
         Case::gpu(828, "high_water_marks_keep_the_peak", |e| {
-            // The big allocation is one reservation chunk of this device (measured: 32 MiB on the
-            // H100 and H200), so that freeing it must release a chunk whatever the model's chunk.
-            let chunk = pool_chunk(e.dev)?;
-            let p = Pool::on_device(e.dev)?;
-            set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0)?;
-            let s = Stream::new()?;
-            let small = alloc_from(p.0, 2 * MIB as usize, s.0)?;
-            let big = alloc_from(p.0, chunk as usize, s.0)?;
-            s.sync()?;
+            let Marks { p, s, small, big, chunk } = marks_scenario(e.dev)?;
             let peak = (
                 get_u64(p.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
                 get_u64(p.0, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
