@@ -172,9 +172,6 @@ pub struct Case {
     /// the driver keeps for the process after the trial (R580 keeps the memory a graph launch that it
     /// refused OUT_OF_MEMORY had taken, until the process ends: issue 34's graph caps trials).
     pub own_process: bool,
-    /// Its own process is started ahead, before the run's heavy trials, by the worker of lane
-    /// [`AHEAD`] (`harness::case_child`): its start-up is out of its span.
-    pub ahead: bool,
     /// It makes calls the driver may leave unanswered, on watched threads (`harness::bounded`): a
     /// stuck one holds its process's driver, so where trials share the coordinator's process
     /// (in-process mode) it runs in a process of its own; a worker retires after it.
@@ -211,15 +208,12 @@ pub enum Need {
     /// (a context made meanwhile would move the one, and may come up broken beside the other).
     Device,
 }
-/// The device memory the trials running at once may hold: all but 16 GiB of the device's total,
-/// three quarters at most, left to the contexts of the run's processes (504 MiB each on the H100,
-/// R580; a run keeps up to about twenty), the driver's own reserve and other users of the device.
-/// (A quarter of a 141 GB H200 kept 35 GB idle, and its reserve trials waited for every other.)
+/// The device memory the trials running at once may hold: three quarters of the device's total,
+/// the rest left to the contexts of the run's processes (504 MiB each on the H100, R580; a run keeps
+/// up to about twenty), the driver's own reserve and other users of the device.
 pub fn budget_capacity(total: u64) -> u64 {
-    (total / 4 * 3).max(total.saturating_sub(BUDGET_LEFT))
+    total / 4 * 3
 }
-/// What the budget leaves free on a large device ([`budget_capacity`]).
-const BUDGET_LEFT: u64 = 16 << 30;
 
 impl Need {
     /// It keeps every memory-holding trial off the device while it runs (`Beyond`, `Device`).
@@ -230,8 +224,6 @@ impl Need {
 
 /// The lane of cases that change device state visible to the whole process.
 pub const SERIAL: &str = "serial";
-/// The lane whose worker starts its cases' own processes ahead ([`Case::own_process_ahead`]).
-pub const AHEAD: &str = "own-process";
 
 impl Case {
     pub fn new(
@@ -260,7 +252,6 @@ impl Case {
             alone: false,
             need: Need::Small,
             own_process: false,
-            ahead: false,
             may_hang: false,
             relies: crate::harness::precondition::DEFAULT,
             warm: None,
@@ -350,11 +341,6 @@ impl Case {
     pub fn own_process(mut self) -> Case {
         self.own_process = true;
         self
-    }
-    /// [`Case::own_process`], started ahead by lane [`AHEAD`]'s worker ([`Case::ahead`]).
-    pub fn own_process_ahead(mut self) -> Case {
-        self.ahead = true;
-        self.own_process().lane(AHEAD)
     }
     /// It needs the device alone ([`Need::Device`]).
     pub fn exclusive(self) -> Case {

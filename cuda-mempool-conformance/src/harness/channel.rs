@@ -33,14 +33,6 @@ impl Channel {
         Ok(c)
     }
 
-    /// A new socketpair: this side's channel (receives bounded by `timeout`) and the child's end,
-    /// to be inherited at [`CHILD_FD`].
-    pub fn pair(timeout: Duration) -> R<(Channel, OwnedFd)> {
-        let (mine, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
-            .map_err(|e| format!("socketpair: {e}"))?;
-        Ok((Channel::new(mine, timeout)?, theirs))
-    }
-
     /// The child's end (fd 3, inherited).
     pub fn from_inherited() -> R<Channel> {
         // SAFETY: the parent placed the socket at CHILD_FD for this role and nothing else owns it.

@@ -288,67 +288,28 @@ pub fn run_child(role: &Role, envs: &[(&str, &str)]) -> Result<ChildOut, String>
 
 /// [`run_child`] with its own bound.
 pub fn run_child_for(role: &Role, envs: &[(&str, &str)], timeout: Duration) -> Result<ChildOut, String> {
-    start_piped(role, envs, &[])?.wait(timeout)
-}
-
-/// A child started by [`start_piped`], its output drained while it runs: [`Running::wait`] reaps it.
-pub struct Running {
-    child: Child,
-    stdout: JoinHandle<String>,
-    stderr: JoinHandle<String>,
-    crumb: Crumb,
-}
-
-/// Start this binary in `role` with its stdout and stderr drained and `fds` (ours, theirs) inherited.
-pub fn start_piped(role: &Role, envs: &[(&str, &str)], fds: &[(RawFd, RawFd)]) -> Result<Running, String> {
     let crumb = Crumb::new()?;
-    let mut cmd = command(role, envs, Stdio::piped(), Some(&crumb), fds)?;
+    let mut cmd = command(role, envs, Stdio::piped(), Some(&crumb), &[])?;
     let mut child = spawn(&mut cmd, role)?;
-    let stdout = drain(child.stdout.take().unwrap());
-    let stderr = drain_stderr(&mut child);
-    Ok(Running {
-        child,
-        stdout,
-        stderr,
-        crumb,
+    let to = drain(child.stdout.take().unwrap());
+    let te = drain_stderr(&mut child);
+    let (status, timed_out) = match child.wait_timeout(timeout).map_err(|e| e.to_string())? {
+        Some(s) => (Some(s), false),
+        None => {
+            let _ = child.kill();
+            (child.wait().ok(), true)
+        }
+    };
+    let ok = status.is_some_and(|s| s.success());
+    Ok(ChildOut {
+        status,
+        stdout: to.join().unwrap_or_default(),
+        stderr: te.join().unwrap_or_default(),
+        timed_out,
+        timeout,
+        inside: if ok { None } else { crumb.read() },
+        last: crumb.last(),
     })
-}
-
-impl Running {
-    /// Its process id.
-    pub fn id(&self) -> u32 {
-        self.child.id()
-    }
-    /// Wait at most `timeout` for it to end (killed after), and what it came to.
-    pub fn wait(mut self, timeout: Duration) -> Result<ChildOut, String> {
-        let (status, timed_out) = match self.child.wait_timeout(timeout).map_err(|e| e.to_string())? {
-            Some(s) => (Some(s), false),
-            None => {
-                let _ = self.child.kill();
-                (self.child.wait().ok(), true)
-            }
-        };
-        let ok = status.is_some_and(|s| s.success());
-        Ok(ChildOut {
-            status,
-            stdout: self.stdout.join().unwrap_or_default(),
-            stderr: self.stderr.join().unwrap_or_default(),
-            timed_out,
-            timeout,
-            inside: if ok { None } else { self.crumb.read() },
-            last: self.crumb.last(),
-        })
-    }
-    /// Kill it (if still running) and reap it.
-    pub fn kill(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A child started before the watched trial (`harness::ahead`) counts on its timeline from now.
-pub fn watch_from_now(role: &Role, pid: u32) {
-    watched(|now, v| v.push((role.name(), pid, now, None)));
 }
 
 /// `SIGSEGV (11)`, or `signal N`.

@@ -4,7 +4,6 @@
 use crate::driver::cu::*;
 use crate::driver::fail::Fail;
 use crate::harness::case::{Case, Env};
-use crate::harness::case_child::{machine_file, MACHINE_FILE_VAR};
 use crate::harness::child::{run_child_for, Role};
 use crate::harness::outcome::{Answer, Kind, Outcome};
 use std::time::{Duration, Instant};
@@ -208,6 +207,10 @@ fn forced_gates_fail(verdict: (Outcome, Kind, String)) -> (Outcome, Kind, String
     (Outcome::Failed, Kind::Check, lines.join("\n"))
 }
 
+/// The variable naming a file that holds the machine a `case:TRIAL` child runs on (the parent's
+/// probe, as JSON): the child reads it instead of probing again.
+pub const MACHINE_FILE_VAR: &str = "CONFORMANCE_CHILD_MACHINE";
+
 /// Run a case's body in a fresh child of this binary (role `case:TRIAL`; `Case::own_process`),
 /// within `timeout`: the child's answer, or a broken one saying how the child ended. A trial that
 /// has the device's memory to itself is settled here, once its process has ended (the driver
@@ -226,31 +229,32 @@ pub fn execute_in_child(case: &Case, m: &crate::harness::Machine, timeout: Durat
         calls: None,
         timing: Default::default(),
     };
+    // The machine as this process knows it: the child reads it instead of probing again (a probe
+    // costs about 0.25 s, on the critical path of the graph caps trials).
+    let file = std::env::temp_dir().join(format!(
+        "cump-machine-{}-{}",
+        std::process::id(),
+        crate::harness::child::starts()
+    ));
+    let given = {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&file)
+            .and_then(|mut f| f.write_all(m.to_json().to_string().as_bytes()))
+            .is_ok()
+    };
+    let path = file.to_string_lossy().into_owned();
+    let envs: Vec<(&str, &str)> = if given { vec![(MACHINE_FILE_VAR, &path)] } else { vec![] };
     let before = (case.need == crate::harness::case::Need::Device)
         .then(device_memory)
         .flatten()
         .map(|(free, _)| free);
-    let role = Role::Case(case.trial_name());
-    // Started ahead (`Case::ahead`): it only runs the body now. One that ended while it waited is
-    // noted, and a fresh one runs the trial.
-    let ahead = crate::harness::case_child::take(&case.trial_name()).and_then(|a| match a.go(&role, timeout) {
-        Ok(out) => Some(out),
-        Err(why) => {
-            crate::driver::check::note(why);
-            None
-        }
-    });
-    let out = ahead.unwrap_or_else(|| {
-        // The machine as this process knows it: the child reads it instead of probing again.
-        let file = machine_file(m);
-        let path = file.as_ref().map(|f| f.to_string_lossy().into_owned());
-        let envs: Vec<(&str, &str)> = path.as_deref().map(|p| (MACHINE_FILE_VAR, p)).into_iter().collect();
-        let out = run_child_for(&role, &envs, timeout);
-        if let Some(f) = file {
-            let _ = std::fs::remove_file(f);
-        }
-        out
-    });
+    let out = run_child_for(&Role::Case(case.trial_name()), &envs, timeout);
+    let _ = std::fs::remove_file(&file);
     let settle_s = before.map_or(0.0, settle);
     let out = match out {
         Ok(out) => out,

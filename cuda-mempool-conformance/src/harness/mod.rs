@@ -4,7 +4,6 @@
 
 pub mod bounded;
 pub mod case;
-pub mod case_child;
 pub mod channel;
 pub mod child;
 pub mod config;

@@ -149,12 +149,6 @@ impl Scheduler {
             .filter(|c| stop.leads(c, rank))
             .map(|c| c.trial_name())
             .collect();
-        // The lanes' processes start before the heavy trials, which wait for them
-        // (`Turns::lanes_starting`), but in a fail-fast run (its lead wants one worker first) or
-        // where processes start slowly: their first trials then start as the heavy ones end (H100:
-        // runs 5.8 s to 5.2 s). Under compute-sanitizer the ipc lane's worker and children, started
-        // so beside every general trial's importers, were up after 350 s.
-        let early = !slow && !stop.fail_fast() && lead.is_empty();
         let mut general = Vec::new();
         let mut lanes: BTreeMap<&'static str, VecDeque<Arc<Case>>> = BTreeMap::new();
         for c in jobs {
@@ -166,8 +160,7 @@ impl Scheduler {
                 }),
             );
             match c.lane {
-                // A process started ahead only where lanes start before the heavy trials.
-                Some(l) if !(slow && c.paced) && (early || !c.ahead) => lanes.entry(l).or_default().push_back(c),
+                Some(l) if !(slow && c.paced) => lanes.entry(l).or_default().push_back(c),
                 _ => general.push(c),
             }
         }
@@ -197,16 +190,17 @@ impl Scheduler {
             let heavy = general_heavy(&general);
             ctx.turns.heavy_first(heavy);
         }
-        // A lane's worker makes a context for trials it runs itself (not for those in their own
-        // process); it starts early for those, or to start its trials' processes ahead.
-        let context_of = |q: &VecDeque<Arc<Case>>| {
-            q.iter()
-                .any(|c| c.needs.contains(&crate::harness::machine::Cap::Gpu) && !c.own_process)
-        };
-        let starts_early = |q: &VecDeque<Arc<Case>>| context_of(q) || q.iter().any(|c| c.ahead);
+        // The lanes' processes start before the heavy trials, which wait for them
+        // (`Turns::lanes_starting`), but in a fail-fast run (its lead wants one worker first) or
+        // where processes start slowly: their first trials then start as the heavy ones end (H100:
+        // runs 5.8 s to 5.2 s). Under compute-sanitizer the ipc lane's worker and children, started
+        // so beside every general trial's importers, were up after 350 s.
+        let early = !slow && !ctx.stop.fail_fast() && ctx.lead.is_empty();
+        let context_of =
+            |q: &VecDeque<Arc<Case>>| q.iter().any(|c| c.needs.contains(&crate::harness::machine::Cap::Gpu));
         if early {
             ctx.turns
-                .lanes_starting(lanes.values().filter(|q| starts_early(q)).count());
+                .lanes_starting(lanes.values().filter(|q| context_of(q)).count());
         }
         let handles: Handles = Arc::new(Mutex::new(Vec::new()));
         let general: Queue = Arc::new(Mutex::new(VecDeque::from(general)));
@@ -229,7 +223,7 @@ impl Scheduler {
             let steal = (context && lane != crate::harness::case::SERIAL && !slow).then(|| general.clone());
             let lane = Lane {
                 steal,
-                early: early && starts_early(&q),
+                early: early && context,
             };
             let h = spawn_dispatcher(Arc::new(Mutex::new(q)), ctx.clone(), None, context, lane);
             handles.lock().unwrap().push(h);
@@ -441,8 +435,7 @@ fn spawn_dispatcher(
         let mut general = busy_slot.is_some();
         let mut worker: Option<Worker> = None;
         // A lane with start-ahead steps runs them once its worker is there (`warm_lane`).
-        let mut to_warm =
-            busy_slot.is_none() && !ctx.slow && queue.lock().unwrap().iter().any(|c| c.warm.is_some() || c.ahead);
+        let mut to_warm = busy_slot.is_none() && !ctx.slow && queue.lock().unwrap().iter().any(|c| c.warm.is_some());
         let set_busy = |v: Option<Instant>| {
             if let Some(i) = busy_slot {
                 ctx.busy.lock().unwrap()[i] = v;

@@ -236,20 +236,13 @@ impl Worker {
     /// trials are all ignored starts nothing). Whether it may run trials after: not when it did not
     /// answer as it should.
     pub(super) fn warm_lane(&mut self, first: &Case, queue: &Queue, m: &Machine, deadline: Duration) -> bool {
-        // Each distinct step once (keyed by its function); each case's own process started ahead.
-        let mut steps: Vec<(Option<usize>, String)> = Vec::new();
+        let mut steps: Vec<(usize, String)> = Vec::new();
         let q = queue.lock().unwrap();
         for c in std::iter::once(first).chain(q.iter().map(|c| &**c)) {
-            if c.missing(m).is_some() {
-                continue;
-            }
-            let key = match (c.ahead, c.warm) {
-                (true, _) => None,
-                (false, Some(f)) => Some(f as usize),
-                (false, None) => continue,
-            };
-            if key.is_none() || !steps.iter().any(|(g, _)| *g == key) {
-                steps.push((key, c.trial_name()));
+            if let (Some(f), None) = (c.warm, c.missing(m)) {
+                if !steps.iter().any(|(g, _)| *g == f as usize) {
+                    steps.push((f as usize, c.trial_name()));
+                }
             }
         }
         drop(q);
@@ -488,10 +481,6 @@ pub fn main(templates: Vec<Case>) -> i32 {
                 // (where it did not, the trials start their own children as they would anyway).
                 let trial = msg["trial"].as_str().unwrap_or("");
                 let done: Result<(), String> = match (state.as_mut(), cases.iter().find(|c| c.trial_name() == trial)) {
-                    (Some((env, _)), Some(c)) if c.ahead => {
-                        crate::harness::case_child::start(c, &env.m, crate::driver::deadline::trial())
-                            .map_err(|e| e.to_string())
-                    }
                     (Some((env, st)), Some(c)) => match c.warm {
                         Some(f) => {
                             // The contexts it retains are the worker's, as before a trial.
@@ -520,7 +509,6 @@ pub fn main(templates: Vec<Case>) -> i32 {
                 // first (each holds a context; a general trial counting fds or children must not
                 // see one end during it).
                 crate::harness::helpers::close_all();
-                crate::harness::case_child::close_all();
                 if chan.send(&json!({"op": "released"}), None).is_err() {
                     return 1;
                 }
@@ -528,7 +516,6 @@ pub fn main(templates: Vec<Case>) -> i32 {
             Some("finish") => {
                 // The importers kept between trials end first: they are the worker's, not leaks.
                 crate::harness::helpers::close_all();
-                crate::harness::case_child::close_all();
                 let leaks: Vec<String> = match state.as_ref() {
                     Some((env, st)) => st.end_check(env),
                     None => Vec::new(),

@@ -2,10 +2,9 @@
 //! bodies living in the layer they belong to.
 
 use crate::cases;
-use crate::harness::case_child::MACHINE_FILE_VAR;
 use crate::harness::child::{Role, CHILD_VAR};
 use crate::harness::devices::{request, select, Request};
-use crate::harness::execute::execute;
+use crate::harness::execute::{execute, MACHINE_FILE_VAR};
 use crate::harness::leaks;
 use crate::harness::{probe, Cap, Case, Env, Group, Machine};
 use crate::run::worker;
@@ -88,17 +87,7 @@ pub fn child(name: &str) -> ExitCode {
             let (m, cases) = child_machine();
             match cases.iter().find(|c| c.trial_name() == trial) {
                 Some(c) => {
-                    let env = Env::on(Arc::new(m), 0);
-                    // Started ahead: its context is made; it runs the trial when told to.
-                    if crate::harness::helpers::started_ahead() {
-                        if c.dev != env.dev {
-                            crate::harness::probe::retain_context(c.dev);
-                        }
-                        if !crate::harness::case_child::ready_then_wait() {
-                            return ExitCode::SUCCESS;
-                        }
-                    }
-                    println!("{}", execute(c, &env).to_json());
+                    println!("{}", execute(c, &Env::on(Arc::new(m), 0)).to_json());
                     // A thread stuck in the driver would hold the driver's exit handlers.
                     if crate::harness::bounded::stuck().is_some() {
                         crate::harness::bounded::exit_now(0);
