@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define GIB (1ull << 30)
 /* Two imports by different threads closer than this count as concurrent. */
@@ -42,6 +43,10 @@ int shim_vaspace_mutant(unsigned api, CUresult *r) {
   }
   if ((api == 829 || api == 830) && shim_on("829-concurrent-import-races") && import_raced()) {
     *r = CUDA_ERROR_UNKNOWN;
+    return 1;
+  }
+  if (api == 830 && shim_on("830-threads-refused-imports") && syscall(SYS_gettid) != getpid()) {
+    *r = CUDA_ERROR_OUT_OF_MEMORY;
     return 1;
   }
   return 0;

@@ -366,6 +366,17 @@ HOOK CUresult cuCtxSynchronize(void) {
 
 HOOK CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
   ENTER("cuMemGetInfo_v2", CUresult, (size_t *, size_t *));
+  /* 828-mem-info-frozen (named in mutants/caps.c): the free memory of the first answer, ever after */
+  if (shim_on("828-mem-info-frozen")) {
+    static size_t first;
+    CUresult r = real(free_bytes, total_bytes);
+    if (r == CUDA_SUCCESS && free_bytes) {
+      size_t none = 0;
+      __atomic_compare_exchange_n(&first, &none, *free_bytes, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+      *free_bytes = __atomic_load_n(&first, __ATOMIC_SEQ_CST);
+    }
+    return r;
+  }
   /* the cap mutants (cap.c) */
   if (!shim_on("fake-device")) return shim_cap_info(real(free_bytes, total_bytes), free_bytes, total_bytes);
   FAKE((free_bytes, total_bytes));

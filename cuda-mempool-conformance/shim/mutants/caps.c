@@ -23,6 +23,10 @@ const struct shim_entry caps_entries[] = {
      * 820 caps::graph_alloc_nodes_within_reported_total: it does not see cuGraphAddMemAllocNode) */
     MUTANT("822-cap-counts-reserved", 822, "gpu",
            "caps every allocation at half the memory; a free from a pool that keeps memory charges it again"),
+    /* 828 caps::pool_memory_shows_in_mem_get_info (issue 48: the claim asserted) */
+    MUTANT("828-mem-info-frozen", 828, "gpu",
+           "cuMemGetInfo reports the free memory of its first answer in the process ever after: a pool's growth never "
+           "shows"),
     /* 820, 821, 822 interposer::no_current_context_explicit_stream_succeeds */
     MUTANT("820-no-context-refuses-stream", 820, "gpu",
            "cuMemAllocAsync answers INVALID_CONTEXT on a thread without a current context, whatever the stream"),

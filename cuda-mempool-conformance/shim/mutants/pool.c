@@ -8,10 +8,16 @@
 #include <unistd.h>
 
 #include <pthread.h>
+#include <sys/mman.h>
 
 const struct shim_entry pool_entries[] = {
     FAULT("wrong-codes-824", 824, "none",
           "success for a NULL pool and for the default pool, which it then does not destroy"),
+    /* 823 vaspace::create_max_size_2_mib_destroy_gives_back (issue 48: a fixed 64 MiB tolerance let
+     * it pass; R580 maps 64 MiB for such a pool) */
+    MUTANT("823-small-pool-keeps-address-space", 823, "gpu",
+           "a pool of maxSize 64 MiB or less maps 64 MiB of address space (PROT_NONE) besides that nothing ever "
+           "unmaps"),
     /* 823 device_pool_created_and_destroyed (the default pool is not the caller's to destroy) */
     MUTANT("823-hands-out-default-pool", 823, "gpu",
            "a plain device pool asked for: hands out the device's default pool instead of a new one"),
@@ -183,6 +189,9 @@ HOOK CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
   BEGIN(823, "cuMemPoolCreate", CUresult, (CUmemoryPool *, const CUmemPoolProps *));
   shim_no_context_crash(823); /* issue 23: interposer */
   if (!driver_up()) return real(pool, props);
+  if (pool && props && props->maxSize && props->maxSize <= (64ull << 20) &&
+      shim_on("823-small-pool-keeps-address-space"))
+    (void)mmap(NULL, 64ull << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (!pool && shim_on("823-null-out-unchecked")) {
     static CUresult (*destroy)(CUmemoryPool);
     if (!destroy) *(void **)&destroy = shim_next("cuMemPoolDestroy");

@@ -36,6 +36,10 @@ pub const BESIDE: &[(&str, &str)] = &[
         "named in mutants/vaspace.c; acts in 829's and 830's hook through BEGIN (address_space.c)",
     ),
     (
+        "830-threads-refused-imports",
+        "named in mutants/vaspace.c; acts in 830's hook through BEGIN (address_space.c)",
+    ),
+    (
         "820-cap-bypass",
         "its cap acts in cuMemAlloc, cuMemFree (mutants/caps.c), cuMemGetInfo and cuDeviceTotalMem (cap.c)",
     ),
@@ -48,6 +52,10 @@ pub const BESIDE: &[(&str, &str)] = &[
         "822-cap-counts-reserved",
         "its cap acts in cuMemAlloc, cuMemFree (mutants/caps.c), cuMemGetInfo and cuDeviceTotalMem (cap.c) and \
          the stream-ordered calls (mutants/alloc.c)",
+    ),
+    (
+        "828-mem-info-frozen",
+        "named in mutants/caps.c; acts in cuMemGetInfo (precondition.c)",
     ),
     (
         "820-no-context-refuses-stream",
