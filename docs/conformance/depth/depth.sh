@@ -2,10 +2,10 @@
 # Issue 23 on a GPU machine, from binaries staged into .gpu/ by ../shared/tools/gpu-stage and
 # .ci/gpu/stage-extras.sh: RUNS default runs of the suite (reports under $OUT/depth/runN), then the
 # mutation runner over the mutants named in MUTANTS (comma list; each against the whole suite).
-# Results in $OUT/depth.tgz; the summary is printed.   Usage: .ci/gpu/depth.sh RUNS REQUIRE [MUTANTS]
+# Results in $OUT/depth.tgz; the summary is printed.   Usage: depth.sh RUNS REQUIRE [MUTANTS]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
 RUNS=${1:-1}; REQ=${2:-gpu,ipc}; MUTANTS=${3:-}
 OUT=${OUT:-/tmp/depth}
 D=$OUT/depth; mkdir -p "$D"

@@ -2,10 +2,10 @@
 # Capture and load evidence on a GPU machine, from binaries staged into .gpu/ by
 # ../shared/tools/gpu-stage (--benches): N consecutive default runs (the capture and load trials
 # among them), one long stress run, and the bench's threads and capture groups. Results under
-# $OUT/capture-load.   Usage: .ci/gpu/capture-load.sh N STRESS_SECS [REQUIRE]
+# $OUT/capture-load.   Usage: capture-load.sh N STRESS_SECS [REQUIRE]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
 N=${1:-20}; SECS=${2:-60}; REQ=${3:-gpu,ipc}
 OUT=${OUT:-/tmp/capture-load}
 B=$root/.gpu/bin/conformance
@@ -16,7 +16,7 @@ for i in $(seq -w 1 "$N"); do
   d=$d0/run$i; mkdir -p "$d"
   CONFORMANCE_REQUIRE=$REQ CONFORMANCE_REPORT_DIR=$d "$B" > "$d/log" 2>&1; echo $? > "$d/rc"
 done
-python3 "$here/summarize.py" "$d0"/run* | tee "$d0/summary.md"
+python3 "$root/.ci/gpu/summarize.py" "$d0"/run* | tee "$d0/summary.md"
 grep -a -h "^FAILED\|^CHANGED" "$d0"/run*/log | sort | uniq -c | head -20
 python3 - "$d0"/run*/report.json <<'PY' | tee "$d0/capture-load-trials.md"
 import json, sys

@@ -5,10 +5,10 @@
 # against the host's module (803); no driver library; the shim's pool-less device (with and without
 # CONFORMANCE_REQUIRE=gpu); a library that crashes on any call from the coordinator; a bypassed
 # library; the whole suite under compute-sanitizer memcheck with a raised trial deadline.
-# Results go to $OUT/travel.tgz; one line per run is printed.   Usage: .ci/gpu/travel.sh [SANITIZER_S]
+# Results go to $OUT/travel.tgz; one line per run is printed.   Usage: travel.sh [SANITIZER_S]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
 SAN_S=${1:-400}
 OUT=${OUT:-/tmp/travel}
 R=$OUT/travel; mkdir -p "$R"

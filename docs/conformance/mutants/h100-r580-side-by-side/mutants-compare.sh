@@ -2,12 +2,12 @@
 # Issue 24: is the mutation run the same when several suites run side by side? The runner over the
 # mutants a filter selects, one suite at a time (the default with a GPU), then THREADS suites at once
 # (each with at most SUITE_THREADS trials at once, if given); the verdicts compared mutant by
-# mutant. Results in $OUT/compare.tgz.   Usage: .ci/gpu/mutants-compare.sh FILTER THREADS [SUITE_THREADS]
+# mutant. Results in $OUT/compare.tgz.   Usage: mutants-compare.sh FILTER THREADS [SUITE_THREADS]
 # Both runs take the runner's selection (CONFORMANCE_MUTANTS_SELECT, default calls); set it to all
 # for whole suites. Whole suites against selected ones: .ci/gpu/mutants-select.sh.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../../.." && pwd)
 FILTER=$1 THREADS=$2 SUITE_THREADS=${3:-}
 OUT=${OUT:-/tmp/compare}
 R=$OUT/compare; mkdir -p "$R"

@@ -3,18 +3,18 @@
 # device call (about 6 minutes), from binaries staged by ../shared/tools/gpu-stage --strip --benches
 # -p conformance and .ci/gpu/stage-extras.sh. Results in $OUT/pending.tgz.
 #   - issue 15: 20 consecutive default runs with the capture and load trials, a 60 s stress run,
-#     the bench's threads and capture groups (.ci/gpu/capture-load.sh 20 60);
+#     the bench's threads and capture groups (../capture-load.sh 20 60);
 #   - issue 11: the example built with dynamic-loading: its ldd output and its run;
 #   - issue 10: the shim test, to see whether the dlsym-mode stall is gone (cores now off).
 # The mutation run (issue 14) takes two more calls: see .ci/gpu/mutants.sh.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../../.." && pwd)
 OUT=${OUT:-/tmp/pending}
 export OUT
 mkdir -p "$OUT/pending"
 exec > >(tee "$OUT/pending/log") 2>&1
-bash "$here/capture-load.sh" 20 60
+bash "$here/../capture-load.sh" 20 60
 echo "== example built with dynamic-loading"
 ldd "$root/.gpu/pool_roundtrip_dynamic" | tee "$OUT/pending/example-ldd.txt"
 echo "libcuda in ldd output: $(grep -c libcuda "$OUT/pending/example-ldd.txt")"

@@ -4,7 +4,7 @@
 # a=conformance and b=conformance-b. Verdicts of every run compared with the first variant's first
 # run (.ci/gpu/verdicts.py). Results in $OUT/ab.tgz.   Usage: ab.sh RUNS [VARIANT...]
 set -u
-here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
+here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../../.." && pwd)
 OUT=${OUT:-/tmp/ab}; D=$OUT/ab; mkdir -p "$D"
 runs=${1:-3}; shift
 [ $# -gt 0 ] || set -- a=conformance b=conformance-b
@@ -20,5 +20,5 @@ for i in $(seq 1 "$runs"); do
 done
 grep -a -h "^FAILED" "$D"/*/log | sort | uniq -c | head
 first=${1%%=*}
-python3 "$here/verdicts.py" "$D/$first-1/report.json" "$D"/*/report.json > "$D/verdicts.txt" 2>&1; tail -n +2 "$D/verdicts.txt" | grep -v " 0 verdicts differ" | head -20
+python3 "$root/.ci/gpu/verdicts.py" "$D/$first-1/report.json" "$D"/*/report.json > "$D/verdicts.txt" 2>&1; tail -n +2 "$D/verdicts.txt" | grep -v " 0 verdicts differ" | head -20
 tar -C "$OUT" -czf "$OUT/ab.tgz" ab

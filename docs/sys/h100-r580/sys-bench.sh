@@ -1,13 +1,13 @@
 #!/bin/bash
 # Issues 22 and 24 on a GPU machine, from binaries staged into .gpu/ (gpu-stage --release --benches,
-# stage-extras.sh, and the examples/table test named below): the default suite run; the bindings'
+# .ci/gpu/stage-extras.sh, and the examples/table test named below): the default suite run; the bindings'
 # own table tests against the real driver; the wrapper example (free functions, CUDA 13 selector
 # into CUDA 12 functions) and pool_roundtrip, linked and with dynamic-loading, with their ldd; the
 # allocator bench's ffi and api groups on the plain driver, under the mutation library with no
 # mutant on (its pass-through cost), and plain again. Results in $OUT/sys-bench.tgz.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
 G=$root/.gpu
 OUT=${OUT:-/tmp/sys-bench}
 R=$OUT/sys-bench; mkdir -p "$R"

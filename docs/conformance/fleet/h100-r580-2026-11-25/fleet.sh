@@ -3,10 +3,10 @@
 # .ci/gpu/stage-extras.sh: the reports a fleet merges (a whole run, two shards, one under the
 # mutation library with no mutant and one with a mutant, one cut by SIGTERM, one cut by the run
 # budget, one budgeted under compute-sanitizer memcheck, one with --rerun-failed), then
-# tests/interrupt.rs. Results in $OUT/fleet.tgz.   Usage: .ci/gpu/fleet.sh [REQUIRE]
+# tests/interrupt.rs. Results in $OUT/fleet.tgz.   Usage: fleet.sh [REQUIRE]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../../.." && pwd)
 REQ=${1:-gpu,ipc}
 OUT=${OUT:-/tmp/fleet}
 F=$OUT/fleet; mkdir -p "$F"
