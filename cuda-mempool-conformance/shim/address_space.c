@@ -30,6 +30,15 @@ static int import_raced(void) {
   return before && before_tid != tid && now - before < RACE_NS;
 }
 
+/* Whether the calling thread has a current context (a thread without one is the interposer
+ * trials', whose answer the driver gives). */
+static int has_context(void) {
+  static CUresult (*get)(CUcontext *);
+  if (!get) *(void **)&get = shim_next("cuCtxGetCurrent");
+  CUcontext c = NULL;
+  return get && get(&c) == CUDA_SUCCESS && c != NULL;
+}
+
 int shim_vaspace_mutant(unsigned api, CUresult *r) {
   if ((api == 823 && shim_on("823-destroy-keeps-address-space")) ||
       (api == 829 && shim_on("829-import-keeps-address-space")))
@@ -45,7 +54,7 @@ int shim_vaspace_mutant(unsigned api, CUresult *r) {
     *r = CUDA_ERROR_UNKNOWN;
     return 1;
   }
-  if (api == 830 && shim_on("830-threads-refused-imports") && syscall(SYS_gettid) != getpid()) {
+  if (api == 830 && shim_on("830-threads-refused-imports") && syscall(SYS_gettid) != getpid() && has_context()) {
     *r = CUDA_ERROR_OUT_OF_MEMORY;
     return 1;
   }

@@ -24,8 +24,8 @@ const struct shim_entry vaspace_entries[] = {
     /* 829, 830 concurrent_import_{handle,one_pool,own_pools}_{2,4,16}_threads (issue 48: every
      * thread refused must fail the trial; single-threaded imports are untouched) */
     MUTANT("830-threads-refused-imports", 830, "ipc",
-           "cuMemPoolImportPointer called from any thread but the process's main one answers OUT_OF_MEMORY "
-           "(every concurrent import refused)"),
+           "cuMemPoolImportPointer called with a current context from any thread but the process's main one "
+           "answers OUT_OF_MEMORY (every concurrent import refused)"),
     {0},
 };
 
