@@ -128,9 +128,11 @@ static void *hook_for(const char *symbol, void *fn) {
 }
 
 /* Whether a look-up of `symbol` asks for the per-thread-default-stream variant. Issue 23
- * (interposer): 820-proc-address-ignores-ptds (mutants/alloc.c) ignores the flag for cuMemAllocAsync. */
+ * (interposer): 820-proc-address-ignores-ptds (mutants/alloc.c) ignores the flag for cuMemAllocAsync,
+ * 822-proc-address-ignores-ptds (issue 48) for cuMemFreeAsync. */
 static int ptds_asked(const char *symbol, cuuint64_t flags) {
   if (!(flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)) return 0;
+  if (symbol && !strcmp(symbol, "cuMemFreeAsync") && shim_on("822-proc-address-ignores-ptds")) return 0;
   return !(symbol && !strcmp(symbol, "cuMemAllocAsync") && shim_on("820-proc-address-ignores-ptds"));
 }
 

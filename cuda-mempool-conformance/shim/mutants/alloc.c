@@ -315,6 +315,9 @@ const struct shim_entry alloc_entries[] = {
     /* 820 ptsz_variant_uses_per_thread_stream (entry proc-address); the flag is read in ../misbehave.c */
     MUTANT("820-proc-address-ignores-ptds", 820, "gpu",
            "cuGetProcAddress ignores the per-thread-default-stream flag for cuMemAllocAsync: the legacy variant"),
+    /* 822 entry::per_thread_lookup_is_the_ptsz_symbol (issue 48; the flag is read in ../misbehave.c) */
+    MUTANT("822-proc-address-ignores-ptds", 822, "gpu",
+           "cuGetProcAddress ignores the per-thread-default-stream flag for cuMemFreeAsync: the legacy variant"),
     /* 821 ptsz_variant (look-ups in misbehave.c: a stand-in driver without the per-thread variants) */
     MUTANT("821-ptsz-missing", 821, "gpu",
            "offers no per-thread-default-stream cuMemAllocFromPoolAsync: dlsym of _ptsz NULL, cuGetProcAddress with the flag NOT_FOUND"),

@@ -65,7 +65,8 @@ fn before_its_version(api: &'static str) -> R {
 /// Asked with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, `cuGetProcAddress_v2` hands out
 /// the `_ptsz` symbol of the object its function lives in (the driver's, or a layer's own
 /// per-thread hook), never that object's legacy-stream function. Kills 820-proc-address-ignores-ptds
-/// (the look-up hands out the legacy hook) and 821-ptsz-missing (it hands out nothing).
+/// and 822-proc-address-ignores-ptds (the look-up hands out the legacy hook) and 821-ptsz-missing
+/// (it hands out nothing).
 fn per_thread_is_ptsz(api: &'static str) -> R {
     let ptsz = format!("{api}_ptsz");
     let got = look_up(Form::V2, api, APIS_SINCE, PER_THREAD).map_err(Fail::from)?;

@@ -98,6 +98,10 @@ pub const BESIDE: &[(&str, &str)] = &[
         "acts in cuGetProcAddress (misbehave.c): a trial that calls the per-thread variant reaches no hook of 820",
     ),
     (
+        "822-proc-address-ignores-ptds",
+        "acts in cuGetProcAddress (misbehave.c): a trial that looks the per-thread variant up reaches no hook of 822",
+    ),
+    (
         "821-ptsz-missing",
         "acts in cuGetProcAddress and dlsym (misbehave.c): the per-thread variant it takes away reaches no hook of 821",
     ),
