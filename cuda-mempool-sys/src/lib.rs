@@ -86,6 +86,8 @@
 // The linked free functions and their `dynamic-loading` counterparts are one API under two cfgs:
 // no badge, since neither vanishes (only the explicit `doc(cfg)` of the major modules and `std`).
 #![cfg_attr(docsrs, doc(auto_cfg = false))]
+// Every public type implements Debug (each generated module also has a test that lists them).
+#![deny(missing_debug_implementations)]
 // clashing_extern_declarations: with several majors enabled, each module declares the same C symbols
 // with its own (ABI-identical) types.
 #![allow(

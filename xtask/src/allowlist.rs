@@ -142,6 +142,31 @@ pub const TYPES: &[&str] = &[
     "CUstream_flags",
 ];
 
+/// A C union inside a struct, and which of its fields each value of the struct's tag field means:
+/// the generator writes the struct's `Debug`, `PartialEq`, `Eq` and `Hash` through that field
+/// (bindgen derives none of them for a struct that holds a union).
+pub struct TaggedUnion {
+    /// The struct holding the union, as bindgen names it.
+    pub owner: &'static str,
+    /// The field of `owner` whose value says which union field is meant.
+    pub tag: &'static str,
+    /// (a constant of the tag's type, the union field it means), for the values that do not mean
+    /// `default`.
+    pub cases: &'static [(&'static str, &'static str)],
+    /// The union field every other value of the tag means.
+    pub default: &'static str,
+}
+
+/// Every union the headers put in a bound struct (the generator refuses one that is not listed).
+/// CUDA 13 moved `CUmemLocation::id` into a union beside `localized`, which only
+/// `CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN` uses (cuda.h's comments on both fields).
+pub const TAGGED_UNIONS: &[TaggedUnion] = &[TaggedUnion {
+    owner: "CUmemLocation_st",
+    tag: "type_",
+    cases: &[("CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN", "localized")],
+    default: "id",
+}];
+
 /// Object-like macros with plain integer values (bindgen turns them into consts).
 pub const VARS: &[&str] = &[
     "CUDA_VERSION",

@@ -363,11 +363,12 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     let mut out = lines.join("\n");
     out.push('\n');
 
-    out.push_str("\n// Written by `cargo xtask regen` itself (xtask/src/table.rs), not by bindgen.\n\n");
+    out.push_str("\n// Written by `cargo xtask regen` itself (xtask/src/table/), not by bindgen.\n\n");
     out.push_str("pub use crate::EntryPoint;\n#[cfg(any(unix, windows))]\npub use crate::{Library, LoadError, LoadErrorKind};\n\n");
     out.push_str(&shared.reexport());
     let own_enums: Vec<_> = enums.iter().filter(|(n, _)| n != common::RESULT).cloned().collect();
     out.push_str(&table::enum_name_and_debug(&own_enums, &aliases));
+    out.push_str(&table::struct_traits(&file, &enums, &aliases)?);
     out.push('\n');
     for k in allowlist::HAND_CONSTS {
         writeln!(
@@ -401,6 +402,7 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     }
     out.push('\n');
     out.push_str(&tbl.rust);
+    out.push_str(&table::debug_test(&out)?);
 
     let bg = bindgen_version(root)?;
     let header = rs_header(

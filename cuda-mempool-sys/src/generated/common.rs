@@ -325,3 +325,18 @@ impl ::core::fmt::Display for CUresult {
 #[cfg(feature = "std")]
 impl std::error::Error for CUresult {}
 
+
+/// Every public type of this module implements `Debug` (the list is written by `cargo xtask regen`
+/// from the module itself).
+#[test]
+fn every_public_type_implements_debug() {
+    fn debug<T: ::core::fmt::Debug>() {}
+    debug::<CUctx_st>();
+    debug::<CUevent_st>();
+    debug::<CUstream_st>();
+    debug::<CUgraph_st>();
+    debug::<CUgraphNode_st>();
+    debug::<CUgraphExec_st>();
+    debug::<CUmemPoolHandle_st>();
+    debug::<cudaError_enum>();
+}

@@ -2126,7 +2126,7 @@ extern "C" {
     pub fn cuMemFreeAsync_ptsz(dptr: CUdeviceptr, hStream: CUstream) -> CUresult;
 }
 
-// Written by `cargo xtask regen` itself (xtask/src/table.rs), not by bindgen.
+// Written by `cargo xtask regen` itself (xtask/src/table/), not by bindgen.
 
 pub use crate::EntryPoint;
 #[cfg(any(unix, windows))]
@@ -6158,4 +6158,65 @@ pub fn mode() -> crate::Mode {
     } else {
         crate::Mode::Linked
     }
+}
+
+/// Every public type of this module implements `Debug` (the list is written by `cargo xtask regen`
+/// from the module itself).
+#[test]
+fn every_public_type_implements_debug() {
+    fn debug<T: ::core::fmt::Debug>() {}
+    debug::<cuuint64_t>();
+    debug::<CUdeviceptr_v2>();
+    debug::<CUdeviceptr>();
+    debug::<CUdevice_v1>();
+    debug::<CUdevice>();
+    debug::<CUcontext>();
+    debug::<CUevent>();
+    debug::<CUstream>();
+    debug::<CUgraph>();
+    debug::<CUgraphNode>();
+    debug::<CUgraphExec>();
+    debug::<CUmemoryPool>();
+    debug::<CUmemFabricHandle_v1>();
+    debug::<CUmemFabricHandle>();
+    debug::<CUipcEventHandle_v1>();
+    debug::<CUipcEventHandle>();
+    debug::<CUhostFn>();
+    debug::<CUmemLocation_v1>();
+    debug::<CUmemLocation>();
+    debug::<CUmemAccessDesc_v1>();
+    debug::<CUmemAccessDesc>();
+    debug::<CUmemPoolProps_v1>();
+    debug::<CUmemPoolProps>();
+    debug::<CUmemPoolPtrExportData_v1>();
+    debug::<CUmemPoolPtrExportData>();
+    debug::<CUDA_MEM_ALLOC_NODE_PARAMS_v1>();
+    debug::<CUDA_MEM_ALLOC_NODE_PARAMS>();
+    debug::<CUmemFabricHandle_st>();
+    debug::<CUipcEventHandle_st>();
+    debug::<CUctx_flags_enum>();
+    debug::<CUstream_flags_enum>();
+    debug::<CUevent_flags_enum>();
+    debug::<CUevent_wait_flags_enum>();
+    debug::<CUdevice_attribute_enum>();
+    debug::<CUpointer_attribute_enum>();
+    debug::<CUgraphNodeType_enum>();
+    debug::<CUstreamCaptureStatus_enum>();
+    debug::<CUstreamCaptureMode_enum>();
+    debug::<CUdriverProcAddress_flags_enum>();
+    debug::<CUdriverProcAddressQueryResult_enum>();
+    debug::<CUdevice_P2PAttribute_enum>();
+    debug::<CUmemAllocationHandleType_enum>();
+    debug::<CUmemAccess_flags_enum>();
+    debug::<CUmemLocationType_enum>();
+    debug::<CUmemAllocationType_enum>();
+    debug::<CUmemLocation_st>();
+    debug::<CUmemAccessDesc_st>();
+    debug::<CUmemPool_attribute_enum>();
+    debug::<CUmemPoolProps_st>();
+    debug::<CUmemPoolPtrExportData_st>();
+    debug::<CUDA_MEM_ALLOC_NODE_PARAMS_v1_st>();
+    debug::<CUgraphMem_attribute_enum>();
+    debug::<CUgraphInstantiate_flags_enum>();
+    debug::<EntryPoints>();
 }

@@ -2374,7 +2374,7 @@ extern "C" {
     pub fn cuMemFreeAsync_ptsz(dptr: CUdeviceptr, hStream: CUstream) -> CUresult;
 }
 
-// Written by `cargo xtask regen` itself (xtask/src/table.rs), not by bindgen.
+// Written by `cargo xtask regen` itself (xtask/src/table/), not by bindgen.
 
 pub use crate::EntryPoint;
 #[cfg(any(unix, windows))]
@@ -2967,6 +2967,142 @@ impl ::core::fmt::Debug for CUgraphInstantiate_flags_enum {
             Some(n) => f.write_str(n),
             None => ::core::write!(f, "CUgraphInstantiate_flags({})", self.0),
         }
+    }
+}
+/// Prints the union through its field that `type_` names (`localized` for `CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN`, else `id`), as the driver reads it.
+impl ::core::fmt::Debug for CUmemLocation_st {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        let mut s = f.debug_struct("CUmemLocation_st");
+        s.field("type_", &self.type_);
+        // SAFETY: the union is read through the field the tag names, as the driver reads it.
+        if self.type_ == CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN {
+            s.field("localized", unsafe { &self.__bindgen_anon_1.localized });
+        } else {
+            s.field("id", unsafe { &self.__bindgen_anon_1.id });
+        }
+        s.finish()
+    }
+}
+/// Equal when every field is, the union compared through its field that `type_` names (`localized` for `CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN`, else `id`).
+impl ::core::cmp::PartialEq for CUmemLocation_st {
+    fn eq(&self, other: &Self) -> bool {
+        self.type_ == other.type_
+            // SAFETY: the union is read through the field the tag names, as the driver reads it.
+            && if self.type_ == CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN {
+                unsafe { self.__bindgen_anon_1.localized == other.__bindgen_anon_1.localized }
+            } else {
+                unsafe { self.__bindgen_anon_1.id == other.__bindgen_anon_1.id }
+            }
+    }
+}
+impl ::core::cmp::Eq for CUmemLocation_st {}
+/// Hashes what `eq` compares: every field, the union through its field that `type_` names (`localized` for `CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN`, else `id`).
+impl ::core::hash::Hash for CUmemLocation_st {
+    fn hash<H: ::core::hash::Hasher>(&self, state: &mut H) {
+        ::core::hash::Hash::hash(&self.type_, state);
+        // SAFETY: the union is read through the field the tag names, as the driver reads it.
+        if self.type_ == CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN {
+            ::core::hash::Hash::hash(unsafe { &self.__bindgen_anon_1.localized }, state);
+        } else {
+            ::core::hash::Hash::hash(unsafe { &self.__bindgen_anon_1.id }, state);
+        }
+    }
+}
+impl ::core::fmt::Debug for CUmemAccessDesc_st {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        let mut s = f.debug_struct("CUmemAccessDesc_st");
+        s.field("location", &self.location);
+        s.field("flags", &self.flags);
+        s.finish()
+    }
+}
+impl ::core::cmp::PartialEq for CUmemAccessDesc_st {
+    fn eq(&self, other: &Self) -> bool {
+        self.location == other.location
+            && self.flags == other.flags
+    }
+}
+impl ::core::cmp::Eq for CUmemAccessDesc_st {}
+impl ::core::hash::Hash for CUmemAccessDesc_st {
+    fn hash<H: ::core::hash::Hasher>(&self, state: &mut H) {
+        ::core::hash::Hash::hash(&self.location, state);
+        ::core::hash::Hash::hash(&self.flags, state);
+    }
+}
+impl ::core::fmt::Debug for CUmemPoolProps_st {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        let mut s = f.debug_struct("CUmemPoolProps_st");
+        s.field("allocType", &self.allocType);
+        s.field("handleTypes", &self.handleTypes);
+        s.field("location", &self.location);
+        s.field("win32SecurityAttributes", &self.win32SecurityAttributes);
+        s.field("maxSize", &self.maxSize);
+        s.field("usage", &self.usage);
+        s.field("gpuDirectRDMACapable", &self.gpuDirectRDMACapable);
+        s.field("reserved", &self.reserved);
+        s.finish()
+    }
+}
+impl ::core::cmp::PartialEq for CUmemPoolProps_st {
+    fn eq(&self, other: &Self) -> bool {
+        self.allocType == other.allocType
+            && self.handleTypes == other.handleTypes
+            && self.location == other.location
+            && self.win32SecurityAttributes == other.win32SecurityAttributes
+            && self.maxSize == other.maxSize
+            && self.usage == other.usage
+            && self.gpuDirectRDMACapable == other.gpuDirectRDMACapable
+            && self.reserved == other.reserved
+    }
+}
+impl ::core::cmp::Eq for CUmemPoolProps_st {}
+impl ::core::hash::Hash for CUmemPoolProps_st {
+    fn hash<H: ::core::hash::Hasher>(&self, state: &mut H) {
+        ::core::hash::Hash::hash(&self.allocType, state);
+        ::core::hash::Hash::hash(&self.handleTypes, state);
+        ::core::hash::Hash::hash(&self.location, state);
+        ::core::hash::Hash::hash(&self.win32SecurityAttributes, state);
+        ::core::hash::Hash::hash(&self.maxSize, state);
+        ::core::hash::Hash::hash(&self.usage, state);
+        ::core::hash::Hash::hash(&self.gpuDirectRDMACapable, state);
+        ::core::hash::Hash::hash(&self.reserved, state);
+    }
+}
+impl ::core::fmt::Debug for CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        let mut s = f.debug_struct("CUDA_MEM_ALLOC_NODE_PARAMS_v1_st");
+        s.field("poolProps", &self.poolProps);
+        s.field("accessDescs", &self.accessDescs);
+        s.field("accessDescCount", &self.accessDescCount);
+        s.field("bytesize", &self.bytesize);
+        s.field("dptr", &self.dptr);
+        s.finish()
+    }
+}
+impl ::core::cmp::PartialEq for CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
+    fn eq(&self, other: &Self) -> bool {
+        self.poolProps == other.poolProps
+            && self.accessDescs == other.accessDescs
+            && self.accessDescCount == other.accessDescCount
+            && self.bytesize == other.bytesize
+            && self.dptr == other.dptr
+    }
+}
+impl ::core::cmp::Eq for CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {}
+impl ::core::hash::Hash for CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
+    fn hash<H: ::core::hash::Hasher>(&self, state: &mut H) {
+        ::core::hash::Hash::hash(&self.poolProps, state);
+        ::core::hash::Hash::hash(&self.accessDescs, state);
+        ::core::hash::Hash::hash(&self.accessDescCount, state);
+        ::core::hash::Hash::hash(&self.bytesize, state);
+        ::core::hash::Hash::hash(&self.dptr, state);
+    }
+}
+/// Prints no field: the union alone does not say which one is meant ([`CUmemLocation_st`]'s `Debug`
+/// prints the one its tag names).
+impl ::core::fmt::Debug for CUmemLocation_st__bindgen_ty_1 {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.debug_struct("CUmemLocation_st__bindgen_ty_1").finish_non_exhaustive()
     }
 }
 
@@ -6546,4 +6682,70 @@ pub fn mode() -> crate::Mode {
     } else {
         crate::Mode::Linked
     }
+}
+
+/// Every public type of this module implements `Debug` (the list is written by `cargo xtask regen`
+/// from the module itself).
+#[test]
+fn every_public_type_implements_debug() {
+    fn debug<T: ::core::fmt::Debug>() {}
+    debug::<cuuint64_t>();
+    debug::<CUdeviceptr_v2>();
+    debug::<CUdeviceptr>();
+    debug::<CUdevice_v1>();
+    debug::<CUdevice>();
+    debug::<CUcontext>();
+    debug::<CUevent>();
+    debug::<CUstream>();
+    debug::<CUgraph>();
+    debug::<CUgraphNode>();
+    debug::<CUgraphExec>();
+    debug::<CUmemoryPool>();
+    debug::<CUmemFabricHandle_v1>();
+    debug::<CUmemFabricHandle>();
+    debug::<CUipcEventHandle_v1>();
+    debug::<CUipcEventHandle>();
+    debug::<CUhostFn>();
+    debug::<CUmemLocation_v1>();
+    debug::<CUmemLocation>();
+    debug::<CUmemAccessDesc_v1>();
+    debug::<CUmemAccessDesc>();
+    debug::<CUmemPoolProps_v1>();
+    debug::<CUmemPoolProps>();
+    debug::<CUmemPoolPtrExportData_v1>();
+    debug::<CUmemPoolPtrExportData>();
+    debug::<CUDA_MEM_ALLOC_NODE_PARAMS_v1>();
+    debug::<CUDA_MEM_ALLOC_NODE_PARAMS>();
+    debug::<PFN_cuMemGetDefaultMemPool_v13000>();
+    debug::<PFN_cuMemGetMemPool_v13000>();
+    debug::<PFN_cuMemSetMemPool_v13000>();
+    debug::<CUmemFabricHandle_st>();
+    debug::<CUipcEventHandle_st>();
+    debug::<CUctx_flags_enum>();
+    debug::<CUstream_flags_enum>();
+    debug::<CUevent_flags_enum>();
+    debug::<CUevent_wait_flags_enum>();
+    debug::<CUdevice_attribute_enum>();
+    debug::<CUpointer_attribute_enum>();
+    debug::<CUgraphNodeType_enum>();
+    debug::<CUstreamCaptureStatus_enum>();
+    debug::<CUstreamCaptureMode_enum>();
+    debug::<CUdriverProcAddress_flags_enum>();
+    debug::<CUdriverProcAddressQueryResult_enum>();
+    debug::<CUdevice_P2PAttribute_enum>();
+    debug::<CUmemAllocationHandleType_enum>();
+    debug::<CUmemAccess_flags_enum>();
+    debug::<CUmemLocationType_enum>();
+    debug::<CUmemAllocationType_enum>();
+    debug::<CUmemLocation_st>();
+    debug::<CUmemLocation_st__bindgen_ty_1__bindgen_ty_1>();
+    debug::<CUmemAccessDesc_st>();
+    debug::<CUmemPool_attribute_enum>();
+    debug::<CUmemPoolProps_st>();
+    debug::<CUmemPoolPtrExportData_st>();
+    debug::<CUDA_MEM_ALLOC_NODE_PARAMS_v1_st>();
+    debug::<CUgraphMem_attribute_enum>();
+    debug::<CUgraphInstantiate_flags_enum>();
+    debug::<CUmemLocation_st__bindgen_ty_1>();
+    debug::<EntryPoints>();
 }
