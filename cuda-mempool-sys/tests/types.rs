@@ -1,5 +1,5 @@
 //! The bindings' types as a wrapper uses them, in every module: `Debug`, equality and hashing of
-//! the pool structs (CUDA 13's `CUmemLocation` holds a union).
+//! the pool structs (CUDA 13's `CUmemLocation` holds a union), and flag sets combined with `|`.
 
 #![allow(non_snake_case)]
 
@@ -70,6 +70,53 @@ macro_rules! per_major {
                 assert_ne!(w, other);
                 let set: HashSet<Wrapper> = [w, w, other].into_iter().collect();
                 assert_eq!(set.len(), 2);
+            }
+
+            #[test]
+            fn flag_sets_combine() {
+                let fd = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+                let win32 = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_WIN32;
+                let both = fd | win32;
+                assert_eq!(both.0, 3);
+                assert_eq!(both & fd, fd);
+                let mut acc = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE;
+                acc |= fd;
+                acc |= win32;
+                assert_eq!(acc, both);
+                acc &= win32;
+                assert_eq!(acc, win32);
+                assert_eq!(
+                    format!("{both:?}"),
+                    "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_WIN32"
+                );
+                // A named value is its name; bits no constant names are shown in hex.
+                assert_eq!(format!("{fd:?}"), "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR");
+                assert_eq!(
+                    format!("{:?}", fd | CUmemAllocationHandleType(0x100)),
+                    "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CUmemAllocationHandleType(0x100)"
+                );
+                // The flags an IPC event needs, in one value.
+                let ipc = CUevent_flags::CU_EVENT_DISABLE_TIMING | CUevent_flags::CU_EVENT_INTERPROCESS;
+                assert_eq!(ipc.0, 6);
+                assert_eq!(
+                    format!("{ipc:?}"),
+                    "CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS"
+                );
+                let flags = CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC | CUctx_flags::CU_CTX_MAP_HOST;
+                assert_eq!(
+                    format!("{flags:?}"),
+                    "CU_CTX_SCHED_BLOCKING_SYNC | CU_CTX_MAP_HOST"
+                );
+                let graph = CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+                    | CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
+                assert_eq!(graph.0, 9);
+                let stream = CUstream_flags::CU_STREAM_DEFAULT | CUstream_flags::CU_STREAM_NON_BLOCKING;
+                assert_eq!(stream, CUstream_flags::CU_STREAM_NON_BLOCKING);
+                let wait = CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT | CUevent_wait_flags::CU_EVENT_WAIT_EXTERNAL;
+                assert_eq!(wait, CUevent_wait_flags::CU_EVENT_WAIT_EXTERNAL);
+                let lookup = CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM
+                    | CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+                assert_eq!(lookup.0, 3);
             }
         }
     };

@@ -142,6 +142,19 @@ pub const TYPES: &[&str] = &[
     "CUstream_flags",
 ];
 
+/// Enums whose values C combines with `|` (flag sets), by cuda.h's typedef name: bindgen gives
+/// them `BitOr`, `BitOrAssign`, `BitAnd` and `BitAndAssign`, and their `Debug` lists the named
+/// bits of a combination (`A | B`). Not `CUmemAccess_flags`: its values are levels, not bits.
+pub const BIT_SETS: &[&str] = &[
+    "CUctx_flags",
+    "CUdriverProcAddress_flags",
+    "CUevent_flags",
+    "CUevent_wait_flags",
+    "CUgraphInstantiate_flags",
+    "CUmemAllocationHandleType",
+    "CUstream_flags",
+];
+
 /// A C union inside a struct, and which of its fields each value of the struct's tag field means:
 /// the generator writes the struct's `Debug`, `PartialEq`, `Eq` and `Hash` through that field
 /// (bindgen derives none of them for a struct that holds a union).
@@ -239,6 +252,7 @@ pub fn check_sorted() -> Result<(), String> {
     sorted("PTSZ", PTSZ)?;
     sorted("CUDA13_SELECTORS", CUDA13_SELECTORS)?;
     sorted("TYPES", TYPES)?;
+    sorted("BIT_SETS", BIT_SETS)?;
     sorted("VARS", VARS)
 }
 

@@ -173,7 +173,11 @@ pub fn generate(bindgen: &str, majors: &[(&Pin, u32, Shared)]) -> Result<(String
     ordered.push((LOAD_FAILED.to_string(), LOAD_FAILED_VALUE));
     let mut aliases = BTreeMap::new();
     aliases.insert(RESULT.to_string(), "CUresult".to_string());
-    out.push_str(&table::enum_name_and_debug(&[(RESULT.to_string(), ordered)], &aliases));
+    out.push_str(&table::enum_name_and_debug(
+        &[(RESULT.to_string(), ordered)],
+        &aliases,
+        &[],
+    ));
     out.push_str(CURESULT_HELPERS);
     let test = table::debug_test(&out)?;
     out.push_str(&test);

@@ -269,6 +269,9 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     for t in allowlist::TYPES {
         b = b.allowlist_type(format!("^{t}$"));
     }
+    for t in allowlist::BIT_SETS {
+        b = b.bitfield_enum(format!("^({t}|{t}_enum)$"));
+    }
     if major >= 13 {
         for t in allowlist::CUDA13_SELECTOR_PFNS {
             b = b.allowlist_type(format!("^{t}$"));
@@ -367,7 +370,7 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     out.push_str("pub use crate::EntryPoint;\n#[cfg(any(unix, windows))]\npub use crate::{Library, LoadError, LoadErrorKind};\n\n");
     out.push_str(&shared.reexport());
     let own_enums: Vec<_> = enums.iter().filter(|(n, _)| n != common::RESULT).cloned().collect();
-    out.push_str(&table::enum_name_and_debug(&own_enums, &aliases));
+    out.push_str(&table::enum_name_and_debug(&own_enums, &aliases, allowlist::BIT_SETS));
     out.push_str(&table::struct_traits(&file, &enums, &aliases)?);
     out.push('\n');
     for k in allowlist::HAND_CONSTS {

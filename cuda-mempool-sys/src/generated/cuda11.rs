@@ -317,15 +317,93 @@ impl CUctx_flags_enum {
     pub const CU_CTX_LMEM_RESIZE_TO_MAX: CUctx_flags_enum = CUctx_flags_enum(16);
     pub const CU_CTX_FLAGS_MASK: CUctx_flags_enum = CUctx_flags_enum(31);
 }
+impl ::core::ops::BitOr<CUctx_flags_enum> for CUctx_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitor(self, other: Self) -> Self {
+        CUctx_flags_enum(self.0 | other.0)
+    }
+}
+impl ::core::ops::BitOrAssign for CUctx_flags_enum {
+    #[inline]
+    fn bitor_assign(&mut self, rhs: CUctx_flags_enum) {
+        self.0 |= rhs.0;
+    }
+}
+impl ::core::ops::BitAnd<CUctx_flags_enum> for CUctx_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitand(self, other: Self) -> Self {
+        CUctx_flags_enum(self.0 & other.0)
+    }
+}
+impl ::core::ops::BitAndAssign for CUctx_flags_enum {
+    #[inline]
+    fn bitand_assign(&mut self, rhs: CUctx_flags_enum) {
+        self.0 &= rhs.0;
+    }
+}
 impl CUstream_flags_enum {
     pub const CU_STREAM_DEFAULT: CUstream_flags_enum = CUstream_flags_enum(0);
     pub const CU_STREAM_NON_BLOCKING: CUstream_flags_enum = CUstream_flags_enum(1);
+}
+impl ::core::ops::BitOr<CUstream_flags_enum> for CUstream_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitor(self, other: Self) -> Self {
+        CUstream_flags_enum(self.0 | other.0)
+    }
+}
+impl ::core::ops::BitOrAssign for CUstream_flags_enum {
+    #[inline]
+    fn bitor_assign(&mut self, rhs: CUstream_flags_enum) {
+        self.0 |= rhs.0;
+    }
+}
+impl ::core::ops::BitAnd<CUstream_flags_enum> for CUstream_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitand(self, other: Self) -> Self {
+        CUstream_flags_enum(self.0 & other.0)
+    }
+}
+impl ::core::ops::BitAndAssign for CUstream_flags_enum {
+    #[inline]
+    fn bitand_assign(&mut self, rhs: CUstream_flags_enum) {
+        self.0 &= rhs.0;
+    }
 }
 impl CUevent_flags_enum {
     pub const CU_EVENT_DEFAULT: CUevent_flags_enum = CUevent_flags_enum(0);
     pub const CU_EVENT_BLOCKING_SYNC: CUevent_flags_enum = CUevent_flags_enum(1);
     pub const CU_EVENT_DISABLE_TIMING: CUevent_flags_enum = CUevent_flags_enum(2);
     pub const CU_EVENT_INTERPROCESS: CUevent_flags_enum = CUevent_flags_enum(4);
+}
+impl ::core::ops::BitOr<CUevent_flags_enum> for CUevent_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitor(self, other: Self) -> Self {
+        CUevent_flags_enum(self.0 | other.0)
+    }
+}
+impl ::core::ops::BitOrAssign for CUevent_flags_enum {
+    #[inline]
+    fn bitor_assign(&mut self, rhs: CUevent_flags_enum) {
+        self.0 |= rhs.0;
+    }
+}
+impl ::core::ops::BitAnd<CUevent_flags_enum> for CUevent_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitand(self, other: Self) -> Self {
+        CUevent_flags_enum(self.0 & other.0)
+    }
+}
+impl ::core::ops::BitAndAssign for CUevent_flags_enum {
+    #[inline]
+    fn bitand_assign(&mut self, rhs: CUevent_flags_enum) {
+        self.0 &= rhs.0;
+    }
 }
 impl CUevent_wait_flags_enum {
     pub const CU_EVENT_WAIT_DEFAULT: CUevent_wait_flags_enum = CUevent_wait_flags_enum(
@@ -334,6 +412,32 @@ impl CUevent_wait_flags_enum {
     pub const CU_EVENT_WAIT_EXTERNAL: CUevent_wait_flags_enum = CUevent_wait_flags_enum(
         1,
     );
+}
+impl ::core::ops::BitOr<CUevent_wait_flags_enum> for CUevent_wait_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitor(self, other: Self) -> Self {
+        CUevent_wait_flags_enum(self.0 | other.0)
+    }
+}
+impl ::core::ops::BitOrAssign for CUevent_wait_flags_enum {
+    #[inline]
+    fn bitor_assign(&mut self, rhs: CUevent_wait_flags_enum) {
+        self.0 |= rhs.0;
+    }
+}
+impl ::core::ops::BitAnd<CUevent_wait_flags_enum> for CUevent_wait_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitand(self, other: Self) -> Self {
+        CUevent_wait_flags_enum(self.0 & other.0)
+    }
+}
+impl ::core::ops::BitAndAssign for CUevent_wait_flags_enum {
+    #[inline]
+    fn bitand_assign(&mut self, rhs: CUevent_wait_flags_enum) {
+        self.0 &= rhs.0;
+    }
 }
 impl CUdevice_attribute_enum {
     pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(
@@ -854,6 +958,34 @@ impl CUdriverProcAddress_flags_enum {
         2,
     );
 }
+impl ::core::ops::BitOr<CUdriverProcAddress_flags_enum>
+for CUdriverProcAddress_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitor(self, other: Self) -> Self {
+        CUdriverProcAddress_flags_enum(self.0 | other.0)
+    }
+}
+impl ::core::ops::BitOrAssign for CUdriverProcAddress_flags_enum {
+    #[inline]
+    fn bitor_assign(&mut self, rhs: CUdriverProcAddress_flags_enum) {
+        self.0 |= rhs.0;
+    }
+}
+impl ::core::ops::BitAnd<CUdriverProcAddress_flags_enum>
+for CUdriverProcAddress_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitand(self, other: Self) -> Self {
+        CUdriverProcAddress_flags_enum(self.0 & other.0)
+    }
+}
+impl ::core::ops::BitAndAssign for CUdriverProcAddress_flags_enum {
+    #[inline]
+    fn bitand_assign(&mut self, rhs: CUdriverProcAddress_flags_enum) {
+        self.0 &= rhs.0;
+    }
+}
 impl CUdevice_P2PAttribute_enum {
     pub const CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
         1,
@@ -887,6 +1019,34 @@ impl CUmemAllocationHandleType_enum {
     pub const CU_MEM_HANDLE_TYPE_MAX: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(
         2147483647,
     );
+}
+impl ::core::ops::BitOr<CUmemAllocationHandleType_enum>
+for CUmemAllocationHandleType_enum {
+    type Output = Self;
+    #[inline]
+    fn bitor(self, other: Self) -> Self {
+        CUmemAllocationHandleType_enum(self.0 | other.0)
+    }
+}
+impl ::core::ops::BitOrAssign for CUmemAllocationHandleType_enum {
+    #[inline]
+    fn bitor_assign(&mut self, rhs: CUmemAllocationHandleType_enum) {
+        self.0 |= rhs.0;
+    }
+}
+impl ::core::ops::BitAnd<CUmemAllocationHandleType_enum>
+for CUmemAllocationHandleType_enum {
+    type Output = Self;
+    #[inline]
+    fn bitand(self, other: Self) -> Self {
+        CUmemAllocationHandleType_enum(self.0 & other.0)
+    }
+}
+impl ::core::ops::BitAndAssign for CUmemAllocationHandleType_enum {
+    #[inline]
+    fn bitand_assign(&mut self, rhs: CUmemAllocationHandleType_enum) {
+        self.0 &= rhs.0;
+    }
 }
 impl CUmemAccess_flags_enum {
     pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: CUmemAccess_flags_enum = CUmemAccess_flags_enum(
@@ -1028,6 +1188,34 @@ impl CUgraphInstantiate_flags_enum {
     pub const CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: CUgraphInstantiate_flags_enum = CUgraphInstantiate_flags_enum(
         8,
     );
+}
+impl ::core::ops::BitOr<CUgraphInstantiate_flags_enum>
+for CUgraphInstantiate_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitor(self, other: Self) -> Self {
+        CUgraphInstantiate_flags_enum(self.0 | other.0)
+    }
+}
+impl ::core::ops::BitOrAssign for CUgraphInstantiate_flags_enum {
+    #[inline]
+    fn bitor_assign(&mut self, rhs: CUgraphInstantiate_flags_enum) {
+        self.0 |= rhs.0;
+    }
+}
+impl ::core::ops::BitAnd<CUgraphInstantiate_flags_enum>
+for CUgraphInstantiate_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitand(self, other: Self) -> Self {
+        CUgraphInstantiate_flags_enum(self.0 & other.0)
+    }
+}
+impl ::core::ops::BitAndAssign for CUgraphInstantiate_flags_enum {
+    #[inline]
+    fn bitand_assign(&mut self, rhs: CUgraphInstantiate_flags_enum) {
+        self.0 &= rhs.0;
+    }
 }
 pub use self::CUctx_flags_enum as CUctx_flags;
 pub use self::CUstream_flags_enum as CUstream_flags;
@@ -2002,10 +2190,23 @@ impl CUctx_flags_enum {
 }
 impl ::core::fmt::Debug for CUctx_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => f.write_str(n),
-            None => ::core::write!(f, "CUctx_flags({})", self.0),
+        if let Some(n) = self.name() {
+            return f.write_str(n);
         }
+        const BITS: &[(::core::ffi::c_uint, &str)] = &[(0x1, "CU_CTX_SCHED_SPIN"), (0x2, "CU_CTX_SCHED_YIELD"), (0x4, "CU_CTX_SCHED_BLOCKING_SYNC"), (0x8, "CU_CTX_MAP_HOST"), (0x10, "CU_CTX_LMEM_RESIZE_TO_MAX")];
+        let mut rest = self.0;
+        let mut sep = "";
+        for &(bit, name) in BITS {
+            if rest & bit != 0 {
+                ::core::write!(f, "{}{}", sep, name)?;
+                rest &= !bit;
+                sep = " | ";
+            }
+        }
+        if rest != 0 || sep.is_empty() {
+            ::core::write!(f, "{}CUctx_flags({:#x})", sep, rest)?;
+        }
+        Ok(())
     }
 }
 impl CUstream_flags_enum {
@@ -2020,10 +2221,23 @@ impl CUstream_flags_enum {
 }
 impl ::core::fmt::Debug for CUstream_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => f.write_str(n),
-            None => ::core::write!(f, "CUstream_flags({})", self.0),
+        if let Some(n) = self.name() {
+            return f.write_str(n);
         }
+        const BITS: &[(::core::ffi::c_uint, &str)] = &[(0x1, "CU_STREAM_NON_BLOCKING")];
+        let mut rest = self.0;
+        let mut sep = "";
+        for &(bit, name) in BITS {
+            if rest & bit != 0 {
+                ::core::write!(f, "{}{}", sep, name)?;
+                rest &= !bit;
+                sep = " | ";
+            }
+        }
+        if rest != 0 || sep.is_empty() {
+            ::core::write!(f, "{}CUstream_flags({:#x})", sep, rest)?;
+        }
+        Ok(())
     }
 }
 impl CUevent_flags_enum {
@@ -2040,10 +2254,23 @@ impl CUevent_flags_enum {
 }
 impl ::core::fmt::Debug for CUevent_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => f.write_str(n),
-            None => ::core::write!(f, "CUevent_flags({})", self.0),
+        if let Some(n) = self.name() {
+            return f.write_str(n);
         }
+        const BITS: &[(::core::ffi::c_uint, &str)] = &[(0x1, "CU_EVENT_BLOCKING_SYNC"), (0x2, "CU_EVENT_DISABLE_TIMING"), (0x4, "CU_EVENT_INTERPROCESS")];
+        let mut rest = self.0;
+        let mut sep = "";
+        for &(bit, name) in BITS {
+            if rest & bit != 0 {
+                ::core::write!(f, "{}{}", sep, name)?;
+                rest &= !bit;
+                sep = " | ";
+            }
+        }
+        if rest != 0 || sep.is_empty() {
+            ::core::write!(f, "{}CUevent_flags({:#x})", sep, rest)?;
+        }
+        Ok(())
     }
 }
 impl CUevent_wait_flags_enum {
@@ -2058,10 +2285,23 @@ impl CUevent_wait_flags_enum {
 }
 impl ::core::fmt::Debug for CUevent_wait_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => f.write_str(n),
-            None => ::core::write!(f, "CUevent_wait_flags({})", self.0),
+        if let Some(n) = self.name() {
+            return f.write_str(n);
         }
+        const BITS: &[(::core::ffi::c_uint, &str)] = &[(0x1, "CU_EVENT_WAIT_EXTERNAL")];
+        let mut rest = self.0;
+        let mut sep = "";
+        for &(bit, name) in BITS {
+            if rest & bit != 0 {
+                ::core::write!(f, "{}{}", sep, name)?;
+                rest &= !bit;
+                sep = " | ";
+            }
+        }
+        if rest != 0 || sep.is_empty() {
+            ::core::write!(f, "{}CUevent_wait_flags({:#x})", sep, rest)?;
+        }
+        Ok(())
     }
 }
 impl CUdevice_attribute_enum {
@@ -2321,10 +2561,23 @@ impl CUdriverProcAddress_flags_enum {
 }
 impl ::core::fmt::Debug for CUdriverProcAddress_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => f.write_str(n),
-            None => ::core::write!(f, "CUdriverProcAddress_flags({})", self.0),
+        if let Some(n) = self.name() {
+            return f.write_str(n);
         }
+        const BITS: &[(::core::ffi::c_uint, &str)] = &[(0x1, "CU_GET_PROC_ADDRESS_LEGACY_STREAM"), (0x2, "CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM")];
+        let mut rest = self.0;
+        let mut sep = "";
+        for &(bit, name) in BITS {
+            if rest & bit != 0 {
+                ::core::write!(f, "{}{}", sep, name)?;
+                rest &= !bit;
+                sep = " | ";
+            }
+        }
+        if rest != 0 || sep.is_empty() {
+            ::core::write!(f, "{}CUdriverProcAddress_flags({:#x})", sep, rest)?;
+        }
+        Ok(())
     }
 }
 impl CUdevice_P2PAttribute_enum {
@@ -2362,10 +2615,23 @@ impl CUmemAllocationHandleType_enum {
 }
 impl ::core::fmt::Debug for CUmemAllocationHandleType_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => f.write_str(n),
-            None => ::core::write!(f, "CUmemAllocationHandleType({})", self.0),
+        if let Some(n) = self.name() {
+            return f.write_str(n);
         }
+        const BITS: &[(::core::ffi::c_uint, &str)] = &[(0x1, "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR"), (0x2, "CU_MEM_HANDLE_TYPE_WIN32"), (0x4, "CU_MEM_HANDLE_TYPE_WIN32_KMT")];
+        let mut rest = self.0;
+        let mut sep = "";
+        for &(bit, name) in BITS {
+            if rest & bit != 0 {
+                ::core::write!(f, "{}{}", sep, name)?;
+                rest &= !bit;
+                sep = " | ";
+            }
+        }
+        if rest != 0 || sep.is_empty() {
+            ::core::write!(f, "{}CUmemAllocationHandleType({:#x})", sep, rest)?;
+        }
+        Ok(())
     }
 }
 impl CUmemAccess_flags_enum {
@@ -2482,10 +2748,23 @@ impl CUgraphInstantiate_flags_enum {
 }
 impl ::core::fmt::Debug for CUgraphInstantiate_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => f.write_str(n),
-            None => ::core::write!(f, "CUgraphInstantiate_flags({})", self.0),
+        if let Some(n) = self.name() {
+            return f.write_str(n);
         }
+        const BITS: &[(::core::ffi::c_uint, &str)] = &[(0x1, "CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH"), (0x8, "CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY")];
+        let mut rest = self.0;
+        let mut sep = "";
+        for &(bit, name) in BITS {
+            if rest & bit != 0 {
+                ::core::write!(f, "{}{}", sep, name)?;
+                rest &= !bit;
+                sep = " | ";
+            }
+        }
+        if rest != 0 || sep.is_empty() {
+            ::core::write!(f, "{}CUgraphInstantiate_flags({:#x})", sep, rest)?;
+        }
+        Ok(())
     }
 }
 
