@@ -146,6 +146,60 @@ macro_rules! per_major {
                 assert_eq!(a, b, "missing through cuGetProcAddress vs dlsym");
             }
 
+            /// `cuStreamGetCtx` (the 2-argument function of CUDA 9.2: cuda.h's `cuStreamGetCtx`, not
+            /// the `cuStreamGetCtx_v2` of 12.5) and `cuStreamCreateWithPriority` are entries like
+            /// the others, free functions of their C types, and resolved from the driver.
+            #[test]
+            fn stream_context_and_priority() {
+                let get = |s: &str| EntryPoints::ENTRIES.iter().find(|e| e.symbol == s).unwrap();
+                let ctx = get("cuStreamGetCtx");
+                assert_eq!(
+                    (ctx.c_name, ctx.cuda_version, ctx.per_thread),
+                    ("cuStreamGetCtx", 9020, false)
+                );
+                let prio = get("cuStreamCreateWithPriority");
+                assert_eq!(
+                    (prio.c_name, prio.cuda_version, prio.per_thread),
+                    ("cuStreamCreateWithPriority", 5050, false)
+                );
+                let _: unsafe extern "C" fn(CUstream, *mut CUcontext) -> CUresult = cuStreamGetCtx;
+                let _: unsafe extern "C" fn(*mut CUstream, ::core::ffi::c_uint, ::core::ffi::c_int) -> CUresult =
+                    cuStreamCreateWithPriority;
+
+                // The field of that name calls the function filled in for that entry.
+                unsafe extern "C" fn ctx_of(_: CUstream, pctx: *mut CUcontext) -> CUresult {
+                    *pctx = 0x10 as CUcontext;
+                    CUresult::CUDA_SUCCESS
+                }
+                // SAFETY: `ctx_of` has the signature of the entry it fills.
+                let t = unsafe {
+                    EntryPoints::from_fn(|e| {
+                        if e.symbol == "cuStreamGetCtx" {
+                            ctx_of as *mut ::core::ffi::c_void
+                        } else {
+                            std::ptr::null_mut()
+                        }
+                    })
+                };
+                let mut c: CUcontext = std::ptr::null_mut();
+                // SAFETY: a valid out-pointer; the stand-in reads nothing else.
+                assert_eq!(
+                    unsafe { t.cuStreamGetCtx(CU_STREAM_LEGACY, &mut c) },
+                    CUresult::CUDA_SUCCESS
+                );
+                assert_eq!(c as usize, 0x10);
+
+                #[cfg(any(unix, windows))]
+                if let Some(t) = crate::loaded(EntryPoints::load()) {
+                    assert!(t.cuStreamGetCtx.is_some() && t.cuStreamCreateWithPriority.is_some());
+                    let mut stream: CUstream = std::ptr::null_mut();
+                    // SAFETY: a valid out-pointer. Before cuInit the driver refuses; the entry is there.
+                    let r = unsafe { t.cuStreamCreateWithPriority(&mut stream, 0, 0) };
+                    assert_ne!(r, CUresult::CUDA_ERROR_NOT_FOUND);
+                    println!("cuStreamCreateWithPriority before cuInit: {r:?}");
+                }
+            }
+
             /// The library's `cuGetProcAddress_v2` / `cuGetProcAddress` is itself a table entry.
             #[cfg(any(unix, windows))]
             #[test]

@@ -99,8 +99,10 @@ pub const SUPPORT: &[Func] = &[
     f("cuPointerGetAttributes"),       // pointer attributes
     f("cuStreamBeginCapture"),         // stream capture
     f("cuStreamCreate"),               // streams
+    f("cuStreamCreateWithPriority"),   // streams
     f("cuStreamDestroy"),              // streams
     f("cuStreamEndCapture"),           // stream capture
+    f("cuStreamGetCtx"),               // streams: the context of a stream handed in by another library
     f("cuStreamIsCapturing"),          // stream capture
     f("cuStreamQuery"),                // streams
     f("cuStreamSynchronize"),          // streams

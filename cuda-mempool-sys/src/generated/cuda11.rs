@@ -1845,6 +1845,26 @@ extern "C" {
         phStream: *mut CUstream,
         Flags: ::core::ffi::c_uint,
     ) -> CUresult;
+    /// Creates a stream in the current context with a scheduling priority (a lower number is served first).
+    ///
+    /// Since CUDA 5.5: needs a driver whose `cuDriverGetVersion` is at least 5050 (this ABI: cudaTypedefs.h `PFN_cuStreamCreateWithPriority_v5050`). [NVIDIA: `cuStreamCreateWithPriority`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g95c1a8c7c3dacb13091692dd9c7f7471)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    pub fn cuStreamCreateWithPriority(
+        phStream: *mut CUstream,
+        flags: ::core::ffi::c_uint,
+        priority: ::core::ffi::c_int,
+    ) -> CUresult;
+    /// Reads the context a stream belongs to (for a special stream: the calling thread's current context).
+    ///
+    /// Since CUDA 9.2: needs a driver whose `cuDriverGetVersion` is at least 9020 (this ABI: cudaTypedefs.h `PFN_cuStreamGetCtx_v9020`). [NVIDIA: `cuStreamGetCtx`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g1107907025eaa3387fdc590a9379a681)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `hStream` must be a live stream or a special one (null, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD): the driver does not check the handle. The context is borrowed: the caller gains no reference to it.
+    pub fn cuStreamGetCtx(hStream: CUstream, pctx: *mut CUcontext) -> CUresult;
     /// Makes later work on a stream wait for the work captured by an event.
     ///
     /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuStreamWaitEvent_v3020`). [NVIDIA: `cuStreamWaitEvent`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g6a898b652dfc6aa1d5c8d97062618b2f)
@@ -2935,6 +2955,10 @@ pub struct EntryPoints {
     pub cuPointerGetAttributes: ::core::option::Option<unsafe extern "C" fn(numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult>,
     /// `cuStreamCreate` at the ABI of CUDA 2.0.
     pub cuStreamCreate: ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult>,
+    /// `cuStreamCreateWithPriority` at the ABI of CUDA 5.5.
+    pub cuStreamCreateWithPriority: ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, flags: ::core::ffi::c_uint, priority: ::core::ffi::c_int) -> CUresult>,
+    /// `cuStreamGetCtx` at the ABI of CUDA 9.2.
+    pub cuStreamGetCtx: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, pctx: *mut CUcontext) -> CUresult>,
     /// `cuStreamWaitEvent` at the ABI of CUDA 3.2.
     pub cuStreamWaitEvent: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult>,
     /// `cuStreamBeginCapture` at the ABI of CUDA 10.1.
@@ -3004,11 +3028,11 @@ pub struct EntryPoints {
 #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 impl EntryPoints {
     /// How many entry points the table has.
-    pub const LEN: usize = 88;
+    pub const LEN: usize = 90;
 
     /// Each field's symbol, the C name and CUDA version `cuGetProcAddress` is asked for, and the
     /// per-thread-default-stream flag, in field order.
-    pub const ENTRIES: &'static [crate::EntryPoint; 88] = &[
+    pub const ENTRIES: &'static [crate::EntryPoint; 90] = &[
         crate::EntryPoint::new("cuGetErrorString", "cuGetErrorString\0", "cuGetErrorString", "cuGetErrorString\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuGetErrorName", "cuGetErrorName\0", "cuGetErrorName", "cuGetErrorName\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuInit", "cuInit\0", "cuInit", "cuInit\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
@@ -3065,6 +3089,8 @@ impl EntryPoints {
         crate::EntryPoint::new("cuPointerGetAttribute", "cuPointerGetAttribute\0", "cuPointerGetAttribute", "cuPointerGetAttribute\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuPointerGetAttributes", "cuPointerGetAttributes\0", "cuPointerGetAttributes", "cuPointerGetAttributes\0", 7000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamCreate", "cuStreamCreate\0", "cuStreamCreate", "cuStreamCreate\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuStreamCreateWithPriority", "cuStreamCreateWithPriority\0", "cuStreamCreateWithPriority", "cuStreamCreateWithPriority\0", 5050, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuStreamGetCtx", "cuStreamGetCtx\0", "cuStreamGetCtx", "cuStreamGetCtx\0", 9020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamWaitEvent", "cuStreamWaitEvent\0", "cuStreamWaitEvent", "cuStreamWaitEvent\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamBeginCapture_v2", "cuStreamBeginCapture_v2\0", "cuStreamBeginCapture", "cuStreamBeginCapture\0", 10010, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamEndCapture", "cuStreamEndCapture\0", "cuStreamEndCapture", "cuStreamEndCapture\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
@@ -3157,6 +3183,8 @@ impl EntryPoints {
         cuPointerGetAttribute: None,
         cuPointerGetAttributes: None,
         cuStreamCreate: None,
+        cuStreamCreateWithPriority: None,
+        cuStreamGetCtx: None,
         cuStreamWaitEvent: None,
         cuStreamBeginCapture_v2: None,
         cuStreamEndCapture: None,
@@ -3255,38 +3283,40 @@ impl EntryPoints {
             cuPointerGetAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(data: *mut ::core::ffi::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[53])),
             cuPointerGetAttributes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[54])),
             cuStreamCreate: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[55])),
-            cuStreamWaitEvent: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[56])),
-            cuStreamBeginCapture_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult>>(resolve(&Self::ENTRIES[57])),
-            cuStreamEndCapture: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[58])),
-            cuStreamIsCapturing: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult>>(resolve(&Self::ENTRIES[59])),
-            cuStreamQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[60])),
-            cuStreamSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[61])),
-            cuStreamDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[62])),
-            cuEventCreate: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[63])),
-            cuEventRecord: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[64])),
-            cuEventQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[65])),
-            cuEventSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[66])),
-            cuEventDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[67])),
-            cuLaunchHostFunc: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[68])),
-            cuGraphMemAllocNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult>>(resolve(&Self::ENTRIES[69])),
-            cuGraphMemFreeNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[70])),
-            cuDeviceGraphMemTrim: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[71])),
-            cuDeviceGetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[72])),
-            cuDeviceSetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[73])),
-            cuGraphNodeGetType: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult>>(resolve(&Self::ENTRIES[74])),
-            cuGraphGetNodes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult>>(resolve(&Self::ENTRIES[75])),
-            cuGraphInstantiateWithFlags: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult>>(resolve(&Self::ENTRIES[76])),
-            cuGraphLaunch: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[77])),
-            cuGraphExecDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult>>(resolve(&Self::ENTRIES[78])),
-            cuGraphDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[79])),
-            cuDeviceCanAccessPeer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[80])),
-            cuCtxEnablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[81])),
-            cuCtxDisablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[82])),
-            cuDeviceGetP2PAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[83])),
-            cuGetProcAddress: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t) -> CUresult>>(resolve(&Self::ENTRIES[84])),
-            cuMemAllocAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[85])),
-            cuMemAllocFromPoolAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[86])),
-            cuMemFreeAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[87])),
+            cuStreamCreateWithPriority: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, flags: ::core::ffi::c_uint, priority: ::core::ffi::c_int) -> CUresult>>(resolve(&Self::ENTRIES[56])),
+            cuStreamGetCtx: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, pctx: *mut CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[57])),
+            cuStreamWaitEvent: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[58])),
+            cuStreamBeginCapture_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult>>(resolve(&Self::ENTRIES[59])),
+            cuStreamEndCapture: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[60])),
+            cuStreamIsCapturing: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult>>(resolve(&Self::ENTRIES[61])),
+            cuStreamQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[62])),
+            cuStreamSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[63])),
+            cuStreamDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[64])),
+            cuEventCreate: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[65])),
+            cuEventRecord: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[66])),
+            cuEventQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[67])),
+            cuEventSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[68])),
+            cuEventDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[69])),
+            cuLaunchHostFunc: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[70])),
+            cuGraphMemAllocNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult>>(resolve(&Self::ENTRIES[71])),
+            cuGraphMemFreeNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[72])),
+            cuDeviceGraphMemTrim: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[73])),
+            cuDeviceGetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[74])),
+            cuDeviceSetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[75])),
+            cuGraphNodeGetType: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult>>(resolve(&Self::ENTRIES[76])),
+            cuGraphGetNodes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult>>(resolve(&Self::ENTRIES[77])),
+            cuGraphInstantiateWithFlags: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult>>(resolve(&Self::ENTRIES[78])),
+            cuGraphLaunch: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[79])),
+            cuGraphExecDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult>>(resolve(&Self::ENTRIES[80])),
+            cuGraphDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[81])),
+            cuDeviceCanAccessPeer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[82])),
+            cuCtxEnablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[83])),
+            cuCtxDisablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[84])),
+            cuDeviceGetP2PAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[85])),
+            cuGetProcAddress: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t) -> CUresult>>(resolve(&Self::ENTRIES[86])),
+            cuMemAllocAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[87])),
+            cuMemAllocFromPoolAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[88])),
+            cuMemFreeAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[89])),
         }
     }
 
@@ -3355,6 +3385,8 @@ impl EntryPoints {
             cuPointerGetAttribute: Some(cuPointerGetAttribute),
             cuPointerGetAttributes: Some(cuPointerGetAttributes),
             cuStreamCreate: Some(cuStreamCreate),
+            cuStreamCreateWithPriority: Some(cuStreamCreateWithPriority),
+            cuStreamGetCtx: Some(cuStreamGetCtx),
             cuStreamWaitEvent: Some(cuStreamWaitEvent),
             cuStreamBeginCapture_v2: Some(cuStreamBeginCapture_v2),
             cuStreamEndCapture: Some(cuStreamEndCapture),
@@ -3438,7 +3470,7 @@ impl EntryPoints {
     }
 
     /// The address of each entry (null where missing), in field order.
-    pub fn addresses(&self) -> [*const ::core::ffi::c_void; 88] {
+    pub fn addresses(&self) -> [*const ::core::ffi::c_void; 90] {
         [
             match self.cuGetErrorString { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuGetErrorName { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
@@ -3496,6 +3528,8 @@ impl EntryPoints {
             match self.cuPointerGetAttribute { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuPointerGetAttributes { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamCreate { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuStreamCreateWithPriority { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuStreamGetCtx { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamWaitEvent { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamBeginCapture_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamEndCapture { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
@@ -4158,6 +4192,28 @@ impl EntryPoints {
     pub unsafe fn cuStreamCreate(&self, phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuStreamCreate {
             Some(__f) => __f(phStream, Flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamCreateWithPriority` at the ABI of CUDA 5.5; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamCreateWithPriority`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuStreamCreateWithPriority`].
+    #[inline]
+    pub unsafe fn cuStreamCreateWithPriority(&self, phStream: *mut CUstream, flags: ::core::ffi::c_uint, priority: ::core::ffi::c_int) -> CUresult {
+        match self.cuStreamCreateWithPriority {
+            Some(__f) => __f(phStream, flags, priority),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamGetCtx` at the ABI of CUDA 9.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamGetCtx`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuStreamGetCtx`].
+    #[inline]
+    pub unsafe fn cuStreamGetCtx(&self, hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
+        match self.cuStreamGetCtx {
+            Some(__f) => __f(hStream, pctx),
             None => CUresult::CUDA_ERROR_NOT_FOUND,
         }
     }
@@ -5704,6 +5760,38 @@ pub mod global {
             None => no_table(),
         }
     }
+    /// Creates a stream in the current context with a scheduling priority (a lower number is served first).
+    ///
+    /// Since CUDA 5.5: needs a driver whose `cuDriverGetVersion` is at least 5050 (this ABI: cudaTypedefs.h `PFN_cuStreamCreateWithPriority_v5050`). [NVIDIA: `cuStreamCreateWithPriority`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g95c1a8c7c3dacb13091692dd9c7f7471)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamCreateWithPriority`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    #[inline(never)]
+    pub unsafe extern "C" fn cuStreamCreateWithPriority(phStream: *mut CUstream, flags: ::core::ffi::c_uint, priority: ::core::ffi::c_int) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuStreamCreateWithPriority(phStream, flags, priority),
+            None => no_table(),
+        }
+    }
+    /// Reads the context a stream belongs to (for a special stream: the calling thread's current context).
+    ///
+    /// Since CUDA 9.2: needs a driver whose `cuDriverGetVersion` is at least 9020 (this ABI: cudaTypedefs.h `PFN_cuStreamGetCtx_v9020`). [NVIDIA: `cuStreamGetCtx`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g1107907025eaa3387fdc590a9379a681)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamGetCtx`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `hStream` must be a live stream or a special one (null, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD): the driver does not check the handle. The context is borrowed: the caller gains no reference to it.
+    #[inline(never)]
+    pub unsafe extern "C" fn cuStreamGetCtx(hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuStreamGetCtx(hStream, pctx),
+            None => no_table(),
+        }
+    }
     /// Makes later work on a stream wait for the work captured by an event.
     ///
     /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuStreamWaitEvent_v3020`). [NVIDIA: `cuStreamWaitEvent`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g6a898b652dfc6aa1d5c8d97062618b2f)
@@ -6218,7 +6306,7 @@ pub mod global {
 /// Under `dynamic-loading` the module's functions are [`global`]'s: the same names and types
 /// (`unsafe extern "C" fn`) as the linked ones.
 #[cfg(feature = "dynamic-loading")]
-pub use self::global::{cuGetErrorString, cuGetErrorName, cuInit, cuDriverGetVersion, cuDeviceGet, cuDeviceGetCount, cuDeviceGetName, cuDeviceTotalMem_v2, cuDeviceGetAttribute, cuDeviceSetMemPool, cuDeviceGetMemPool, cuDeviceGetDefaultMemPool, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxReset_v2, cuCtxPushCurrent_v2, cuCtxPopCurrent_v2, cuCtxSetCurrent, cuCtxGetCurrent, cuCtxGetDevice, cuCtxSynchronize, cuMemGetInfo_v2, cuMemAlloc_v2, cuMemFree_v2, cuIpcGetEventHandle, cuIpcOpenEventHandle, cuMemcpy, cuMemcpyPeer, cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyAsync, cuMemcpyPeerAsync, cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemsetD8_v2, cuMemsetD32_v2, cuMemsetD8Async, cuMemsetD32Async, cuMemFreeAsync, cuMemAllocAsync, cuMemPoolTrimTo, cuMemPoolSetAttribute, cuMemPoolGetAttribute, cuMemPoolSetAccess, cuMemPoolGetAccess, cuMemPoolCreate, cuMemPoolDestroy, cuMemAllocFromPoolAsync, cuMemPoolExportToShareableHandle, cuMemPoolImportFromShareableHandle, cuMemPoolExportPointer, cuMemPoolImportPointer, cuPointerGetAttribute, cuPointerGetAttributes, cuStreamCreate, cuStreamWaitEvent, cuStreamBeginCapture_v2, cuStreamEndCapture, cuStreamIsCapturing, cuStreamQuery, cuStreamSynchronize, cuStreamDestroy_v2, cuEventCreate, cuEventRecord, cuEventQuery, cuEventSynchronize, cuEventDestroy_v2, cuLaunchHostFunc, cuGraphMemAllocNodeGetParams, cuGraphMemFreeNodeGetParams, cuDeviceGraphMemTrim, cuDeviceGetGraphMemAttribute, cuDeviceSetGraphMemAttribute, cuGraphNodeGetType, cuGraphGetNodes, cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy, cuGraphDestroy, cuDeviceCanAccessPeer, cuCtxEnablePeerAccess, cuCtxDisablePeerAccess, cuDeviceGetP2PAttribute, cuGetProcAddress, cuMemAllocAsync_ptsz, cuMemAllocFromPoolAsync_ptsz, cuMemFreeAsync_ptsz};
+pub use self::global::{cuGetErrorString, cuGetErrorName, cuInit, cuDriverGetVersion, cuDeviceGet, cuDeviceGetCount, cuDeviceGetName, cuDeviceTotalMem_v2, cuDeviceGetAttribute, cuDeviceSetMemPool, cuDeviceGetMemPool, cuDeviceGetDefaultMemPool, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxReset_v2, cuCtxPushCurrent_v2, cuCtxPopCurrent_v2, cuCtxSetCurrent, cuCtxGetCurrent, cuCtxGetDevice, cuCtxSynchronize, cuMemGetInfo_v2, cuMemAlloc_v2, cuMemFree_v2, cuIpcGetEventHandle, cuIpcOpenEventHandle, cuMemcpy, cuMemcpyPeer, cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyAsync, cuMemcpyPeerAsync, cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemsetD8_v2, cuMemsetD32_v2, cuMemsetD8Async, cuMemsetD32Async, cuMemFreeAsync, cuMemAllocAsync, cuMemPoolTrimTo, cuMemPoolSetAttribute, cuMemPoolGetAttribute, cuMemPoolSetAccess, cuMemPoolGetAccess, cuMemPoolCreate, cuMemPoolDestroy, cuMemAllocFromPoolAsync, cuMemPoolExportToShareableHandle, cuMemPoolImportFromShareableHandle, cuMemPoolExportPointer, cuMemPoolImportPointer, cuPointerGetAttribute, cuPointerGetAttributes, cuStreamCreate, cuStreamCreateWithPriority, cuStreamGetCtx, cuStreamWaitEvent, cuStreamBeginCapture_v2, cuStreamEndCapture, cuStreamIsCapturing, cuStreamQuery, cuStreamSynchronize, cuStreamDestroy_v2, cuEventCreate, cuEventRecord, cuEventQuery, cuEventSynchronize, cuEventDestroy_v2, cuLaunchHostFunc, cuGraphMemAllocNodeGetParams, cuGraphMemFreeNodeGetParams, cuDeviceGraphMemTrim, cuDeviceGetGraphMemAttribute, cuDeviceSetGraphMemAttribute, cuGraphNodeGetType, cuGraphGetNodes, cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy, cuGraphDestroy, cuDeviceCanAccessPeer, cuCtxEnablePeerAccess, cuCtxDisablePeerAccess, cuDeviceGetP2PAttribute, cuGetProcAddress, cuMemAllocAsync_ptsz, cuMemAllocFromPoolAsync_ptsz, cuMemFreeAsync_ptsz};
 
 /// How this module's free functions reach the driver: [`Mode::Linked`](crate::Mode) without
 /// `dynamic-loading` (the linked symbols), else where [`global`]'s table stands

@@ -2242,6 +2242,26 @@ extern "C" {
         phStream: *mut CUstream,
         Flags: ::core::ffi::c_uint,
     ) -> CUresult;
+    /// Creates a stream in the current context with a scheduling priority (a lower number is served first).
+    ///
+    /// Since CUDA 5.5: needs a driver whose `cuDriverGetVersion` is at least 5050 (this ABI: cudaTypedefs.h `PFN_cuStreamCreateWithPriority_v5050`). [NVIDIA: `cuStreamCreateWithPriority`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g95c1a8c7c3dacb13091692dd9c7f7471)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    pub fn cuStreamCreateWithPriority(
+        phStream: *mut CUstream,
+        flags: ::core::ffi::c_uint,
+        priority: ::core::ffi::c_int,
+    ) -> CUresult;
+    /// Reads the context a stream belongs to (for a special stream: the calling thread's current context).
+    ///
+    /// Since CUDA 9.2: needs a driver whose `cuDriverGetVersion` is at least 9020 (this ABI: cudaTypedefs.h `PFN_cuStreamGetCtx_v9020`). [NVIDIA: `cuStreamGetCtx`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g1107907025eaa3387fdc590a9379a681)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `hStream` must be a live stream or a special one (null, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD): the driver does not check the handle. The context is borrowed: the caller gains no reference to it.
+    pub fn cuStreamGetCtx(hStream: CUstream, pctx: *mut CUcontext) -> CUresult;
     /// Makes later work on a stream wait for the work captured by an event.
     ///
     /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuStreamWaitEvent_v3020`). [NVIDIA: `cuStreamWaitEvent`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g6a898b652dfc6aa1d5c8d97062618b2f)
@@ -3562,6 +3582,10 @@ pub struct EntryPoints {
     pub cuPointerGetAttributes: ::core::option::Option<unsafe extern "C" fn(numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult>,
     /// `cuStreamCreate` at the ABI of CUDA 2.0.
     pub cuStreamCreate: ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult>,
+    /// `cuStreamCreateWithPriority` at the ABI of CUDA 5.5.
+    pub cuStreamCreateWithPriority: ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, flags: ::core::ffi::c_uint, priority: ::core::ffi::c_int) -> CUresult>,
+    /// `cuStreamGetCtx` at the ABI of CUDA 9.2.
+    pub cuStreamGetCtx: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, pctx: *mut CUcontext) -> CUresult>,
     /// `cuStreamWaitEvent` at the ABI of CUDA 3.2.
     pub cuStreamWaitEvent: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult>,
     /// `cuStreamBeginCapture` at the ABI of CUDA 10.1.
@@ -3631,11 +3655,11 @@ pub struct EntryPoints {
 #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 impl EntryPoints {
     /// How many entry points the table has.
-    pub const LEN: usize = 91;
+    pub const LEN: usize = 93;
 
     /// Each field's symbol, the C name and CUDA version `cuGetProcAddress` is asked for, and the
     /// per-thread-default-stream flag, in field order.
-    pub const ENTRIES: &'static [crate::EntryPoint; 91] = &[
+    pub const ENTRIES: &'static [crate::EntryPoint; 93] = &[
         crate::EntryPoint::new("cuGetErrorString", "cuGetErrorString\0", "cuGetErrorString", "cuGetErrorString\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuGetErrorName", "cuGetErrorName\0", "cuGetErrorName", "cuGetErrorName\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuInit", "cuInit\0", "cuInit", "cuInit\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
@@ -3695,6 +3719,8 @@ impl EntryPoints {
         crate::EntryPoint::new("cuPointerGetAttribute", "cuPointerGetAttribute\0", "cuPointerGetAttribute", "cuPointerGetAttribute\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuPointerGetAttributes", "cuPointerGetAttributes\0", "cuPointerGetAttributes", "cuPointerGetAttributes\0", 7000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamCreate", "cuStreamCreate\0", "cuStreamCreate", "cuStreamCreate\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuStreamCreateWithPriority", "cuStreamCreateWithPriority\0", "cuStreamCreateWithPriority", "cuStreamCreateWithPriority\0", 5050, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuStreamGetCtx", "cuStreamGetCtx\0", "cuStreamGetCtx", "cuStreamGetCtx\0", 9020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamWaitEvent", "cuStreamWaitEvent\0", "cuStreamWaitEvent", "cuStreamWaitEvent\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamBeginCapture_v2", "cuStreamBeginCapture_v2\0", "cuStreamBeginCapture", "cuStreamBeginCapture\0", 10010, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamEndCapture", "cuStreamEndCapture\0", "cuStreamEndCapture", "cuStreamEndCapture\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
@@ -3790,6 +3816,8 @@ impl EntryPoints {
         cuPointerGetAttribute: None,
         cuPointerGetAttributes: None,
         cuStreamCreate: None,
+        cuStreamCreateWithPriority: None,
+        cuStreamGetCtx: None,
         cuStreamWaitEvent: None,
         cuStreamBeginCapture_v2: None,
         cuStreamEndCapture: None,
@@ -3891,38 +3919,40 @@ impl EntryPoints {
             cuPointerGetAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(data: *mut ::core::ffi::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[56])),
             cuPointerGetAttributes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[57])),
             cuStreamCreate: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[58])),
-            cuStreamWaitEvent: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[59])),
-            cuStreamBeginCapture_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult>>(resolve(&Self::ENTRIES[60])),
-            cuStreamEndCapture: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[61])),
-            cuStreamIsCapturing: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult>>(resolve(&Self::ENTRIES[62])),
-            cuStreamQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[63])),
-            cuStreamSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[64])),
-            cuStreamDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[65])),
-            cuEventCreate: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[66])),
-            cuEventRecord: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[67])),
-            cuEventQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[68])),
-            cuEventSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[69])),
-            cuEventDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[70])),
-            cuLaunchHostFunc: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[71])),
-            cuGraphMemAllocNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult>>(resolve(&Self::ENTRIES[72])),
-            cuGraphMemFreeNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[73])),
-            cuDeviceGraphMemTrim: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[74])),
-            cuDeviceGetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[75])),
-            cuDeviceSetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[76])),
-            cuGraphNodeGetType: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult>>(resolve(&Self::ENTRIES[77])),
-            cuGraphGetNodes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult>>(resolve(&Self::ENTRIES[78])),
-            cuGraphInstantiateWithFlags: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult>>(resolve(&Self::ENTRIES[79])),
-            cuGraphLaunch: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[80])),
-            cuGraphExecDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult>>(resolve(&Self::ENTRIES[81])),
-            cuGraphDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[82])),
-            cuDeviceCanAccessPeer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[83])),
-            cuCtxEnablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[84])),
-            cuCtxDisablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[85])),
-            cuDeviceGetP2PAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[86])),
-            cuGetProcAddress_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult>>(resolve(&Self::ENTRIES[87])),
-            cuMemAllocAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[88])),
-            cuMemAllocFromPoolAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[89])),
-            cuMemFreeAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[90])),
+            cuStreamCreateWithPriority: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, flags: ::core::ffi::c_uint, priority: ::core::ffi::c_int) -> CUresult>>(resolve(&Self::ENTRIES[59])),
+            cuStreamGetCtx: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, pctx: *mut CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[60])),
+            cuStreamWaitEvent: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[61])),
+            cuStreamBeginCapture_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult>>(resolve(&Self::ENTRIES[62])),
+            cuStreamEndCapture: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[63])),
+            cuStreamIsCapturing: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult>>(resolve(&Self::ENTRIES[64])),
+            cuStreamQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[65])),
+            cuStreamSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[66])),
+            cuStreamDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[67])),
+            cuEventCreate: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[68])),
+            cuEventRecord: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[69])),
+            cuEventQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[70])),
+            cuEventSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[71])),
+            cuEventDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[72])),
+            cuLaunchHostFunc: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[73])),
+            cuGraphMemAllocNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult>>(resolve(&Self::ENTRIES[74])),
+            cuGraphMemFreeNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[75])),
+            cuDeviceGraphMemTrim: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[76])),
+            cuDeviceGetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[77])),
+            cuDeviceSetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[78])),
+            cuGraphNodeGetType: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult>>(resolve(&Self::ENTRIES[79])),
+            cuGraphGetNodes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult>>(resolve(&Self::ENTRIES[80])),
+            cuGraphInstantiateWithFlags: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult>>(resolve(&Self::ENTRIES[81])),
+            cuGraphLaunch: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[82])),
+            cuGraphExecDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult>>(resolve(&Self::ENTRIES[83])),
+            cuGraphDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[84])),
+            cuDeviceCanAccessPeer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[85])),
+            cuCtxEnablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[86])),
+            cuCtxDisablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[87])),
+            cuDeviceGetP2PAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[88])),
+            cuGetProcAddress_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult>>(resolve(&Self::ENTRIES[89])),
+            cuMemAllocAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[90])),
+            cuMemAllocFromPoolAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[91])),
+            cuMemFreeAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[92])),
         }
     }
 
@@ -3994,6 +4024,8 @@ impl EntryPoints {
             cuPointerGetAttribute: Some(cuPointerGetAttribute),
             cuPointerGetAttributes: Some(cuPointerGetAttributes),
             cuStreamCreate: Some(cuStreamCreate),
+            cuStreamCreateWithPriority: Some(cuStreamCreateWithPriority),
+            cuStreamGetCtx: Some(cuStreamGetCtx),
             cuStreamWaitEvent: Some(cuStreamWaitEvent),
             cuStreamBeginCapture_v2: Some(cuStreamBeginCapture_v2),
             cuStreamEndCapture: Some(cuStreamEndCapture),
@@ -4077,7 +4109,7 @@ impl EntryPoints {
     }
 
     /// The address of each entry (null where missing), in field order.
-    pub fn addresses(&self) -> [*const ::core::ffi::c_void; 91] {
+    pub fn addresses(&self) -> [*const ::core::ffi::c_void; 93] {
         [
             match self.cuGetErrorString { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuGetErrorName { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
@@ -4138,6 +4170,8 @@ impl EntryPoints {
             match self.cuPointerGetAttribute { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuPointerGetAttributes { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamCreate { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuStreamCreateWithPriority { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuStreamGetCtx { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamWaitEvent { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamBeginCapture_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamEndCapture { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
@@ -4833,6 +4867,28 @@ impl EntryPoints {
     pub unsafe fn cuStreamCreate(&self, phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuStreamCreate {
             Some(__f) => __f(phStream, Flags),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamCreateWithPriority` at the ABI of CUDA 5.5; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamCreateWithPriority`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuStreamCreateWithPriority`].
+    #[inline]
+    pub unsafe fn cuStreamCreateWithPriority(&self, phStream: *mut CUstream, flags: ::core::ffi::c_uint, priority: ::core::ffi::c_int) -> CUresult {
+        match self.cuStreamCreateWithPriority {
+            Some(__f) => __f(phStream, flags, priority),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamGetCtx` at the ABI of CUDA 9.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamGetCtx`.
+    ///
+    /// # Safety
+    /// The rules of the free function [`cuStreamGetCtx`].
+    #[inline]
+    pub unsafe fn cuStreamGetCtx(&self, hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
+        match self.cuStreamGetCtx {
+            Some(__f) => __f(hStream, pctx),
             None => CUresult::CUDA_ERROR_NOT_FOUND,
         }
     }
@@ -6436,6 +6492,38 @@ pub mod global {
             None => no_table(),
         }
     }
+    /// Creates a stream in the current context with a scheduling priority (a lower number is served first).
+    ///
+    /// Since CUDA 5.5: needs a driver whose `cuDriverGetVersion` is at least 5050 (this ABI: cudaTypedefs.h `PFN_cuStreamCreateWithPriority_v5050`). [NVIDIA: `cuStreamCreateWithPriority`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g95c1a8c7c3dacb13091692dd9c7f7471)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamCreateWithPriority`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    #[inline(never)]
+    pub unsafe extern "C" fn cuStreamCreateWithPriority(phStream: *mut CUstream, flags: ::core::ffi::c_uint, priority: ::core::ffi::c_int) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuStreamCreateWithPriority(phStream, flags, priority),
+            None => no_table(),
+        }
+    }
+    /// Reads the context a stream belongs to (for a special stream: the calling thread's current context).
+    ///
+    /// Since CUDA 9.2: needs a driver whose `cuDriverGetVersion` is at least 9020 (this ABI: cudaTypedefs.h `PFN_cuStreamGetCtx_v9020`). [NVIDIA: `cuStreamGetCtx`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g1107907025eaa3387fdc590a9379a681)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamGetCtx`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `hStream` must be a live stream or a special one (null, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD): the driver does not check the handle. The context is borrowed: the caller gains no reference to it.
+    #[inline(never)]
+    pub unsafe extern "C" fn cuStreamGetCtx(hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuStreamGetCtx(hStream, pctx),
+            None => no_table(),
+        }
+    }
     /// Makes later work on a stream wait for the work captured by an event.
     ///
     /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuStreamWaitEvent_v3020`). [NVIDIA: `cuStreamWaitEvent`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g6a898b652dfc6aa1d5c8d97062618b2f)
@@ -6950,7 +7038,7 @@ pub mod global {
 /// Under `dynamic-loading` the module's functions are [`global`]'s: the same names and types
 /// (`unsafe extern "C" fn`) as the linked ones.
 #[cfg(feature = "dynamic-loading")]
-pub use self::global::{cuGetErrorString, cuGetErrorName, cuInit, cuDriverGetVersion, cuDeviceGet, cuDeviceGetCount, cuDeviceGetName, cuDeviceTotalMem_v2, cuDeviceGetAttribute, cuDeviceSetMemPool, cuDeviceGetMemPool, cuDeviceGetDefaultMemPool, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxReset_v2, cuCtxPushCurrent_v2, cuCtxPopCurrent_v2, cuCtxSetCurrent, cuCtxGetCurrent, cuCtxGetDevice, cuCtxSynchronize, cuMemGetInfo_v2, cuMemAlloc_v2, cuMemFree_v2, cuIpcGetEventHandle, cuIpcOpenEventHandle, cuMemcpy, cuMemcpyPeer, cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyAsync, cuMemcpyPeerAsync, cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemsetD8_v2, cuMemsetD32_v2, cuMemsetD8Async, cuMemsetD32Async, cuMemFreeAsync, cuMemAllocAsync, cuMemPoolTrimTo, cuMemPoolSetAttribute, cuMemPoolGetAttribute, cuMemPoolSetAccess, cuMemPoolGetAccess, cuMemPoolCreate, cuMemPoolDestroy, cuMemGetDefaultMemPool, cuMemGetMemPool, cuMemSetMemPool, cuMemAllocFromPoolAsync, cuMemPoolExportToShareableHandle, cuMemPoolImportFromShareableHandle, cuMemPoolExportPointer, cuMemPoolImportPointer, cuPointerGetAttribute, cuPointerGetAttributes, cuStreamCreate, cuStreamWaitEvent, cuStreamBeginCapture_v2, cuStreamEndCapture, cuStreamIsCapturing, cuStreamQuery, cuStreamSynchronize, cuStreamDestroy_v2, cuEventCreate, cuEventRecord, cuEventQuery, cuEventSynchronize, cuEventDestroy_v2, cuLaunchHostFunc, cuGraphMemAllocNodeGetParams, cuGraphMemFreeNodeGetParams, cuDeviceGraphMemTrim, cuDeviceGetGraphMemAttribute, cuDeviceSetGraphMemAttribute, cuGraphNodeGetType, cuGraphGetNodes, cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy, cuGraphDestroy, cuDeviceCanAccessPeer, cuCtxEnablePeerAccess, cuCtxDisablePeerAccess, cuDeviceGetP2PAttribute, cuGetProcAddress_v2, cuMemAllocAsync_ptsz, cuMemAllocFromPoolAsync_ptsz, cuMemFreeAsync_ptsz};
+pub use self::global::{cuGetErrorString, cuGetErrorName, cuInit, cuDriverGetVersion, cuDeviceGet, cuDeviceGetCount, cuDeviceGetName, cuDeviceTotalMem_v2, cuDeviceGetAttribute, cuDeviceSetMemPool, cuDeviceGetMemPool, cuDeviceGetDefaultMemPool, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxReset_v2, cuCtxPushCurrent_v2, cuCtxPopCurrent_v2, cuCtxSetCurrent, cuCtxGetCurrent, cuCtxGetDevice, cuCtxSynchronize, cuMemGetInfo_v2, cuMemAlloc_v2, cuMemFree_v2, cuIpcGetEventHandle, cuIpcOpenEventHandle, cuMemcpy, cuMemcpyPeer, cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyAsync, cuMemcpyPeerAsync, cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemsetD8_v2, cuMemsetD32_v2, cuMemsetD8Async, cuMemsetD32Async, cuMemFreeAsync, cuMemAllocAsync, cuMemPoolTrimTo, cuMemPoolSetAttribute, cuMemPoolGetAttribute, cuMemPoolSetAccess, cuMemPoolGetAccess, cuMemPoolCreate, cuMemPoolDestroy, cuMemGetDefaultMemPool, cuMemGetMemPool, cuMemSetMemPool, cuMemAllocFromPoolAsync, cuMemPoolExportToShareableHandle, cuMemPoolImportFromShareableHandle, cuMemPoolExportPointer, cuMemPoolImportPointer, cuPointerGetAttribute, cuPointerGetAttributes, cuStreamCreate, cuStreamCreateWithPriority, cuStreamGetCtx, cuStreamWaitEvent, cuStreamBeginCapture_v2, cuStreamEndCapture, cuStreamIsCapturing, cuStreamQuery, cuStreamSynchronize, cuStreamDestroy_v2, cuEventCreate, cuEventRecord, cuEventQuery, cuEventSynchronize, cuEventDestroy_v2, cuLaunchHostFunc, cuGraphMemAllocNodeGetParams, cuGraphMemFreeNodeGetParams, cuDeviceGraphMemTrim, cuDeviceGetGraphMemAttribute, cuDeviceSetGraphMemAttribute, cuGraphNodeGetType, cuGraphGetNodes, cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy, cuGraphDestroy, cuDeviceCanAccessPeer, cuCtxEnablePeerAccess, cuCtxDisablePeerAccess, cuDeviceGetP2PAttribute, cuGetProcAddress_v2, cuMemAllocAsync_ptsz, cuMemAllocFromPoolAsync_ptsz, cuMemFreeAsync_ptsz};
 
 /// How this module's free functions reach the driver: [`Mode::Linked`](crate::Mode) without
 /// `dynamic-loading` (the linked symbols), else where [`global`]'s table stands
