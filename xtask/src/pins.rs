@@ -40,6 +40,10 @@ pub const PINS: &[Pin] = &[
 /// The MSRV the generated code targets; equals `rust-version` of cuda-mempool-sys.
 pub const RUST_TARGET_MINOR: u64 = 64;
 
+/// The folder of `wrapper.h`, the header bindgen reads and the ABI probe compiles against, relative
+/// to the workspace root: the crate's own, so that the packaged crate's ABI test has it.
+pub const WRAPPER_DIR: &str = "cuda-mempool-sys";
+
 /// Where generated files go, relative to the workspace root.
 pub fn bindings_path(major: u32) -> String {
     format!("cuda-mempool-sys/src/generated/cuda{major}.rs")
