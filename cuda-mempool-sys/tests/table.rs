@@ -358,6 +358,33 @@ fn from_linked_is_what_the_dynamic_linker_binds() {
     }
 }
 
+/// Linked, `global::install` changes what `global::*` calls reach and nothing else: the free
+/// functions are the driver's symbols (a mock under them needs `dynamic-loading`).
+#[cfg(all(unix, feature = "cuda-12", not(feature = "dynamic-loading")))]
+#[test]
+fn install_in_a_linked_build_reaches_only_global() {
+    use cuda_mempool_sys::cuda12::{cuDriverGetVersion, global, CUresult, EntryPoints};
+    unsafe extern "C" fn stand_in(v: *mut std::ffi::c_int) -> CUresult {
+        *v = 4242;
+        CUresult::CUDA_SUCCESS
+    }
+    let mut t = EntryPoints::EMPTY;
+    t.cuDriverGetVersion = Some(stand_in);
+    // SAFETY: the stand-in keeps cuDriverGetVersion's contract (it writes one int); nothing else
+    // of this test binary calls through `global` in a linked build.
+    unsafe { global::install(Box::leak(Box::new(t))) };
+    let (mut through_global, mut linked) = (0, 0);
+    // SAFETY: valid out-pointers.
+    assert_eq!(
+        unsafe { global::cuDriverGetVersion(&mut through_global) },
+        CUresult::CUDA_SUCCESS
+    );
+    assert_eq!(through_global, 4242);
+    let r = unsafe { cuDriverGetVersion(&mut linked) };
+    assert_ne!(linked, 4242, "the linked function reached the installed table ({r:?})");
+    println!("linked cuDriverGetVersion: {r:?}, {linked}");
+}
+
 /// Dynamic loading: nothing is linked, so the default namespace has no driver symbol, and a
 /// library opened by `load()` (RTLD_LOCAL) does not add any.
 #[cfg(all(unix, feature = "cuda-12", feature = "dynamic-loading"))]

@@ -3038,9 +3038,59 @@ pub use self::c_names::*;
 /// the fields' names, the table has a call method for each C name cuda.h maps to a versioned
 /// symbol (`cuMemAlloc` calls `cuMemAlloc_v2`).
 ///
-/// # Safety of the call methods
-/// Each call method is as unsafe as the C function it calls: the arguments must satisfy that
-/// function's contract in cuda.h.
+/// # The table's contract
+/// An entry that is `Some` is the driver's function of the field's name, at the ABI its
+/// [`ENTRIES`](Self::ENTRIES) row gives (or a function with the same contract: an interposer's).
+/// The tables this type makes keep it: [`load`](Self::load), [`from_library`](Self::from_library),
+/// [`from_proc_address`](Self::from_proc_address), [`from_dlsym`](Self::from_dlsym),
+/// `from_default_namespace`, [`from_linked`](Self::from_linked) and [`EMPTY`](Self::EMPTY) (no
+/// entry at all); [`from_fn`](Self::from_fn) makes it its resolver's promise. The fields are
+/// public and the type is `Copy`, so a table built or edited by other code need not keep it: safe
+/// code can put `cuStreamQuery` where `cuStreamSynchronize` was. The type does not promise it;
+/// whoever calls a call method does (its `# Safety`). Code that takes a table from its caller
+/// cannot check the entries, so it takes the promise with the table, in an `unsafe fn`:
+///
+/// ```
+/// use cuda_mempool_sys::cuda12::{CUresult, CUstream, EntryPoints, CU_STREAM_LEGACY};
+///
+/// /// Calls the driver through a table it can vouch for.
+/// pub struct Driver(EntryPoints);
+///
+/// impl Driver {
+///     /// The driver's own functions: a loader's table keeps the contract.
+///     pub fn load() -> Result<Driver, cuda_mempool_sys::LoadError> {
+///         Ok(Driver(EntryPoints::load()?))
+///     }
+///
+///     /// # Safety
+///     /// Every entry of `table` is the driver's function of its name (`EntryPoints`' contract).
+///     pub unsafe fn from_table(table: EntryPoints) -> Driver {
+///         Driver(table)
+///     }
+///
+///     /// Waits for the work queued on `stream`.
+///     ///
+///     /// # Safety
+///     /// `stream` is a live stream of this process, or a special one.
+///     pub unsafe fn synchronize(&self, stream: CUstream) -> Result<(), CUresult> {
+///         // SAFETY: the entry is the driver's cuStreamSynchronize (`load`, or the promise of
+///         // `from_table`'s caller); the stream is our caller's promise.
+///         unsafe { self.0.cuStreamSynchronize(stream) }.result()
+///     }
+/// }
+///
+/// // Safe code can edit a table so that an entry is another function...
+/// let mut edited = EntryPoints::EMPTY;
+/// edited.cuStreamSynchronize = edited.cuStreamQuery;
+/// // ...so only `unsafe` code can hand one to the wrapper, promising what it holds.
+/// let _ = edited;
+///
+/// match Driver::load() {
+///     // SAFETY: the legacy default stream is a special stream.
+///     Ok(driver) => println!("{:?}", unsafe { driver.synchronize(CU_STREAM_LEGACY) }),
+///     Err(e) => println!("no driver here: {e}"),
+/// }
+/// ```
 #[derive(Clone, Copy)]
 pub struct EntryPoints {
     /// `cuGetErrorString` at the ABI of CUDA 6.0.
@@ -3782,7 +3832,7 @@ impl EntryPoints {
     /// Calls `cuGetErrorString` at the ABI of CUDA 6.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGetErrorString`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGetErrorString`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGetErrorString`, if set, is the driver's `cuGetErrorString` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGetErrorString`].
     #[inline]
     pub unsafe fn cuGetErrorString(&self, error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
         match self.cuGetErrorString {
@@ -3793,7 +3843,7 @@ impl EntryPoints {
     /// Calls `cuGetErrorName` at the ABI of CUDA 6.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGetErrorName`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGetErrorName`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGetErrorName`, if set, is the driver's `cuGetErrorName` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGetErrorName`].
     #[inline]
     pub unsafe fn cuGetErrorName(&self, error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
         match self.cuGetErrorName {
@@ -3804,7 +3854,7 @@ impl EntryPoints {
     /// Calls `cuInit` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuInit`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuInit`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuInit`, if set, is the driver's `cuInit` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuInit`].
     #[inline]
     pub unsafe fn cuInit(&self, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuInit {
@@ -3815,7 +3865,7 @@ impl EntryPoints {
     /// Calls `cuDriverGetVersion` at the ABI of CUDA 2.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDriverGetVersion`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDriverGetVersion`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDriverGetVersion`, if set, is the driver's `cuDriverGetVersion` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDriverGetVersion`].
     #[inline]
     pub unsafe fn cuDriverGetVersion(&self, driverVersion: *mut ::core::ffi::c_int) -> CUresult {
         match self.cuDriverGetVersion {
@@ -3826,7 +3876,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGet` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGet`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGet`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGet`, if set, is the driver's `cuDeviceGet` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGet`].
     #[inline]
     pub unsafe fn cuDeviceGet(&self, device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult {
         match self.cuDeviceGet {
@@ -3837,7 +3887,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGetCount` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetCount`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGetCount`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGetCount`, if set, is the driver's `cuDeviceGetCount` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGetCount`].
     #[inline]
     pub unsafe fn cuDeviceGetCount(&self, count: *mut ::core::ffi::c_int) -> CUresult {
         match self.cuDeviceGetCount {
@@ -3848,7 +3898,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGetName` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetName`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGetName`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGetName`, if set, is the driver's `cuDeviceGetName` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGetName`].
     #[inline]
     pub unsafe fn cuDeviceGetName(&self, name: *mut ::core::ffi::c_char, len: ::core::ffi::c_int, dev: CUdevice) -> CUresult {
         match self.cuDeviceGetName {
@@ -3859,7 +3909,7 @@ impl EntryPoints {
     /// Calls `cuDeviceTotalMem` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceTotalMem_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceTotalMem_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceTotalMem_v2`, if set, is the driver's `cuDeviceTotalMem` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceTotalMem_v2`].
     #[inline]
     pub unsafe fn cuDeviceTotalMem_v2(&self, bytes: *mut usize, dev: CUdevice) -> CUresult {
         match self.cuDeviceTotalMem_v2 {
@@ -3870,7 +3920,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGetAttribute` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetAttribute`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGetAttribute`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGetAttribute`, if set, is the driver's `cuDeviceGetAttribute` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGetAttribute`].
     #[inline]
     pub unsafe fn cuDeviceGetAttribute(&self, pi: *mut ::core::ffi::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult {
         match self.cuDeviceGetAttribute {
@@ -3881,7 +3931,7 @@ impl EntryPoints {
     /// Calls `cuDeviceSetMemPool` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceSetMemPool`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceSetMemPool`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceSetMemPool`, if set, is the driver's `cuDeviceSetMemPool` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceSetMemPool`].
     #[inline]
     pub unsafe fn cuDeviceSetMemPool(&self, dev: CUdevice, pool: CUmemoryPool) -> CUresult {
         match self.cuDeviceSetMemPool {
@@ -3892,7 +3942,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGetMemPool` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetMemPool`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGetMemPool`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGetMemPool`, if set, is the driver's `cuDeviceGetMemPool` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGetMemPool`].
     #[inline]
     pub unsafe fn cuDeviceGetMemPool(&self, pool: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         match self.cuDeviceGetMemPool {
@@ -3903,7 +3953,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGetDefaultMemPool` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetDefaultMemPool`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGetDefaultMemPool`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGetDefaultMemPool`, if set, is the driver's `cuDeviceGetDefaultMemPool` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGetDefaultMemPool`].
     #[inline]
     pub unsafe fn cuDeviceGetDefaultMemPool(&self, pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         match self.cuDeviceGetDefaultMemPool {
@@ -3914,7 +3964,7 @@ impl EntryPoints {
     /// Calls `cuDevicePrimaryCtxRetain` at the ABI of CUDA 7.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxRetain`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDevicePrimaryCtxRetain`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDevicePrimaryCtxRetain`, if set, is the driver's `cuDevicePrimaryCtxRetain` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDevicePrimaryCtxRetain`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxRetain(&self, pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
         match self.cuDevicePrimaryCtxRetain {
@@ -3925,7 +3975,7 @@ impl EntryPoints {
     /// Calls `cuDevicePrimaryCtxRelease` at the ABI of CUDA 11.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxRelease_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDevicePrimaryCtxRelease_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDevicePrimaryCtxRelease_v2`, if set, is the driver's `cuDevicePrimaryCtxRelease` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDevicePrimaryCtxRelease_v2`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxRelease_v2(&self, dev: CUdevice) -> CUresult {
         match self.cuDevicePrimaryCtxRelease_v2 {
@@ -3936,7 +3986,7 @@ impl EntryPoints {
     /// Calls `cuDevicePrimaryCtxGetState` at the ABI of CUDA 7.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxGetState`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDevicePrimaryCtxGetState`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDevicePrimaryCtxGetState`, if set, is the driver's `cuDevicePrimaryCtxGetState` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDevicePrimaryCtxGetState`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxGetState(&self, dev: CUdevice, flags: *mut ::core::ffi::c_uint, active: *mut ::core::ffi::c_int) -> CUresult {
         match self.cuDevicePrimaryCtxGetState {
@@ -3947,7 +3997,7 @@ impl EntryPoints {
     /// Calls `cuDevicePrimaryCtxReset` at the ABI of CUDA 11.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxReset_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDevicePrimaryCtxReset_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDevicePrimaryCtxReset_v2`, if set, is the driver's `cuDevicePrimaryCtxReset` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDevicePrimaryCtxReset_v2`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxReset_v2(&self, dev: CUdevice) -> CUresult {
         match self.cuDevicePrimaryCtxReset_v2 {
@@ -3958,7 +4008,7 @@ impl EntryPoints {
     /// Calls `cuCtxPushCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxPushCurrent_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxPushCurrent_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxPushCurrent_v2`, if set, is the driver's `cuCtxPushCurrent` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxPushCurrent_v2`].
     #[inline]
     pub unsafe fn cuCtxPushCurrent_v2(&self, ctx: CUcontext) -> CUresult {
         match self.cuCtxPushCurrent_v2 {
@@ -3969,7 +4019,7 @@ impl EntryPoints {
     /// Calls `cuCtxPopCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxPopCurrent_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxPopCurrent_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxPopCurrent_v2`, if set, is the driver's `cuCtxPopCurrent` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxPopCurrent_v2`].
     #[inline]
     pub unsafe fn cuCtxPopCurrent_v2(&self, pctx: *mut CUcontext) -> CUresult {
         match self.cuCtxPopCurrent_v2 {
@@ -3980,7 +4030,7 @@ impl EntryPoints {
     /// Calls `cuCtxSetCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxSetCurrent`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxSetCurrent`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxSetCurrent`, if set, is the driver's `cuCtxSetCurrent` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxSetCurrent`].
     #[inline]
     pub unsafe fn cuCtxSetCurrent(&self, ctx: CUcontext) -> CUresult {
         match self.cuCtxSetCurrent {
@@ -3991,7 +4041,7 @@ impl EntryPoints {
     /// Calls `cuCtxGetCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxGetCurrent`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxGetCurrent`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxGetCurrent`, if set, is the driver's `cuCtxGetCurrent` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxGetCurrent`].
     #[inline]
     pub unsafe fn cuCtxGetCurrent(&self, pctx: *mut CUcontext) -> CUresult {
         match self.cuCtxGetCurrent {
@@ -4002,7 +4052,7 @@ impl EntryPoints {
     /// Calls `cuCtxGetDevice` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxGetDevice`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxGetDevice`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxGetDevice`, if set, is the driver's `cuCtxGetDevice` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxGetDevice`].
     #[inline]
     pub unsafe fn cuCtxGetDevice(&self, device: *mut CUdevice) -> CUresult {
         match self.cuCtxGetDevice {
@@ -4013,7 +4063,7 @@ impl EntryPoints {
     /// Calls `cuCtxSynchronize` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxSynchronize`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxSynchronize`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxSynchronize`, if set, is the driver's `cuCtxSynchronize` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxSynchronize`].
     #[inline]
     pub unsafe fn cuCtxSynchronize(&self, ) -> CUresult {
         match self.cuCtxSynchronize {
@@ -4024,7 +4074,7 @@ impl EntryPoints {
     /// Calls `cuMemGetInfo` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemGetInfo_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemGetInfo_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemGetInfo_v2`, if set, is the driver's `cuMemGetInfo` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemGetInfo_v2`].
     #[inline]
     pub unsafe fn cuMemGetInfo_v2(&self, free: *mut usize, total: *mut usize) -> CUresult {
         match self.cuMemGetInfo_v2 {
@@ -4035,7 +4085,7 @@ impl EntryPoints {
     /// Calls `cuMemAlloc` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAlloc_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemAlloc_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemAlloc_v2`, if set, is the driver's `cuMemAlloc` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemAlloc_v2`].
     #[inline]
     pub unsafe fn cuMemAlloc_v2(&self, dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
         match self.cuMemAlloc_v2 {
@@ -4046,7 +4096,7 @@ impl EntryPoints {
     /// Calls `cuMemFree` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemFree_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemFree_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemFree_v2`, if set, is the driver's `cuMemFree` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemFree_v2`].
     #[inline]
     pub unsafe fn cuMemFree_v2(&self, dptr: CUdeviceptr) -> CUresult {
         match self.cuMemFree_v2 {
@@ -4057,7 +4107,7 @@ impl EntryPoints {
     /// Calls `cuIpcGetEventHandle` at the ABI of CUDA 4.1; `CUDA_ERROR_NOT_FOUND` when the table has no `cuIpcGetEventHandle`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuIpcGetEventHandle`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuIpcGetEventHandle`, if set, is the driver's `cuIpcGetEventHandle` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuIpcGetEventHandle`].
     #[inline]
     pub unsafe fn cuIpcGetEventHandle(&self, pHandle: *mut CUipcEventHandle, event: CUevent) -> CUresult {
         match self.cuIpcGetEventHandle {
@@ -4068,7 +4118,7 @@ impl EntryPoints {
     /// Calls `cuIpcOpenEventHandle` at the ABI of CUDA 4.1; `CUDA_ERROR_NOT_FOUND` when the table has no `cuIpcOpenEventHandle`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuIpcOpenEventHandle`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuIpcOpenEventHandle`, if set, is the driver's `cuIpcOpenEventHandle` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuIpcOpenEventHandle`].
     #[inline]
     pub unsafe fn cuIpcOpenEventHandle(&self, phEvent: *mut CUevent, handle: CUipcEventHandle) -> CUresult {
         match self.cuIpcOpenEventHandle {
@@ -4079,7 +4129,7 @@ impl EntryPoints {
     /// Calls `cuMemcpy` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpy`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpy`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpy`, if set, is the driver's `cuMemcpy` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpy`].
     #[inline]
     pub unsafe fn cuMemcpy(&self, dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult {
         match self.cuMemcpy {
@@ -4090,7 +4140,7 @@ impl EntryPoints {
     /// Calls `cuMemcpyPeer` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyPeer`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyPeer`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpyPeer`, if set, is the driver's `cuMemcpyPeer` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpyPeer`].
     #[inline]
     pub unsafe fn cuMemcpyPeer(&self, dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize) -> CUresult {
         match self.cuMemcpyPeer {
@@ -4101,7 +4151,7 @@ impl EntryPoints {
     /// Calls `cuMemcpyHtoD` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyHtoD_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyHtoD_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpyHtoD_v2`, if set, is the driver's `cuMemcpyHtoD` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpyHtoD_v2`].
     #[inline]
     pub unsafe fn cuMemcpyHtoD_v2(&self, dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize) -> CUresult {
         match self.cuMemcpyHtoD_v2 {
@@ -4112,7 +4162,7 @@ impl EntryPoints {
     /// Calls `cuMemcpyDtoH` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyDtoH_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyDtoH_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpyDtoH_v2`, if set, is the driver's `cuMemcpyDtoH` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpyDtoH_v2`].
     #[inline]
     pub unsafe fn cuMemcpyDtoH_v2(&self, dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
         match self.cuMemcpyDtoH_v2 {
@@ -4123,7 +4173,7 @@ impl EntryPoints {
     /// Calls `cuMemcpyAsync` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyAsync`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyAsync`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpyAsync`, if set, is the driver's `cuMemcpyAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpyAsync`].
     #[inline]
     pub unsafe fn cuMemcpyAsync(&self, dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         match self.cuMemcpyAsync {
@@ -4134,7 +4184,7 @@ impl EntryPoints {
     /// Calls `cuMemcpyPeerAsync` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyPeerAsync`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyPeerAsync`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpyPeerAsync`, if set, is the driver's `cuMemcpyPeerAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpyPeerAsync`].
     #[inline]
     pub unsafe fn cuMemcpyPeerAsync(&self, dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
         match self.cuMemcpyPeerAsync {
@@ -4145,7 +4195,7 @@ impl EntryPoints {
     /// Calls `cuMemcpyHtoDAsync` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyHtoDAsync_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyHtoDAsync_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpyHtoDAsync_v2`, if set, is the driver's `cuMemcpyHtoDAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpyHtoDAsync_v2`].
     #[inline]
     pub unsafe fn cuMemcpyHtoDAsync_v2(&self, dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
         match self.cuMemcpyHtoDAsync_v2 {
@@ -4156,7 +4206,7 @@ impl EntryPoints {
     /// Calls `cuMemcpyDtoHAsync` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyDtoHAsync_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyDtoHAsync_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpyDtoHAsync_v2`, if set, is the driver's `cuMemcpyDtoHAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpyDtoHAsync_v2`].
     #[inline]
     pub unsafe fn cuMemcpyDtoHAsync_v2(&self, dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         match self.cuMemcpyDtoHAsync_v2 {
@@ -4167,7 +4217,7 @@ impl EntryPoints {
     /// Calls `cuMemsetD8` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD8_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemsetD8_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemsetD8_v2`, if set, is the driver's `cuMemsetD8` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemsetD8_v2`].
     #[inline]
     pub unsafe fn cuMemsetD8_v2(&self, dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize) -> CUresult {
         match self.cuMemsetD8_v2 {
@@ -4178,7 +4228,7 @@ impl EntryPoints {
     /// Calls `cuMemsetD32` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD32_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemsetD32_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemsetD32_v2`, if set, is the driver's `cuMemsetD32` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemsetD32_v2`].
     #[inline]
     pub unsafe fn cuMemsetD32_v2(&self, dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize) -> CUresult {
         match self.cuMemsetD32_v2 {
@@ -4189,7 +4239,7 @@ impl EntryPoints {
     /// Calls `cuMemsetD8Async` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD8Async`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemsetD8Async`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemsetD8Async`, if set, is the driver's `cuMemsetD8Async` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemsetD8Async`].
     #[inline]
     pub unsafe fn cuMemsetD8Async(&self, dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize, hStream: CUstream) -> CUresult {
         match self.cuMemsetD8Async {
@@ -4200,7 +4250,7 @@ impl EntryPoints {
     /// Calls `cuMemsetD32Async` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD32Async`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemsetD32Async`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemsetD32Async`, if set, is the driver's `cuMemsetD32Async` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemsetD32Async`].
     #[inline]
     pub unsafe fn cuMemsetD32Async(&self, dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize, hStream: CUstream) -> CUresult {
         match self.cuMemsetD32Async {
@@ -4211,7 +4261,7 @@ impl EntryPoints {
     /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemFreeAsync`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemFreeAsync`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemFreeAsync`, if set, is the driver's `cuMemFreeAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemFreeAsync`].
     #[inline]
     pub unsafe fn cuMemFreeAsync(&self, dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
         match self.cuMemFreeAsync {
@@ -4222,7 +4272,7 @@ impl EntryPoints {
     /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocAsync`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemAllocAsync`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemAllocAsync`, if set, is the driver's `cuMemAllocAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemAllocAsync`].
     #[inline]
     pub unsafe fn cuMemAllocAsync(&self, dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
         match self.cuMemAllocAsync {
@@ -4233,7 +4283,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolTrimTo` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolTrimTo`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolTrimTo`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolTrimTo`, if set, is the driver's `cuMemPoolTrimTo` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolTrimTo`].
     #[inline]
     pub unsafe fn cuMemPoolTrimTo(&self, pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult {
         match self.cuMemPoolTrimTo {
@@ -4244,7 +4294,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolSetAttribute` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolSetAttribute`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolSetAttribute`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolSetAttribute`, if set, is the driver's `cuMemPoolSetAttribute` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolSetAttribute`].
     #[inline]
     pub unsafe fn cuMemPoolSetAttribute(&self, pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuMemPoolSetAttribute {
@@ -4255,7 +4305,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolGetAttribute` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolGetAttribute`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolGetAttribute`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolGetAttribute`, if set, is the driver's `cuMemPoolGetAttribute` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolGetAttribute`].
     #[inline]
     pub unsafe fn cuMemPoolGetAttribute(&self, pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuMemPoolGetAttribute {
@@ -4266,7 +4316,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolSetAccess` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolSetAccess`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolSetAccess`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolSetAccess`, if set, is the driver's `cuMemPoolSetAccess` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolSetAccess`].
     #[inline]
     pub unsafe fn cuMemPoolSetAccess(&self, pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
         match self.cuMemPoolSetAccess {
@@ -4277,7 +4327,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolGetAccess` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolGetAccess`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolGetAccess`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolGetAccess`, if set, is the driver's `cuMemPoolGetAccess` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolGetAccess`].
     #[inline]
     pub unsafe fn cuMemPoolGetAccess(&self, flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation) -> CUresult {
         match self.cuMemPoolGetAccess {
@@ -4288,7 +4338,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolCreate` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolCreate`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolCreate`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolCreate`, if set, is the driver's `cuMemPoolCreate` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolCreate`].
     #[inline]
     pub unsafe fn cuMemPoolCreate(&self, pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult {
         match self.cuMemPoolCreate {
@@ -4299,7 +4349,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolDestroy` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolDestroy`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolDestroy`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolDestroy`, if set, is the driver's `cuMemPoolDestroy` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolDestroy`].
     #[inline]
     pub unsafe fn cuMemPoolDestroy(&self, pool: CUmemoryPool) -> CUresult {
         match self.cuMemPoolDestroy {
@@ -4310,7 +4360,7 @@ impl EntryPoints {
     /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocFromPoolAsync`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemAllocFromPoolAsync`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemAllocFromPoolAsync`, if set, is the driver's `cuMemAllocFromPoolAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemAllocFromPoolAsync`].
     #[inline]
     pub unsafe fn cuMemAllocFromPoolAsync(&self, dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         match self.cuMemAllocFromPoolAsync {
@@ -4321,7 +4371,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolExportToShareableHandle` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolExportToShareableHandle`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolExportToShareableHandle`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolExportToShareableHandle`, if set, is the driver's `cuMemPoolExportToShareableHandle` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolExportToShareableHandle`].
     #[inline]
     pub unsafe fn cuMemPoolExportToShareableHandle(&self, handle_out: *mut ::core::ffi::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match self.cuMemPoolExportToShareableHandle {
@@ -4332,7 +4382,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolImportFromShareableHandle` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolImportFromShareableHandle`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolImportFromShareableHandle`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolImportFromShareableHandle`, if set, is the driver's `cuMemPoolImportFromShareableHandle` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolImportFromShareableHandle`].
     #[inline]
     pub unsafe fn cuMemPoolImportFromShareableHandle(&self, pool_out: *mut CUmemoryPool, handle: *mut ::core::ffi::c_void, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match self.cuMemPoolImportFromShareableHandle {
@@ -4343,7 +4393,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolExportPointer` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolExportPointer`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolExportPointer`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolExportPointer`, if set, is the driver's `cuMemPoolExportPointer` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolExportPointer`].
     #[inline]
     pub unsafe fn cuMemPoolExportPointer(&self, shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
         match self.cuMemPoolExportPointer {
@@ -4354,7 +4404,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolImportPointer` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolImportPointer`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolImportPointer`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolImportPointer`, if set, is the driver's `cuMemPoolImportPointer` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolImportPointer`].
     #[inline]
     pub unsafe fn cuMemPoolImportPointer(&self, ptr_out: *mut CUdeviceptr, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData) -> CUresult {
         match self.cuMemPoolImportPointer {
@@ -4365,7 +4415,7 @@ impl EntryPoints {
     /// Calls `cuPointerGetAttribute` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuPointerGetAttribute`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuPointerGetAttribute`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuPointerGetAttribute`, if set, is the driver's `cuPointerGetAttribute` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuPointerGetAttribute`].
     #[inline]
     pub unsafe fn cuPointerGetAttribute(&self, data: *mut ::core::ffi::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult {
         match self.cuPointerGetAttribute {
@@ -4376,7 +4426,7 @@ impl EntryPoints {
     /// Calls `cuPointerGetAttributes` at the ABI of CUDA 7.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuPointerGetAttributes`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuPointerGetAttributes`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuPointerGetAttributes`, if set, is the driver's `cuPointerGetAttributes` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuPointerGetAttributes`].
     #[inline]
     pub unsafe fn cuPointerGetAttributes(&self, numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult {
         match self.cuPointerGetAttributes {
@@ -4387,7 +4437,7 @@ impl EntryPoints {
     /// Calls `cuStreamCreate` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamCreate`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamCreate`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamCreate`, if set, is the driver's `cuStreamCreate` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamCreate`].
     #[inline]
     pub unsafe fn cuStreamCreate(&self, phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuStreamCreate {
@@ -4398,7 +4448,7 @@ impl EntryPoints {
     /// Calls `cuStreamCreateWithPriority` at the ABI of CUDA 5.5; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamCreateWithPriority`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamCreateWithPriority`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamCreateWithPriority`, if set, is the driver's `cuStreamCreateWithPriority` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamCreateWithPriority`].
     #[inline]
     pub unsafe fn cuStreamCreateWithPriority(&self, phStream: *mut CUstream, flags: ::core::ffi::c_uint, priority: ::core::ffi::c_int) -> CUresult {
         match self.cuStreamCreateWithPriority {
@@ -4409,7 +4459,7 @@ impl EntryPoints {
     /// Calls `cuStreamGetCtx` at the ABI of CUDA 9.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamGetCtx`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamGetCtx`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamGetCtx`, if set, is the driver's `cuStreamGetCtx` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamGetCtx`].
     #[inline]
     pub unsafe fn cuStreamGetCtx(&self, hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
         match self.cuStreamGetCtx {
@@ -4420,7 +4470,7 @@ impl EntryPoints {
     /// Calls `cuStreamWaitEvent` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamWaitEvent`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamWaitEvent`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamWaitEvent`, if set, is the driver's `cuStreamWaitEvent` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamWaitEvent`].
     #[inline]
     pub unsafe fn cuStreamWaitEvent(&self, hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuStreamWaitEvent {
@@ -4431,7 +4481,7 @@ impl EntryPoints {
     /// Calls `cuStreamBeginCapture` at the ABI of CUDA 10.1; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamBeginCapture_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamBeginCapture_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamBeginCapture_v2`, if set, is the driver's `cuStreamBeginCapture` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamBeginCapture_v2`].
     #[inline]
     pub unsafe fn cuStreamBeginCapture_v2(&self, hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
         match self.cuStreamBeginCapture_v2 {
@@ -4442,7 +4492,7 @@ impl EntryPoints {
     /// Calls `cuStreamEndCapture` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamEndCapture`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamEndCapture`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamEndCapture`, if set, is the driver's `cuStreamEndCapture` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamEndCapture`].
     #[inline]
     pub unsafe fn cuStreamEndCapture(&self, hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
         match self.cuStreamEndCapture {
@@ -4453,7 +4503,7 @@ impl EntryPoints {
     /// Calls `cuStreamIsCapturing` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamIsCapturing`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamIsCapturing`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamIsCapturing`, if set, is the driver's `cuStreamIsCapturing` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamIsCapturing`].
     #[inline]
     pub unsafe fn cuStreamIsCapturing(&self, hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
         match self.cuStreamIsCapturing {
@@ -4464,7 +4514,7 @@ impl EntryPoints {
     /// Calls `cuStreamQuery` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamQuery`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamQuery`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamQuery`, if set, is the driver's `cuStreamQuery` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamQuery`].
     #[inline]
     pub unsafe fn cuStreamQuery(&self, hStream: CUstream) -> CUresult {
         match self.cuStreamQuery {
@@ -4475,7 +4525,7 @@ impl EntryPoints {
     /// Calls `cuStreamSynchronize` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamSynchronize`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamSynchronize`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamSynchronize`, if set, is the driver's `cuStreamSynchronize` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamSynchronize`].
     #[inline]
     pub unsafe fn cuStreamSynchronize(&self, hStream: CUstream) -> CUresult {
         match self.cuStreamSynchronize {
@@ -4486,7 +4536,7 @@ impl EntryPoints {
     /// Calls `cuStreamDestroy` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamDestroy_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamDestroy_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamDestroy_v2`, if set, is the driver's `cuStreamDestroy` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamDestroy_v2`].
     #[inline]
     pub unsafe fn cuStreamDestroy_v2(&self, hStream: CUstream) -> CUresult {
         match self.cuStreamDestroy_v2 {
@@ -4497,7 +4547,7 @@ impl EntryPoints {
     /// Calls `cuEventCreate` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventCreate`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuEventCreate`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuEventCreate`, if set, is the driver's `cuEventCreate` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuEventCreate`].
     #[inline]
     pub unsafe fn cuEventCreate(&self, phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuEventCreate {
@@ -4508,7 +4558,7 @@ impl EntryPoints {
     /// Calls `cuEventRecord` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventRecord`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuEventRecord`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuEventRecord`, if set, is the driver's `cuEventRecord` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuEventRecord`].
     #[inline]
     pub unsafe fn cuEventRecord(&self, hEvent: CUevent, hStream: CUstream) -> CUresult {
         match self.cuEventRecord {
@@ -4519,7 +4569,7 @@ impl EntryPoints {
     /// Calls `cuEventQuery` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventQuery`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuEventQuery`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuEventQuery`, if set, is the driver's `cuEventQuery` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuEventQuery`].
     #[inline]
     pub unsafe fn cuEventQuery(&self, hEvent: CUevent) -> CUresult {
         match self.cuEventQuery {
@@ -4530,7 +4580,7 @@ impl EntryPoints {
     /// Calls `cuEventSynchronize` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventSynchronize`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuEventSynchronize`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuEventSynchronize`, if set, is the driver's `cuEventSynchronize` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuEventSynchronize`].
     #[inline]
     pub unsafe fn cuEventSynchronize(&self, hEvent: CUevent) -> CUresult {
         match self.cuEventSynchronize {
@@ -4541,7 +4591,7 @@ impl EntryPoints {
     /// Calls `cuEventDestroy` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventDestroy_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuEventDestroy_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuEventDestroy_v2`, if set, is the driver's `cuEventDestroy` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuEventDestroy_v2`].
     #[inline]
     pub unsafe fn cuEventDestroy_v2(&self, hEvent: CUevent) -> CUresult {
         match self.cuEventDestroy_v2 {
@@ -4552,7 +4602,7 @@ impl EntryPoints {
     /// Calls `cuLaunchHostFunc` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuLaunchHostFunc`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuLaunchHostFunc`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuLaunchHostFunc`, if set, is the driver's `cuLaunchHostFunc` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuLaunchHostFunc`].
     #[inline]
     pub unsafe fn cuLaunchHostFunc(&self, hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuLaunchHostFunc {
@@ -4563,7 +4613,7 @@ impl EntryPoints {
     /// Calls `cuGraphMemAllocNodeGetParams` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphMemAllocNodeGetParams`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphMemAllocNodeGetParams`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphMemAllocNodeGetParams`, if set, is the driver's `cuGraphMemAllocNodeGetParams` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphMemAllocNodeGetParams`].
     #[inline]
     pub unsafe fn cuGraphMemAllocNodeGetParams(&self, hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
         match self.cuGraphMemAllocNodeGetParams {
@@ -4574,7 +4624,7 @@ impl EntryPoints {
     /// Calls `cuGraphMemFreeNodeGetParams` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphMemFreeNodeGetParams`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphMemFreeNodeGetParams`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphMemFreeNodeGetParams`, if set, is the driver's `cuGraphMemFreeNodeGetParams` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphMemFreeNodeGetParams`].
     #[inline]
     pub unsafe fn cuGraphMemFreeNodeGetParams(&self, hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult {
         match self.cuGraphMemFreeNodeGetParams {
@@ -4585,7 +4635,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGraphMemTrim` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGraphMemTrim`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGraphMemTrim`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGraphMemTrim`, if set, is the driver's `cuDeviceGraphMemTrim` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGraphMemTrim`].
     #[inline]
     pub unsafe fn cuDeviceGraphMemTrim(&self, device: CUdevice) -> CUresult {
         match self.cuDeviceGraphMemTrim {
@@ -4596,7 +4646,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGetGraphMemAttribute` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetGraphMemAttribute`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGetGraphMemAttribute`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGetGraphMemAttribute`, if set, is the driver's `cuDeviceGetGraphMemAttribute` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGetGraphMemAttribute`].
     #[inline]
     pub unsafe fn cuDeviceGetGraphMemAttribute(&self, device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuDeviceGetGraphMemAttribute {
@@ -4607,7 +4657,7 @@ impl EntryPoints {
     /// Calls `cuDeviceSetGraphMemAttribute` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceSetGraphMemAttribute`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceSetGraphMemAttribute`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceSetGraphMemAttribute`, if set, is the driver's `cuDeviceSetGraphMemAttribute` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceSetGraphMemAttribute`].
     #[inline]
     pub unsafe fn cuDeviceSetGraphMemAttribute(&self, device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuDeviceSetGraphMemAttribute {
@@ -4618,7 +4668,7 @@ impl EntryPoints {
     /// Calls `cuGraphNodeGetType` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphNodeGetType`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphNodeGetType`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphNodeGetType`, if set, is the driver's `cuGraphNodeGetType` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphNodeGetType`].
     #[inline]
     pub unsafe fn cuGraphNodeGetType(&self, hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult {
         match self.cuGraphNodeGetType {
@@ -4629,7 +4679,7 @@ impl EntryPoints {
     /// Calls `cuGraphGetNodes` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphGetNodes`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphGetNodes`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphGetNodes`, if set, is the driver's `cuGraphGetNodes` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphGetNodes`].
     #[inline]
     pub unsafe fn cuGraphGetNodes(&self, hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult {
         match self.cuGraphGetNodes {
@@ -4640,7 +4690,7 @@ impl EntryPoints {
     /// Calls `cuGraphInstantiateWithFlags` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphInstantiateWithFlags`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphInstantiateWithFlags`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphInstantiateWithFlags`, if set, is the driver's `cuGraphInstantiateWithFlags` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphInstantiateWithFlags`].
     #[inline]
     pub unsafe fn cuGraphInstantiateWithFlags(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match self.cuGraphInstantiateWithFlags {
@@ -4651,7 +4701,7 @@ impl EntryPoints {
     /// Calls `cuGraphLaunch` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphLaunch`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphLaunch`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphLaunch`, if set, is the driver's `cuGraphLaunch` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphLaunch`].
     #[inline]
     pub unsafe fn cuGraphLaunch(&self, hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
         match self.cuGraphLaunch {
@@ -4662,7 +4712,7 @@ impl EntryPoints {
     /// Calls `cuGraphExecDestroy` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphExecDestroy`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphExecDestroy`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphExecDestroy`, if set, is the driver's `cuGraphExecDestroy` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphExecDestroy`].
     #[inline]
     pub unsafe fn cuGraphExecDestroy(&self, hGraphExec: CUgraphExec) -> CUresult {
         match self.cuGraphExecDestroy {
@@ -4673,7 +4723,7 @@ impl EntryPoints {
     /// Calls `cuGraphDestroy` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphDestroy`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphDestroy`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphDestroy`, if set, is the driver's `cuGraphDestroy` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphDestroy`].
     #[inline]
     pub unsafe fn cuGraphDestroy(&self, hGraph: CUgraph) -> CUresult {
         match self.cuGraphDestroy {
@@ -4684,7 +4734,7 @@ impl EntryPoints {
     /// Calls `cuDeviceCanAccessPeer` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceCanAccessPeer`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceCanAccessPeer`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceCanAccessPeer`, if set, is the driver's `cuDeviceCanAccessPeer` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceCanAccessPeer`].
     #[inline]
     pub unsafe fn cuDeviceCanAccessPeer(&self, canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult {
         match self.cuDeviceCanAccessPeer {
@@ -4695,7 +4745,7 @@ impl EntryPoints {
     /// Calls `cuCtxEnablePeerAccess` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxEnablePeerAccess`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxEnablePeerAccess`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxEnablePeerAccess`, if set, is the driver's `cuCtxEnablePeerAccess` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxEnablePeerAccess`].
     #[inline]
     pub unsafe fn cuCtxEnablePeerAccess(&self, peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuCtxEnablePeerAccess {
@@ -4706,7 +4756,7 @@ impl EntryPoints {
     /// Calls `cuCtxDisablePeerAccess` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxDisablePeerAccess`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxDisablePeerAccess`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxDisablePeerAccess`, if set, is the driver's `cuCtxDisablePeerAccess` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxDisablePeerAccess`].
     #[inline]
     pub unsafe fn cuCtxDisablePeerAccess(&self, peerContext: CUcontext) -> CUresult {
         match self.cuCtxDisablePeerAccess {
@@ -4717,7 +4767,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGetP2PAttribute` at the ABI of CUDA 8.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetP2PAttribute`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGetP2PAttribute`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGetP2PAttribute`, if set, is the driver's `cuDeviceGetP2PAttribute` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGetP2PAttribute`].
     #[inline]
     pub unsafe fn cuDeviceGetP2PAttribute(&self, value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
         match self.cuDeviceGetP2PAttribute {
@@ -4728,7 +4778,7 @@ impl EntryPoints {
     /// Calls `cuGetProcAddress` at the ABI of CUDA 12.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGetProcAddress_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGetProcAddress_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGetProcAddress_v2`, if set, is the driver's `cuGetProcAddress` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGetProcAddress_v2`].
     #[inline]
     pub unsafe fn cuGetProcAddress_v2(&self, symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult {
         match self.cuGetProcAddress_v2 {
@@ -4739,7 +4789,7 @@ impl EntryPoints {
     /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2, per-thread default stream; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocAsync_ptsz`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemAllocAsync_ptsz`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemAllocAsync_ptsz`, if set, is the driver's `cuMemAllocAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemAllocAsync_ptsz`].
     #[inline]
     pub unsafe fn cuMemAllocAsync_ptsz(&self, dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
         match self.cuMemAllocAsync_ptsz {
@@ -4750,7 +4800,7 @@ impl EntryPoints {
     /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2, per-thread default stream; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocFromPoolAsync_ptsz`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemAllocFromPoolAsync_ptsz`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemAllocFromPoolAsync_ptsz`, if set, is the driver's `cuMemAllocFromPoolAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemAllocFromPoolAsync_ptsz`].
     #[inline]
     pub unsafe fn cuMemAllocFromPoolAsync_ptsz(&self, dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         match self.cuMemAllocFromPoolAsync_ptsz {
@@ -4761,7 +4811,7 @@ impl EntryPoints {
     /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2, per-thread default stream; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemFreeAsync_ptsz`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemFreeAsync_ptsz`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemFreeAsync_ptsz`, if set, is the driver's `cuMemFreeAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemFreeAsync_ptsz`].
     #[inline]
     pub unsafe fn cuMemFreeAsync_ptsz(&self, dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
         match self.cuMemFreeAsync_ptsz {
@@ -4772,7 +4822,7 @@ impl EntryPoints {
     /// cuda.h's `cuCtxPopCurrent`: calls [`cuCtxPopCurrent_v2`](Self::cuCtxPopCurrent_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxPopCurrent_v2`].
+    /// As for [`cuCtxPopCurrent_v2`](Self::cuCtxPopCurrent_v2): the table's contract for that entry, and the rules of the free function [`cuCtxPopCurrent_v2`].
     #[inline]
     pub unsafe fn cuCtxPopCurrent(&self, pctx: *mut CUcontext) -> CUresult {
         self.cuCtxPopCurrent_v2(pctx)
@@ -4780,7 +4830,7 @@ impl EntryPoints {
     /// cuda.h's `cuCtxPushCurrent`: calls [`cuCtxPushCurrent_v2`](Self::cuCtxPushCurrent_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxPushCurrent_v2`].
+    /// As for [`cuCtxPushCurrent_v2`](Self::cuCtxPushCurrent_v2): the table's contract for that entry, and the rules of the free function [`cuCtxPushCurrent_v2`].
     #[inline]
     pub unsafe fn cuCtxPushCurrent(&self, ctx: CUcontext) -> CUresult {
         self.cuCtxPushCurrent_v2(ctx)
@@ -4788,7 +4838,7 @@ impl EntryPoints {
     /// cuda.h's `cuDevicePrimaryCtxRelease`: calls [`cuDevicePrimaryCtxRelease_v2`](Self::cuDevicePrimaryCtxRelease_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDevicePrimaryCtxRelease_v2`].
+    /// As for [`cuDevicePrimaryCtxRelease_v2`](Self::cuDevicePrimaryCtxRelease_v2): the table's contract for that entry, and the rules of the free function [`cuDevicePrimaryCtxRelease_v2`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxRelease(&self, dev: CUdevice) -> CUresult {
         self.cuDevicePrimaryCtxRelease_v2(dev)
@@ -4796,7 +4846,7 @@ impl EntryPoints {
     /// cuda.h's `cuDevicePrimaryCtxReset`: calls [`cuDevicePrimaryCtxReset_v2`](Self::cuDevicePrimaryCtxReset_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDevicePrimaryCtxReset_v2`].
+    /// As for [`cuDevicePrimaryCtxReset_v2`](Self::cuDevicePrimaryCtxReset_v2): the table's contract for that entry, and the rules of the free function [`cuDevicePrimaryCtxReset_v2`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxReset(&self, dev: CUdevice) -> CUresult {
         self.cuDevicePrimaryCtxReset_v2(dev)
@@ -4804,7 +4854,7 @@ impl EntryPoints {
     /// cuda.h's `cuDeviceTotalMem`: calls [`cuDeviceTotalMem_v2`](Self::cuDeviceTotalMem_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceTotalMem_v2`].
+    /// As for [`cuDeviceTotalMem_v2`](Self::cuDeviceTotalMem_v2): the table's contract for that entry, and the rules of the free function [`cuDeviceTotalMem_v2`].
     #[inline]
     pub unsafe fn cuDeviceTotalMem(&self, bytes: *mut usize, dev: CUdevice) -> CUresult {
         self.cuDeviceTotalMem_v2(bytes, dev)
@@ -4812,7 +4862,7 @@ impl EntryPoints {
     /// cuda.h's `cuEventDestroy`: calls [`cuEventDestroy_v2`](Self::cuEventDestroy_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuEventDestroy_v2`].
+    /// As for [`cuEventDestroy_v2`](Self::cuEventDestroy_v2): the table's contract for that entry, and the rules of the free function [`cuEventDestroy_v2`].
     #[inline]
     pub unsafe fn cuEventDestroy(&self, hEvent: CUevent) -> CUresult {
         self.cuEventDestroy_v2(hEvent)
@@ -4820,7 +4870,7 @@ impl EntryPoints {
     /// cuda.h's `cuGetProcAddress`: calls [`cuGetProcAddress_v2`](Self::cuGetProcAddress_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGetProcAddress_v2`].
+    /// As for [`cuGetProcAddress_v2`](Self::cuGetProcAddress_v2): the table's contract for that entry, and the rules of the free function [`cuGetProcAddress_v2`].
     #[inline]
     pub unsafe fn cuGetProcAddress(&self, symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult {
         self.cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus)
@@ -4828,7 +4878,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemAlloc`: calls [`cuMemAlloc_v2`](Self::cuMemAlloc_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemAlloc_v2`].
+    /// As for [`cuMemAlloc_v2`](Self::cuMemAlloc_v2): the table's contract for that entry, and the rules of the free function [`cuMemAlloc_v2`].
     #[inline]
     pub unsafe fn cuMemAlloc(&self, dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
         self.cuMemAlloc_v2(dptr, bytesize)
@@ -4836,7 +4886,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemFree`: calls [`cuMemFree_v2`](Self::cuMemFree_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemFree_v2`].
+    /// As for [`cuMemFree_v2`](Self::cuMemFree_v2): the table's contract for that entry, and the rules of the free function [`cuMemFree_v2`].
     #[inline]
     pub unsafe fn cuMemFree(&self, dptr: CUdeviceptr) -> CUresult {
         self.cuMemFree_v2(dptr)
@@ -4844,7 +4894,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemGetInfo`: calls [`cuMemGetInfo_v2`](Self::cuMemGetInfo_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemGetInfo_v2`].
+    /// As for [`cuMemGetInfo_v2`](Self::cuMemGetInfo_v2): the table's contract for that entry, and the rules of the free function [`cuMemGetInfo_v2`].
     #[inline]
     pub unsafe fn cuMemGetInfo(&self, free: *mut usize, total: *mut usize) -> CUresult {
         self.cuMemGetInfo_v2(free, total)
@@ -4852,7 +4902,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemcpyDtoH`: calls [`cuMemcpyDtoH_v2`](Self::cuMemcpyDtoH_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyDtoH_v2`].
+    /// As for [`cuMemcpyDtoH_v2`](Self::cuMemcpyDtoH_v2): the table's contract for that entry, and the rules of the free function [`cuMemcpyDtoH_v2`].
     #[inline]
     pub unsafe fn cuMemcpyDtoH(&self, dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
         self.cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount)
@@ -4860,7 +4910,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemcpyDtoHAsync`: calls [`cuMemcpyDtoHAsync_v2`](Self::cuMemcpyDtoHAsync_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyDtoHAsync_v2`].
+    /// As for [`cuMemcpyDtoHAsync_v2`](Self::cuMemcpyDtoHAsync_v2): the table's contract for that entry, and the rules of the free function [`cuMemcpyDtoHAsync_v2`].
     #[inline]
     pub unsafe fn cuMemcpyDtoHAsync(&self, dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         self.cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream)
@@ -4868,7 +4918,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemcpyHtoD`: calls [`cuMemcpyHtoD_v2`](Self::cuMemcpyHtoD_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyHtoD_v2`].
+    /// As for [`cuMemcpyHtoD_v2`](Self::cuMemcpyHtoD_v2): the table's contract for that entry, and the rules of the free function [`cuMemcpyHtoD_v2`].
     #[inline]
     pub unsafe fn cuMemcpyHtoD(&self, dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize) -> CUresult {
         self.cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount)
@@ -4876,7 +4926,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemcpyHtoDAsync`: calls [`cuMemcpyHtoDAsync_v2`](Self::cuMemcpyHtoDAsync_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyHtoDAsync_v2`].
+    /// As for [`cuMemcpyHtoDAsync_v2`](Self::cuMemcpyHtoDAsync_v2): the table's contract for that entry, and the rules of the free function [`cuMemcpyHtoDAsync_v2`].
     #[inline]
     pub unsafe fn cuMemcpyHtoDAsync(&self, dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
         self.cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream)
@@ -4884,7 +4934,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemsetD32`: calls [`cuMemsetD32_v2`](Self::cuMemsetD32_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemsetD32_v2`].
+    /// As for [`cuMemsetD32_v2`](Self::cuMemsetD32_v2): the table's contract for that entry, and the rules of the free function [`cuMemsetD32_v2`].
     #[inline]
     pub unsafe fn cuMemsetD32(&self, dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize) -> CUresult {
         self.cuMemsetD32_v2(dstDevice, ui, N)
@@ -4892,7 +4942,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemsetD8`: calls [`cuMemsetD8_v2`](Self::cuMemsetD8_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemsetD8_v2`].
+    /// As for [`cuMemsetD8_v2`](Self::cuMemsetD8_v2): the table's contract for that entry, and the rules of the free function [`cuMemsetD8_v2`].
     #[inline]
     pub unsafe fn cuMemsetD8(&self, dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize) -> CUresult {
         self.cuMemsetD8_v2(dstDevice, uc, N)
@@ -4900,7 +4950,7 @@ impl EntryPoints {
     /// cuda.h's `cuStreamBeginCapture`: calls [`cuStreamBeginCapture_v2`](Self::cuStreamBeginCapture_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamBeginCapture_v2`].
+    /// As for [`cuStreamBeginCapture_v2`](Self::cuStreamBeginCapture_v2): the table's contract for that entry, and the rules of the free function [`cuStreamBeginCapture_v2`].
     #[inline]
     pub unsafe fn cuStreamBeginCapture(&self, hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
         self.cuStreamBeginCapture_v2(hStream, mode)
@@ -4908,7 +4958,7 @@ impl EntryPoints {
     /// cuda.h's `cuStreamDestroy`: calls [`cuStreamDestroy_v2`](Self::cuStreamDestroy_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamDestroy_v2`].
+    /// As for [`cuStreamDestroy_v2`](Self::cuStreamDestroy_v2): the table's contract for that entry, and the rules of the free function [`cuStreamDestroy_v2`].
     #[inline]
     pub unsafe fn cuStreamDestroy(&self, hStream: CUstream) -> CUresult {
         self.cuStreamDestroy_v2(hStream)
@@ -4932,7 +4982,9 @@ impl ::core::fmt::Debug for EntryPoints {
 
 /// The module's functions as free functions that call through one table for the whole process.
 /// With the `dynamic-loading` feature the module's own functions are these, so code written
-/// against the C names compiles and runs the same in every feature combination.
+/// against the C names compiles and runs the same in every feature combination. Linked (without
+/// `dynamic-loading`) the module's functions are the driver's symbols and this module stands
+/// beside them: only calls to `global::*` reach its table.
 ///
 /// The table loads itself on the first call ([`EntryPoints::load`], once per process, thread-safe),
 /// unless one was [`install`](global::install)ed before. A function answers
@@ -4960,6 +5012,11 @@ pub mod global {
     /// With `dynamic-loading`, [`EntryPoints::from_linked`] holds this module's own functions:
     /// installing it changes nothing (it is the process's table already), rather than making each
     /// call call itself.
+    ///
+    /// Linked (no crate of the graph enables `dynamic-loading`), the module's free functions are the
+    /// driver's symbols and never read this table: installing changes what `global::*` calls
+    /// reach, nothing else. Putting a mock under the free functions works only with
+    /// `dynamic-loading`.
     ///
     /// # Safety
     /// Every entry of `table` must be the driver's function of that name (or one with the same
