@@ -84,7 +84,8 @@
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // The linked free functions and their `dynamic-loading` counterparts are one API under two cfgs:
-// no badge, since neither vanishes (only the explicit `doc(cfg)` of the major modules and `std`).
+// no automatic badge, since neither vanishes. The true ones are explicit `doc(cfg)`: the major
+// modules, what needs `std`, and what is Unix only (`cargo xtask docs` checks each is there).
 #![cfg_attr(docsrs, doc(auto_cfg = false))]
 // Every public type implements Debug (each generated module also has a test that lists them).
 #![deny(missing_debug_implementations)]

@@ -211,7 +211,9 @@ impl ::core::fmt::Display for CUresult {
         }
     }
 }
+/// With the `std` feature only (the crate is `no_std`).
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl std::error::Error for CUresult {}
 
 "#;

@@ -3512,8 +3512,9 @@ impl EntryPoints {
 
     /// Each entry from `dlsym(RTLD_DEFAULT, symbol)`: what the dynamic linker binds for a linked
     /// program (`LD_PRELOAD` libraries first). Entries of a library opened by [`load`](Self::load)
-    /// are not there (it is opened `RTLD_LOCAL`).
+    /// are not there (it is opened `RTLD_LOCAL`). Unix only: Windows has no default namespace.
     #[cfg(unix)]
+    #[cfg_attr(docsrs, doc(cfg(unix)))]
     pub fn from_default_namespace() -> Self {
         // SAFETY: as for `from_dlsym`; the process's libraries export cuda.h's symbols.
         unsafe { Self::from_fn(|e| crate::loader::default_namespace_symbol(e.symbol_cstr())) }
