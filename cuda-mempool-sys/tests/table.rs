@@ -464,11 +464,42 @@ fn curesult_helpers() {
     );
     assert_eq!(CUresult::CUDA_ERROR_NO_DEVICE.to_string(), "CUDA_ERROR_NO_DEVICE (100)");
     assert_eq!(CUresult(123456).to_string(), "unknown CUresult (123456)");
+    // The crate's own code is shown in hex, as it was chosen.
+    assert_eq!(
+        CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED.to_string(),
+        "CUDA_MEMPOOL_SYS_LOAD_FAILED (0x4d500001)"
+    );
+    assert_eq!(CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED.0, 0x4d50_0001);
     #[cfg(feature = "std")]
     {
         let e: Box<dyn std::error::Error> = Box::new(CUresult::CUDA_ERROR_INVALID_VALUE);
         assert!(e.to_string().contains("INVALID_VALUE"));
     }
+}
+
+/// The driver does not know the crate's own code: asked to name it, it answers
+/// CUDA_ERROR_INVALID_VALUE (as the docs of `CUDA_MEMPOOL_SYS_LOAD_FAILED` say), and names a code
+/// of its own.
+#[cfg(all(any(unix, windows), feature = "cuda-12"))]
+#[test]
+fn the_driver_does_not_name_load_failed() {
+    use cuda_mempool_sys::cuda12::{CUresult, EntryPoints};
+    let Some(t) = loaded(EntryPoints::load()) else { return };
+    let mut text: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: a valid out-pointer; the table comes from the driver library.
+    let r = unsafe { t.cuGetErrorString(CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED, &mut text) };
+    assert_eq!(r, CUresult::CUDA_ERROR_INVALID_VALUE);
+    // SAFETY: as above.
+    let r = unsafe { t.cuGetErrorName(CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED, &mut text) };
+    assert_eq!(r, CUresult::CUDA_ERROR_INVALID_VALUE);
+    // SAFETY: as above.
+    let r = unsafe { t.cuGetErrorName(CUresult::CUDA_ERROR_NO_DEVICE, &mut text) };
+    assert_eq!(r, CUresult::CUDA_SUCCESS);
+    // SAFETY: the driver returned a NUL-terminated static string.
+    assert_eq!(
+        unsafe { std::ffi::CStr::from_ptr(text) }.to_str(),
+        Ok("CUDA_ERROR_NO_DEVICE")
+    );
 }
 
 /// The modules mix: a handle or a result from one major's module is the same type in another's

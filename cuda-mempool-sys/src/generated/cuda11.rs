@@ -4794,8 +4794,10 @@ pub mod global {
     static LOAD_ERROR: AtomicPtr<crate::LoadError> = AtomicPtr::new(::core::ptr::null_mut());
 
     /// What every function answers when the driver library could not be loaded:
-    /// `CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED`, the crate's own code, outside the driver's range (no
-    /// driver answer reads as it); distinct from a missing entry's `CUDA_ERROR_NOT_FOUND`.
+    /// `CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED` (`0x4d500001`), the crate's own code, outside the
+    /// driver's range (no driver answer reads as it); distinct from a missing entry's
+    /// `CUDA_ERROR_NOT_FOUND`. The driver answers `CUDA_ERROR_INVALID_VALUE` if asked to name it
+    /// (`cuGetErrorString`); its `Display` and `name()` need no driver.
     pub const LOAD_FAILED: CUresult = CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED;
 
     /// Make `table` the one every function of this module calls through, from now on, in every
