@@ -14,6 +14,7 @@ pub struct FnDoc {
     /// One line of our own (no trailing period: the generator adds it).
     pub doc: &'static str,
     /// The safety rule specific to this function, beyond docs.rs's generic one; "" when there is none.
+    /// `{value types of PREFIX}` in it is written per major from that header (docs.rs).
     pub safety: &'static str,
 }
 
@@ -77,7 +78,7 @@ pub const FN_DOCS: &[FnDoc] = &[
     FnDoc { name: "cuMemPoolExportPointer", group: "CUDA__MALLOC__ASYNC", anchor: "1gfe89f0478d26edaa91eb8a2e0349329d", doc: "Produces share data that lets another process import one allocation of an exported pool", safety: "`ptr` must be a live allocation of an IPC-capable pool; do not free it until every importer has freed its mapping." },
     FnDoc { name: "cuMemPoolExportToShareableHandle", group: "CUDA__MALLOC__ASYNC", anchor: "1g79ed285fdfffb76932871fb96fbba8f8", doc: "Exports an IPC-capable pool as an OS handle of the requested type", safety: "`handle_out` must point to storage of the requested type (int fd for POSIX_FILE_DESCRIPTOR, CUmemFabricHandle for FABRIC, HANDLE for WIN32); the caller owns and must close it." },
     FnDoc { name: "cuMemPoolGetAccess", group: "CUDA__MALLOC__ASYNC", anchor: "1g838f28fd535a1cbd06c5f7fe0edbdcc7", doc: "Reads how a location may access a pool's memory", safety: "" },
-    FnDoc { name: "cuMemPoolGetAttribute", group: "CUDA__MALLOC__ASYNC", anchor: "1gd45ea7c43e4a1add4b971d06fa72eda4", doc: "Reads one attribute of a memory pool", safety: "`value` must point to the attribute's type: cuuint64_t for RELEASE_THRESHOLD, RESERVED_MEM_*, USED_MEM_*, MAX_POOL_SIZE; int for REUSE_*, LOCATION_ID, HW_DECOMPRESS_ENABLED; the C enum (4 bytes) for ALLOCATION_TYPE, EXPORT_HANDLE_TYPES, LOCATION_TYPE." },
+    FnDoc { name: "cuMemPoolGetAttribute", group: "CUDA__MALLOC__ASYNC", anchor: "1gd45ea7c43e4a1add4b971d06fa72eda4", doc: "Reads one attribute of a memory pool", safety: "`value` must point to the attribute's value type (each `CU_MEMPOOL_ATTR_*` constant names it): {value types of CU_MEMPOOL_ATTR_}." },
     FnDoc { name: "cuMemPoolImportFromShareableHandle", group: "CUDA__MALLOC__ASYNC", anchor: "1g02b4f18dd8a1c45b7f302800e90cec5b", doc: "Opens a pool exported by another process from an OS handle", safety: "`handle` must match `handleType` (the fd value itself cast to a pointer for POSIX fds, a pointer to a CUmemFabricHandle for FABRIC); the imported pool cannot allocate." },
     FnDoc { name: "cuMemPoolImportPointer", group: "CUDA__MALLOC__ASYNC", anchor: "1g2620bb972ed5edcce312d3689454acbd", doc: "Maps into this process an allocation shared through cuMemPoolExportPointer", safety: "`shareData` must come from cuMemPoolExportPointer on the pool this one was imported from; free the mapping here before the exporter frees it, and do not touch it before the exporter's allocation has completed." },
     FnDoc { name: "cuMemPoolSetAccess", group: "CUDA__MALLOC__ASYNC", anchor: "1gff3ce33e252443f4b087b94e42913406", doc: "Grants or revokes access to a pool's memory for one or more locations", safety: "`map` must point to `count` initialised CUmemAccessDesc; revoke a location's access only when none of its work still uses the pool." },

@@ -315,8 +315,8 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
         + &std::fs::read_to_string(h.include.join("cudaTypedefs.h")).unwrap_or_default();
     // C names that cuda.h maps to a versioned symbol, as aliases a C programmer would recognise.
     let c_aliases: Vec<_> = resolved.iter().filter(|(c, s)| c != s).collect();
-    let tbl = table::table(major, &funcs, &abis, &header_text, &c_aliases)?;
     let value_types = docs::value_types(&header_text);
+    let tbl = table::table(major, &funcs, &abis, &header_text, &c_aliases, &value_types)?;
 
     // The opaque handles and CUresult are defined once, in `common`, for every major.
     let shared = common::Shared::of(major, &file, &enums);
@@ -333,7 +333,7 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
                 .get(name)
                 .ok_or_else(|| format!("CUDA {major}: no ABI version for {name}"))?;
             let indent = &line[..line.len() - line.trim_start().len()];
-            for l in docs::function(name, &abi.bound(), "")? {
+            for l in docs::function(name, &abi.bound(), "", &value_types)? {
                 lines.push(format!("{indent}///{}{l}", if l.is_empty() { "" } else { " " }));
             }
         }

@@ -1690,7 +1690,7 @@ extern "C" {
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
-    /// `value` must point to the attribute's type: cuuint64_t for RELEASE_THRESHOLD, RESERVED_MEM_*, USED_MEM_*, MAX_POOL_SIZE; int for REUSE_*, LOCATION_ID, HW_DECOMPRESS_ENABLED; the C enum (4 bytes) for ALLOCATION_TYPE, EXPORT_HANDLE_TYPES, LOCATION_TYPE.
+    /// `value` must point to the attribute's value type (each `CU_MEMPOOL_ATTR_*` constant names it): `c_int` (cuda.h `int`) for REUSE_FOLLOW_EVENT_DEPENDENCIES, REUSE_ALLOW_OPPORTUNISTIC, REUSE_ALLOW_INTERNAL_DEPENDENCIES; `u64` (cuda.h `cuuint64_t`) for RELEASE_THRESHOLD, RESERVED_MEM_CURRENT, RESERVED_MEM_HIGH, USED_MEM_CURRENT, USED_MEM_HIGH.
     pub fn cuMemPoolGetAttribute(
         pool: CUmemoryPool,
         attr: CUmemPool_attribute,
@@ -5612,7 +5612,7 @@ pub mod global {
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
-    /// `value` must point to the attribute's type: cuuint64_t for RELEASE_THRESHOLD, RESERVED_MEM_*, USED_MEM_*, MAX_POOL_SIZE; int for REUSE_*, LOCATION_ID, HW_DECOMPRESS_ENABLED; the C enum (4 bytes) for ALLOCATION_TYPE, EXPORT_HANDLE_TYPES, LOCATION_TYPE.
+    /// `value` must point to the attribute's value type (each `CU_MEMPOOL_ATTR_*` constant names it): `c_int` (cuda.h `int`) for REUSE_FOLLOW_EVENT_DEPENDENCIES, REUSE_ALLOW_OPPORTUNISTIC, REUSE_ALLOW_INTERNAL_DEPENDENCIES; `u64` (cuda.h `cuuint64_t`) for RELEASE_THRESHOLD, RESERVED_MEM_CURRENT, RESERVED_MEM_HIGH, USED_MEM_CURRENT, USED_MEM_HIGH.
     #[inline(never)]
     pub unsafe extern "C" fn cuMemPoolGetAttribute(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {

@@ -33,7 +33,8 @@ pub fn table(
     funcs: &[Func],
     abis: &BTreeMap<String, Abi>, // by symbol
     header: &str,
-    c_names: &[(&String, &String)], // (cuda.h's name, the symbol its macro resolves to)
+    c_names: &[(&String, &String)],   // (cuda.h's name, the symbol its macro resolves to)
+    value_types: &[(String, String)], // (enumerator, value type) of this major's header
 ) -> Result<Table, String> {
     let mut fields = String::new();
     let mut entries = String::new();
@@ -135,7 +136,7 @@ pub fn table(
         let note = format!(
             "Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `{sym}`."
         );
-        for l in docs::function(sym, &abi.bound(), &note)? {
+        for l in docs::function(sym, &abi.bound(), &note, value_types)? {
             writeln!(globals, "    ///{}{l}", if l.is_empty() { "" } else { " " }).unwrap();
         }
         writeln!(
