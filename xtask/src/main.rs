@@ -47,6 +47,7 @@ mod bench_diff;
 mod ci;
 mod common;
 mod coverage;
+mod cudarc;
 mod deploy;
 mod diff;
 mod docs;

@@ -1,9 +1,10 @@
 //! `cargo xtask regen [--check] [--cuda-include DIR]`: every pinned CUDA major's bindings and ABI
-//! probe and the shared module, generated from the pinned headers (gen, common); written where they
+//! probe, the shared module and the cudarc example's CUresult map, generated from the pinned
+//! headers (gen, common, cudarc); written where they
 //! differ from the committed files, stray files under the generated folders removed, or, with
 //! `--check`, nothing written and a short unified diff of each stale file in the error.
 
-use crate::{allowlist, common, gen, headers};
+use crate::{allowlist, common, cudarc, gen, headers};
 use std::path::Path;
 
 /// `cargo xtask regen`: writes the stale generated files and removes stray ones; with `check`, writes
@@ -17,7 +18,9 @@ pub fn regen(root: &Path, check: bool, cuda_include: Option<&Path>) -> Result<()
         expected.extend(g.files);
         shared.push((pin, h.cuda_version, g.shared));
     }
-    expected.push(common::generate(&gen::bindgen_version(root)?, &shared)?);
+    let bindgen = gen::bindgen_version(root)?;
+    expected.push(common::generate(&bindgen, &shared)?);
+    expected.push(cudarc::generate(&bindgen, &shared)?);
     // Files under the generated folders that nothing generates any more are stale too.
     let mut stray = Vec::new();
     for dir in ["cuda-mempool-sys/src/generated", "cuda-mempool-sys/tests/abi"] {
