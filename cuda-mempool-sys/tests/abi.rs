@@ -8,8 +8,8 @@
 //! of the entry's ABI version, and the entries below tie `EntryPoints::ENTRIES` to those typedefs.
 //! Only the majors enabled as features are checked (CI enables all three).
 //!
-//! The probe includes the crate's own wrapper.h (packaged with the probes, so the published crate
-//! runs this test too). Headers: CUDA_MEMPOOL_HEADERS_DIR, else target/cuda-headers/ beside the
+//! The probe includes the crate's wrapper.h, the copy of the repository root's wrapper.h that
+//! `cargo xtask regen` writes (packaged with the probes, so the published crate runs this test too). Headers: CUDA_MEMPOOL_HEADERS_DIR, else target/cuda-headers/ beside the
 //! crate (in the repository: where xtask puts the pinned wheels; NVIDIA's headers are never
 //! packaged). Without them a major's trial is ignored with that reason, unless
 //! CUDA_MEMPOOL_REQUIRE_ABI=1 (CI), which makes it a failure. CC names the C compiler (default `cc`).
@@ -41,7 +41,7 @@ fn not_enabled(major: u32) -> Result<Completion, Failed> {
     )))
 }
 
-/// The crate's folder: wrapper.h and tests/abi/ are there.
+/// The crate's folder: wrapper.h (the generated copy of the root's) and tests/abi/ are there.
 fn crate_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }

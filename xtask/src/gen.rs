@@ -30,7 +30,7 @@ pub fn preprocess(root: &Path, include: &Path, defines: &[&str], body: &str) -> 
         .args(["-E", "-P", "-x", "c"])
         .args(defines.iter().map(|d| format!("-D{d}")))
         .arg("-")
-        .arg(format!("-I{}", root.join(pins::WRAPPER_DIR).display()))
+        .arg(format!("-I{}", root.display()))
         .arg(format!("-I{}", include.display()))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -177,7 +177,7 @@ fn compile_and_run(root: &Path, include: &Path, src: &str) -> Result<String, Str
         .args(["-std=gnu11", "-o"])
         .arg(&exe)
         .arg(&c)
-        .arg(format!("-I{}", root.join(pins::WRAPPER_DIR).display()))
+        .arg(format!("-I{}", root.display()))
         .arg(format!("-I{}", include.display()))
         .output()
         .map_err(|e| format!("cannot run the C compiler `{cc}` ({e}); install gcc or set CC"))?;
@@ -240,9 +240,9 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     }
 
     let mut b = bindgen::Builder::default()
-        .header(root.join(pins::WRAPPER_DIR).join("wrapper.h").to_string_lossy())
+        .header(root.join(pins::WRAPPER).to_string_lossy())
         .clang_arg(format!("-I{}", h.include.display()))
-        .clang_arg(format!("-I{}", root.join(pins::WRAPPER_DIR).display()))
+        .clang_arg(format!("-I{}", root.display()))
         .rust_target(bindgen::RustTarget::stable(pins::RUST_TARGET_MINOR, 0).map_err(|e| e.to_string())?)
         .use_core()
         .ctypes_prefix("::core::ffi")
