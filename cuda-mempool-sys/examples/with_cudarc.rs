@@ -1,6 +1,7 @@
 //! cudarc and this crate in one program, with typed conversions only (examples/with_cudarc/interop.rs):
-//! cudarc makes the context, a stream and an event; this crate allocates from the device's pool on
-//! cudarc's stream, fills and copies back in stream order; cudarc records and waits on its event.
+//! cudarc makes the context, a stream and an event; this crate asks the stream's context
+//! (`cuStreamGetCtx`), allocates from the device's pool on cudarc's stream, fills and copies back in
+//! stream order; cudarc records and waits on its event.
 //! Prints each step; exits non-zero on any failure. Needs a GPU (R525+ for cuda-12 bindings;
 //! cudarc is built for CUDA 13.0 with dynamic loading).
 #[path = "with_cudarc/interop.rs"]
@@ -31,6 +32,16 @@ fn run() -> Result<(), String> {
         return Err("cuCtxGetCurrent is not cudarc's context".into());
     }
     let s = stream_from_cudarc(stream.cu_stream());
+    // The context of cudarc's stream, asked through this crate: what a wrapper handed a stream by
+    // another library does.
+    let mut owner: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: cudarc's live stream; a valid out-pointer.
+    check("cuStreamGetCtx on cudarc's stream", unsafe {
+        sys::cuStreamGetCtx(s, &mut owner)
+    })?;
+    if owner != current {
+        return Err("cuStreamGetCtx of cudarc's stream is not cudarc's context".into());
+    }
     const N: usize = 1 << 20;
     let mut ptr: sys::CUdeviceptr = 0;
     // SAFETY: valid out-pointer; `s` is cudarc's live stream of the current context.
@@ -73,6 +84,8 @@ fn run() -> Result<(), String> {
     let nf = result_from_cudarc(cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_FOUND);
     if nf != sys::CUresult::CUDA_ERROR_NOT_FOUND
         || result_to_cudarc(nf) != Some(cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_FOUND)
+        || result_to_cudarc(sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)
+            != Some(cudarc::driver::sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)
         || result_to_cudarc(sys::CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED).is_some()
         || event_to_cudarc(event_from_cudarc(event.cu_event())) != event.cu_event()
         || context_to_cudarc(current) != ctx.cu_ctx()

@@ -1,6 +1,8 @@
 //! The wrapper-author path of the README, end to end on a GPU: the free functions (linked, or with
 //! `dynamic-loading` loading the driver on their first call), `CUresult::result()` and `Display`, a
-//! pool owned by a small safe type, an attribute read at its value type, and the CUDA 13 selector
+//! pool owned by a small safe type, an attribute read at its value type, a stream made with a
+//! priority and the context it belongs to (`cuStreamGetCtx`), a wrapper type deriving `Debug`,
+//! `PartialEq`, `Eq` and `Hash` over CUDA 13's pool properties, and the CUDA 13 selector
 //! `cuMemGetMemPool` through `cuda13::EntryPoints` feeding a CUDA 12 function (one handle type).
 //! `cargo run -p cuda-mempool-sys --example wrapper --features cuda-13 [--features dynamic-loading]`.
 use cuda_mempool_sys as sys;
@@ -31,6 +33,10 @@ impl MemPool {
         Ok(v)
     }
 }
+
+/// A wrapper's description of a CUDA 13 pool: it derives what the C struct has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct PoolSpec13(cuda13::CUmemPoolProps);
 
 impl Drop for MemPool {
     fn drop(&mut self) {
@@ -66,9 +72,43 @@ fn run() -> Result<(), String> {
     );
     step("cuMemFreeAsync", unsafe { sys::cuMemFreeAsync(p, stream) }.result())?;
 
+    // A stream with a priority, and the context it belongs to: what a wrapper handed a stream by
+    // another library asks.
+    let mut prio: sys::CUstream = std::ptr::null_mut();
+    let flags = sys::CUstream_flags::CU_STREAM_NON_BLOCKING;
+    step(
+        "cuStreamCreateWithPriority",
+        unsafe { sys::cuStreamCreateWithPriority(&mut prio, flags.0, 0) }.result(),
+    )?;
+    let mut owner: sys::CUcontext = std::ptr::null_mut();
+    step(
+        "cuStreamGetCtx",
+        unsafe { sys::cuStreamGetCtx(prio, &mut owner) }.result(),
+    )?;
+    if owner != ctx {
+        return Err(format!("cuStreamGetCtx: {owner:p}, not the current context {ctx:p}"));
+    }
+    println!("a {flags:?} stream with priority 0 belongs to the current context {owner:p}");
+    step("cuStreamDestroy", unsafe { sys::cuStreamDestroy(prio) }.result())?;
+
     // A refusal, as a wrapper's error message shows it (from the bindings' tables, no driver call).
     let refused = unsafe { sys::cuMemPoolTrimTo(std::ptr::null_mut(), 0) };
     println!("cuMemPoolTrimTo(null pool) -> {refused}");
+
+    // CUDA 13's pool properties (`CUmemLocation::id` in a union there) in a type that derives Debug.
+    let spec = PoolSpec13(cuda13::CUmemPoolProps {
+        allocType: cuda13::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+        handleTypes: cuda13::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+            | cuda13::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_FABRIC,
+        location: cuda13::mem_location(cuda13::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, 0),
+        ..Default::default()
+    });
+    let specs: std::collections::HashSet<PoolSpec13> = [spec, spec].into_iter().collect();
+    if specs.len() != 1 {
+        return Err("two equal PoolSpec13 hashed apart".into());
+    }
+    println!("{:?}", spec.0.location);
+    println!("handle types: {:?}", spec.0.handleTypes);
 
     // CUDA 13's location-based selector, loaded (not linked), into CUDA 12 functions.
     match cuda13::EntryPoints::load() {

@@ -11,6 +11,10 @@
 //!   `CUresult` is `#[must_use]`; `result()` turns it into `Result<(), CUresult>`, its `Display`
 //!   reads `CUDA_ERROR_NO_DEVICE (100)` (from these tables, never the driver), and with `std` it is a
 //!   `std::error::Error`. `name()` answers `None` for an unnamed code rather than a made-up name.
+//!   The flag sets (`CUmemAllocationHandleType`, `CUevent_flags`, …) combine with `|` and `&`.
+//! * Every C struct is `Debug`, and every one used by value `PartialEq`, `Eq` and `Hash` (CUDA 13's
+//!   `CUmemLocation` through the union field its `type_` names), so a wrapper type holding one can
+//!   derive them.
 //! * Functions carry the symbol names cuda.h's macros resolve to (`cuMemAlloc_v2`, …); the C names
 //!   (`cuMemAlloc`, `cuStreamDestroy`, …) are aliases of them in each module (listed in its
 //!   `c_names`) and call methods of its `EntryPoints`. `*_ptsz` are the
@@ -80,12 +84,20 @@
 //! Unix (`dlsym(RTLD_DEFAULT, …)` has no Windows counterpart); `from_linked()` and `from_fn()`
 //! work everywhere and in every feature combination.
 //!
+//! A table is a promise: a set entry is the driver's function of its name. The loaders keep it;
+//! the fields are public, so a table built or edited by other code need not, and each call
+//! method's `# Safety` asks its caller for it (`EntryPoints`' docs: the contract, and a wrapper
+//! that takes a table from its caller).
+//!
 //! NVIDIA's reference: <https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html>
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // The linked free functions and their `dynamic-loading` counterparts are one API under two cfgs:
-// no badge, since neither vanishes (only the explicit `doc(cfg)` of the major modules and `std`).
+// no automatic badge, since neither vanishes. The true ones are explicit `doc(cfg)`: the major
+// modules, what needs `std`, and what is Unix only (`cargo xtask docs` checks each is there).
 #![cfg_attr(docsrs, doc(auto_cfg = false))]
+// Every public type implements Debug (each generated module also has a test that lists them).
+#![deny(missing_debug_implementations)]
 // clashing_extern_declarations: with several majors enabled, each module declares the same C symbols
 // with its own (ABI-identical) types.
 #![allow(

@@ -107,11 +107,20 @@ impl Library {
     pub const DEFAULT: &'static str = os::DEFAULT;
     /// The environment variable that names another library (a path or a file name) to open in
     /// place of [`DEFAULT`](Self::DEFAULT).
+    ///
+    /// It is process configuration, like `LD_LIBRARY_PATH`: read whenever a library is opened by
+    /// default ([`open_default`](Self::open_default), each module's `EntryPoints::load`, and the
+    /// first call of a `dynamic-loading` free function, which then decides for the whole process),
+    /// so it steers every crate of the process that loads the driver this way. Set it before the
+    /// process starts, or at least before anything loads the driver. With the `std` feature it is
+    /// read through `std::env::var_os`, under std's environment lock, so a `std::env::set_var` in
+    /// another thread is no data race; without `std` (the crate is `no_std`) it is read with
+    /// `getenv(3)` on Unix, which does not take that lock (change the environment from no other
+    /// thread meanwhile), and `GetEnvironmentVariableW` on Windows.
     pub const ENV: &'static str = "CUDA_MEMPOOL_SYS_LIBCUDA";
 
     /// Opens the library named by [`ENV`](Self::ENV) when it is set and not empty, else
-    /// [`DEFAULT`](Self::DEFAULT). The variable is read with `getenv(3)` on Unix (do not call this
-    /// while another thread changes the environment) and `GetEnvironmentVariableW` on Windows.
+    /// [`DEFAULT`](Self::DEFAULT). How the variable is read, and what it steers: [`ENV`](Self::ENV).
     ///
     /// On Windows, `nvcuda.dll` is searched for in System32 only (never the current directory or
     /// `PATH`); a name from the variable is searched as [`open`](Self::open) does.

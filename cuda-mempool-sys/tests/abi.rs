@@ -8,9 +8,11 @@
 //! of the entry's ABI version, and the entries below tie `EntryPoints::ENTRIES` to those typedefs.
 //! Only the majors enabled as features are checked (CI enables all three).
 //!
-//! Headers: CUDA_MEMPOOL_HEADERS_DIR, else target/cuda-headers/ (where xtask puts the pinned wheels).
-//! Without them a major's trial is ignored with that reason, unless CUDA_MEMPOOL_REQUIRE_ABI=1 (CI),
-//! which makes it a failure. CC names the C compiler (default `cc`).
+//! The probe includes the crate's wrapper.h, the copy of the repository root's wrapper.h that
+//! `cargo xtask regen` writes (packaged with the probes, so the published crate runs this test too). Headers: CUDA_MEMPOOL_HEADERS_DIR, else target/cuda-headers/ beside the
+//! crate (in the repository: where xtask puts the pinned wheels; NVIDIA's headers are never
+//! packaged). Without them a major's trial is ignored with that reason, unless
+//! CUDA_MEMPOOL_REQUIRE_ABI=1 (CI), which makes it a failure. CC names the C compiler (default `cc`).
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::path::{Path, PathBuf};
@@ -39,15 +41,16 @@ fn not_enabled(major: u32) -> Result<Completion, Failed> {
     )))
 }
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+/// The crate's folder: wrapper.h (the generated copy of the root's) and tests/abi/ are there.
+fn crate_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The include dir holding a cuda.h of this major, searched two levels below the headers dir.
 fn find_include(major: u32) -> Result<PathBuf, String> {
     let base = std::env::var_os("CUDA_MEMPOOL_HEADERS_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("target/cuda-headers"));
+        .unwrap_or_else(|| crate_dir().parent().unwrap().join("target/cuda-headers"));
     let mut stack = vec![(base.clone(), 0)];
     while let Some((dir, depth)) = stack.pop() {
         let h = dir.join("cuda.h");
@@ -85,13 +88,13 @@ fn check(major: u32, rust: Vec<(&'static str, i128)>) -> Result<Completion, Fail
         }
         Err(why) => return Ok(Completion::ignored_with(why)),
     };
-    let probe = workspace().join(format!("cuda-mempool-sys/tests/abi/cuda{major}.c"));
+    let probe = crate_dir().join(format!("tests/abi/cuda{major}.c"));
     let exe = std::env::temp_dir().join(format!("cuda-mempool-abi-{major}-{}", std::process::id()));
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let out = Command::new(&cc)
         .args(["-std=gnu11", "-Wall", "-Werror", "-o"])
         .arg(&exe)
-        .arg(format!("-I{}", workspace().display()))
+        .arg(format!("-I{}", crate_dir().display()))
         .arg(format!("-I{}", include.display()))
         .arg(&probe)
         .output()

@@ -2,7 +2,8 @@
 //! at them), always flagged, no host directories when cross-compiling, and Windows (cuda.lib in a
 //! toolkit's lib/x64; without one, one message natively and `cuda` by name when cross-compiling);
 //! pkg-config probed only for the packages it lists, in order, stopping at the first real library;
-//! every DEP_ key in every case; the link's private search directory; `links` naming the version.
+//! every DEP_ key in every case; the link's private search directory. (`links` and the DEP_ names
+//! following the version: tests/release.rs.)
 
 #[allow(dead_code)]
 #[path = "../build.rs"]
@@ -542,22 +543,4 @@ fn the_link_searches_a_directory_holding_only_the_library() {
     let dir = link_dir(&out, &base.join("toolkit/lib/x64"), "cuda.lib").unwrap();
     assert_eq!(only(&dir), ["cuda.lib"]);
     assert!(link_dir(&out, &base.join("other"), "cuda.lib").is_err());
-}
-
-/// `links` carries the semver-compatible version (see the README's Linking section): two
-/// incompatible versions can share a graph, and DEP_ keys are DEP_CUDA_MEMPOOL_SYS_0_1_*.
-#[test]
-fn links_names_the_compatible_version() {
-    let manifest = include_str!("../Cargo.toml");
-    let links: Vec<&str> = manifest
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("links = \""))
-        .collect();
-    let (major, minor) = (env!("CARGO_PKG_VERSION_MAJOR"), env!("CARGO_PKG_VERSION_MINOR"));
-    let want = if major == "0" {
-        format!("cuda_mempool_sys_0_{minor}\"")
-    } else {
-        format!("cuda_mempool_sys_{major}\"")
-    };
-    assert_eq!(links, [want.as_str()], "Cargo.toml's `links` must follow the version");
 }

@@ -1,5 +1,7 @@
 //! `CUDA_MEMPOOL_SYS_LIBCUDA` names the library `load()` opens. A test binary of its own, with one
-//! test: it changes the environment, which no other thread may read meanwhile.
+//! test: it changes the environment, which no other thread may read meanwhile. With the `std`
+//! feature the crate reads it through `std::env`, without through `getenv` (Unix) or
+//! `GetEnvironmentVariableW`: CI runs this both ways.
 
 #[cfg(all(
     any(unix, windows),

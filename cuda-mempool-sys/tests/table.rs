@@ -146,6 +146,60 @@ macro_rules! per_major {
                 assert_eq!(a, b, "missing through cuGetProcAddress vs dlsym");
             }
 
+            /// `cuStreamGetCtx` (the 2-argument function of CUDA 9.2: cuda.h's `cuStreamGetCtx`, not
+            /// the `cuStreamGetCtx_v2` of 12.5) and `cuStreamCreateWithPriority` are entries like
+            /// the others, free functions of their C types, and resolved from the driver.
+            #[test]
+            fn stream_context_and_priority() {
+                let get = |s: &str| EntryPoints::ENTRIES.iter().find(|e| e.symbol == s).unwrap();
+                let ctx = get("cuStreamGetCtx");
+                assert_eq!(
+                    (ctx.c_name, ctx.cuda_version, ctx.per_thread),
+                    ("cuStreamGetCtx", 9020, false)
+                );
+                let prio = get("cuStreamCreateWithPriority");
+                assert_eq!(
+                    (prio.c_name, prio.cuda_version, prio.per_thread),
+                    ("cuStreamCreateWithPriority", 5050, false)
+                );
+                let _: unsafe extern "C" fn(CUstream, *mut CUcontext) -> CUresult = cuStreamGetCtx;
+                let _: unsafe extern "C" fn(*mut CUstream, ::core::ffi::c_uint, ::core::ffi::c_int) -> CUresult =
+                    cuStreamCreateWithPriority;
+
+                // The field of that name calls the function filled in for that entry.
+                unsafe extern "C" fn ctx_of(_: CUstream, pctx: *mut CUcontext) -> CUresult {
+                    *pctx = 0x10 as CUcontext;
+                    CUresult::CUDA_SUCCESS
+                }
+                // SAFETY: `ctx_of` has the signature of the entry it fills.
+                let t = unsafe {
+                    EntryPoints::from_fn(|e| {
+                        if e.symbol == "cuStreamGetCtx" {
+                            ctx_of as *mut ::core::ffi::c_void
+                        } else {
+                            std::ptr::null_mut()
+                        }
+                    })
+                };
+                let mut c: CUcontext = std::ptr::null_mut();
+                // SAFETY: a valid out-pointer; the stand-in reads nothing else.
+                assert_eq!(
+                    unsafe { t.cuStreamGetCtx(CU_STREAM_LEGACY, &mut c) },
+                    CUresult::CUDA_SUCCESS
+                );
+                assert_eq!(c as usize, 0x10);
+
+                #[cfg(any(unix, windows))]
+                if let Some(t) = crate::loaded(EntryPoints::load()) {
+                    assert!(t.cuStreamGetCtx.is_some() && t.cuStreamCreateWithPriority.is_some());
+                    let mut stream: CUstream = std::ptr::null_mut();
+                    // SAFETY: a valid out-pointer. Before cuInit the driver refuses; the entry is there.
+                    let r = unsafe { t.cuStreamCreateWithPriority(&mut stream, 0, 0) };
+                    assert_ne!(r, CUresult::CUDA_ERROR_NOT_FOUND);
+                    println!("cuStreamCreateWithPriority before cuInit: {r:?}");
+                }
+            }
+
             /// The library's `cuGetProcAddress_v2` / `cuGetProcAddress` is itself a table entry.
             #[cfg(any(unix, windows))]
             #[test]
@@ -304,6 +358,33 @@ fn from_linked_is_what_the_dynamic_linker_binds() {
     }
 }
 
+/// Linked, `global::install` changes what `global::*` calls reach and nothing else: the free
+/// functions are the driver's symbols (a mock under them needs `dynamic-loading`).
+#[cfg(all(unix, feature = "cuda-12", not(feature = "dynamic-loading")))]
+#[test]
+fn install_in_a_linked_build_reaches_only_global() {
+    use cuda_mempool_sys::cuda12::{cuDriverGetVersion, global, CUresult, EntryPoints};
+    unsafe extern "C" fn stand_in(v: *mut std::ffi::c_int) -> CUresult {
+        *v = 4242;
+        CUresult::CUDA_SUCCESS
+    }
+    let mut t = EntryPoints::EMPTY;
+    t.cuDriverGetVersion = Some(stand_in);
+    // SAFETY: the stand-in keeps cuDriverGetVersion's contract (it writes one int); nothing else
+    // of this test binary calls through `global` in a linked build.
+    unsafe { global::install(Box::leak(Box::new(t))) };
+    let (mut through_global, mut linked) = (0, 0);
+    // SAFETY: valid out-pointers.
+    assert_eq!(
+        unsafe { global::cuDriverGetVersion(&mut through_global) },
+        CUresult::CUDA_SUCCESS
+    );
+    assert_eq!(through_global, 4242);
+    let r = unsafe { cuDriverGetVersion(&mut linked) };
+    assert_ne!(linked, 4242, "the linked function reached the installed table ({r:?})");
+    println!("linked cuDriverGetVersion: {r:?}, {linked}");
+}
+
 /// Dynamic loading: nothing is linked, so the default namespace has no driver symbol, and a
 /// library opened by `load()` (RTLD_LOCAL) does not add any.
 #[cfg(all(unix, feature = "cuda-12", feature = "dynamic-loading"))]
@@ -383,11 +464,42 @@ fn curesult_helpers() {
     );
     assert_eq!(CUresult::CUDA_ERROR_NO_DEVICE.to_string(), "CUDA_ERROR_NO_DEVICE (100)");
     assert_eq!(CUresult(123456).to_string(), "unknown CUresult (123456)");
+    // The crate's own code is shown in hex, as it was chosen.
+    assert_eq!(
+        CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED.to_string(),
+        "CUDA_MEMPOOL_SYS_LOAD_FAILED (0x4d500001)"
+    );
+    assert_eq!(CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED.0, 0x4d50_0001);
     #[cfg(feature = "std")]
     {
         let e: Box<dyn std::error::Error> = Box::new(CUresult::CUDA_ERROR_INVALID_VALUE);
         assert!(e.to_string().contains("INVALID_VALUE"));
     }
+}
+
+/// The driver does not know the crate's own code: asked to name it, it answers
+/// CUDA_ERROR_INVALID_VALUE (as the docs of `CUDA_MEMPOOL_SYS_LOAD_FAILED` say), and names a code
+/// of its own.
+#[cfg(all(any(unix, windows), feature = "cuda-12"))]
+#[test]
+fn the_driver_does_not_name_load_failed() {
+    use cuda_mempool_sys::cuda12::{CUresult, EntryPoints};
+    let Some(t) = loaded(EntryPoints::load()) else { return };
+    let mut text: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: a valid out-pointer; the table comes from the driver library.
+    let r = unsafe { t.cuGetErrorString(CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED, &mut text) };
+    assert_eq!(r, CUresult::CUDA_ERROR_INVALID_VALUE);
+    // SAFETY: as above.
+    let r = unsafe { t.cuGetErrorName(CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED, &mut text) };
+    assert_eq!(r, CUresult::CUDA_ERROR_INVALID_VALUE);
+    // SAFETY: as above.
+    let r = unsafe { t.cuGetErrorName(CUresult::CUDA_ERROR_NO_DEVICE, &mut text) };
+    assert_eq!(r, CUresult::CUDA_SUCCESS);
+    // SAFETY: the driver returned a NUL-terminated static string.
+    assert_eq!(
+        unsafe { std::ffi::CStr::from_ptr(text) }.to_str(),
+        Ok("CUDA_ERROR_NO_DEVICE")
+    );
 }
 
 /// The modules mix: a handle or a result from one major's module is the same type in another's

@@ -99,8 +99,10 @@ pub const SUPPORT: &[Func] = &[
     f("cuPointerGetAttributes"),       // pointer attributes
     f("cuStreamBeginCapture"),         // stream capture
     f("cuStreamCreate"),               // streams
+    f("cuStreamCreateWithPriority"),   // streams
     f("cuStreamDestroy"),              // streams
     f("cuStreamEndCapture"),           // stream capture
+    f("cuStreamGetCtx"),               // streams: the context of a stream handed in by another library
     f("cuStreamIsCapturing"),          // stream capture
     f("cuStreamQuery"),                // streams
     f("cuStreamSynchronize"),          // streams
@@ -141,6 +143,44 @@ pub const TYPES: &[&str] = &[
     "CUpointer_attribute",
     "CUstream_flags",
 ];
+
+/// Enums whose values C combines with `|` (flag sets), by cuda.h's typedef name: bindgen gives
+/// them `BitOr`, `BitOrAssign`, `BitAnd` and `BitAndAssign`, and their `Debug` lists the named
+/// bits of a combination (`A | B`). Not `CUmemAccess_flags`: its values are levels, not bits.
+pub const BIT_SETS: &[&str] = &[
+    "CUctx_flags",
+    "CUdriverProcAddress_flags",
+    "CUevent_flags",
+    "CUevent_wait_flags",
+    "CUgraphInstantiate_flags",
+    "CUmemAllocationHandleType",
+    "CUstream_flags",
+];
+
+/// A C union inside a struct, and which of its fields each value of the struct's tag field means:
+/// the generator writes the struct's `Debug`, `PartialEq`, `Eq` and `Hash` through that field
+/// (bindgen derives none of them for a struct that holds a union).
+pub struct TaggedUnion {
+    /// The struct holding the union, as bindgen names it.
+    pub owner: &'static str,
+    /// The field of `owner` whose value says which union field is meant.
+    pub tag: &'static str,
+    /// (a constant of the tag's type, the union field it means), for the values that do not mean
+    /// `default`.
+    pub cases: &'static [(&'static str, &'static str)],
+    /// The union field every other value of the tag means.
+    pub default: &'static str,
+}
+
+/// Every union the headers put in a bound struct (the generator refuses one that is not listed).
+/// CUDA 13 moved `CUmemLocation::id` into a union beside `localized`, which only
+/// `CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN` uses (cuda.h's comments on both fields).
+pub const TAGGED_UNIONS: &[TaggedUnion] = &[TaggedUnion {
+    owner: "CUmemLocation_st",
+    tag: "type_",
+    cases: &[("CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN", "localized")],
+    default: "id",
+}];
 
 /// Object-like macros with plain integer values (bindgen turns them into consts).
 pub const VARS: &[&str] = &[
@@ -214,6 +254,7 @@ pub fn check_sorted() -> Result<(), String> {
     sorted("PTSZ", PTSZ)?;
     sorted("CUDA13_SELECTORS", CUDA13_SELECTORS)?;
     sorted("TYPES", TYPES)?;
+    sorted("BIT_SETS", BIT_SETS)?;
     sorted("VARS", VARS)
 }
 

@@ -158,8 +158,11 @@ pub fn generate(bindgen: &str, majors: &[(&Pin, u32, Shared)]) -> Result<(String
     writeln!(
         out,
         "    /// Not a driver code: what a `dynamic-loading` free function answers when the driver library could\n    \
-         /// not be loaded (`global::load_error` says why). Outside every value a driver returns (they are\n    \
-         /// below 1000), so it cannot be mistaken for one; never pass it to `cuGetErrorString`.\n    \
+         /// not be loaded (`global::load_error` says why). Chosen in hex, {LOAD_FAILED_VALUE:#x}, outside every\n    \
+         /// value a driver returns (they are below 1000), so it cannot be mistaken for one. The driver does\n    \
+         /// not know it: `cuGetErrorString` and `cuGetErrorName` answer `CUDA_ERROR_INVALID_VALUE` for it, as\n    \
+         /// for any code they do not know. `name()` and `Display` (`{LOAD_FAILED} ({LOAD_FAILED_VALUE:#x})`)\n    \
+         /// name it without the driver.\n    \
          pub const {LOAD_FAILED}: cudaError_enum = cudaError_enum({LOAD_FAILED_VALUE:#x});"
     )
     .unwrap();
@@ -173,8 +176,14 @@ pub fn generate(bindgen: &str, majors: &[(&Pin, u32, Shared)]) -> Result<(String
     ordered.push((LOAD_FAILED.to_string(), LOAD_FAILED_VALUE));
     let mut aliases = BTreeMap::new();
     aliases.insert(RESULT.to_string(), "CUresult".to_string());
-    out.push_str(&table::enum_name_and_debug(&[(RESULT.to_string(), ordered)], &aliases));
+    out.push_str(&table::enum_name_and_debug(
+        &[(RESULT.to_string(), ordered)],
+        &aliases,
+        &[],
+    ));
     out.push_str(CURESULT_HELPERS);
+    let test = table::debug_test(&out)?;
+    out.push_str(&test);
     Ok((pins::common_path(), out))
 }
 
@@ -196,16 +205,20 @@ const CURESULT_HELPERS: &str = r#"impl CUresult {
     }
 }
 /// The constant's name and the number (`CUDA_ERROR_NO_DEVICE (100)`), from the bindings' own
-/// table: no driver call.
+/// table: no driver call. The crate's own code, chosen in hex, is shown in hex:
+/// `CUDA_MEMPOOL_SYS_LOAD_FAILED (0x4d500001)`.
 impl ::core::fmt::Display for CUresult {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         match self.name() {
+            Some(n) if self.0 == CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED.0 => ::core::write!(f, "{} ({:#x})", n, self.0),
             Some(n) => ::core::write!(f, "{} ({})", n, self.0),
             None => ::core::write!(f, "unknown CUresult ({})", self.0),
         }
     }
 }
+/// With the `std` feature only (the crate is `no_std`).
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl std::error::Error for CUresult {}
 
 "#;

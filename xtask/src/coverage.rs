@@ -1,6 +1,8 @@
 //! `cargo xtask ci`'s docs coverage: every public function of cuda-mempool-sys has a doc, every
-//! unsafe or foreign one a `# Safety` section, and every bound driver function a link to NVIDIA's
-//! reference. Reads the sources with syn (rustdoc's own coverage report needs nightly).
+//! unsafe or foreign one a `# Safety` section, every bound driver function a link to NVIDIA's
+//! reference, and every function or trait impl that exists only on Unix, only on Windows or only
+//! with `std` the docs.rs badge that says so (lib.rs turns rustdoc's automatic badges off). Reads
+//! the sources with syn (rustdoc's own coverage report needs nightly).
 
 use std::path::Path;
 
@@ -32,10 +34,46 @@ fn doc_of(attrs: &[syn::Attribute]) -> Option<String> {
     (!text.trim().is_empty()).then_some(text)
 }
 
+/// The cfgs a reader is told of with a badge: an item that exists only on Unix, only on Windows
+/// or only with `std` (not `any(unix, windows)`, which both of docs.rs's targets have, nor
+/// `dynamic-loading`, under which the same API exists another way), as written without spaces.
+const BADGED: &[&str] = &["unix", "windows", "feature=\"std\""];
+
+/// The predicate of each `#[cfg(..)]` of BADGED that `attrs` lack a `doc(cfg(..))` badge for.
+fn missing_badges(attrs: &[syn::Attribute]) -> Vec<String> {
+    let tokens = |a: &syn::Attribute| match &a.meta {
+        syn::Meta::List(l) => l.tokens.to_string().replace(' ', ""),
+        _ => String::new(),
+    };
+    let badges: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg_attr"))
+        .map(tokens)
+        .filter(|t| t.starts_with("docsrs,"))
+        .collect();
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .map(tokens)
+        .filter(|p| BADGED.contains(&p.as_str()))
+        .filter(|p| !badges.iter().any(|b| b.contains(&format!("doc(cfg({p}))"))))
+        .collect()
+}
+
 impl Tally {
+    /// An item that exists only under a BADGED cfg must carry its badge.
+    fn badge(&mut self, place: &str, name: &str, attrs: &[syn::Attribute]) {
+        for p in missing_badges(attrs) {
+            self.missing.push(format!(
+                "{place}: `{name}` exists only under cfg({p}): add #[cfg_attr(docsrs, doc(cfg({p})))]"
+            ));
+        }
+    }
+
     /// `bound`: a driver function (a foreign item or its `global` twin), which must link NVIDIA.
     fn check(&mut self, place: &str, name: &str, attrs: &[syn::Attribute], is_unsafe: bool, bound: bool) {
         self.public += 1;
+        self.badge(place, name, attrs);
         let Some(doc) = doc_of(attrs) else {
             self.missing.push(format!("{place}: `{name}` has no doc"));
             return;
@@ -79,6 +117,15 @@ impl Tally {
                     let bound = in_global && is_unsafe && name.starts_with("cu");
                     self.check(place, &name, &f.attrs, is_unsafe, bound);
                 }
+                syn::Item::Impl(imp) if imp.trait_.is_some() => {
+                    let (_, path, _) = imp.trait_.as_ref().unwrap();
+                    let name = format!(
+                        "impl {} for {}",
+                        path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
+                        quote_type(&imp.self_ty)
+                    );
+                    self.badge(place, &name, &imp.attrs);
+                }
                 syn::Item::Impl(imp) if imp.trait_.is_none() => {
                     for ii in &imp.items {
                         if let syn::ImplItem::Fn(f) = ii {
@@ -97,6 +144,14 @@ impl Tally {
                 _ => {}
             }
         }
+    }
+}
+
+/// A type's last path segment (`CUresult`), for messages.
+fn quote_type(t: &syn::Type) -> String {
+    match t {
+        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
+        _ => "a type".into(),
     }
 }
 
@@ -165,5 +220,24 @@ mod tests {
         assert_eq!(gaps(method).len(), 1);
         let fine = "extern \"C\" { /// Init. [x](https://docs.nvidia.com/cuda/cuda-driver-api/a.html)\n///\n/// # Safety\n/// Rules.\n pub fn cuInit(); }";
         assert!(gaps(fine).is_empty());
+    }
+
+    #[test]
+    fn a_narrower_cfg_needs_its_badge() {
+        let unix = "impl T { /// Doc.\n #[cfg(unix)] pub fn f() {} }";
+        assert!(gaps(unix)[0].contains("cfg(unix)"), "{:?}", gaps(unix));
+        let badged = "impl T { /// Doc.\n #[cfg(unix)] #[cfg_attr(docsrs, doc(cfg(unix)))] pub fn f() {} }";
+        assert!(gaps(badged).is_empty());
+        let std_impl = "#[cfg(feature = \"std\")] impl std::error::Error for CUresult {}";
+        assert!(
+            gaps(std_impl)[0].contains("impl Error for CUresult"),
+            "{:?}",
+            gaps(std_impl)
+        );
+        let std_badged =
+            "#[cfg(feature = \"std\")]\n#[cfg_attr(docsrs, doc(cfg(feature = \"std\")))] impl std::error::Error for X {}";
+        assert!(gaps(std_badged).is_empty());
+        // Both docs.rs targets have the loaders: no badge wanted.
+        assert!(gaps("/// Doc.\n #[cfg(any(unix, windows))] pub fn load() {}").is_empty());
     }
 }

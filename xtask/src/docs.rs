@@ -44,9 +44,46 @@ pub struct Bound<'a> {
     pub per_thread: bool,
 }
 
+/// fn_docs.rs's safety text may say `{value types of PREFIX}`: written here as the value type of
+/// each enumerator of this major's header that starts with PREFIX, grouped by type, so that a
+/// major's docs name only the attributes its header has.
+fn with_value_types(text: &str, value_types: &[(String, String)]) -> Result<String, String> {
+    const OPEN: &str = "{value types of ";
+    let Some(start) = text.find(OPEN) else {
+        return Ok(text.to_string());
+    };
+    let end = start
+        + text[start..]
+            .find('}')
+            .ok_or("fn_docs.rs: an unclosed {value types of …}")?;
+    let prefix = &text[start + OPEN.len()..end];
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for (name, ty) in value_types.iter().filter(|(n, _)| n.starts_with(prefix)) {
+        let ty = rust_type(ty);
+        let short = &name[prefix.len()..];
+        match groups.iter_mut().find(|(t, _)| *t == ty) {
+            Some((_, names)) => names.push(short),
+            None => groups.push((ty, vec![short])),
+        }
+    }
+    if groups.is_empty() {
+        return Err(format!("the header names the value type of no {prefix}* enumerator"));
+    }
+    let list: Vec<String> = groups
+        .iter()
+        .map(|(ty, names)| format!("{ty} for {}", names.join(", ")))
+        .collect();
+    Ok(format!("{}{}{}", &text[..start], list.join("; "), &text[end + 1..]))
+}
+
 /// The doc lines (without `///`) of the function bound as `symbol`; `note`, when not empty, is a
-/// paragraph of its own before `# Safety`.
-pub fn function(symbol: &str, abi: &Bound, note: &str) -> Result<Vec<String>, String> {
+/// paragraph of its own before `# Safety`. `value_types`: this major's [`value_types`].
+pub fn function(
+    symbol: &str,
+    abi: &Bound,
+    note: &str,
+    value_types: &[(String, String)],
+) -> Result<Vec<String>, String> {
     let d = entry(abi.c_name)?;
     let mut first = d.doc.trim_end_matches('.').to_string();
     if abi.per_thread {
@@ -76,7 +113,7 @@ pub fn function(symbol: &str, abi: &Bound, note: &str) -> Result<Vec<String>, St
     lines.push(GENERIC_SAFETY.into());
     if !d.safety.is_empty() {
         lines.push(String::new());
-        lines.push(d.safety.to_string());
+        lines.push(with_value_types(d.safety, value_types)?);
     }
     Ok(lines)
 }
@@ -107,17 +144,54 @@ pub fn value_types(header: &str) -> Vec<(String, String)> {
     out
 }
 
-/// The doc line of an enumerator whose cuda.h comment names its value type.
-pub fn value_type(c: &str) -> String {
-    let rust = match c {
+/// The Rust name of a value type cuda.h's comments give.
+fn rust_name(c: &str) -> &str {
+    match c {
         "int" => "c_int",
         "cuuint64_t" => "u64",
         "unsigned int" => "c_uint",
         other => other,
-    };
+    }
+}
+
+/// A value type as the safety texts write it: `` `u64` (cuda.h `cuuint64_t`) ``.
+fn rust_type(c: &str) -> String {
+    let rust = rust_name(c);
     if rust == c {
-        format!("Value type: `{c}`.")
+        format!("`{c}`")
     } else {
-        format!("Value type: `{rust}` (cuda.h `{c}`).")
+        format!("`{rust}` (cuda.h `{c}`)")
+    }
+}
+
+/// The doc line of an enumerator whose cuda.h comment names its value type.
+pub fn value_type(c: &str) -> String {
+    format!("Value type: {}.", rust_type(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_types_follow_the_header() {
+        let cuda12 =
+            "    /**\n     * (value type = int)\n     */\n    CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC = 1,\n\
+                      /** (value type = cuuint64_t) */\n    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,\n\
+                      /** (value type = cuuint64_t) */\n    CU_MEMPOOL_ATTR_USED_MEM_HIGH,\n";
+        let types = value_types(cuda12);
+        let text = with_value_types("`value` points to: {value types of CU_MEMPOOL_ATTR_}.", &types).unwrap();
+        assert_eq!(
+            text,
+            "`value` points to: `c_int` (cuda.h `int`) for REUSE_ALLOW_OPPORTUNISTIC; `u64` (cuda.h `cuuint64_t`) \
+             for RELEASE_THRESHOLD, USED_MEM_HIGH."
+        );
+        // An attribute of a newer header is named only in that major's docs.
+        let cuda13 = format!("{cuda12}/** (value type = CUmemLocationType) */\n    CU_MEMPOOL_ATTR_LOCATION_TYPE,\n");
+        let text13 = with_value_types("{value types of CU_MEMPOOL_ATTR_}", &value_types(&cuda13)).unwrap();
+        assert!(text13.ends_with("; `CUmemLocationType` for LOCATION_TYPE"), "{text13}");
+        assert!(!text.contains("LOCATION"));
+        assert_eq!(with_value_types("no marker", &types).unwrap(), "no marker");
+        assert!(with_value_types("{value types of CU_NONE_}", &types).is_err());
     }
 }

@@ -240,7 +240,7 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     }
 
     let mut b = bindgen::Builder::default()
-        .header(root.join("wrapper.h").to_string_lossy())
+        .header(root.join(pins::WRAPPER).to_string_lossy())
         .clang_arg(format!("-I{}", h.include.display()))
         .clang_arg(format!("-I{}", root.display()))
         .rust_target(bindgen::RustTarget::stable(pins::RUST_TARGET_MINOR, 0).map_err(|e| e.to_string())?)
@@ -268,6 +268,9 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     }
     for t in allowlist::TYPES {
         b = b.allowlist_type(format!("^{t}$"));
+    }
+    for t in allowlist::BIT_SETS {
+        b = b.bitfield_enum(format!("^({t}|{t}_enum)$"));
     }
     if major >= 13 {
         for t in allowlist::CUDA13_SELECTOR_PFNS {
@@ -312,8 +315,8 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
         + &std::fs::read_to_string(h.include.join("cudaTypedefs.h")).unwrap_or_default();
     // C names that cuda.h maps to a versioned symbol, as aliases a C programmer would recognise.
     let c_aliases: Vec<_> = resolved.iter().filter(|(c, s)| c != s).collect();
-    let tbl = table::table(major, &funcs, &abis, &header_text, &c_aliases)?;
     let value_types = docs::value_types(&header_text);
+    let tbl = table::table(major, &funcs, &abis, &header_text, &c_aliases, &value_types)?;
 
     // The opaque handles and CUresult are defined once, in `common`, for every major.
     let shared = common::Shared::of(major, &file, &enums);
@@ -330,7 +333,7 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
                 .get(name)
                 .ok_or_else(|| format!("CUDA {major}: no ABI version for {name}"))?;
             let indent = &line[..line.len() - line.trim_start().len()];
-            for l in docs::function(name, &abi.bound(), "")? {
+            for l in docs::function(name, &abi.bound(), "", &value_types)? {
                 lines.push(format!("{indent}///{}{l}", if l.is_empty() { "" } else { " " }));
             }
         }
@@ -363,11 +366,12 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     let mut out = lines.join("\n");
     out.push('\n');
 
-    out.push_str("\n// Written by `cargo xtask regen` itself (xtask/src/table.rs), not by bindgen.\n\n");
+    out.push_str("\n// Written by `cargo xtask regen` itself (xtask/src/table/), not by bindgen.\n\n");
     out.push_str("pub use crate::EntryPoint;\n#[cfg(any(unix, windows))]\npub use crate::{Library, LoadError, LoadErrorKind};\n\n");
     out.push_str(&shared.reexport());
     let own_enums: Vec<_> = enums.iter().filter(|(n, _)| n != common::RESULT).cloned().collect();
-    out.push_str(&table::enum_name_and_debug(&own_enums, &aliases));
+    out.push_str(&table::enum_name_and_debug(&own_enums, &aliases, allowlist::BIT_SETS));
+    out.push_str(&table::struct_traits(&file, &enums, &aliases)?);
     out.push('\n');
     for k in allowlist::HAND_CONSTS {
         writeln!(
@@ -401,6 +405,7 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     }
     out.push('\n');
     out.push_str(&tbl.rust);
+    out.push_str(&table::debug_test(&out)?);
 
     let bg = bindgen_version(root)?;
     let header = rs_header(

@@ -3,8 +3,9 @@
 //!
 //!   cargo xtask regen [--check] [--cuda-include DIR]
 //!       Regenerate cuda-mempool-sys/src/generated/cudaNN.rs and the ABI probe under
-//!       cuda-mempool-sys/tests/abi/ for every pinned CUDA major. `--check` writes nothing and fails
-//!       if a committed file differs from what would be generated.
+//!       cuda-mempool-sys/tests/abi/ for every pinned CUDA major (from the root's wrapper.h), and
+//!       the crate's copy of wrapper.h. `--check` writes nothing and fails if a committed file
+//!       differs from what would be generated.
 //!   cargo xtask ci
 //!       Everything CI checks: formatting, clippy (warnings denied), rustdoc (warnings denied),
 //!       `regen --check`, the ABI check with every major, all tests (linked and `dynamic-loading`),
@@ -47,6 +48,7 @@ mod bench_diff;
 mod ci;
 mod common;
 mod coverage;
+mod cudarc;
 mod deploy;
 mod diff;
 mod docs;

@@ -40,6 +40,14 @@ pub const PINS: &[Pin] = &[
 /// The MSRV the generated code targets; equals `rust-version` of cuda-mempool-sys.
 pub const RUST_TARGET_MINOR: u64 = 64;
 
+/// The one hand-written header bindgen reads and the ABI probe compiles against, relative to the
+/// workspace root (`-I` the root finds it).
+pub const WRAPPER: &str = "wrapper.h";
+
+/// The crate's copy of the root `wrapper.h`, written by `cargo xtask regen` (never by hand), so that
+/// the packaged crate's ABI test has it: `tests/abi.rs` compiles the probes with `-I` the crate.
+pub const WRAPPER_COPY: &str = "cuda-mempool-sys/wrapper.h";
+
 /// Where generated files go, relative to the workspace root.
 pub fn bindings_path(major: u32) -> String {
     format!("cuda-mempool-sys/src/generated/cuda{major}.rs")

@@ -43,25 +43,5 @@ pub fn pool_to_cudarc(p: sys::CUmemoryPool) -> cu::CUmemoryPool {
 pub fn result_from_cudarc(r: cu::CUresult) -> sys::CUresult {
     sys::CUresult(r as u32)
 }
-/// This crate's `CUresult` as cudarc's, for the codes listed below: cudarc's enum cannot hold a
-/// value its headers lack (`CUDA_MEMPOOL_SYS_LOAD_FAILED`, a newer driver's code), so this way
-/// is partial. (`CUdeviceptr` and `CUdevice` need no conversion: both crates alias the same
-/// integers.)
-pub fn result_to_cudarc(r: sys::CUresult) -> Option<cu::CUresult> {
-    CUDARC_RESULTS.iter().copied().find(|c| *c as u32 == r.0)
-}
-
-/// The codes this example maps back (the ones a pool wrapper meets); extend as needed.
-const CUDARC_RESULTS: &[cu::CUresult] = &[
-    cu::CUresult::CUDA_SUCCESS,
-    cu::CUresult::CUDA_ERROR_INVALID_VALUE,
-    cu::CUresult::CUDA_ERROR_OUT_OF_MEMORY,
-    cu::CUresult::CUDA_ERROR_NOT_INITIALIZED,
-    cu::CUresult::CUDA_ERROR_NO_DEVICE,
-    cu::CUresult::CUDA_ERROR_INVALID_CONTEXT,
-    cu::CUresult::CUDA_ERROR_INVALID_HANDLE,
-    cu::CUresult::CUDA_ERROR_NOT_FOUND,
-    cu::CUresult::CUDA_ERROR_NOT_READY,
-    cu::CUresult::CUDA_ERROR_NOT_SUPPORTED,
-    cu::CUresult::CUDA_ERROR_UNKNOWN,
-];
+// `result_to_cudarc`: every code the crate root's header names, generated from it.
+include!("results.rs");

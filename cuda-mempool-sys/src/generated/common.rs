@@ -172,8 +172,11 @@ impl cudaError_enum {
     pub const CUDA_ERROR_FABRIC_NOT_READY: cudaError_enum = cudaError_enum(919);
     pub const CUDA_ERROR_UNKNOWN: cudaError_enum = cudaError_enum(999);
     /// Not a driver code: what a `dynamic-loading` free function answers when the driver library could
-    /// not be loaded (`global::load_error` says why). Outside every value a driver returns (they are
-    /// below 1000), so it cannot be mistaken for one; never pass it to `cuGetErrorString`.
+    /// not be loaded (`global::load_error` says why). Chosen in hex, 0x4d500001, outside every
+    /// value a driver returns (they are below 1000), so it cannot be mistaken for one. The driver does
+    /// not know it: `cuGetErrorString` and `cuGetErrorName` answer `CUDA_ERROR_INVALID_VALUE` for it, as
+    /// for any code they do not know. `name()` and `Display` (`CUDA_MEMPOOL_SYS_LOAD_FAILED (0x4d500001)`)
+    /// name it without the driver.
     pub const CUDA_MEMPOOL_SYS_LOAD_FAILED: cudaError_enum = cudaError_enum(0x4d500001);
 }
 /// The name cuda.h gives `cudaError_enum`.
@@ -313,15 +316,34 @@ impl CUresult {
     }
 }
 /// The constant's name and the number (`CUDA_ERROR_NO_DEVICE (100)`), from the bindings' own
-/// table: no driver call.
+/// table: no driver call. The crate's own code, chosen in hex, is shown in hex:
+/// `CUDA_MEMPOOL_SYS_LOAD_FAILED (0x4d500001)`.
 impl ::core::fmt::Display for CUresult {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         match self.name() {
+            Some(n) if self.0 == CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED.0 => ::core::write!(f, "{} ({:#x})", n, self.0),
             Some(n) => ::core::write!(f, "{} ({})", n, self.0),
             None => ::core::write!(f, "unknown CUresult ({})", self.0),
         }
     }
 }
+/// With the `std` feature only (the crate is `no_std`).
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl std::error::Error for CUresult {}
 
+
+/// Every public type of this module implements `Debug` (the list is written by `cargo xtask regen`
+/// from the module itself).
+#[test]
+fn every_public_type_implements_debug() {
+    fn debug<T: ::core::fmt::Debug>() {}
+    debug::<CUctx_st>();
+    debug::<CUevent_st>();
+    debug::<CUstream_st>();
+    debug::<CUgraph_st>();
+    debug::<CUgraphNode_st>();
+    debug::<CUgraphExec_st>();
+    debug::<CUmemPoolHandle_st>();
+    debug::<cudaError_enum>();
+}

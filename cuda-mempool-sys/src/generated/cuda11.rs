@@ -317,15 +317,93 @@ impl CUctx_flags_enum {
     pub const CU_CTX_LMEM_RESIZE_TO_MAX: CUctx_flags_enum = CUctx_flags_enum(16);
     pub const CU_CTX_FLAGS_MASK: CUctx_flags_enum = CUctx_flags_enum(31);
 }
+impl ::core::ops::BitOr<CUctx_flags_enum> for CUctx_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitor(self, other: Self) -> Self {
+        CUctx_flags_enum(self.0 | other.0)
+    }
+}
+impl ::core::ops::BitOrAssign for CUctx_flags_enum {
+    #[inline]
+    fn bitor_assign(&mut self, rhs: CUctx_flags_enum) {
+        self.0 |= rhs.0;
+    }
+}
+impl ::core::ops::BitAnd<CUctx_flags_enum> for CUctx_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitand(self, other: Self) -> Self {
+        CUctx_flags_enum(self.0 & other.0)
+    }
+}
+impl ::core::ops::BitAndAssign for CUctx_flags_enum {
+    #[inline]
+    fn bitand_assign(&mut self, rhs: CUctx_flags_enum) {
+        self.0 &= rhs.0;
+    }
+}
 impl CUstream_flags_enum {
     pub const CU_STREAM_DEFAULT: CUstream_flags_enum = CUstream_flags_enum(0);
     pub const CU_STREAM_NON_BLOCKING: CUstream_flags_enum = CUstream_flags_enum(1);
+}
+impl ::core::ops::BitOr<CUstream_flags_enum> for CUstream_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitor(self, other: Self) -> Self {
+        CUstream_flags_enum(self.0 | other.0)
+    }
+}
+impl ::core::ops::BitOrAssign for CUstream_flags_enum {
+    #[inline]
+    fn bitor_assign(&mut self, rhs: CUstream_flags_enum) {
+        self.0 |= rhs.0;
+    }
+}
+impl ::core::ops::BitAnd<CUstream_flags_enum> for CUstream_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitand(self, other: Self) -> Self {
+        CUstream_flags_enum(self.0 & other.0)
+    }
+}
+impl ::core::ops::BitAndAssign for CUstream_flags_enum {
+    #[inline]
+    fn bitand_assign(&mut self, rhs: CUstream_flags_enum) {
+        self.0 &= rhs.0;
+    }
 }
 impl CUevent_flags_enum {
     pub const CU_EVENT_DEFAULT: CUevent_flags_enum = CUevent_flags_enum(0);
     pub const CU_EVENT_BLOCKING_SYNC: CUevent_flags_enum = CUevent_flags_enum(1);
     pub const CU_EVENT_DISABLE_TIMING: CUevent_flags_enum = CUevent_flags_enum(2);
     pub const CU_EVENT_INTERPROCESS: CUevent_flags_enum = CUevent_flags_enum(4);
+}
+impl ::core::ops::BitOr<CUevent_flags_enum> for CUevent_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitor(self, other: Self) -> Self {
+        CUevent_flags_enum(self.0 | other.0)
+    }
+}
+impl ::core::ops::BitOrAssign for CUevent_flags_enum {
+    #[inline]
+    fn bitor_assign(&mut self, rhs: CUevent_flags_enum) {
+        self.0 |= rhs.0;
+    }
+}
+impl ::core::ops::BitAnd<CUevent_flags_enum> for CUevent_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitand(self, other: Self) -> Self {
+        CUevent_flags_enum(self.0 & other.0)
+    }
+}
+impl ::core::ops::BitAndAssign for CUevent_flags_enum {
+    #[inline]
+    fn bitand_assign(&mut self, rhs: CUevent_flags_enum) {
+        self.0 &= rhs.0;
+    }
 }
 impl CUevent_wait_flags_enum {
     pub const CU_EVENT_WAIT_DEFAULT: CUevent_wait_flags_enum = CUevent_wait_flags_enum(
@@ -334,6 +412,32 @@ impl CUevent_wait_flags_enum {
     pub const CU_EVENT_WAIT_EXTERNAL: CUevent_wait_flags_enum = CUevent_wait_flags_enum(
         1,
     );
+}
+impl ::core::ops::BitOr<CUevent_wait_flags_enum> for CUevent_wait_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitor(self, other: Self) -> Self {
+        CUevent_wait_flags_enum(self.0 | other.0)
+    }
+}
+impl ::core::ops::BitOrAssign for CUevent_wait_flags_enum {
+    #[inline]
+    fn bitor_assign(&mut self, rhs: CUevent_wait_flags_enum) {
+        self.0 |= rhs.0;
+    }
+}
+impl ::core::ops::BitAnd<CUevent_wait_flags_enum> for CUevent_wait_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitand(self, other: Self) -> Self {
+        CUevent_wait_flags_enum(self.0 & other.0)
+    }
+}
+impl ::core::ops::BitAndAssign for CUevent_wait_flags_enum {
+    #[inline]
+    fn bitand_assign(&mut self, rhs: CUevent_wait_flags_enum) {
+        self.0 &= rhs.0;
+    }
 }
 impl CUdevice_attribute_enum {
     pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(
@@ -854,6 +958,34 @@ impl CUdriverProcAddress_flags_enum {
         2,
     );
 }
+impl ::core::ops::BitOr<CUdriverProcAddress_flags_enum>
+for CUdriverProcAddress_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitor(self, other: Self) -> Self {
+        CUdriverProcAddress_flags_enum(self.0 | other.0)
+    }
+}
+impl ::core::ops::BitOrAssign for CUdriverProcAddress_flags_enum {
+    #[inline]
+    fn bitor_assign(&mut self, rhs: CUdriverProcAddress_flags_enum) {
+        self.0 |= rhs.0;
+    }
+}
+impl ::core::ops::BitAnd<CUdriverProcAddress_flags_enum>
+for CUdriverProcAddress_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitand(self, other: Self) -> Self {
+        CUdriverProcAddress_flags_enum(self.0 & other.0)
+    }
+}
+impl ::core::ops::BitAndAssign for CUdriverProcAddress_flags_enum {
+    #[inline]
+    fn bitand_assign(&mut self, rhs: CUdriverProcAddress_flags_enum) {
+        self.0 &= rhs.0;
+    }
+}
 impl CUdevice_P2PAttribute_enum {
     pub const CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
         1,
@@ -887,6 +1019,34 @@ impl CUmemAllocationHandleType_enum {
     pub const CU_MEM_HANDLE_TYPE_MAX: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(
         2147483647,
     );
+}
+impl ::core::ops::BitOr<CUmemAllocationHandleType_enum>
+for CUmemAllocationHandleType_enum {
+    type Output = Self;
+    #[inline]
+    fn bitor(self, other: Self) -> Self {
+        CUmemAllocationHandleType_enum(self.0 | other.0)
+    }
+}
+impl ::core::ops::BitOrAssign for CUmemAllocationHandleType_enum {
+    #[inline]
+    fn bitor_assign(&mut self, rhs: CUmemAllocationHandleType_enum) {
+        self.0 |= rhs.0;
+    }
+}
+impl ::core::ops::BitAnd<CUmemAllocationHandleType_enum>
+for CUmemAllocationHandleType_enum {
+    type Output = Self;
+    #[inline]
+    fn bitand(self, other: Self) -> Self {
+        CUmemAllocationHandleType_enum(self.0 & other.0)
+    }
+}
+impl ::core::ops::BitAndAssign for CUmemAllocationHandleType_enum {
+    #[inline]
+    fn bitand_assign(&mut self, rhs: CUmemAllocationHandleType_enum) {
+        self.0 &= rhs.0;
+    }
 }
 impl CUmemAccess_flags_enum {
     pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: CUmemAccess_flags_enum = CUmemAccess_flags_enum(
@@ -1028,6 +1188,34 @@ impl CUgraphInstantiate_flags_enum {
     pub const CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: CUgraphInstantiate_flags_enum = CUgraphInstantiate_flags_enum(
         8,
     );
+}
+impl ::core::ops::BitOr<CUgraphInstantiate_flags_enum>
+for CUgraphInstantiate_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitor(self, other: Self) -> Self {
+        CUgraphInstantiate_flags_enum(self.0 | other.0)
+    }
+}
+impl ::core::ops::BitOrAssign for CUgraphInstantiate_flags_enum {
+    #[inline]
+    fn bitor_assign(&mut self, rhs: CUgraphInstantiate_flags_enum) {
+        self.0 |= rhs.0;
+    }
+}
+impl ::core::ops::BitAnd<CUgraphInstantiate_flags_enum>
+for CUgraphInstantiate_flags_enum {
+    type Output = Self;
+    #[inline]
+    fn bitand(self, other: Self) -> Self {
+        CUgraphInstantiate_flags_enum(self.0 & other.0)
+    }
+}
+impl ::core::ops::BitAndAssign for CUgraphInstantiate_flags_enum {
+    #[inline]
+    fn bitand_assign(&mut self, rhs: CUgraphInstantiate_flags_enum) {
+        self.0 &= rhs.0;
+    }
 }
 pub use self::CUctx_flags_enum as CUctx_flags;
 pub use self::CUstream_flags_enum as CUstream_flags;
@@ -1502,7 +1690,7 @@ extern "C" {
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
-    /// `value` must point to the attribute's type: cuuint64_t for RELEASE_THRESHOLD, RESERVED_MEM_*, USED_MEM_*, MAX_POOL_SIZE; int for REUSE_*, LOCATION_ID, HW_DECOMPRESS_ENABLED; the C enum (4 bytes) for ALLOCATION_TYPE, EXPORT_HANDLE_TYPES, LOCATION_TYPE.
+    /// `value` must point to the attribute's value type (each `CU_MEMPOOL_ATTR_*` constant names it): `c_int` (cuda.h `int`) for REUSE_FOLLOW_EVENT_DEPENDENCIES, REUSE_ALLOW_OPPORTUNISTIC, REUSE_ALLOW_INTERNAL_DEPENDENCIES; `u64` (cuda.h `cuuint64_t`) for RELEASE_THRESHOLD, RESERVED_MEM_CURRENT, RESERVED_MEM_HIGH, USED_MEM_CURRENT, USED_MEM_HIGH.
     pub fn cuMemPoolGetAttribute(
         pool: CUmemoryPool,
         attr: CUmemPool_attribute,
@@ -1657,6 +1845,26 @@ extern "C" {
         phStream: *mut CUstream,
         Flags: ::core::ffi::c_uint,
     ) -> CUresult;
+    /// Creates a stream in the current context with a scheduling priority (a lower number is served first).
+    ///
+    /// Since CUDA 5.5: needs a driver whose `cuDriverGetVersion` is at least 5050 (this ABI: cudaTypedefs.h `PFN_cuStreamCreateWithPriority_v5050`). [NVIDIA: `cuStreamCreateWithPriority`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g95c1a8c7c3dacb13091692dd9c7f7471)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    pub fn cuStreamCreateWithPriority(
+        phStream: *mut CUstream,
+        flags: ::core::ffi::c_uint,
+        priority: ::core::ffi::c_int,
+    ) -> CUresult;
+    /// Reads the context a stream belongs to (for a special stream: the calling thread's current context).
+    ///
+    /// Since CUDA 9.2: needs a driver whose `cuDriverGetVersion` is at least 9020 (this ABI: cudaTypedefs.h `PFN_cuStreamGetCtx_v9020`). [NVIDIA: `cuStreamGetCtx`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g1107907025eaa3387fdc590a9379a681)
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `hStream` must be a live stream or a special one (null, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD): the driver does not check the handle. The context is borrowed: the caller gains no reference to it.
+    pub fn cuStreamGetCtx(hStream: CUstream, pctx: *mut CUcontext) -> CUresult;
     /// Makes later work on a stream wait for the work captured by an event.
     ///
     /// Since CUDA 3.2: needs a driver whose `cuDriverGetVersion` is at least 3020 (this ABI: cudaTypedefs.h `PFN_cuStreamWaitEvent_v3020`). [NVIDIA: `cuStreamWaitEvent`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g6a898b652dfc6aa1d5c8d97062618b2f)
@@ -1976,7 +2184,7 @@ extern "C" {
     pub fn cuMemFreeAsync_ptsz(dptr: CUdeviceptr, hStream: CUstream) -> CUresult;
 }
 
-// Written by `cargo xtask regen` itself (xtask/src/table.rs), not by bindgen.
+// Written by `cargo xtask regen` itself (xtask/src/table/), not by bindgen.
 
 pub use crate::EntryPoint;
 #[cfg(any(unix, windows))]
@@ -2002,10 +2210,23 @@ impl CUctx_flags_enum {
 }
 impl ::core::fmt::Debug for CUctx_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => f.write_str(n),
-            None => ::core::write!(f, "CUctx_flags({})", self.0),
+        if let Some(n) = self.name() {
+            return f.write_str(n);
         }
+        const BITS: &[(::core::ffi::c_uint, &str)] = &[(0x1, "CU_CTX_SCHED_SPIN"), (0x2, "CU_CTX_SCHED_YIELD"), (0x4, "CU_CTX_SCHED_BLOCKING_SYNC"), (0x8, "CU_CTX_MAP_HOST"), (0x10, "CU_CTX_LMEM_RESIZE_TO_MAX")];
+        let mut rest = self.0;
+        let mut sep = "";
+        for &(bit, name) in BITS {
+            if rest & bit != 0 {
+                ::core::write!(f, "{}{}", sep, name)?;
+                rest &= !bit;
+                sep = " | ";
+            }
+        }
+        if rest != 0 || sep.is_empty() {
+            ::core::write!(f, "{}CUctx_flags({:#x})", sep, rest)?;
+        }
+        Ok(())
     }
 }
 impl CUstream_flags_enum {
@@ -2020,10 +2241,23 @@ impl CUstream_flags_enum {
 }
 impl ::core::fmt::Debug for CUstream_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => f.write_str(n),
-            None => ::core::write!(f, "CUstream_flags({})", self.0),
+        if let Some(n) = self.name() {
+            return f.write_str(n);
         }
+        const BITS: &[(::core::ffi::c_uint, &str)] = &[(0x1, "CU_STREAM_NON_BLOCKING")];
+        let mut rest = self.0;
+        let mut sep = "";
+        for &(bit, name) in BITS {
+            if rest & bit != 0 {
+                ::core::write!(f, "{}{}", sep, name)?;
+                rest &= !bit;
+                sep = " | ";
+            }
+        }
+        if rest != 0 || sep.is_empty() {
+            ::core::write!(f, "{}CUstream_flags({:#x})", sep, rest)?;
+        }
+        Ok(())
     }
 }
 impl CUevent_flags_enum {
@@ -2040,10 +2274,23 @@ impl CUevent_flags_enum {
 }
 impl ::core::fmt::Debug for CUevent_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => f.write_str(n),
-            None => ::core::write!(f, "CUevent_flags({})", self.0),
+        if let Some(n) = self.name() {
+            return f.write_str(n);
         }
+        const BITS: &[(::core::ffi::c_uint, &str)] = &[(0x1, "CU_EVENT_BLOCKING_SYNC"), (0x2, "CU_EVENT_DISABLE_TIMING"), (0x4, "CU_EVENT_INTERPROCESS")];
+        let mut rest = self.0;
+        let mut sep = "";
+        for &(bit, name) in BITS {
+            if rest & bit != 0 {
+                ::core::write!(f, "{}{}", sep, name)?;
+                rest &= !bit;
+                sep = " | ";
+            }
+        }
+        if rest != 0 || sep.is_empty() {
+            ::core::write!(f, "{}CUevent_flags({:#x})", sep, rest)?;
+        }
+        Ok(())
     }
 }
 impl CUevent_wait_flags_enum {
@@ -2058,10 +2305,23 @@ impl CUevent_wait_flags_enum {
 }
 impl ::core::fmt::Debug for CUevent_wait_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => f.write_str(n),
-            None => ::core::write!(f, "CUevent_wait_flags({})", self.0),
+        if let Some(n) = self.name() {
+            return f.write_str(n);
         }
+        const BITS: &[(::core::ffi::c_uint, &str)] = &[(0x1, "CU_EVENT_WAIT_EXTERNAL")];
+        let mut rest = self.0;
+        let mut sep = "";
+        for &(bit, name) in BITS {
+            if rest & bit != 0 {
+                ::core::write!(f, "{}{}", sep, name)?;
+                rest &= !bit;
+                sep = " | ";
+            }
+        }
+        if rest != 0 || sep.is_empty() {
+            ::core::write!(f, "{}CUevent_wait_flags({:#x})", sep, rest)?;
+        }
+        Ok(())
     }
 }
 impl CUdevice_attribute_enum {
@@ -2321,10 +2581,23 @@ impl CUdriverProcAddress_flags_enum {
 }
 impl ::core::fmt::Debug for CUdriverProcAddress_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => f.write_str(n),
-            None => ::core::write!(f, "CUdriverProcAddress_flags({})", self.0),
+        if let Some(n) = self.name() {
+            return f.write_str(n);
         }
+        const BITS: &[(::core::ffi::c_uint, &str)] = &[(0x1, "CU_GET_PROC_ADDRESS_LEGACY_STREAM"), (0x2, "CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM")];
+        let mut rest = self.0;
+        let mut sep = "";
+        for &(bit, name) in BITS {
+            if rest & bit != 0 {
+                ::core::write!(f, "{}{}", sep, name)?;
+                rest &= !bit;
+                sep = " | ";
+            }
+        }
+        if rest != 0 || sep.is_empty() {
+            ::core::write!(f, "{}CUdriverProcAddress_flags({:#x})", sep, rest)?;
+        }
+        Ok(())
     }
 }
 impl CUdevice_P2PAttribute_enum {
@@ -2362,10 +2635,23 @@ impl CUmemAllocationHandleType_enum {
 }
 impl ::core::fmt::Debug for CUmemAllocationHandleType_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => f.write_str(n),
-            None => ::core::write!(f, "CUmemAllocationHandleType({})", self.0),
+        if let Some(n) = self.name() {
+            return f.write_str(n);
         }
+        const BITS: &[(::core::ffi::c_uint, &str)] = &[(0x1, "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR"), (0x2, "CU_MEM_HANDLE_TYPE_WIN32"), (0x4, "CU_MEM_HANDLE_TYPE_WIN32_KMT")];
+        let mut rest = self.0;
+        let mut sep = "";
+        for &(bit, name) in BITS {
+            if rest & bit != 0 {
+                ::core::write!(f, "{}{}", sep, name)?;
+                rest &= !bit;
+                sep = " | ";
+            }
+        }
+        if rest != 0 || sep.is_empty() {
+            ::core::write!(f, "{}CUmemAllocationHandleType({:#x})", sep, rest)?;
+        }
+        Ok(())
     }
 }
 impl CUmemAccess_flags_enum {
@@ -2482,10 +2768,23 @@ impl CUgraphInstantiate_flags_enum {
 }
 impl ::core::fmt::Debug for CUgraphInstantiate_flags_enum {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        match self.name() {
-            Some(n) => f.write_str(n),
-            None => ::core::write!(f, "CUgraphInstantiate_flags({})", self.0),
+        if let Some(n) = self.name() {
+            return f.write_str(n);
         }
+        const BITS: &[(::core::ffi::c_uint, &str)] = &[(0x1, "CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH"), (0x8, "CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY")];
+        let mut rest = self.0;
+        let mut sep = "";
+        for &(bit, name) in BITS {
+            if rest & bit != 0 {
+                ::core::write!(f, "{}{}", sep, name)?;
+                rest &= !bit;
+                sep = " | ";
+            }
+        }
+        if rest != 0 || sep.is_empty() {
+            ::core::write!(f, "{}CUgraphInstantiate_flags({:#x})", sep, rest)?;
+        }
+        Ok(())
     }
 }
 
@@ -2539,9 +2838,59 @@ pub use self::c_names::*;
 /// the fields' names, the table has a call method for each C name cuda.h maps to a versioned
 /// symbol (`cuMemAlloc` calls `cuMemAlloc_v2`).
 ///
-/// # Safety of the call methods
-/// Each call method is as unsafe as the C function it calls: the arguments must satisfy that
-/// function's contract in cuda.h.
+/// # The table's contract
+/// An entry that is `Some` is the driver's function of the field's name, at the ABI its
+/// [`ENTRIES`](Self::ENTRIES) row gives (or a function with the same contract: an interposer's).
+/// The tables this type makes keep it: [`load`](Self::load), [`from_library`](Self::from_library),
+/// [`from_proc_address`](Self::from_proc_address), [`from_dlsym`](Self::from_dlsym),
+/// `from_default_namespace`, [`from_linked`](Self::from_linked) and [`EMPTY`](Self::EMPTY) (no
+/// entry at all); [`from_fn`](Self::from_fn) makes it its resolver's promise. The fields are
+/// public and the type is `Copy`, so a table built or edited by other code need not keep it: safe
+/// code can put `cuStreamQuery` where `cuStreamSynchronize` was. The type does not promise it;
+/// whoever calls a call method does (its `# Safety`). Code that takes a table from its caller
+/// cannot check the entries, so it takes the promise with the table, in an `unsafe fn`:
+///
+/// ```
+/// use cuda_mempool_sys::cuda11::{CUresult, CUstream, EntryPoints, CU_STREAM_LEGACY};
+///
+/// /// Calls the driver through a table it can vouch for.
+/// pub struct Driver(EntryPoints);
+///
+/// impl Driver {
+///     /// The driver's own functions: a loader's table keeps the contract.
+///     pub fn load() -> Result<Driver, cuda_mempool_sys::LoadError> {
+///         Ok(Driver(EntryPoints::load()?))
+///     }
+///
+///     /// # Safety
+///     /// Every entry of `table` is the driver's function of its name (`EntryPoints`' contract).
+///     pub unsafe fn from_table(table: EntryPoints) -> Driver {
+///         Driver(table)
+///     }
+///
+///     /// Waits for the work queued on `stream`.
+///     ///
+///     /// # Safety
+///     /// `stream` is a live stream of this process, or a special one.
+///     pub unsafe fn synchronize(&self, stream: CUstream) -> Result<(), CUresult> {
+///         // SAFETY: the entry is the driver's cuStreamSynchronize (`load`, or the promise of
+///         // `from_table`'s caller); the stream is our caller's promise.
+///         unsafe { self.0.cuStreamSynchronize(stream) }.result()
+///     }
+/// }
+///
+/// // Safe code can edit a table so that an entry is another function...
+/// let mut edited = EntryPoints::EMPTY;
+/// edited.cuStreamSynchronize = edited.cuStreamQuery;
+/// // ...so only `unsafe` code can hand one to the wrapper, promising what it holds.
+/// let _ = edited;
+///
+/// match Driver::load() {
+///     // SAFETY: the legacy default stream is a special stream.
+///     Ok(driver) => println!("{:?}", unsafe { driver.synchronize(CU_STREAM_LEGACY) }),
+///     Err(e) => println!("no driver here: {e}"),
+/// }
+/// ```
 #[derive(Clone, Copy)]
 pub struct EntryPoints {
     /// `cuGetErrorString` at the ABI of CUDA 6.0.
@@ -2656,6 +3005,10 @@ pub struct EntryPoints {
     pub cuPointerGetAttributes: ::core::option::Option<unsafe extern "C" fn(numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult>,
     /// `cuStreamCreate` at the ABI of CUDA 2.0.
     pub cuStreamCreate: ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult>,
+    /// `cuStreamCreateWithPriority` at the ABI of CUDA 5.5.
+    pub cuStreamCreateWithPriority: ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, flags: ::core::ffi::c_uint, priority: ::core::ffi::c_int) -> CUresult>,
+    /// `cuStreamGetCtx` at the ABI of CUDA 9.2.
+    pub cuStreamGetCtx: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, pctx: *mut CUcontext) -> CUresult>,
     /// `cuStreamWaitEvent` at the ABI of CUDA 3.2.
     pub cuStreamWaitEvent: ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult>,
     /// `cuStreamBeginCapture` at the ABI of CUDA 10.1.
@@ -2725,11 +3078,11 @@ pub struct EntryPoints {
 #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 impl EntryPoints {
     /// How many entry points the table has.
-    pub const LEN: usize = 88;
+    pub const LEN: usize = 90;
 
     /// Each field's symbol, the C name and CUDA version `cuGetProcAddress` is asked for, and the
     /// per-thread-default-stream flag, in field order.
-    pub const ENTRIES: &'static [crate::EntryPoint; 88] = &[
+    pub const ENTRIES: &'static [crate::EntryPoint; 90] = &[
         crate::EntryPoint::new("cuGetErrorString", "cuGetErrorString\0", "cuGetErrorString", "cuGetErrorString\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuGetErrorName", "cuGetErrorName\0", "cuGetErrorName", "cuGetErrorName\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuInit", "cuInit\0", "cuInit", "cuInit\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
@@ -2786,6 +3139,8 @@ impl EntryPoints {
         crate::EntryPoint::new("cuPointerGetAttribute", "cuPointerGetAttribute\0", "cuPointerGetAttribute", "cuPointerGetAttribute\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuPointerGetAttributes", "cuPointerGetAttributes\0", "cuPointerGetAttributes", "cuPointerGetAttributes\0", 7000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamCreate", "cuStreamCreate\0", "cuStreamCreate", "cuStreamCreate\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuStreamCreateWithPriority", "cuStreamCreateWithPriority\0", "cuStreamCreateWithPriority", "cuStreamCreateWithPriority\0", 5050, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
+        crate::EntryPoint::new("cuStreamGetCtx", "cuStreamGetCtx\0", "cuStreamGetCtx", "cuStreamGetCtx\0", 9020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamWaitEvent", "cuStreamWaitEvent\0", "cuStreamWaitEvent", "cuStreamWaitEvent\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamBeginCapture_v2", "cuStreamBeginCapture_v2\0", "cuStreamBeginCapture", "cuStreamBeginCapture\0", 10010, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
         crate::EntryPoint::new("cuStreamEndCapture", "cuStreamEndCapture\0", "cuStreamEndCapture", "cuStreamEndCapture\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
@@ -2878,6 +3233,8 @@ impl EntryPoints {
         cuPointerGetAttribute: None,
         cuPointerGetAttributes: None,
         cuStreamCreate: None,
+        cuStreamCreateWithPriority: None,
+        cuStreamGetCtx: None,
         cuStreamWaitEvent: None,
         cuStreamBeginCapture_v2: None,
         cuStreamEndCapture: None,
@@ -2976,38 +3333,40 @@ impl EntryPoints {
             cuPointerGetAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(data: *mut ::core::ffi::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[53])),
             cuPointerGetAttributes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[54])),
             cuStreamCreate: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[55])),
-            cuStreamWaitEvent: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[56])),
-            cuStreamBeginCapture_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult>>(resolve(&Self::ENTRIES[57])),
-            cuStreamEndCapture: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[58])),
-            cuStreamIsCapturing: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult>>(resolve(&Self::ENTRIES[59])),
-            cuStreamQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[60])),
-            cuStreamSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[61])),
-            cuStreamDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[62])),
-            cuEventCreate: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[63])),
-            cuEventRecord: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[64])),
-            cuEventQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[65])),
-            cuEventSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[66])),
-            cuEventDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[67])),
-            cuLaunchHostFunc: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[68])),
-            cuGraphMemAllocNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult>>(resolve(&Self::ENTRIES[69])),
-            cuGraphMemFreeNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[70])),
-            cuDeviceGraphMemTrim: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[71])),
-            cuDeviceGetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[72])),
-            cuDeviceSetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[73])),
-            cuGraphNodeGetType: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult>>(resolve(&Self::ENTRIES[74])),
-            cuGraphGetNodes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult>>(resolve(&Self::ENTRIES[75])),
-            cuGraphInstantiateWithFlags: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult>>(resolve(&Self::ENTRIES[76])),
-            cuGraphLaunch: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[77])),
-            cuGraphExecDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult>>(resolve(&Self::ENTRIES[78])),
-            cuGraphDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[79])),
-            cuDeviceCanAccessPeer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[80])),
-            cuCtxEnablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[81])),
-            cuCtxDisablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[82])),
-            cuDeviceGetP2PAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[83])),
-            cuGetProcAddress: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t) -> CUresult>>(resolve(&Self::ENTRIES[84])),
-            cuMemAllocAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[85])),
-            cuMemAllocFromPoolAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[86])),
-            cuMemFreeAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[87])),
+            cuStreamCreateWithPriority: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phStream: *mut CUstream, flags: ::core::ffi::c_uint, priority: ::core::ffi::c_int) -> CUresult>>(resolve(&Self::ENTRIES[56])),
+            cuStreamGetCtx: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, pctx: *mut CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[57])),
+            cuStreamWaitEvent: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[58])),
+            cuStreamBeginCapture_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult>>(resolve(&Self::ENTRIES[59])),
+            cuStreamEndCapture: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[60])),
+            cuStreamIsCapturing: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult>>(resolve(&Self::ENTRIES[61])),
+            cuStreamQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[62])),
+            cuStreamSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[63])),
+            cuStreamDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[64])),
+            cuEventCreate: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[65])),
+            cuEventRecord: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[66])),
+            cuEventQuery: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[67])),
+            cuEventSynchronize: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[68])),
+            cuEventDestroy_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hEvent: CUevent) -> CUresult>>(resolve(&Self::ENTRIES[69])),
+            cuLaunchHostFunc: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[70])),
+            cuGraphMemAllocNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult>>(resolve(&Self::ENTRIES[71])),
+            cuGraphMemFreeNodeGetParams: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult>>(resolve(&Self::ENTRIES[72])),
+            cuDeviceGraphMemTrim: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[73])),
+            cuDeviceGetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[74])),
+            cuDeviceSetGraphMemAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult>>(resolve(&Self::ENTRIES[75])),
+            cuGraphNodeGetType: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult>>(resolve(&Self::ENTRIES[76])),
+            cuGraphGetNodes: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult>>(resolve(&Self::ENTRIES[77])),
+            cuGraphInstantiateWithFlags: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult>>(resolve(&Self::ENTRIES[78])),
+            cuGraphLaunch: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[79])),
+            cuGraphExecDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult>>(resolve(&Self::ENTRIES[80])),
+            cuGraphDestroy: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(hGraph: CUgraph) -> CUresult>>(resolve(&Self::ENTRIES[81])),
+            cuDeviceCanAccessPeer: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[82])),
+            cuCtxEnablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult>>(resolve(&Self::ENTRIES[83])),
+            cuCtxDisablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[84])),
+            cuDeviceGetP2PAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[85])),
+            cuGetProcAddress: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t) -> CUresult>>(resolve(&Self::ENTRIES[86])),
+            cuMemAllocAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[87])),
+            cuMemAllocFromPoolAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[88])),
+            cuMemFreeAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[89])),
         }
     }
 
@@ -3076,6 +3435,8 @@ impl EntryPoints {
             cuPointerGetAttribute: Some(cuPointerGetAttribute),
             cuPointerGetAttributes: Some(cuPointerGetAttributes),
             cuStreamCreate: Some(cuStreamCreate),
+            cuStreamCreateWithPriority: Some(cuStreamCreateWithPriority),
+            cuStreamGetCtx: Some(cuStreamGetCtx),
             cuStreamWaitEvent: Some(cuStreamWaitEvent),
             cuStreamBeginCapture_v2: Some(cuStreamBeginCapture_v2),
             cuStreamEndCapture: Some(cuStreamEndCapture),
@@ -3151,15 +3512,16 @@ impl EntryPoints {
 
     /// Each entry from `dlsym(RTLD_DEFAULT, symbol)`: what the dynamic linker binds for a linked
     /// program (`LD_PRELOAD` libraries first). Entries of a library opened by [`load`](Self::load)
-    /// are not there (it is opened `RTLD_LOCAL`).
+    /// are not there (it is opened `RTLD_LOCAL`). Unix only: Windows has no default namespace.
     #[cfg(unix)]
+    #[cfg_attr(docsrs, doc(cfg(unix)))]
     pub fn from_default_namespace() -> Self {
         // SAFETY: as for `from_dlsym`; the process's libraries export cuda.h's symbols.
         unsafe { Self::from_fn(|e| crate::loader::default_namespace_symbol(e.symbol_cstr())) }
     }
 
     /// The address of each entry (null where missing), in field order.
-    pub fn addresses(&self) -> [*const ::core::ffi::c_void; 88] {
+    pub fn addresses(&self) -> [*const ::core::ffi::c_void; 90] {
         [
             match self.cuGetErrorString { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuGetErrorName { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
@@ -3217,6 +3579,8 @@ impl EntryPoints {
             match self.cuPointerGetAttribute { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuPointerGetAttributes { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamCreate { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuStreamCreateWithPriority { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuStreamGetCtx { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamWaitEvent { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamBeginCapture_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuStreamEndCapture { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
@@ -3269,7 +3633,7 @@ impl EntryPoints {
     /// Calls `cuGetErrorString` at the ABI of CUDA 6.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGetErrorString`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGetErrorString`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGetErrorString`, if set, is the driver's `cuGetErrorString` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGetErrorString`].
     #[inline]
     pub unsafe fn cuGetErrorString(&self, error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
         match self.cuGetErrorString {
@@ -3280,7 +3644,7 @@ impl EntryPoints {
     /// Calls `cuGetErrorName` at the ABI of CUDA 6.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGetErrorName`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGetErrorName`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGetErrorName`, if set, is the driver's `cuGetErrorName` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGetErrorName`].
     #[inline]
     pub unsafe fn cuGetErrorName(&self, error: CUresult, pStr: *mut *const ::core::ffi::c_char) -> CUresult {
         match self.cuGetErrorName {
@@ -3291,7 +3655,7 @@ impl EntryPoints {
     /// Calls `cuInit` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuInit`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuInit`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuInit`, if set, is the driver's `cuInit` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuInit`].
     #[inline]
     pub unsafe fn cuInit(&self, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuInit {
@@ -3302,7 +3666,7 @@ impl EntryPoints {
     /// Calls `cuDriverGetVersion` at the ABI of CUDA 2.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDriverGetVersion`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDriverGetVersion`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDriverGetVersion`, if set, is the driver's `cuDriverGetVersion` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDriverGetVersion`].
     #[inline]
     pub unsafe fn cuDriverGetVersion(&self, driverVersion: *mut ::core::ffi::c_int) -> CUresult {
         match self.cuDriverGetVersion {
@@ -3313,7 +3677,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGet` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGet`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGet`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGet`, if set, is the driver's `cuDeviceGet` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGet`].
     #[inline]
     pub unsafe fn cuDeviceGet(&self, device: *mut CUdevice, ordinal: ::core::ffi::c_int) -> CUresult {
         match self.cuDeviceGet {
@@ -3324,7 +3688,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGetCount` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetCount`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGetCount`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGetCount`, if set, is the driver's `cuDeviceGetCount` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGetCount`].
     #[inline]
     pub unsafe fn cuDeviceGetCount(&self, count: *mut ::core::ffi::c_int) -> CUresult {
         match self.cuDeviceGetCount {
@@ -3335,7 +3699,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGetName` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetName`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGetName`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGetName`, if set, is the driver's `cuDeviceGetName` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGetName`].
     #[inline]
     pub unsafe fn cuDeviceGetName(&self, name: *mut ::core::ffi::c_char, len: ::core::ffi::c_int, dev: CUdevice) -> CUresult {
         match self.cuDeviceGetName {
@@ -3346,7 +3710,7 @@ impl EntryPoints {
     /// Calls `cuDeviceTotalMem` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceTotalMem_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceTotalMem_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceTotalMem_v2`, if set, is the driver's `cuDeviceTotalMem` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceTotalMem_v2`].
     #[inline]
     pub unsafe fn cuDeviceTotalMem_v2(&self, bytes: *mut usize, dev: CUdevice) -> CUresult {
         match self.cuDeviceTotalMem_v2 {
@@ -3357,7 +3721,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGetAttribute` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetAttribute`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGetAttribute`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGetAttribute`, if set, is the driver's `cuDeviceGetAttribute` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGetAttribute`].
     #[inline]
     pub unsafe fn cuDeviceGetAttribute(&self, pi: *mut ::core::ffi::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult {
         match self.cuDeviceGetAttribute {
@@ -3368,7 +3732,7 @@ impl EntryPoints {
     /// Calls `cuDeviceSetMemPool` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceSetMemPool`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceSetMemPool`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceSetMemPool`, if set, is the driver's `cuDeviceSetMemPool` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceSetMemPool`].
     #[inline]
     pub unsafe fn cuDeviceSetMemPool(&self, dev: CUdevice, pool: CUmemoryPool) -> CUresult {
         match self.cuDeviceSetMemPool {
@@ -3379,7 +3743,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGetMemPool` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetMemPool`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGetMemPool`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGetMemPool`, if set, is the driver's `cuDeviceGetMemPool` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGetMemPool`].
     #[inline]
     pub unsafe fn cuDeviceGetMemPool(&self, pool: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         match self.cuDeviceGetMemPool {
@@ -3390,7 +3754,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGetDefaultMemPool` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetDefaultMemPool`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGetDefaultMemPool`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGetDefaultMemPool`, if set, is the driver's `cuDeviceGetDefaultMemPool` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGetDefaultMemPool`].
     #[inline]
     pub unsafe fn cuDeviceGetDefaultMemPool(&self, pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         match self.cuDeviceGetDefaultMemPool {
@@ -3401,7 +3765,7 @@ impl EntryPoints {
     /// Calls `cuDevicePrimaryCtxRetain` at the ABI of CUDA 7.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxRetain`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDevicePrimaryCtxRetain`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDevicePrimaryCtxRetain`, if set, is the driver's `cuDevicePrimaryCtxRetain` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDevicePrimaryCtxRetain`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxRetain(&self, pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
         match self.cuDevicePrimaryCtxRetain {
@@ -3412,7 +3776,7 @@ impl EntryPoints {
     /// Calls `cuDevicePrimaryCtxRelease` at the ABI of CUDA 11.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxRelease_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDevicePrimaryCtxRelease_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDevicePrimaryCtxRelease_v2`, if set, is the driver's `cuDevicePrimaryCtxRelease` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDevicePrimaryCtxRelease_v2`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxRelease_v2(&self, dev: CUdevice) -> CUresult {
         match self.cuDevicePrimaryCtxRelease_v2 {
@@ -3423,7 +3787,7 @@ impl EntryPoints {
     /// Calls `cuDevicePrimaryCtxGetState` at the ABI of CUDA 7.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxGetState`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDevicePrimaryCtxGetState`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDevicePrimaryCtxGetState`, if set, is the driver's `cuDevicePrimaryCtxGetState` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDevicePrimaryCtxGetState`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxGetState(&self, dev: CUdevice, flags: *mut ::core::ffi::c_uint, active: *mut ::core::ffi::c_int) -> CUresult {
         match self.cuDevicePrimaryCtxGetState {
@@ -3434,7 +3798,7 @@ impl EntryPoints {
     /// Calls `cuDevicePrimaryCtxReset` at the ABI of CUDA 11.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDevicePrimaryCtxReset_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDevicePrimaryCtxReset_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDevicePrimaryCtxReset_v2`, if set, is the driver's `cuDevicePrimaryCtxReset` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDevicePrimaryCtxReset_v2`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxReset_v2(&self, dev: CUdevice) -> CUresult {
         match self.cuDevicePrimaryCtxReset_v2 {
@@ -3445,7 +3809,7 @@ impl EntryPoints {
     /// Calls `cuCtxPushCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxPushCurrent_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxPushCurrent_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxPushCurrent_v2`, if set, is the driver's `cuCtxPushCurrent` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxPushCurrent_v2`].
     #[inline]
     pub unsafe fn cuCtxPushCurrent_v2(&self, ctx: CUcontext) -> CUresult {
         match self.cuCtxPushCurrent_v2 {
@@ -3456,7 +3820,7 @@ impl EntryPoints {
     /// Calls `cuCtxPopCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxPopCurrent_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxPopCurrent_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxPopCurrent_v2`, if set, is the driver's `cuCtxPopCurrent` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxPopCurrent_v2`].
     #[inline]
     pub unsafe fn cuCtxPopCurrent_v2(&self, pctx: *mut CUcontext) -> CUresult {
         match self.cuCtxPopCurrent_v2 {
@@ -3467,7 +3831,7 @@ impl EntryPoints {
     /// Calls `cuCtxSetCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxSetCurrent`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxSetCurrent`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxSetCurrent`, if set, is the driver's `cuCtxSetCurrent` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxSetCurrent`].
     #[inline]
     pub unsafe fn cuCtxSetCurrent(&self, ctx: CUcontext) -> CUresult {
         match self.cuCtxSetCurrent {
@@ -3478,7 +3842,7 @@ impl EntryPoints {
     /// Calls `cuCtxGetCurrent` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxGetCurrent`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxGetCurrent`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxGetCurrent`, if set, is the driver's `cuCtxGetCurrent` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxGetCurrent`].
     #[inline]
     pub unsafe fn cuCtxGetCurrent(&self, pctx: *mut CUcontext) -> CUresult {
         match self.cuCtxGetCurrent {
@@ -3489,7 +3853,7 @@ impl EntryPoints {
     /// Calls `cuCtxGetDevice` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxGetDevice`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxGetDevice`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxGetDevice`, if set, is the driver's `cuCtxGetDevice` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxGetDevice`].
     #[inline]
     pub unsafe fn cuCtxGetDevice(&self, device: *mut CUdevice) -> CUresult {
         match self.cuCtxGetDevice {
@@ -3500,7 +3864,7 @@ impl EntryPoints {
     /// Calls `cuCtxSynchronize` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxSynchronize`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxSynchronize`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxSynchronize`, if set, is the driver's `cuCtxSynchronize` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxSynchronize`].
     #[inline]
     pub unsafe fn cuCtxSynchronize(&self, ) -> CUresult {
         match self.cuCtxSynchronize {
@@ -3511,7 +3875,7 @@ impl EntryPoints {
     /// Calls `cuMemGetInfo` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemGetInfo_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemGetInfo_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemGetInfo_v2`, if set, is the driver's `cuMemGetInfo` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemGetInfo_v2`].
     #[inline]
     pub unsafe fn cuMemGetInfo_v2(&self, free: *mut usize, total: *mut usize) -> CUresult {
         match self.cuMemGetInfo_v2 {
@@ -3522,7 +3886,7 @@ impl EntryPoints {
     /// Calls `cuMemAlloc` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAlloc_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemAlloc_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemAlloc_v2`, if set, is the driver's `cuMemAlloc` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemAlloc_v2`].
     #[inline]
     pub unsafe fn cuMemAlloc_v2(&self, dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
         match self.cuMemAlloc_v2 {
@@ -3533,7 +3897,7 @@ impl EntryPoints {
     /// Calls `cuMemFree` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemFree_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemFree_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemFree_v2`, if set, is the driver's `cuMemFree` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemFree_v2`].
     #[inline]
     pub unsafe fn cuMemFree_v2(&self, dptr: CUdeviceptr) -> CUresult {
         match self.cuMemFree_v2 {
@@ -3544,7 +3908,7 @@ impl EntryPoints {
     /// Calls `cuIpcGetEventHandle` at the ABI of CUDA 4.1; `CUDA_ERROR_NOT_FOUND` when the table has no `cuIpcGetEventHandle`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuIpcGetEventHandle`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuIpcGetEventHandle`, if set, is the driver's `cuIpcGetEventHandle` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuIpcGetEventHandle`].
     #[inline]
     pub unsafe fn cuIpcGetEventHandle(&self, pHandle: *mut CUipcEventHandle, event: CUevent) -> CUresult {
         match self.cuIpcGetEventHandle {
@@ -3555,7 +3919,7 @@ impl EntryPoints {
     /// Calls `cuIpcOpenEventHandle` at the ABI of CUDA 4.1; `CUDA_ERROR_NOT_FOUND` when the table has no `cuIpcOpenEventHandle`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuIpcOpenEventHandle`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuIpcOpenEventHandle`, if set, is the driver's `cuIpcOpenEventHandle` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuIpcOpenEventHandle`].
     #[inline]
     pub unsafe fn cuIpcOpenEventHandle(&self, phEvent: *mut CUevent, handle: CUipcEventHandle) -> CUresult {
         match self.cuIpcOpenEventHandle {
@@ -3566,7 +3930,7 @@ impl EntryPoints {
     /// Calls `cuMemcpy` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpy`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpy`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpy`, if set, is the driver's `cuMemcpy` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpy`].
     #[inline]
     pub unsafe fn cuMemcpy(&self, dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult {
         match self.cuMemcpy {
@@ -3577,7 +3941,7 @@ impl EntryPoints {
     /// Calls `cuMemcpyPeer` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyPeer`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyPeer`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpyPeer`, if set, is the driver's `cuMemcpyPeer` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpyPeer`].
     #[inline]
     pub unsafe fn cuMemcpyPeer(&self, dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize) -> CUresult {
         match self.cuMemcpyPeer {
@@ -3588,7 +3952,7 @@ impl EntryPoints {
     /// Calls `cuMemcpyHtoD` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyHtoD_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyHtoD_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpyHtoD_v2`, if set, is the driver's `cuMemcpyHtoD` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpyHtoD_v2`].
     #[inline]
     pub unsafe fn cuMemcpyHtoD_v2(&self, dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize) -> CUresult {
         match self.cuMemcpyHtoD_v2 {
@@ -3599,7 +3963,7 @@ impl EntryPoints {
     /// Calls `cuMemcpyDtoH` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyDtoH_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyDtoH_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpyDtoH_v2`, if set, is the driver's `cuMemcpyDtoH` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpyDtoH_v2`].
     #[inline]
     pub unsafe fn cuMemcpyDtoH_v2(&self, dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
         match self.cuMemcpyDtoH_v2 {
@@ -3610,7 +3974,7 @@ impl EntryPoints {
     /// Calls `cuMemcpyAsync` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyAsync`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyAsync`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpyAsync`, if set, is the driver's `cuMemcpyAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpyAsync`].
     #[inline]
     pub unsafe fn cuMemcpyAsync(&self, dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         match self.cuMemcpyAsync {
@@ -3621,7 +3985,7 @@ impl EntryPoints {
     /// Calls `cuMemcpyPeerAsync` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyPeerAsync`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyPeerAsync`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpyPeerAsync`, if set, is the driver's `cuMemcpyPeerAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpyPeerAsync`].
     #[inline]
     pub unsafe fn cuMemcpyPeerAsync(&self, dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
         match self.cuMemcpyPeerAsync {
@@ -3632,7 +3996,7 @@ impl EntryPoints {
     /// Calls `cuMemcpyHtoDAsync` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyHtoDAsync_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyHtoDAsync_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpyHtoDAsync_v2`, if set, is the driver's `cuMemcpyHtoDAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpyHtoDAsync_v2`].
     #[inline]
     pub unsafe fn cuMemcpyHtoDAsync_v2(&self, dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
         match self.cuMemcpyHtoDAsync_v2 {
@@ -3643,7 +4007,7 @@ impl EntryPoints {
     /// Calls `cuMemcpyDtoHAsync` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemcpyDtoHAsync_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyDtoHAsync_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemcpyDtoHAsync_v2`, if set, is the driver's `cuMemcpyDtoHAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemcpyDtoHAsync_v2`].
     #[inline]
     pub unsafe fn cuMemcpyDtoHAsync_v2(&self, dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         match self.cuMemcpyDtoHAsync_v2 {
@@ -3654,7 +4018,7 @@ impl EntryPoints {
     /// Calls `cuMemsetD8` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD8_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemsetD8_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemsetD8_v2`, if set, is the driver's `cuMemsetD8` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemsetD8_v2`].
     #[inline]
     pub unsafe fn cuMemsetD8_v2(&self, dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize) -> CUresult {
         match self.cuMemsetD8_v2 {
@@ -3665,7 +4029,7 @@ impl EntryPoints {
     /// Calls `cuMemsetD32` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD32_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemsetD32_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemsetD32_v2`, if set, is the driver's `cuMemsetD32` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemsetD32_v2`].
     #[inline]
     pub unsafe fn cuMemsetD32_v2(&self, dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize) -> CUresult {
         match self.cuMemsetD32_v2 {
@@ -3676,7 +4040,7 @@ impl EntryPoints {
     /// Calls `cuMemsetD8Async` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD8Async`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemsetD8Async`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemsetD8Async`, if set, is the driver's `cuMemsetD8Async` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemsetD8Async`].
     #[inline]
     pub unsafe fn cuMemsetD8Async(&self, dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize, hStream: CUstream) -> CUresult {
         match self.cuMemsetD8Async {
@@ -3687,7 +4051,7 @@ impl EntryPoints {
     /// Calls `cuMemsetD32Async` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemsetD32Async`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemsetD32Async`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemsetD32Async`, if set, is the driver's `cuMemsetD32Async` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemsetD32Async`].
     #[inline]
     pub unsafe fn cuMemsetD32Async(&self, dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize, hStream: CUstream) -> CUresult {
         match self.cuMemsetD32Async {
@@ -3698,7 +4062,7 @@ impl EntryPoints {
     /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemFreeAsync`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemFreeAsync`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemFreeAsync`, if set, is the driver's `cuMemFreeAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemFreeAsync`].
     #[inline]
     pub unsafe fn cuMemFreeAsync(&self, dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
         match self.cuMemFreeAsync {
@@ -3709,7 +4073,7 @@ impl EntryPoints {
     /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocAsync`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemAllocAsync`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemAllocAsync`, if set, is the driver's `cuMemAllocAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemAllocAsync`].
     #[inline]
     pub unsafe fn cuMemAllocAsync(&self, dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
         match self.cuMemAllocAsync {
@@ -3720,7 +4084,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolTrimTo` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolTrimTo`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolTrimTo`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolTrimTo`, if set, is the driver's `cuMemPoolTrimTo` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolTrimTo`].
     #[inline]
     pub unsafe fn cuMemPoolTrimTo(&self, pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult {
         match self.cuMemPoolTrimTo {
@@ -3731,7 +4095,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolSetAttribute` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolSetAttribute`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolSetAttribute`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolSetAttribute`, if set, is the driver's `cuMemPoolSetAttribute` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolSetAttribute`].
     #[inline]
     pub unsafe fn cuMemPoolSetAttribute(&self, pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuMemPoolSetAttribute {
@@ -3742,7 +4106,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolGetAttribute` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolGetAttribute`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolGetAttribute`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolGetAttribute`, if set, is the driver's `cuMemPoolGetAttribute` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolGetAttribute`].
     #[inline]
     pub unsafe fn cuMemPoolGetAttribute(&self, pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuMemPoolGetAttribute {
@@ -3753,7 +4117,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolSetAccess` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolSetAccess`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolSetAccess`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolSetAccess`, if set, is the driver's `cuMemPoolSetAccess` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolSetAccess`].
     #[inline]
     pub unsafe fn cuMemPoolSetAccess(&self, pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
         match self.cuMemPoolSetAccess {
@@ -3764,7 +4128,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolGetAccess` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolGetAccess`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolGetAccess`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolGetAccess`, if set, is the driver's `cuMemPoolGetAccess` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolGetAccess`].
     #[inline]
     pub unsafe fn cuMemPoolGetAccess(&self, flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation) -> CUresult {
         match self.cuMemPoolGetAccess {
@@ -3775,7 +4139,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolCreate` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolCreate`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolCreate`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolCreate`, if set, is the driver's `cuMemPoolCreate` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolCreate`].
     #[inline]
     pub unsafe fn cuMemPoolCreate(&self, pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult {
         match self.cuMemPoolCreate {
@@ -3786,7 +4150,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolDestroy` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolDestroy`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolDestroy`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolDestroy`, if set, is the driver's `cuMemPoolDestroy` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolDestroy`].
     #[inline]
     pub unsafe fn cuMemPoolDestroy(&self, pool: CUmemoryPool) -> CUresult {
         match self.cuMemPoolDestroy {
@@ -3797,7 +4161,7 @@ impl EntryPoints {
     /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocFromPoolAsync`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemAllocFromPoolAsync`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemAllocFromPoolAsync`, if set, is the driver's `cuMemAllocFromPoolAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemAllocFromPoolAsync`].
     #[inline]
     pub unsafe fn cuMemAllocFromPoolAsync(&self, dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         match self.cuMemAllocFromPoolAsync {
@@ -3808,7 +4172,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolExportToShareableHandle` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolExportToShareableHandle`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolExportToShareableHandle`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolExportToShareableHandle`, if set, is the driver's `cuMemPoolExportToShareableHandle` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolExportToShareableHandle`].
     #[inline]
     pub unsafe fn cuMemPoolExportToShareableHandle(&self, handle_out: *mut ::core::ffi::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match self.cuMemPoolExportToShareableHandle {
@@ -3819,7 +4183,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolImportFromShareableHandle` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolImportFromShareableHandle`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolImportFromShareableHandle`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolImportFromShareableHandle`, if set, is the driver's `cuMemPoolImportFromShareableHandle` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolImportFromShareableHandle`].
     #[inline]
     pub unsafe fn cuMemPoolImportFromShareableHandle(&self, pool_out: *mut CUmemoryPool, handle: *mut ::core::ffi::c_void, handleType: CUmemAllocationHandleType, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match self.cuMemPoolImportFromShareableHandle {
@@ -3830,7 +4194,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolExportPointer` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolExportPointer`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolExportPointer`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolExportPointer`, if set, is the driver's `cuMemPoolExportPointer` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolExportPointer`].
     #[inline]
     pub unsafe fn cuMemPoolExportPointer(&self, shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
         match self.cuMemPoolExportPointer {
@@ -3841,7 +4205,7 @@ impl EntryPoints {
     /// Calls `cuMemPoolImportPointer` at the ABI of CUDA 11.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemPoolImportPointer`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemPoolImportPointer`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemPoolImportPointer`, if set, is the driver's `cuMemPoolImportPointer` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemPoolImportPointer`].
     #[inline]
     pub unsafe fn cuMemPoolImportPointer(&self, ptr_out: *mut CUdeviceptr, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData) -> CUresult {
         match self.cuMemPoolImportPointer {
@@ -3852,7 +4216,7 @@ impl EntryPoints {
     /// Calls `cuPointerGetAttribute` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuPointerGetAttribute`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuPointerGetAttribute`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuPointerGetAttribute`, if set, is the driver's `cuPointerGetAttribute` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuPointerGetAttribute`].
     #[inline]
     pub unsafe fn cuPointerGetAttribute(&self, data: *mut ::core::ffi::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult {
         match self.cuPointerGetAttribute {
@@ -3863,7 +4227,7 @@ impl EntryPoints {
     /// Calls `cuPointerGetAttributes` at the ABI of CUDA 7.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuPointerGetAttributes`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuPointerGetAttributes`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuPointerGetAttributes`, if set, is the driver's `cuPointerGetAttributes` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuPointerGetAttributes`].
     #[inline]
     pub unsafe fn cuPointerGetAttributes(&self, numAttributes: ::core::ffi::c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut ::core::ffi::c_void, ptr: CUdeviceptr) -> CUresult {
         match self.cuPointerGetAttributes {
@@ -3874,7 +4238,7 @@ impl EntryPoints {
     /// Calls `cuStreamCreate` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamCreate`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamCreate`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamCreate`, if set, is the driver's `cuStreamCreate` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamCreate`].
     #[inline]
     pub unsafe fn cuStreamCreate(&self, phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuStreamCreate {
@@ -3882,10 +4246,32 @@ impl EntryPoints {
             None => CUresult::CUDA_ERROR_NOT_FOUND,
         }
     }
+    /// Calls `cuStreamCreateWithPriority` at the ABI of CUDA 5.5; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamCreateWithPriority`.
+    ///
+    /// # Safety
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamCreateWithPriority`, if set, is the driver's `cuStreamCreateWithPriority` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamCreateWithPriority`].
+    #[inline]
+    pub unsafe fn cuStreamCreateWithPriority(&self, phStream: *mut CUstream, flags: ::core::ffi::c_uint, priority: ::core::ffi::c_int) -> CUresult {
+        match self.cuStreamCreateWithPriority {
+            Some(__f) => __f(phStream, flags, priority),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuStreamGetCtx` at the ABI of CUDA 9.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamGetCtx`.
+    ///
+    /// # Safety
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamGetCtx`, if set, is the driver's `cuStreamGetCtx` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamGetCtx`].
+    #[inline]
+    pub unsafe fn cuStreamGetCtx(&self, hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
+        match self.cuStreamGetCtx {
+            Some(__f) => __f(hStream, pctx),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
     /// Calls `cuStreamWaitEvent` at the ABI of CUDA 3.2; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamWaitEvent`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamWaitEvent`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamWaitEvent`, if set, is the driver's `cuStreamWaitEvent` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamWaitEvent`].
     #[inline]
     pub unsafe fn cuStreamWaitEvent(&self, hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuStreamWaitEvent {
@@ -3896,7 +4282,7 @@ impl EntryPoints {
     /// Calls `cuStreamBeginCapture` at the ABI of CUDA 10.1; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamBeginCapture_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamBeginCapture_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamBeginCapture_v2`, if set, is the driver's `cuStreamBeginCapture` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamBeginCapture_v2`].
     #[inline]
     pub unsafe fn cuStreamBeginCapture_v2(&self, hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
         match self.cuStreamBeginCapture_v2 {
@@ -3907,7 +4293,7 @@ impl EntryPoints {
     /// Calls `cuStreamEndCapture` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamEndCapture`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamEndCapture`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamEndCapture`, if set, is the driver's `cuStreamEndCapture` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamEndCapture`].
     #[inline]
     pub unsafe fn cuStreamEndCapture(&self, hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
         match self.cuStreamEndCapture {
@@ -3918,7 +4304,7 @@ impl EntryPoints {
     /// Calls `cuStreamIsCapturing` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamIsCapturing`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamIsCapturing`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamIsCapturing`, if set, is the driver's `cuStreamIsCapturing` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamIsCapturing`].
     #[inline]
     pub unsafe fn cuStreamIsCapturing(&self, hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
         match self.cuStreamIsCapturing {
@@ -3929,7 +4315,7 @@ impl EntryPoints {
     /// Calls `cuStreamQuery` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamQuery`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamQuery`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamQuery`, if set, is the driver's `cuStreamQuery` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamQuery`].
     #[inline]
     pub unsafe fn cuStreamQuery(&self, hStream: CUstream) -> CUresult {
         match self.cuStreamQuery {
@@ -3940,7 +4326,7 @@ impl EntryPoints {
     /// Calls `cuStreamSynchronize` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamSynchronize`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamSynchronize`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamSynchronize`, if set, is the driver's `cuStreamSynchronize` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamSynchronize`].
     #[inline]
     pub unsafe fn cuStreamSynchronize(&self, hStream: CUstream) -> CUresult {
         match self.cuStreamSynchronize {
@@ -3951,7 +4337,7 @@ impl EntryPoints {
     /// Calls `cuStreamDestroy` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuStreamDestroy_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamDestroy_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuStreamDestroy_v2`, if set, is the driver's `cuStreamDestroy` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuStreamDestroy_v2`].
     #[inline]
     pub unsafe fn cuStreamDestroy_v2(&self, hStream: CUstream) -> CUresult {
         match self.cuStreamDestroy_v2 {
@@ -3962,7 +4348,7 @@ impl EntryPoints {
     /// Calls `cuEventCreate` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventCreate`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuEventCreate`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuEventCreate`, if set, is the driver's `cuEventCreate` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuEventCreate`].
     #[inline]
     pub unsafe fn cuEventCreate(&self, phEvent: *mut CUevent, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuEventCreate {
@@ -3973,7 +4359,7 @@ impl EntryPoints {
     /// Calls `cuEventRecord` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventRecord`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuEventRecord`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuEventRecord`, if set, is the driver's `cuEventRecord` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuEventRecord`].
     #[inline]
     pub unsafe fn cuEventRecord(&self, hEvent: CUevent, hStream: CUstream) -> CUresult {
         match self.cuEventRecord {
@@ -3984,7 +4370,7 @@ impl EntryPoints {
     /// Calls `cuEventQuery` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventQuery`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuEventQuery`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuEventQuery`, if set, is the driver's `cuEventQuery` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuEventQuery`].
     #[inline]
     pub unsafe fn cuEventQuery(&self, hEvent: CUevent) -> CUresult {
         match self.cuEventQuery {
@@ -3995,7 +4381,7 @@ impl EntryPoints {
     /// Calls `cuEventSynchronize` at the ABI of CUDA 2.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventSynchronize`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuEventSynchronize`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuEventSynchronize`, if set, is the driver's `cuEventSynchronize` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuEventSynchronize`].
     #[inline]
     pub unsafe fn cuEventSynchronize(&self, hEvent: CUevent) -> CUresult {
         match self.cuEventSynchronize {
@@ -4006,7 +4392,7 @@ impl EntryPoints {
     /// Calls `cuEventDestroy` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuEventDestroy_v2`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuEventDestroy_v2`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuEventDestroy_v2`, if set, is the driver's `cuEventDestroy` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuEventDestroy_v2`].
     #[inline]
     pub unsafe fn cuEventDestroy_v2(&self, hEvent: CUevent) -> CUresult {
         match self.cuEventDestroy_v2 {
@@ -4017,7 +4403,7 @@ impl EntryPoints {
     /// Calls `cuLaunchHostFunc` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuLaunchHostFunc`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuLaunchHostFunc`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuLaunchHostFunc`, if set, is the driver's `cuLaunchHostFunc` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuLaunchHostFunc`].
     #[inline]
     pub unsafe fn cuLaunchHostFunc(&self, hStream: CUstream, fn_: CUhostFn, userData: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuLaunchHostFunc {
@@ -4028,7 +4414,7 @@ impl EntryPoints {
     /// Calls `cuGraphMemAllocNodeGetParams` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphMemAllocNodeGetParams`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphMemAllocNodeGetParams`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphMemAllocNodeGetParams`, if set, is the driver's `cuGraphMemAllocNodeGetParams` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphMemAllocNodeGetParams`].
     #[inline]
     pub unsafe fn cuGraphMemAllocNodeGetParams(&self, hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
         match self.cuGraphMemAllocNodeGetParams {
@@ -4039,7 +4425,7 @@ impl EntryPoints {
     /// Calls `cuGraphMemFreeNodeGetParams` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphMemFreeNodeGetParams`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphMemFreeNodeGetParams`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphMemFreeNodeGetParams`, if set, is the driver's `cuGraphMemFreeNodeGetParams` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphMemFreeNodeGetParams`].
     #[inline]
     pub unsafe fn cuGraphMemFreeNodeGetParams(&self, hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult {
         match self.cuGraphMemFreeNodeGetParams {
@@ -4050,7 +4436,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGraphMemTrim` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGraphMemTrim`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGraphMemTrim`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGraphMemTrim`, if set, is the driver's `cuDeviceGraphMemTrim` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGraphMemTrim`].
     #[inline]
     pub unsafe fn cuDeviceGraphMemTrim(&self, device: CUdevice) -> CUresult {
         match self.cuDeviceGraphMemTrim {
@@ -4061,7 +4447,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGetGraphMemAttribute` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetGraphMemAttribute`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGetGraphMemAttribute`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGetGraphMemAttribute`, if set, is the driver's `cuDeviceGetGraphMemAttribute` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGetGraphMemAttribute`].
     #[inline]
     pub unsafe fn cuDeviceGetGraphMemAttribute(&self, device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuDeviceGetGraphMemAttribute {
@@ -4072,7 +4458,7 @@ impl EntryPoints {
     /// Calls `cuDeviceSetGraphMemAttribute` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceSetGraphMemAttribute`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceSetGraphMemAttribute`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceSetGraphMemAttribute`, if set, is the driver's `cuDeviceSetGraphMemAttribute` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceSetGraphMemAttribute`].
     #[inline]
     pub unsafe fn cuDeviceSetGraphMemAttribute(&self, device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match self.cuDeviceSetGraphMemAttribute {
@@ -4083,7 +4469,7 @@ impl EntryPoints {
     /// Calls `cuGraphNodeGetType` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphNodeGetType`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphNodeGetType`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphNodeGetType`, if set, is the driver's `cuGraphNodeGetType` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphNodeGetType`].
     #[inline]
     pub unsafe fn cuGraphNodeGetType(&self, hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult {
         match self.cuGraphNodeGetType {
@@ -4094,7 +4480,7 @@ impl EntryPoints {
     /// Calls `cuGraphGetNodes` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphGetNodes`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphGetNodes`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphGetNodes`, if set, is the driver's `cuGraphGetNodes` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphGetNodes`].
     #[inline]
     pub unsafe fn cuGraphGetNodes(&self, hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult {
         match self.cuGraphGetNodes {
@@ -4105,7 +4491,7 @@ impl EntryPoints {
     /// Calls `cuGraphInstantiateWithFlags` at the ABI of CUDA 11.4; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphInstantiateWithFlags`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphInstantiateWithFlags`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphInstantiateWithFlags`, if set, is the driver's `cuGraphInstantiateWithFlags` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphInstantiateWithFlags`].
     #[inline]
     pub unsafe fn cuGraphInstantiateWithFlags(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::core::ffi::c_ulonglong) -> CUresult {
         match self.cuGraphInstantiateWithFlags {
@@ -4116,7 +4502,7 @@ impl EntryPoints {
     /// Calls `cuGraphLaunch` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphLaunch`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphLaunch`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphLaunch`, if set, is the driver's `cuGraphLaunch` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphLaunch`].
     #[inline]
     pub unsafe fn cuGraphLaunch(&self, hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
         match self.cuGraphLaunch {
@@ -4127,7 +4513,7 @@ impl EntryPoints {
     /// Calls `cuGraphExecDestroy` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphExecDestroy`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphExecDestroy`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphExecDestroy`, if set, is the driver's `cuGraphExecDestroy` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphExecDestroy`].
     #[inline]
     pub unsafe fn cuGraphExecDestroy(&self, hGraphExec: CUgraphExec) -> CUresult {
         match self.cuGraphExecDestroy {
@@ -4138,7 +4524,7 @@ impl EntryPoints {
     /// Calls `cuGraphDestroy` at the ABI of CUDA 10.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGraphDestroy`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGraphDestroy`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGraphDestroy`, if set, is the driver's `cuGraphDestroy` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGraphDestroy`].
     #[inline]
     pub unsafe fn cuGraphDestroy(&self, hGraph: CUgraph) -> CUresult {
         match self.cuGraphDestroy {
@@ -4149,7 +4535,7 @@ impl EntryPoints {
     /// Calls `cuDeviceCanAccessPeer` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceCanAccessPeer`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceCanAccessPeer`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceCanAccessPeer`, if set, is the driver's `cuDeviceCanAccessPeer` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceCanAccessPeer`].
     #[inline]
     pub unsafe fn cuDeviceCanAccessPeer(&self, canAccessPeer: *mut ::core::ffi::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult {
         match self.cuDeviceCanAccessPeer {
@@ -4160,7 +4546,7 @@ impl EntryPoints {
     /// Calls `cuCtxEnablePeerAccess` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxEnablePeerAccess`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxEnablePeerAccess`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxEnablePeerAccess`, if set, is the driver's `cuCtxEnablePeerAccess` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxEnablePeerAccess`].
     #[inline]
     pub unsafe fn cuCtxEnablePeerAccess(&self, peerContext: CUcontext, Flags: ::core::ffi::c_uint) -> CUresult {
         match self.cuCtxEnablePeerAccess {
@@ -4171,7 +4557,7 @@ impl EntryPoints {
     /// Calls `cuCtxDisablePeerAccess` at the ABI of CUDA 4.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCtxDisablePeerAccess`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxDisablePeerAccess`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCtxDisablePeerAccess`, if set, is the driver's `cuCtxDisablePeerAccess` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCtxDisablePeerAccess`].
     #[inline]
     pub unsafe fn cuCtxDisablePeerAccess(&self, peerContext: CUcontext) -> CUresult {
         match self.cuCtxDisablePeerAccess {
@@ -4182,7 +4568,7 @@ impl EntryPoints {
     /// Calls `cuDeviceGetP2PAttribute` at the ABI of CUDA 8.0; `CUDA_ERROR_NOT_FOUND` when the table has no `cuDeviceGetP2PAttribute`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceGetP2PAttribute`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuDeviceGetP2PAttribute`, if set, is the driver's `cuDeviceGetP2PAttribute` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuDeviceGetP2PAttribute`].
     #[inline]
     pub unsafe fn cuDeviceGetP2PAttribute(&self, value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
         match self.cuDeviceGetP2PAttribute {
@@ -4193,7 +4579,7 @@ impl EntryPoints {
     /// Calls `cuGetProcAddress` at the ABI of CUDA 11.3; `CUDA_ERROR_NOT_FOUND` when the table has no `cuGetProcAddress`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuGetProcAddress`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuGetProcAddress`, if set, is the driver's `cuGetProcAddress` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuGetProcAddress`].
     #[inline]
     pub unsafe fn cuGetProcAddress(&self, symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t) -> CUresult {
         match self.cuGetProcAddress {
@@ -4204,7 +4590,7 @@ impl EntryPoints {
     /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2, per-thread default stream; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocAsync_ptsz`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemAllocAsync_ptsz`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemAllocAsync_ptsz`, if set, is the driver's `cuMemAllocAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemAllocAsync_ptsz`].
     #[inline]
     pub unsafe fn cuMemAllocAsync_ptsz(&self, dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
         match self.cuMemAllocAsync_ptsz {
@@ -4215,7 +4601,7 @@ impl EntryPoints {
     /// Calls `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2, per-thread default stream; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocFromPoolAsync_ptsz`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemAllocFromPoolAsync_ptsz`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemAllocFromPoolAsync_ptsz`, if set, is the driver's `cuMemAllocFromPoolAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemAllocFromPoolAsync_ptsz`].
     #[inline]
     pub unsafe fn cuMemAllocFromPoolAsync_ptsz(&self, dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         match self.cuMemAllocFromPoolAsync_ptsz {
@@ -4226,7 +4612,7 @@ impl EntryPoints {
     /// Calls `cuMemFreeAsync` at the ABI of CUDA 11.2, per-thread default stream; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemFreeAsync_ptsz`.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemFreeAsync_ptsz`].
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuMemFreeAsync_ptsz`, if set, is the driver's `cuMemFreeAsync` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuMemFreeAsync_ptsz`].
     #[inline]
     pub unsafe fn cuMemFreeAsync_ptsz(&self, dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
         match self.cuMemFreeAsync_ptsz {
@@ -4237,7 +4623,7 @@ impl EntryPoints {
     /// cuda.h's `cuCtxPopCurrent`: calls [`cuCtxPopCurrent_v2`](Self::cuCtxPopCurrent_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxPopCurrent_v2`].
+    /// As for [`cuCtxPopCurrent_v2`](Self::cuCtxPopCurrent_v2): the table's contract for that entry, and the rules of the free function [`cuCtxPopCurrent_v2`].
     #[inline]
     pub unsafe fn cuCtxPopCurrent(&self, pctx: *mut CUcontext) -> CUresult {
         self.cuCtxPopCurrent_v2(pctx)
@@ -4245,7 +4631,7 @@ impl EntryPoints {
     /// cuda.h's `cuCtxPushCurrent`: calls [`cuCtxPushCurrent_v2`](Self::cuCtxPushCurrent_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuCtxPushCurrent_v2`].
+    /// As for [`cuCtxPushCurrent_v2`](Self::cuCtxPushCurrent_v2): the table's contract for that entry, and the rules of the free function [`cuCtxPushCurrent_v2`].
     #[inline]
     pub unsafe fn cuCtxPushCurrent(&self, ctx: CUcontext) -> CUresult {
         self.cuCtxPushCurrent_v2(ctx)
@@ -4253,7 +4639,7 @@ impl EntryPoints {
     /// cuda.h's `cuDevicePrimaryCtxRelease`: calls [`cuDevicePrimaryCtxRelease_v2`](Self::cuDevicePrimaryCtxRelease_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDevicePrimaryCtxRelease_v2`].
+    /// As for [`cuDevicePrimaryCtxRelease_v2`](Self::cuDevicePrimaryCtxRelease_v2): the table's contract for that entry, and the rules of the free function [`cuDevicePrimaryCtxRelease_v2`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxRelease(&self, dev: CUdevice) -> CUresult {
         self.cuDevicePrimaryCtxRelease_v2(dev)
@@ -4261,7 +4647,7 @@ impl EntryPoints {
     /// cuda.h's `cuDevicePrimaryCtxReset`: calls [`cuDevicePrimaryCtxReset_v2`](Self::cuDevicePrimaryCtxReset_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDevicePrimaryCtxReset_v2`].
+    /// As for [`cuDevicePrimaryCtxReset_v2`](Self::cuDevicePrimaryCtxReset_v2): the table's contract for that entry, and the rules of the free function [`cuDevicePrimaryCtxReset_v2`].
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxReset(&self, dev: CUdevice) -> CUresult {
         self.cuDevicePrimaryCtxReset_v2(dev)
@@ -4269,7 +4655,7 @@ impl EntryPoints {
     /// cuda.h's `cuDeviceTotalMem`: calls [`cuDeviceTotalMem_v2`](Self::cuDeviceTotalMem_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuDeviceTotalMem_v2`].
+    /// As for [`cuDeviceTotalMem_v2`](Self::cuDeviceTotalMem_v2): the table's contract for that entry, and the rules of the free function [`cuDeviceTotalMem_v2`].
     #[inline]
     pub unsafe fn cuDeviceTotalMem(&self, bytes: *mut usize, dev: CUdevice) -> CUresult {
         self.cuDeviceTotalMem_v2(bytes, dev)
@@ -4277,7 +4663,7 @@ impl EntryPoints {
     /// cuda.h's `cuEventDestroy`: calls [`cuEventDestroy_v2`](Self::cuEventDestroy_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuEventDestroy_v2`].
+    /// As for [`cuEventDestroy_v2`](Self::cuEventDestroy_v2): the table's contract for that entry, and the rules of the free function [`cuEventDestroy_v2`].
     #[inline]
     pub unsafe fn cuEventDestroy(&self, hEvent: CUevent) -> CUresult {
         self.cuEventDestroy_v2(hEvent)
@@ -4285,7 +4671,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemAlloc`: calls [`cuMemAlloc_v2`](Self::cuMemAlloc_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemAlloc_v2`].
+    /// As for [`cuMemAlloc_v2`](Self::cuMemAlloc_v2): the table's contract for that entry, and the rules of the free function [`cuMemAlloc_v2`].
     #[inline]
     pub unsafe fn cuMemAlloc(&self, dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
         self.cuMemAlloc_v2(dptr, bytesize)
@@ -4293,7 +4679,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemFree`: calls [`cuMemFree_v2`](Self::cuMemFree_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemFree_v2`].
+    /// As for [`cuMemFree_v2`](Self::cuMemFree_v2): the table's contract for that entry, and the rules of the free function [`cuMemFree_v2`].
     #[inline]
     pub unsafe fn cuMemFree(&self, dptr: CUdeviceptr) -> CUresult {
         self.cuMemFree_v2(dptr)
@@ -4301,7 +4687,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemGetInfo`: calls [`cuMemGetInfo_v2`](Self::cuMemGetInfo_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemGetInfo_v2`].
+    /// As for [`cuMemGetInfo_v2`](Self::cuMemGetInfo_v2): the table's contract for that entry, and the rules of the free function [`cuMemGetInfo_v2`].
     #[inline]
     pub unsafe fn cuMemGetInfo(&self, free: *mut usize, total: *mut usize) -> CUresult {
         self.cuMemGetInfo_v2(free, total)
@@ -4309,7 +4695,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemcpyDtoH`: calls [`cuMemcpyDtoH_v2`](Self::cuMemcpyDtoH_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyDtoH_v2`].
+    /// As for [`cuMemcpyDtoH_v2`](Self::cuMemcpyDtoH_v2): the table's contract for that entry, and the rules of the free function [`cuMemcpyDtoH_v2`].
     #[inline]
     pub unsafe fn cuMemcpyDtoH(&self, dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
         self.cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount)
@@ -4317,7 +4703,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemcpyDtoHAsync`: calls [`cuMemcpyDtoHAsync_v2`](Self::cuMemcpyDtoHAsync_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyDtoHAsync_v2`].
+    /// As for [`cuMemcpyDtoHAsync_v2`](Self::cuMemcpyDtoHAsync_v2): the table's contract for that entry, and the rules of the free function [`cuMemcpyDtoHAsync_v2`].
     #[inline]
     pub unsafe fn cuMemcpyDtoHAsync(&self, dstHost: *mut ::core::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         self.cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream)
@@ -4325,7 +4711,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemcpyHtoD`: calls [`cuMemcpyHtoD_v2`](Self::cuMemcpyHtoD_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyHtoD_v2`].
+    /// As for [`cuMemcpyHtoD_v2`](Self::cuMemcpyHtoD_v2): the table's contract for that entry, and the rules of the free function [`cuMemcpyHtoD_v2`].
     #[inline]
     pub unsafe fn cuMemcpyHtoD(&self, dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize) -> CUresult {
         self.cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount)
@@ -4333,7 +4719,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemcpyHtoDAsync`: calls [`cuMemcpyHtoDAsync_v2`](Self::cuMemcpyHtoDAsync_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemcpyHtoDAsync_v2`].
+    /// As for [`cuMemcpyHtoDAsync_v2`](Self::cuMemcpyHtoDAsync_v2): the table's contract for that entry, and the rules of the free function [`cuMemcpyHtoDAsync_v2`].
     #[inline]
     pub unsafe fn cuMemcpyHtoDAsync(&self, dstDevice: CUdeviceptr, srcHost: *const ::core::ffi::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
         self.cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream)
@@ -4341,7 +4727,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemsetD32`: calls [`cuMemsetD32_v2`](Self::cuMemsetD32_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemsetD32_v2`].
+    /// As for [`cuMemsetD32_v2`](Self::cuMemsetD32_v2): the table's contract for that entry, and the rules of the free function [`cuMemsetD32_v2`].
     #[inline]
     pub unsafe fn cuMemsetD32(&self, dstDevice: CUdeviceptr, ui: ::core::ffi::c_uint, N: usize) -> CUresult {
         self.cuMemsetD32_v2(dstDevice, ui, N)
@@ -4349,7 +4735,7 @@ impl EntryPoints {
     /// cuda.h's `cuMemsetD8`: calls [`cuMemsetD8_v2`](Self::cuMemsetD8_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuMemsetD8_v2`].
+    /// As for [`cuMemsetD8_v2`](Self::cuMemsetD8_v2): the table's contract for that entry, and the rules of the free function [`cuMemsetD8_v2`].
     #[inline]
     pub unsafe fn cuMemsetD8(&self, dstDevice: CUdeviceptr, uc: ::core::ffi::c_uchar, N: usize) -> CUresult {
         self.cuMemsetD8_v2(dstDevice, uc, N)
@@ -4357,7 +4743,7 @@ impl EntryPoints {
     /// cuda.h's `cuStreamBeginCapture`: calls [`cuStreamBeginCapture_v2`](Self::cuStreamBeginCapture_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamBeginCapture_v2`].
+    /// As for [`cuStreamBeginCapture_v2`](Self::cuStreamBeginCapture_v2): the table's contract for that entry, and the rules of the free function [`cuStreamBeginCapture_v2`].
     #[inline]
     pub unsafe fn cuStreamBeginCapture(&self, hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
         self.cuStreamBeginCapture_v2(hStream, mode)
@@ -4365,7 +4751,7 @@ impl EntryPoints {
     /// cuda.h's `cuStreamDestroy`: calls [`cuStreamDestroy_v2`](Self::cuStreamDestroy_v2), the symbol its macro resolves to.
     ///
     /// # Safety
-    /// The rules of the free function [`cuStreamDestroy_v2`].
+    /// As for [`cuStreamDestroy_v2`](Self::cuStreamDestroy_v2): the table's contract for that entry, and the rules of the free function [`cuStreamDestroy_v2`].
     #[inline]
     pub unsafe fn cuStreamDestroy(&self, hStream: CUstream) -> CUresult {
         self.cuStreamDestroy_v2(hStream)
@@ -4389,7 +4775,9 @@ impl ::core::fmt::Debug for EntryPoints {
 
 /// The module's functions as free functions that call through one table for the whole process.
 /// With the `dynamic-loading` feature the module's own functions are these, so code written
-/// against the C names compiles and runs the same in every feature combination.
+/// against the C names compiles and runs the same in every feature combination. Linked (without
+/// `dynamic-loading`) the module's functions are the driver's symbols and this module stands
+/// beside them: only calls to `global::*` reach its table.
 ///
 /// The table loads itself on the first call ([`EntryPoints::load`], once per process, thread-safe),
 /// unless one was [`install`](global::install)ed before. A function answers
@@ -4406,8 +4794,10 @@ pub mod global {
     static LOAD_ERROR: AtomicPtr<crate::LoadError> = AtomicPtr::new(::core::ptr::null_mut());
 
     /// What every function answers when the driver library could not be loaded:
-    /// `CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED`, the crate's own code, outside the driver's range (no
-    /// driver answer reads as it); distinct from a missing entry's `CUDA_ERROR_NOT_FOUND`.
+    /// `CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED` (`0x4d500001`), the crate's own code, outside the
+    /// driver's range (no driver answer reads as it); distinct from a missing entry's
+    /// `CUDA_ERROR_NOT_FOUND`. The driver answers `CUDA_ERROR_INVALID_VALUE` if asked to name it
+    /// (`cuGetErrorString`); its `Display` and `name()` need no driver.
     pub const LOAD_FAILED: CUresult = CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED;
 
     /// Make `table` the one every function of this module calls through, from now on, in every
@@ -4417,6 +4807,11 @@ pub mod global {
     /// With `dynamic-loading`, [`EntryPoints::from_linked`] holds this module's own functions:
     /// installing it changes nothing (it is the process's table already), rather than making each
     /// call call itself.
+    ///
+    /// Linked (no crate of the graph enables `dynamic-loading`), the module's free functions are the
+    /// driver's symbols and never read this table: installing changes what `global::*` calls
+    /// reach, nothing else. Putting a mock under the free functions works only with
+    /// `dynamic-loading`.
     ///
     /// # Safety
     /// Every entry of `table` must be the driver's function of that name (or one with the same
@@ -5217,7 +5612,7 @@ pub mod global {
     /// # Safety
     /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
     ///
-    /// `value` must point to the attribute's type: cuuint64_t for RELEASE_THRESHOLD, RESERVED_MEM_*, USED_MEM_*, MAX_POOL_SIZE; int for REUSE_*, LOCATION_ID, HW_DECOMPRESS_ENABLED; the C enum (4 bytes) for ALLOCATION_TYPE, EXPORT_HANDLE_TYPES, LOCATION_TYPE.
+    /// `value` must point to the attribute's value type (each `CU_MEMPOOL_ATTR_*` constant names it): `c_int` (cuda.h `int`) for REUSE_FOLLOW_EVENT_DEPENDENCIES, REUSE_ALLOW_OPPORTUNISTIC, REUSE_ALLOW_INTERNAL_DEPENDENCIES; `u64` (cuda.h `cuuint64_t`) for RELEASE_THRESHOLD, RESERVED_MEM_CURRENT, RESERVED_MEM_HIGH, USED_MEM_CURRENT, USED_MEM_HIGH.
     #[inline(never)]
     pub unsafe extern "C" fn cuMemPoolGetAttribute(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut ::core::ffi::c_void) -> CUresult {
         match table() {
@@ -5422,6 +5817,38 @@ pub mod global {
     pub unsafe extern "C" fn cuStreamCreate(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult {
         match table() {
             Some(__t) => __t.cuStreamCreate(phStream, Flags),
+            None => no_table(),
+        }
+    }
+    /// Creates a stream in the current context with a scheduling priority (a lower number is served first).
+    ///
+    /// Since CUDA 5.5: needs a driver whose `cuDriverGetVersion` is at least 5050 (this ABI: cudaTypedefs.h `PFN_cuStreamCreateWithPriority_v5050`). [NVIDIA: `cuStreamCreateWithPriority`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g95c1a8c7c3dacb13091692dd9c7f7471)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamCreateWithPriority`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    #[inline(never)]
+    pub unsafe extern "C" fn cuStreamCreateWithPriority(phStream: *mut CUstream, flags: ::core::ffi::c_uint, priority: ::core::ffi::c_int) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuStreamCreateWithPriority(phStream, flags, priority),
+            None => no_table(),
+        }
+    }
+    /// Reads the context a stream belongs to (for a special stream: the calling thread's current context).
+    ///
+    /// Since CUDA 9.2: needs a driver whose `cuDriverGetVersion` is at least 9020 (this ABI: cudaTypedefs.h `PFN_cuStreamGetCtx_v9020`). [NVIDIA: `cuStreamGetCtx`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__STREAM.html#group__CUDA__STREAM_1g1107907025eaa3387fdc590a9379a681)
+    ///
+    /// Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuStreamGetCtx`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `hStream` must be a live stream or a special one (null, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD): the driver does not check the handle. The context is borrowed: the caller gains no reference to it.
+    #[inline(never)]
+    pub unsafe extern "C" fn cuStreamGetCtx(hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuStreamGetCtx(hStream, pctx),
             None => no_table(),
         }
     }
@@ -5939,7 +6366,7 @@ pub mod global {
 /// Under `dynamic-loading` the module's functions are [`global`]'s: the same names and types
 /// (`unsafe extern "C" fn`) as the linked ones.
 #[cfg(feature = "dynamic-loading")]
-pub use self::global::{cuGetErrorString, cuGetErrorName, cuInit, cuDriverGetVersion, cuDeviceGet, cuDeviceGetCount, cuDeviceGetName, cuDeviceTotalMem_v2, cuDeviceGetAttribute, cuDeviceSetMemPool, cuDeviceGetMemPool, cuDeviceGetDefaultMemPool, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxReset_v2, cuCtxPushCurrent_v2, cuCtxPopCurrent_v2, cuCtxSetCurrent, cuCtxGetCurrent, cuCtxGetDevice, cuCtxSynchronize, cuMemGetInfo_v2, cuMemAlloc_v2, cuMemFree_v2, cuIpcGetEventHandle, cuIpcOpenEventHandle, cuMemcpy, cuMemcpyPeer, cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyAsync, cuMemcpyPeerAsync, cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemsetD8_v2, cuMemsetD32_v2, cuMemsetD8Async, cuMemsetD32Async, cuMemFreeAsync, cuMemAllocAsync, cuMemPoolTrimTo, cuMemPoolSetAttribute, cuMemPoolGetAttribute, cuMemPoolSetAccess, cuMemPoolGetAccess, cuMemPoolCreate, cuMemPoolDestroy, cuMemAllocFromPoolAsync, cuMemPoolExportToShareableHandle, cuMemPoolImportFromShareableHandle, cuMemPoolExportPointer, cuMemPoolImportPointer, cuPointerGetAttribute, cuPointerGetAttributes, cuStreamCreate, cuStreamWaitEvent, cuStreamBeginCapture_v2, cuStreamEndCapture, cuStreamIsCapturing, cuStreamQuery, cuStreamSynchronize, cuStreamDestroy_v2, cuEventCreate, cuEventRecord, cuEventQuery, cuEventSynchronize, cuEventDestroy_v2, cuLaunchHostFunc, cuGraphMemAllocNodeGetParams, cuGraphMemFreeNodeGetParams, cuDeviceGraphMemTrim, cuDeviceGetGraphMemAttribute, cuDeviceSetGraphMemAttribute, cuGraphNodeGetType, cuGraphGetNodes, cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy, cuGraphDestroy, cuDeviceCanAccessPeer, cuCtxEnablePeerAccess, cuCtxDisablePeerAccess, cuDeviceGetP2PAttribute, cuGetProcAddress, cuMemAllocAsync_ptsz, cuMemAllocFromPoolAsync_ptsz, cuMemFreeAsync_ptsz};
+pub use self::global::{cuGetErrorString, cuGetErrorName, cuInit, cuDriverGetVersion, cuDeviceGet, cuDeviceGetCount, cuDeviceGetName, cuDeviceTotalMem_v2, cuDeviceGetAttribute, cuDeviceSetMemPool, cuDeviceGetMemPool, cuDeviceGetDefaultMemPool, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxReset_v2, cuCtxPushCurrent_v2, cuCtxPopCurrent_v2, cuCtxSetCurrent, cuCtxGetCurrent, cuCtxGetDevice, cuCtxSynchronize, cuMemGetInfo_v2, cuMemAlloc_v2, cuMemFree_v2, cuIpcGetEventHandle, cuIpcOpenEventHandle, cuMemcpy, cuMemcpyPeer, cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyAsync, cuMemcpyPeerAsync, cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemsetD8_v2, cuMemsetD32_v2, cuMemsetD8Async, cuMemsetD32Async, cuMemFreeAsync, cuMemAllocAsync, cuMemPoolTrimTo, cuMemPoolSetAttribute, cuMemPoolGetAttribute, cuMemPoolSetAccess, cuMemPoolGetAccess, cuMemPoolCreate, cuMemPoolDestroy, cuMemAllocFromPoolAsync, cuMemPoolExportToShareableHandle, cuMemPoolImportFromShareableHandle, cuMemPoolExportPointer, cuMemPoolImportPointer, cuPointerGetAttribute, cuPointerGetAttributes, cuStreamCreate, cuStreamCreateWithPriority, cuStreamGetCtx, cuStreamWaitEvent, cuStreamBeginCapture_v2, cuStreamEndCapture, cuStreamIsCapturing, cuStreamQuery, cuStreamSynchronize, cuStreamDestroy_v2, cuEventCreate, cuEventRecord, cuEventQuery, cuEventSynchronize, cuEventDestroy_v2, cuLaunchHostFunc, cuGraphMemAllocNodeGetParams, cuGraphMemFreeNodeGetParams, cuDeviceGraphMemTrim, cuDeviceGetGraphMemAttribute, cuDeviceSetGraphMemAttribute, cuGraphNodeGetType, cuGraphGetNodes, cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy, cuGraphDestroy, cuDeviceCanAccessPeer, cuCtxEnablePeerAccess, cuCtxDisablePeerAccess, cuDeviceGetP2PAttribute, cuGetProcAddress, cuMemAllocAsync_ptsz, cuMemAllocFromPoolAsync_ptsz, cuMemFreeAsync_ptsz};
 
 /// How this module's free functions reach the driver: [`Mode::Linked`](crate::Mode) without
 /// `dynamic-loading` (the linked symbols), else where [`global`]'s table stands
@@ -5950,4 +6377,60 @@ pub fn mode() -> crate::Mode {
     } else {
         crate::Mode::Linked
     }
+}
+
+/// Every public type of this module implements `Debug` (the list is written by `cargo xtask regen`
+/// from the module itself).
+#[test]
+fn every_public_type_implements_debug() {
+    fn debug<T: ::core::fmt::Debug>() {}
+    debug::<cuuint64_t>();
+    debug::<CUdeviceptr_v2>();
+    debug::<CUdeviceptr>();
+    debug::<CUdevice_v1>();
+    debug::<CUdevice>();
+    debug::<CUcontext>();
+    debug::<CUevent>();
+    debug::<CUstream>();
+    debug::<CUgraph>();
+    debug::<CUgraphNode>();
+    debug::<CUgraphExec>();
+    debug::<CUmemoryPool>();
+    debug::<CUipcEventHandle_v1>();
+    debug::<CUipcEventHandle>();
+    debug::<CUhostFn>();
+    debug::<CUmemLocation_v1>();
+    debug::<CUmemLocation>();
+    debug::<CUmemAccessDesc_v1>();
+    debug::<CUmemAccessDesc>();
+    debug::<CUmemPoolProps_v1>();
+    debug::<CUmemPoolProps>();
+    debug::<CUmemPoolPtrExportData_v1>();
+    debug::<CUmemPoolPtrExportData>();
+    debug::<CUDA_MEM_ALLOC_NODE_PARAMS>();
+    debug::<CUipcEventHandle_st>();
+    debug::<CUctx_flags_enum>();
+    debug::<CUstream_flags_enum>();
+    debug::<CUevent_flags_enum>();
+    debug::<CUevent_wait_flags_enum>();
+    debug::<CUdevice_attribute_enum>();
+    debug::<CUpointer_attribute_enum>();
+    debug::<CUgraphNodeType_enum>();
+    debug::<CUstreamCaptureStatus_enum>();
+    debug::<CUstreamCaptureMode_enum>();
+    debug::<CUdriverProcAddress_flags_enum>();
+    debug::<CUdevice_P2PAttribute_enum>();
+    debug::<CUmemAllocationHandleType_enum>();
+    debug::<CUmemAccess_flags_enum>();
+    debug::<CUmemLocationType_enum>();
+    debug::<CUmemAllocationType_enum>();
+    debug::<CUmemLocation_st>();
+    debug::<CUmemAccessDesc_st>();
+    debug::<CUmemPool_attribute_enum>();
+    debug::<CUmemPoolProps_st>();
+    debug::<CUmemPoolPtrExportData_st>();
+    debug::<CUDA_MEM_ALLOC_NODE_PARAMS_st>();
+    debug::<CUgraphMem_attribute_enum>();
+    debug::<CUgraphInstantiate_flags_enum>();
+    debug::<EntryPoints>();
 }

@@ -1,11 +1,14 @@
 //! `dlopen` / `dlsym` / `dlerror` / `getenv`, declared here rather than taken from a crate, so the
 //! crate stays `no_std` with no dependencies; `libdl` is linked where the C library keeps them
-//! there (glibc before 2.34, Android).
+//! there (glibc before 2.34, Android). With the `std` feature the environment is read through std
+//! instead of `getenv`.
 
 use alloc::borrow::ToOwned;
 use alloc::ffi::CString;
 use alloc::string::String;
-use core::ffi::{c_char, c_void, CStr};
+#[cfg(not(feature = "std"))]
+use core::ffi::c_char;
+use core::ffi::{c_void, CStr};
 use core::ptr::NonNull;
 
 use super::{Library, LoadError, LoadErrorKind};
@@ -22,6 +25,7 @@ mod sys {
         pub fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
         pub fn dlerror() -> *mut c_char;
     }
+    #[cfg(not(feature = "std"))]
     extern "C" {
         pub fn getenv(name: *const c_char) -> *mut c_char;
     }
@@ -64,17 +68,30 @@ pub(super) fn last_error() -> String {
     }
 }
 
-/// The library `CUDA_MEMPOOL_SYS_LIBCUDA` names (`getenv`), else [`DEFAULT`].
-pub(super) fn open_default() -> Result<Library, LoadError> {
+/// `CUDA_MEMPOOL_SYS_LIBCUDA`, through std's environment (under its lock, so a
+/// `std::env::set_var` in another thread is no data race).
+#[cfg(feature = "std")]
+fn env_library() -> Option<CString> {
+    use std::os::unix::ffi::OsStringExt;
+    // An environment value holds no NUL.
+    CString::new(std::env::var_os(Library::ENV)?.into_vec()).ok()
+}
+
+/// `CUDA_MEMPOOL_SYS_LIBCUDA`, through `getenv(3)` (no std: it does not take std's lock).
+#[cfg(not(feature = "std"))]
+fn env_library() -> Option<CString> {
     // SAFETY: the name is NUL-terminated; getenv returns null or a NUL-terminated string,
     // copied at once.
     let env = unsafe { sys::getenv(b"CUDA_MEMPOOL_SYS_LIBCUDA\0".as_ptr() as *const c_char) };
-    let name = if env.is_null() {
-        None
-    } else {
-        Some(unsafe { CStr::from_ptr(env) }.to_owned()).filter(|n| !n.as_bytes().is_empty())
-    };
-    let name = name.unwrap_or_else(|| CString::new(DEFAULT).unwrap());
+    // SAFETY: as above.
+    (!env.is_null()).then(|| unsafe { CStr::from_ptr(env) }.to_owned())
+}
+
+/// The library `CUDA_MEMPOOL_SYS_LIBCUDA` names (when set and not empty), else [`DEFAULT`].
+pub(super) fn open_default() -> Result<Library, LoadError> {
+    let name = env_library()
+        .filter(|n| !n.as_bytes().is_empty())
+        .unwrap_or_else(|| CString::new(DEFAULT).unwrap());
     // SAFETY: opening the driver library the environment names is what the dynamic linker
     // does for a linked program with LD_LIBRARY_PATH; its exports have cuda.h's signatures.
     unsafe { open_c(&name) }

@@ -27,6 +27,7 @@ mod sys {
         pub fn GetProcAddress(module: *mut c_void, name: *const c_char) -> *mut c_void;
         pub fn GetLastError() -> u32;
         pub fn SetThreadErrorMode(new_mode: u32, old_mode: *mut u32) -> i32;
+        #[cfg(not(feature = "std"))]
         pub fn GetEnvironmentVariableW(name: *const u16, buffer: *mut u16, size: u32) -> u32;
         pub fn FormatMessageW(
             flags: u32,
@@ -51,6 +52,7 @@ mod sys {
 pub(super) const DEFAULT: &str = "nvcuda.dll";
 
 /// `s` as a NUL-terminated UTF-16 string.
+#[cfg(not(feature = "std"))]
 fn wide(s: &str) -> Vec<u16> {
     s.encode_utf16().chain(Some(0)).collect()
 }
@@ -89,8 +91,18 @@ pub(super) fn last_error() -> String {
     out
 }
 
+/// The value of the environment variable `name` (UTF-16, no NUL), or None when unset or empty:
+/// through std's environment (under its lock) with the `std` feature.
+#[cfg(feature = "std")]
+fn env_var(name: &str) -> Option<Vec<u16>> {
+    use std::os::windows::ffi::OsStrExt;
+    let value: Vec<u16> = std::env::var_os(name)?.encode_wide().collect();
+    (!value.is_empty()).then_some(value)
+}
+
 /// The value of the environment variable `name` (UTF-16, no NUL), or None when unset or empty.
 /// `GetEnvironmentVariableW` sees what `std::env::set_var` sets (the C runtime's `getenv` may not).
+#[cfg(not(feature = "std"))]
 fn env_var(name: &str) -> Option<Vec<u16>> {
     let name = wide(name);
     let mut buf: Vec<u16> = Vec::new();
@@ -109,8 +121,8 @@ fn env_var(name: &str) -> Option<Vec<u16>> {
     }
 }
 
-/// The library `CUDA_MEMPOOL_SYS_LIBCUDA` names (`GetEnvironmentVariableW`), else [`DEFAULT`]
-/// from System32 only.
+/// The library `CUDA_MEMPOOL_SYS_LIBCUDA` names (std's environment with `std`, else
+/// `GetEnvironmentVariableW`), else [`DEFAULT`] from System32 only.
 pub(super) fn open_default() -> Result<Library, LoadError> {
     // SAFETY: as for `Library::open_default`: the driver library, or the one the user names.
     unsafe {

@@ -122,6 +122,10 @@ _Static_assert(__builtin_types_compatible_p(PFN_cuPointerGetAttributes_v7000, CU
 _Static_assert(__builtin_types_compatible_p(PFN_cuPointerGetAttributes_v7000, __typeof__(&cuPointerGetAttributes)), "cuPointerGetAttributes: cuda.h declares it differently from PFN_cuPointerGetAttributes_v7000");
 _Static_assert(__builtin_types_compatible_p(PFN_cuStreamCreate_v2000, CUresult (*)(CUstream *, unsigned int)), "EntryPoints::cuStreamCreate: the Rust signature differs from PFN_cuStreamCreate_v2000");
 _Static_assert(__builtin_types_compatible_p(PFN_cuStreamCreate_v2000, __typeof__(&cuStreamCreate)), "cuStreamCreate: cuda.h declares it differently from PFN_cuStreamCreate_v2000");
+_Static_assert(__builtin_types_compatible_p(PFN_cuStreamCreateWithPriority_v5050, CUresult (*)(CUstream *, unsigned int, int)), "EntryPoints::cuStreamCreateWithPriority: the Rust signature differs from PFN_cuStreamCreateWithPriority_v5050");
+_Static_assert(__builtin_types_compatible_p(PFN_cuStreamCreateWithPriority_v5050, __typeof__(&cuStreamCreateWithPriority)), "cuStreamCreateWithPriority: cuda.h declares it differently from PFN_cuStreamCreateWithPriority_v5050");
+_Static_assert(__builtin_types_compatible_p(PFN_cuStreamGetCtx_v9020, CUresult (*)(CUstream, CUcontext *)), "EntryPoints::cuStreamGetCtx: the Rust signature differs from PFN_cuStreamGetCtx_v9020");
+_Static_assert(__builtin_types_compatible_p(PFN_cuStreamGetCtx_v9020, __typeof__(&cuStreamGetCtx)), "cuStreamGetCtx: cuda.h declares it differently from PFN_cuStreamGetCtx_v9020");
 _Static_assert(__builtin_types_compatible_p(PFN_cuStreamWaitEvent_v3020, CUresult (*)(CUstream, CUevent, unsigned int)), "EntryPoints::cuStreamWaitEvent: the Rust signature differs from PFN_cuStreamWaitEvent_v3020");
 _Static_assert(__builtin_types_compatible_p(PFN_cuStreamWaitEvent_v3020, __typeof__(&cuStreamWaitEvent)), "cuStreamWaitEvent: cuda.h declares it differently from PFN_cuStreamWaitEvent_v3020");
 _Static_assert(__builtin_types_compatible_p(PFN_cuStreamBeginCapture_v10010, CUresult (*)(CUstream, CUstreamCaptureMode)), "EntryPoints::cuStreamBeginCapture_v2: the Rust signature differs from PFN_cuStreamBeginCapture_v10010");
@@ -593,6 +597,8 @@ int main(void) {
     printf("%s %lld\n", "table cuPointerGetAttribute cuPointerGetAttribute PFN_cuPointerGetAttribute_v4000", (long long)(8000));
     printf("%s %lld\n", "table cuPointerGetAttributes cuPointerGetAttributes PFN_cuPointerGetAttributes_v7000", (long long)(14000));
     printf("%s %lld\n", "table cuStreamCreate cuStreamCreate PFN_cuStreamCreate_v2000", (long long)(4000));
+    printf("%s %lld\n", "table cuStreamCreateWithPriority cuStreamCreateWithPriority PFN_cuStreamCreateWithPriority_v5050", (long long)(10100));
+    printf("%s %lld\n", "table cuStreamGetCtx cuStreamGetCtx PFN_cuStreamGetCtx_v9020", (long long)(18040));
     printf("%s %lld\n", "table cuStreamWaitEvent cuStreamWaitEvent PFN_cuStreamWaitEvent_v3020", (long long)(6040));
     printf("%s %lld\n", "table cuStreamBeginCapture_v2 cuStreamBeginCapture PFN_cuStreamBeginCapture_v10010", (long long)(20020));
     printf("%s %lld\n", "table cuStreamEndCapture cuStreamEndCapture PFN_cuStreamEndCapture_v10000", (long long)(20000));

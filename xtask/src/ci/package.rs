@@ -30,7 +30,7 @@ pub fn feature_union(root: &Path) -> Result<(), String> {
 /// `cargo publish --dry-run` (what crates.io would accept: manifest, included files, a build of
 /// the packaged crate), then `cargo package`, unpacked under target/package-check/, and the
 /// crate's own tests and doctests run there, by the lockfile in the .crate: what a user of the
-/// published crate builds.
+/// published crate builds. The ABI test among them, against the pinned headers.
 pub fn package(root: &Path) -> Result<(), String> {
     run(
         root,
@@ -83,7 +83,16 @@ pub fn package(root: &Path) -> Result<(), String> {
     let target = check.join("target");
     let _ = std::fs::remove_dir_all(&target);
     let target = target.to_str().ok_or("non-UTF-8 target path")?;
-    let envs = [("CARGO_TARGET_DIR", target), ("CUDA_MEMPOOL_SYS_REQUIRE_LIBCUDA", "1")];
+    // The packaged ABI probe compiles against the pinned headers `regen --check` fetched (never
+    // packaged), and must run.
+    let headers = root.join("target/cuda-headers");
+    let headers = headers.to_str().ok_or("non-UTF-8 path")?;
+    let envs = [
+        ("CARGO_TARGET_DIR", target),
+        ("CUDA_MEMPOOL_SYS_REQUIRE_LIBCUDA", "1"),
+        ("CUDA_MEMPOOL_HEADERS_DIR", headers),
+        ("CUDA_MEMPOOL_REQUIRE_ABI", "1"),
+    ];
     for features in [&[][..], &["--all-features"][..]] {
         let mut args = vec!["test", "--locked"];
         args.extend(features);
@@ -161,4 +170,49 @@ pub fn msrv(root: &Path) -> Result<(), String> {
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// The workspace's pages and build scripts outside the crate ask for the crate's version and
+    /// name its `DEP_…` keys as its `links` does (the crate's own files: its tests/release.rs).
+    #[test]
+    fn workspace_names_the_sys_version() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let manifest = std::fs::read_to_string(root.join("cuda-mempool-sys/Cargo.toml")).unwrap();
+        let links = manifest
+            .lines()
+            .find_map(|l| l.strip_prefix("links = \""))
+            .map(|v| v.trim_end_matches('"'))
+            .unwrap();
+        let version = manifest
+            .lines()
+            .find_map(|l| l.strip_prefix("version = \""))
+            .map(|v| v.trim_end_matches('"'))
+            .unwrap();
+        let mut parts = version.split('.');
+        let (major, minor) = (parts.next().unwrap(), parts.next().unwrap());
+        let requirement = if major == "0" {
+            format!("0.{minor}")
+        } else {
+            major.to_string()
+        };
+        let dep = format!("DEP_{}_", links.to_uppercase());
+        for file in ["README.md", "docs/guide/bindings.md", "ffi-bench/build.rs"] {
+            let text = std::fs::read_to_string(root.join(file)).unwrap();
+            for (at, _) in text.match_indices("DEP_CUDA_MEMPOOL_SYS_") {
+                assert!(text[at..].starts_with(&dep), "{file}: {}", &text[at..at + 40]);
+            }
+            for l in text.lines().filter(|l| l.contains("cuda-mempool-sys = ")) {
+                let asked = l
+                    .split("cuda-mempool-sys = \"")
+                    .nth(1)
+                    .or_else(|| l.split("version = \"").nth(1))
+                    .and_then(|r| r.split('"').next());
+                assert_eq!(asked, Some(requirement.as_str()), "{file}: {l}");
+            }
+        }
+    }
 }

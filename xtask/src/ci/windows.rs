@@ -171,6 +171,12 @@ pub fn windows(root: &Path) -> Result<(), String> {
             "env_override",
             "--test",
             "build_rules",
+            "--test",
+            "types",
+            "--test",
+            "release",
+            "--test",
+            "cudarc_interop",
         ])
         .current_dir(root)
         .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER", wine);

@@ -36,7 +36,11 @@ impl Abi {
 /// declares both `cuCtxGetDevice(CUdevice *)`, PFN `_v2000`, and `cuCtxGetDevice_v2(CUdevice *,
 /// CUcontext)`, PFN `_v13000`), so "the newest typedef" would be wrong.
 /// `macros`: what the unversioned `PFN_<name>` macro expands to, where the header still defines it
-/// (CUDA 11 and 12 do; CUDA 13 dropped the macros); it must name the same typedef.
+/// (CUDA 11 and 12 do; CUDA 13 dropped the macros); it must name the same typedef, or a newer one
+/// that the bound symbol does not match: the macro then follows a newer symbol of the same C name
+/// (12.5 added `cuStreamGetCtx_v2`, and `PFN_cuStreamGetCtx` names its `_v12050` while cuda.h's
+/// `cuStreamGetCtx` is still the `_v9020` function), and the entry keeps its own symbol's ABI:
+/// `cuGetProcAddress` asked at that version returns that function.
 pub fn abi_versions(
     compatible: &BTreeMap<(String, bool), Vec<(String, bool)>>,
     macros: &BTreeMap<(String, bool), String>,
@@ -56,6 +60,7 @@ pub fn abi_versions(
         let pfn = match (ok.as_slice(), macro_to) {
             ([one], None) => (*one).clone(),
             ([one], Some(m)) if *one == m => m.clone(),
+            ([one], Some(m)) if all.contains(&m.as_str()) && version(m) > version(one) => (*one).clone(),
             (several, Some(m)) if several.len() > 1 && several.contains(&m) => m.clone(),
             (_, m) => {
                 bad.push(format!(
@@ -98,4 +103,34 @@ pub fn candidates<'a>(name: &str, per_thread: bool, typedefs: &'a BTreeSet<Strin
                 .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(c: &str, candidates: &[(&str, bool)], macro_to: Option<&str>) -> Result<u32, String> {
+        let key = (c.to_string(), false);
+        let compatible = BTreeMap::from([(
+            key.clone(),
+            candidates.iter().map(|(t, ok)| (t.to_string(), *ok)).collect(),
+        )]);
+        let macros = macro_to.map(|m| (key.clone(), m.to_string())).into_iter().collect();
+        abi_versions(&compatible, &macros).map(|m| m[&key].version)
+    }
+
+    #[test]
+    fn the_bound_symbol_decides() {
+        // The macro names the one compatible typedef.
+        let both = [("PFN_cuMemAlloc_v2000", false), ("PFN_cuMemAlloc_v3020", true)];
+        assert_eq!(one("cuMemAlloc", &both, Some("PFN_cuMemAlloc_v3020")), Ok(3020));
+        // The macro follows a newer symbol of the name (cuStreamGetCtx_v2): the bound one keeps its ABI.
+        let ctx = [("PFN_cuStreamGetCtx_v12050", false), ("PFN_cuStreamGetCtx_v9020", true)];
+        assert_eq!(one("cuStreamGetCtx", &ctx, Some("PFN_cuStreamGetCtx_v12050")), Ok(9020));
+        assert_eq!(one("cuStreamGetCtx", &ctx, None), Ok(9020));
+        // A macro naming an older ABI than the declaration's, or none matching: refused.
+        let old = [("PFN_cuX_v2000", false), ("PFN_cuX_v3020", true)];
+        assert!(one("cuX", &old, Some("PFN_cuX_v2000")).is_err());
+        assert!(one("cuX", &[("PFN_cuX_v2000", false)], None).is_err());
+    }
 }

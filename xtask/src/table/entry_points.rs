@@ -33,7 +33,8 @@ pub fn table(
     funcs: &[Func],
     abis: &BTreeMap<String, Abi>, // by symbol
     header: &str,
-    c_names: &[(&String, &String)], // (cuda.h's name, the symbol its macro resolves to)
+    c_names: &[(&String, &String)],   // (cuda.h's name, the symbol its macro resolves to)
+    value_types: &[(String, String)], // (enumerator, value type) of this major's header
 ) -> Result<Table, String> {
     let mut fields = String::new();
     let mut entries = String::new();
@@ -112,12 +113,15 @@ pub fn table(
         writeln!(
             calls,
             "    /// Calls {what}; `CUDA_ERROR_NOT_FOUND` when the table has no `{sym}`.\n    \
-             ///\n    /// # Safety\n    /// The rules of the free function [`{sym}`].\n    \
+             ///\n    /// # Safety\n    /// The table's contract for this entry ([`EntryPoints`]): `self.{sym}`, if set, is the \
+             driver's `{c}` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of \
+             the free function [`{sym}`].\n    \
              #[inline]\n    pub unsafe fn {sym}(&self, {}) -> CUresult {{\n        \
              match self.{sym} {{\n            Some(__f) => __f({}),\n            \
              None => CUresult::CUDA_ERROR_NOT_FOUND,\n        }}\n    }}",
             params_rs.join(", "),
-            args.join(", ")
+            args.join(", "),
+            c = abi.c_name
         )
         .unwrap();
         reexports.push(sym.clone());
@@ -132,7 +136,7 @@ pub fn table(
         let note = format!(
             "Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `{sym}`."
         );
-        for l in docs::function(sym, &abi.bound(), &note)? {
+        for l in docs::function(sym, &abi.bound(), &note, value_types)? {
             writeln!(globals, "    ///{}{l}", if l.is_empty() { "" } else { " " }).unwrap();
         }
         writeln!(
@@ -190,7 +194,8 @@ pub fn table(
         writeln!(
             calls,
             "    /// cuda.h's `{c}`: calls [`{sym}`](Self::{sym}), the symbol its macro resolves to.\n    \
-             ///\n    /// # Safety\n    /// The rules of the free function [`{sym}`].\n    \
+             ///\n    /// # Safety\n    /// As for [`{sym}`](Self::{sym}): the table's contract for that entry, and the \
+             rules of the free function [`{sym}`].\n    \
              #[inline]\n    pub unsafe fn {c}(&self, {params}) -> CUresult {{\n        \
              self.{sym}({args})\n    }}"
         )
@@ -199,6 +204,7 @@ pub fn table(
     let first = &funcs.first().ok_or("no functions")?.symbol;
     let n = funcs.len();
     let rust = template::rust(template::Parts {
+        major,
         n,
         first,
         fields: &fields,

@@ -63,8 +63,13 @@ pub fn enum_newtypes(file: &syn::File) -> Vec<(String, Vec<(String, i128)>)> {
 
 /// `name()` and `Debug` for every enum newtype: the constant's name, or `None` / `Alias(value)` for a
 /// value these headers do not name. Where cuda.h gives one value several names, the first one
-/// declared wins.
-pub fn enum_name_and_debug(enums: &[(String, Vec<(String, i128)>)], aliases: &BTreeMap<String, String>) -> String {
+/// declared wins. For a bit set (`bit_sets`, by either name) whose value no constant names, `Debug`
+/// lists the single-bit constants it holds, `A | B`, and what is left in hex, `Alias(0x40)`.
+pub fn enum_name_and_debug(
+    enums: &[(String, Vec<(String, i128)>)],
+    aliases: &BTreeMap<String, String>,
+    bit_sets: &[&str],
+) -> String {
     let mut out = String::new();
     for (ty, consts) in enums {
         let shown = aliases.get(ty).unwrap_or(ty);
@@ -94,10 +99,37 @@ pub fn enum_name_and_debug(enums: &[(String, Vec<(String, i128)>)], aliases: &BT
             "    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {{"
         )
         .unwrap();
-        writeln!(out, "        match self.name() {{").unwrap();
-        writeln!(out, "            Some(n) => f.write_str(n),").unwrap();
-        writeln!(out, "            None => ::core::write!(f, \"{shown}({{}})\", self.0),").unwrap();
-        writeln!(out, "        }}\n    }}\n}}").unwrap();
+        if bit_sets.contains(&ty.as_str()) || bit_sets.contains(&shown.as_str()) {
+            out.push_str(&bit_set_debug(shown, consts));
+        } else {
+            writeln!(out, "        match self.name() {{").unwrap();
+            writeln!(out, "            Some(n) => f.write_str(n),").unwrap();
+            writeln!(out, "            None => ::core::write!(f, \"{shown}({{}})\", self.0),").unwrap();
+            writeln!(out, "        }}").unwrap();
+        }
+        writeln!(out, "    }}\n}}").unwrap();
     }
     out
+}
+
+/// The body of a bit set's `fmt`: its name when a constant names the value, else each named single
+/// bit it holds (first name declared), then the rest in hex.
+fn bit_set_debug(shown: &str, consts: &[(String, i128)]) -> String {
+    let mut seen = BTreeSet::new();
+    let bits: Vec<String> = consts
+        .iter()
+        .filter(|(_, v)| *v > 0 && (*v & (*v - 1)) == 0 && seen.insert(*v))
+        .map(|(n, v)| format!("({v:#x}, \"{n}\")"))
+        .collect();
+    format!(
+        "        if let Some(n) = self.name() {{\n            return f.write_str(n);\n        }}\n        \
+         const BITS: &[(::core::ffi::c_uint, &str)] = &[{}];\n        \
+         let mut rest = self.0;\n        let mut sep = \"\";\n        \
+         for &(bit, name) in BITS {{\n            if rest & bit != 0 {{\n                \
+         ::core::write!(f, \"{{}}{{}}\", sep, name)?;\n                rest &= !bit;\n                \
+         sep = \" | \";\n            }}\n        }}\n        \
+         if rest != 0 || sep.is_empty() {{\n            \
+         ::core::write!(f, \"{{}}{shown}({{:#x}})\", sep, rest)?;\n        }}\n        Ok(())\n",
+        bits.join(", ")
+    )
 }

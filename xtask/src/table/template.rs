@@ -5,6 +5,8 @@
 
 /// What entry_points.rs wrote for every function, joined, and what the text needs besides.
 pub struct Parts<'a> {
+    /// The CUDA major of the module (its path in doctests: `cuda_mempool_sys::cudaNN`).
+    pub major: u32,
     /// How many entry points the table has.
     pub n: usize,
     /// The first entry's symbol (`install` compares the table's first address with it).
@@ -24,6 +26,7 @@ pub struct Parts<'a> {
 /// The table's Rust source: `parts` in their places.
 pub fn rust(parts: Parts) -> String {
     let Parts {
+        major,
         n,
         first,
         fields,
@@ -52,9 +55,59 @@ pub fn rust(parts: Parts) -> String {
 /// the fields' names, the table has a call method for each C name cuda.h maps to a versioned
 /// symbol (`cuMemAlloc` calls `cuMemAlloc_v2`).
 ///
-/// # Safety of the call methods
-/// Each call method is as unsafe as the C function it calls: the arguments must satisfy that
-/// function's contract in cuda.h.
+/// # The table's contract
+/// An entry that is `Some` is the driver's function of the field's name, at the ABI its
+/// [`ENTRIES`](Self::ENTRIES) row gives (or a function with the same contract: an interposer's).
+/// The tables this type makes keep it: [`load`](Self::load), [`from_library`](Self::from_library),
+/// [`from_proc_address`](Self::from_proc_address), [`from_dlsym`](Self::from_dlsym),
+/// `from_default_namespace`, [`from_linked`](Self::from_linked) and [`EMPTY`](Self::EMPTY) (no
+/// entry at all); [`from_fn`](Self::from_fn) makes it its resolver's promise. The fields are
+/// public and the type is `Copy`, so a table built or edited by other code need not keep it: safe
+/// code can put `cuStreamQuery` where `cuStreamSynchronize` was. The type does not promise it;
+/// whoever calls a call method does (its `# Safety`). Code that takes a table from its caller
+/// cannot check the entries, so it takes the promise with the table, in an `unsafe fn`:
+///
+/// ```
+/// use cuda_mempool_sys::cuda{major}::{{CUresult, CUstream, EntryPoints, CU_STREAM_LEGACY}};
+///
+/// /// Calls the driver through a table it can vouch for.
+/// pub struct Driver(EntryPoints);
+///
+/// impl Driver {{
+///     /// The driver's own functions: a loader's table keeps the contract.
+///     pub fn load() -> Result<Driver, cuda_mempool_sys::LoadError> {{
+///         Ok(Driver(EntryPoints::load()?))
+///     }}
+///
+///     /// # Safety
+///     /// Every entry of `table` is the driver's function of its name (`EntryPoints`' contract).
+///     pub unsafe fn from_table(table: EntryPoints) -> Driver {{
+///         Driver(table)
+///     }}
+///
+///     /// Waits for the work queued on `stream`.
+///     ///
+///     /// # Safety
+///     /// `stream` is a live stream of this process, or a special one.
+///     pub unsafe fn synchronize(&self, stream: CUstream) -> Result<(), CUresult> {{
+///         // SAFETY: the entry is the driver's cuStreamSynchronize (`load`, or the promise of
+///         // `from_table`'s caller); the stream is our caller's promise.
+///         unsafe {{ self.0.cuStreamSynchronize(stream) }}.result()
+///     }}
+/// }}
+///
+/// // Safe code can edit a table so that an entry is another function...
+/// let mut edited = EntryPoints::EMPTY;
+/// edited.cuStreamSynchronize = edited.cuStreamQuery;
+/// // ...so only `unsafe` code can hand one to the wrapper, promising what it holds.
+/// let _ = edited;
+///
+/// match Driver::load() {{
+///     // SAFETY: the legacy default stream is a special stream.
+///     Ok(driver) => println!("{{:?}}", unsafe {{ driver.synchronize(CU_STREAM_LEGACY) }}),
+///     Err(e) => println!("no driver here: {{e}}"),
+/// }}
+/// ```
 #[derive(Clone, Copy)]
 pub struct EntryPoints {{
 {fields}}}
@@ -136,8 +189,9 @@ impl EntryPoints {{
 
     /// Each entry from `dlsym(RTLD_DEFAULT, symbol)`: what the dynamic linker binds for a linked
     /// program (`LD_PRELOAD` libraries first). Entries of a library opened by [`load`](Self::load)
-    /// are not there (it is opened `RTLD_LOCAL`).
+    /// are not there (it is opened `RTLD_LOCAL`). Unix only: Windows has no default namespace.
     #[cfg(unix)]
+    #[cfg_attr(docsrs, doc(cfg(unix)))]
     pub fn from_default_namespace() -> Self {{
         // SAFETY: as for `from_dlsym`; the process's libraries export cuda.h's symbols.
         unsafe {{ Self::from_fn(|e| crate::loader::default_namespace_symbol(e.symbol_cstr())) }}
@@ -182,7 +236,9 @@ impl ::core::fmt::Debug for EntryPoints {{
 
 /// The module's functions as free functions that call through one table for the whole process.
 /// With the `dynamic-loading` feature the module's own functions are these, so code written
-/// against the C names compiles and runs the same in every feature combination.
+/// against the C names compiles and runs the same in every feature combination. Linked (without
+/// `dynamic-loading`) the module's functions are the driver's symbols and this module stands
+/// beside them: only calls to `global::*` reach its table.
 ///
 /// The table loads itself on the first call ([`EntryPoints::load`], once per process, thread-safe),
 /// unless one was [`install`](global::install)ed before. A function answers
@@ -199,8 +255,10 @@ pub mod global {{
     static LOAD_ERROR: AtomicPtr<crate::LoadError> = AtomicPtr::new(::core::ptr::null_mut());
 
     /// What every function answers when the driver library could not be loaded:
-    /// `CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED`, the crate's own code, outside the driver's range (no
-    /// driver answer reads as it); distinct from a missing entry's `CUDA_ERROR_NOT_FOUND`.
+    /// `CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED` (`0x4d500001`), the crate's own code, outside the
+    /// driver's range (no driver answer reads as it); distinct from a missing entry's
+    /// `CUDA_ERROR_NOT_FOUND`. The driver answers `CUDA_ERROR_INVALID_VALUE` if asked to name it
+    /// (`cuGetErrorString`); its `Display` and `name()` need no driver.
     pub const LOAD_FAILED: CUresult = CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED;
 
     /// Make `table` the one every function of this module calls through, from now on, in every
@@ -210,6 +268,11 @@ pub mod global {{
     /// With `dynamic-loading`, [`EntryPoints::from_linked`] holds this module's own functions:
     /// installing it changes nothing (it is the process's table already), rather than making each
     /// call call itself.
+    ///
+    /// Linked (no crate of the graph enables `dynamic-loading`), the module's free functions are the
+    /// driver's symbols and never read this table: installing changes what `global::*` calls
+    /// reach, nothing else. Putting a mock under the free functions works only with
+    /// `dynamic-loading`.
     ///
     /// # Safety
     /// Every entry of `table` must be the driver's function of that name (or one with the same

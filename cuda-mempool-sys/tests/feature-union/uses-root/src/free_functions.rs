@@ -121,6 +121,10 @@ pub fn free_functions() -> Vec<(&'static str, *const c_void)> {
     out.push(("cuPointerGetAttributes", cuPointerGetAttributes as *const c_void));
     let cuStreamCreate: unsafe extern "C" fn(phStream: *mut CUstream, Flags: ::core::ffi::c_uint) -> CUresult = cuda_mempool_sys::cuStreamCreate;
     out.push(("cuStreamCreate", cuStreamCreate as *const c_void));
+    let cuStreamCreateWithPriority: unsafe extern "C" fn(phStream: *mut CUstream, flags: ::core::ffi::c_uint, priority: ::core::ffi::c_int) -> CUresult = cuda_mempool_sys::cuStreamCreateWithPriority;
+    out.push(("cuStreamCreateWithPriority", cuStreamCreateWithPriority as *const c_void));
+    let cuStreamGetCtx: unsafe extern "C" fn(hStream: CUstream, pctx: *mut CUcontext) -> CUresult = cuda_mempool_sys::cuStreamGetCtx;
+    out.push(("cuStreamGetCtx", cuStreamGetCtx as *const c_void));
     let cuStreamWaitEvent: unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::core::ffi::c_uint) -> CUresult = cuda_mempool_sys::cuStreamWaitEvent;
     out.push(("cuStreamWaitEvent", cuStreamWaitEvent as *const c_void));
     let cuStreamBeginCapture_v2: unsafe extern "C" fn(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult = cuda_mempool_sys::cuStreamBeginCapture_v2;
