@@ -7,11 +7,15 @@
 pub mod causes;
 pub mod diff;
 pub mod expectations;
+#[cfg(test)]
+mod fixture;
 pub mod junit;
 pub mod matrix;
 pub mod model;
 #[cfg(test)]
 mod model_check;
+#[cfg(test)]
+mod render_check;
 pub mod screen;
 pub mod summary;
 pub mod timeline;
