@@ -507,7 +507,8 @@ pub fn json(
         "sets": sets(m, records).iter().map(|(title, rows)| serde_json::json!({"title": title,
             "apis": rows.iter().map(|r| serde_json::json!({"index": r.group.api(), "api": r.name,
                 "test_passed": r.verdict(), "passed": r.passed, "failed": r.failed, "ignored": r.ignored,
-                "changed": r.changed, "known_departures": r.known})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+                "changed": r.changed, "known_departures": r.known, "supported": r.supported,
+                "expected_failures": r.expected, "secs": r.secs})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
         "causes": crate::report::causes::json(records),
         "trials": recs.iter().map(|r| trial_json(r)).collect::<Vec<_>>(),
     })

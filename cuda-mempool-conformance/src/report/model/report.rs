@@ -162,6 +162,14 @@ pub struct SetRow {
     pub changed: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub known_departures: Option<u64>,
+    /// What report.md's row shows beside the counts above; absent from reports before the row sets
+    /// were drawn from the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub supported: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_failures: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secs: Option<f64>,
     #[serde(flatten)]
     pub extra: Extra,
 }
