@@ -15,6 +15,28 @@ use crate::harness::machine::{Device, Machine, P2p, PathAnswer, Selection, Under
 use crate::harness::outcome::{Kind, Outcome, Record, Timing, Turn};
 use crate::harness::provenance::{LibraryFile, Provenance};
 
+/// The report of a run on a default machine whose trials came to `records`, in `wall_s`.
+pub fn report_of(records: &[Record], wall_s: f64) -> crate::report::model::Report {
+    let facts = crate::report::build::Facts {
+        wall_s,
+        ..Default::default()
+    };
+    crate::report::build::report(&Machine::default(), records, &facts)
+}
+
+/// The fixture's facts: when its report is written, its wall time and workers, its driver, its shard.
+pub fn facts() -> crate::report::build::Facts {
+    crate::report::build::Facts {
+        date: DATE.into(),
+        finished: FINISHED.into(),
+        wall_s: WALL_S,
+        workers: WORKERS,
+        driver: ("580.159.04".into(), Some(580)),
+        strict: false,
+        partition: Some((2, 3)),
+    }
+}
+
 /// When the fixture's report is written, its wall time and workers.
 pub const DATE: &str = "2026-11-27 01:05:58 UTC";
 pub const FINISHED: &str = "2026-11-27T01:05:58Z";

@@ -1,4 +1,4 @@
-//! The report as a whole: its top-level fields and the tables the summary writes (totals, a row per
+//! The report as a whole: its top-level fields and the tables a run counts (totals, a row per
 //! API, per group and per device set, the causes of failures, the declared departures).
 
 use super::field::{nullable, Extra, Nullable};
@@ -73,6 +73,13 @@ pub struct Report {
 }
 
 impl Report {
+    /// report.json's text: the report as JSON, each object's keys in order (serde_json's map), two
+    /// spaces an indent, and a newline at the end.
+    pub fn to_json_text(&self) -> String {
+        let value = serde_json::to_value(self).expect("a report is JSON");
+        serde_json::to_string_pretty(&value).expect("JSON is text") + "\n"
+    }
+
     /// The shard this run was, as (k, n); None for a whole run.
     pub fn shard(&self) -> Option<(usize, usize)> {
         self.partition.clone().flatten().map(|p| (p.k, p.n))
