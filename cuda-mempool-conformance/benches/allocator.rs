@@ -589,7 +589,7 @@ fn bench(sc: Scale, full: bool) -> std::process::ExitCode {
     println!(
         "allocator bench ({}):\n{}",
         if full { "full" } else { "smoke run, tiny counts" },
-        env.m.summary()
+        conformance::report::machine_text::summary(&conformance::report::build::machine(&env.m))
     );
     let mut rows = Vec::new();
     let skipped = std::cell::RefCell::new(Vec::<String>::new());
@@ -644,13 +644,13 @@ fn bench(sc: Scale, full: bool) -> std::process::ExitCode {
     let dir = std::env::var_os("BENCH_REPORT_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| {
-            conformance::report::summary::report_dir()
+            conformance::report::files::report_dir()
                 .parent()
                 .map(|p| p.join("bench-report"))
                 .unwrap_or_else(|| "bench-report".into())
         });
     let v = json!({
-        "date": conformance::report::summary::now_utc(),
+        "date": conformance::report::build::now_utc(),
         "mode": if full { "full" } else { "smoke" },
         "driver_version": env.m.driver_version,
         "devices": env.m.devices.iter().map(|d| json!({"name": d.name, "cc": format!("{}.{}", d.cc.0, d.cc.1)})).collect::<Vec<_>>(),

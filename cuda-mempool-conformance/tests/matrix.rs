@@ -66,7 +66,7 @@ mod linux {
         let mut s = whole.clone();
         s["trials"] = json!(trials);
         s["apis"] = json!(apis);
-        s["partition"] = p.to_json();
+        s["partition"] = json!({"k": p.k, "n": p.n, "by": "count"});
         s
     }
 

@@ -55,6 +55,17 @@ impl Answered {
             Answered::Hung => "hung",
         }
     }
+    /// The answer of this name (`as_str`) and value; None for another name, or a code or a signal
+    /// without its value.
+    pub fn from_parts(name: &str, value: Option<i32>) -> Option<Answered> {
+        match (name, value) {
+            ("code", Some(v)) => Some(Answered::Code(v)),
+            ("signal", Some(v)) => Some(Answered::Signal(v)),
+            ("exited", _) => Some(Answered::Exited),
+            ("hung", _) => Some(Answered::Hung),
+            _ => None,
+        }
+    }
     /// The code or the signal number.
     pub fn value(self) -> Option<i32> {
         match self {
@@ -96,13 +107,7 @@ impl Cause {
     /// The cause `to_json` wrote; None for anything else (null, an unknown answer).
     pub fn from_json(j: &Value) -> Option<Cause> {
         let value = j["value"].as_i64().map(|v| v as i32);
-        let answer = match (j["answer"].as_str()?, value) {
-            ("code", Some(v)) => Answered::Code(v),
-            ("signal", Some(v)) => Answered::Signal(v),
-            ("exited", _) => Answered::Exited,
-            ("hung", _) => Answered::Hung,
-            _ => return None,
-        };
+        let answer = Answered::from_parts(j["answer"].as_str()?, value)?;
         Some(Cause {
             api: j["api"].as_u64().map(|a| a as u32),
             call: j["call"].as_str().map(String::from),

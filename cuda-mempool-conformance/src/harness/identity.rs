@@ -27,17 +27,28 @@ pub struct Identity {
 impl Identity {
     /// The branch (580 for 580.159.04), when the version is known.
     pub fn branch(&self) -> Option<u32> {
-        self.version.split('.').next().and_then(|b| b.parse().ok())
+        branch_of(&self.version)
     }
     /// "580.159.04 (branch 580, from NVML (libnvidia-ml.so.1))", or what is unknown.
     pub fn describe(&self) -> String {
-        match self.branch() {
-            _ if self.version.is_empty() => {
-                "version unknown, branch unknown (no source could say: see the sources below)".to_string()
-            }
-            Some(b) => format!("{} (branch {b}, from {})", self.version, self.source),
-            None => format!("{} (branch unknown, from {})", self.version, self.source),
+        describe(&self.version, &self.source)
+    }
+}
+
+/// The branch of a driver version (580 for 580.159.04).
+pub fn branch_of(version: &str) -> Option<u32> {
+    version.split('.').next().and_then(|b| b.parse().ok())
+}
+
+/// A driver `version` read from `source`, in words: "580.159.04 (branch 580, from NVML
+/// (libnvidia-ml.so.1))", or what is unknown.
+pub fn describe(version: &str, source: &str) -> String {
+    match branch_of(version) {
+        _ if version.is_empty() => {
+            "version unknown, branch unknown (no source could say: see the sources below)".to_string()
         }
+        Some(b) => format!("{version} (branch {b}, from {source})"),
+        None => format!("{version} (branch unknown, from {source})"),
     }
 }
 

@@ -6,7 +6,6 @@ use crate::driver::cu::*;
 use crate::harness::identity::Identity;
 use crate::harness::provenance::{LibraryFile, Provenance};
 use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
 
 /// Something a case may need that a machine may lack. Names are those of CONFORMANCE_REQUIRE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,7 +193,7 @@ pub fn same_file(a: &str, b: &str) -> bool {
 
 /// "libcuda.so.580.159.04 (14 of the 14 APIs)": the APIs of `resolved` by the object they
 /// resolved to.
-fn by_object(resolved: &[(String, String)]) -> String {
+pub fn by_object(resolved: &[(String, String)]) -> String {
     let mut by: Vec<(String, usize)> = Vec::new();
     for (_, api) in crate::driver::APIS {
         let object = resolved
@@ -208,6 +207,12 @@ fn by_object(resolved: &[(String, String)]) -> String {
     }
     let parts: Vec<String> = by.iter().map(|(o, n)| format!("{o} ({n} of the 14 APIs)")).collect();
     parts.join(", ")
+}
+
+/// The 14 APIs of `resolved` by the object they resolved to, and the way the table was filled
+/// (`entry`): "libcuda.so.580.159.04 (14 of the 14 APIs) [proc-address (…)]".
+pub fn answered_by(resolved: &[(String, String)], entry: &str) -> String {
+    format!("{} [{entry}]", by_object(resolved))
 }
 
 impl Machine {
@@ -264,175 +269,9 @@ impl Machine {
         Err(why)
     }
 
-    pub fn summary(&self) -> String {
-        let mut s = String::new();
-        let v = self.driver_version;
-        writeln!(
-            s,
-            "driver: {}; CUDA {}.{} ({v}); libcuda: {}",
-            self.identity.describe(),
-            v / 1000,
-            v % 1000 / 10,
-            self.libcuda
-        )
-        .unwrap();
-        let sources: Vec<String> = self.identity.sources.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-        writeln!(s, "driver version sources: {}", sources.join("; ")).unwrap();
-        if let Some(e) = &self.probe_error {
-            writeln!(s, "PROBE FAILED: {e}").unwrap();
-        }
-        writeln!(s, "cuInit: {}", code_name(CUresult(self.init as u32))).unwrap();
-        if let Some(h) = self.hidden_init {
-            writeln!(
-                s,
-                "cuInit with every device hidden (CUDA_VISIBLE_DEVICES=\"\"): {}",
-                code_name(CUresult(h as u32))
-            )
-            .unwrap();
-        }
-        writeln!(s, "answered by: {}", self.answered_by()).unwrap();
-        if let Some(w) = self.not_reached() {
-            writeln!(s, "LIBRARY UNDER TEST NOT REACHED: {w}").unwrap();
-        }
-        for p in &self.paths {
-            match &p.error {
-                Some(e) => writeln!(s, "  path {}: cannot be filled: {e}", p.mode).unwrap(),
-                None => writeln!(s, "  path {}: {}", p.mode, by_object(&p.objects)).unwrap(),
-            }
-        }
-        for l in &self.under_test {
-            match &l.error {
-                Some(e) => writeln!(s, "library under test {} ({}): {e}", l.path, l.named_by).unwrap(),
-                None => writeln!(
-                    s,
-                    "library under test {} ({}) defines: {}",
-                    l.path,
-                    l.named_by,
-                    if l.exports.is_empty() {
-                        "none of the driver's symbols".to_string()
-                    } else {
-                        l.exports.join(", ")
-                    }
-                )
-                .unwrap(),
-            }
-            match &l.file {
-                Ok(f) => writeln!(
-                    s,
-                    "  file {}: {} bytes, sha256 {}, {} cu* exports",
-                    f.file, f.size, f.sha256, f.cu_exports
-                )
-                .unwrap(),
-                Err(e) => writeln!(s, "  file: {e}").unwrap(),
-            }
-        }
-        for b in self.bypasses() {
-            writeln!(s, "LIBRARY UNDER TEST BYPASSED: {b}").unwrap();
-        }
-        match &self.lookup_init {
-            Some(Ok(c)) => writeln!(
-                s,
-                "cuDeviceGetCount after cuGetProcAddress of the 14 APIs, without cuInit: {}",
-                code_name(CUresult(*c as u32))
-            )
-            .unwrap(),
-            Some(Err(e)) => writeln!(s, "cuGetProcAddress of the 14 APIs without cuInit: no answer ({e})").unwrap(),
-            None => {}
-        }
-        if self.host_gpus > 0 {
-            writeln!(
-                s,
-                "host: {} GPU(s) in all (the kernel's lists), {} visible to this run",
-                self.host_gpus,
-                self.devices.len()
-            )
-            .unwrap();
-        }
-        for d in &self.devices {
-            writeln!(
-                s,
-                "device {}: {} (sm_{}{}), PCI IDs {}, {}, UUID {}, PCI {}, {} MiB, memory pools: {}, handle types: \
-                 {:#x} (posix fd: {}, fabric: {}), host pools: {}, host NUMA pools: {} (host NUMA id {})",
-                d.ordinal,
-                d.name,
-                d.cc.0,
-                d.cc.1,
-                d.pci_ids,
-                d.modes,
-                d.uuid,
-                d.pci_bus_id,
-                d.total_mem >> 20,
-                d.pools,
-                d.handle_types,
-                d.handle_types & 1 != 0,
-                d.fabric,
-                d.host_pools,
-                d.host_numa_pools,
-                d.host_numa_id
-            )
-            .unwrap();
-        }
-        if self.devices.len() > 1 {
-            let rows: Vec<String> = self
-                .peer
-                .iter()
-                .map(|r| {
-                    r.iter()
-                        .map(|&b| if b { "1" } else { "0" })
-                        .collect::<Vec<_>>()
-                        .join("")
-                })
-                .collect();
-            writeln!(s, "peer matrix (row can access column): {}", rows.join(" / ")).unwrap();
-            for p in &self.p2p {
-                writeln!(
-                    s,
-                    "  {} -> {}: performance rank {}, native atomics {}",
-                    p.a,
-                    p.b,
-                    p.rank,
-                    if p.atomic { "yes" } else { "no" }
-                )
-                .unwrap();
-            }
-        }
-        if self.init == 0 {
-            let sel = &self.selection;
-            writeln!(
-                s,
-                "devices used ({}): single-device trials on {:?}, pair trials on {:?}, multi-device group {:?}",
-                if sel.explicit {
-                    format!(
-                        "{}={}",
-                        DEVICES_VAR,
-                        crate::os::setting(DEVICES_VAR).unwrap_or_default()
-                    )
-                } else {
-                    "default".to_string()
-                },
-                sel.devices,
-                sel.pairs,
-                sel.multi
-            )
-            .unwrap();
-        }
-        writeln!(
-            s,
-            "CUDA 13 pool selectors: {}; IMEX channels: {}",
-            if self.selectors { "present" } else { "absent" },
-            if self.imex_channels { "present" } else { "absent" }
-        )
-        .unwrap();
-        writeln!(s, "entry points: {}", self.entry).unwrap();
-        if !self.missing.is_empty() {
-            writeln!(s, "entry points the library lacks: {}", self.missing.join(", ")).unwrap();
-        }
-        s
-    }
-
     /// The 14 APIs' entries by the object they resolved to: "libcuda.so.580.159.04 (14)".
     pub fn answered_by(&self) -> String {
-        format!("{} [{}]", by_object(&self.resolved), self.entry)
+        answered_by(&self.resolved, &self.entry)
     }
 
     /// Where a library under test defines one of the 14 APIs and some path hands out another

@@ -66,13 +66,13 @@ pub struct Broken {
 impl Broken {
     /// One paragraph: what does not hold, why, what to do.
     pub fn text(&self) -> String {
-        format!(
-            "precondition not met: {}. {}. To fix: {}.",
-            self.which.what(),
-            self.cause,
-            self.fix
-        )
+        text(self.which.what(), &self.cause, &self.fix)
     }
+}
+
+/// A precondition not met (`what`), why, and what to do, as one paragraph.
+pub fn text(what: &str, cause: &str, fix: &str) -> String {
+    format!("precondition not met: {what}. {cause}. To fix: {fix}.")
 }
 
 const LIBCUDA_VAR: &str = "CUDA_MEMPOOL_SYS_LIBCUDA";

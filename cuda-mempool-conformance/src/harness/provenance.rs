@@ -86,13 +86,19 @@ impl Provenance {
 
     /// "conformance 0.1.0, commit 045eeb5… (dirty)".
     pub fn suite(&self) -> String {
-        let state = match self.dirty {
-            Some(true) => " (dirty)",
-            Some(false) => "",
-            None => " (tree state unknown)",
-        };
-        format!("conformance {}, commit {}{state}", self.suite_version, self.commit)
+        suite(&self.suite_version, &self.commit, self.dirty)
     }
+}
+
+/// The suite of `version` built from `commit`, in words: "conformance 0.1.0, commit 045eeb5…
+/// (dirty)".
+pub fn suite(version: &str, commit: &str, dirty: Option<bool>) -> String {
+    let state = match dirty {
+        Some(true) => " (dirty)",
+        Some(false) => "",
+        None => " (tree state unknown)",
+    };
+    format!("conformance {version}, commit {commit}{state}")
 }
 
 /// PRETTY_NAME of an os-release file, unquoted.

@@ -1,10 +1,12 @@
 //! Failures grouped by cause (the same API, the same call, the same answer or signal), most trials
-//! first: the one grouping that report.md, report.json, the terminal's summary and JUnit read.
+//! first: the one grouping, made from the run's records into report.json's `causes`, which
+//! report.md, the terminal's last screen and JUnit read.
 
 use crate::driver::blame::{Answered, Cause};
 use crate::driver::cu::CUresult;
 use crate::harness::child::signal_name;
 use crate::harness::outcome::{Outcome, Record};
+use crate::report::model::{CauseGroup, Extra, Report};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -79,64 +81,60 @@ fn names(trials: &[&str]) -> String {
     s.join(", ")
 }
 
-/// report.md's section: one table row per cause (the terminal prints the rows too), before the
-/// per-trial list. Nothing when nothing failed.
-pub fn markdown(s: &mut String, records: &[Record]) {
-    let causes = group(records);
-    if causes.is_empty() {
-        return;
-    }
-    writeln!(s, "\n## Failures by cause\n").unwrap();
+/// report.md's table of the failures by cause, one row per cause (the terminal prints it too),
+/// under its heading row.
+pub fn table(causes: &[CauseGroup]) -> String {
+    let mut s = String::new();
     writeln!(s, "| failed trials, by cause | API | call | answer | trials |").unwrap();
     writeln!(s, "|---|---|---|---|---|").unwrap();
-    for c in &causes {
-        let (api, call, answer) = match c.cause {
-            Some(k) => (
-                api_text(k.api),
-                k.call
+    for c in causes {
+        let (api, call, answer) = match &c.answer {
+            Some(a) => (
+                api_text(c.api.map(|a| a as u32)),
+                c.call
                     .as_deref()
                     .map_or("— (outside the tracked calls)".to_string(), |c| format!("`{c}`")),
-                answer_text(k.answer),
+                Answered::from_parts(a, c.value.map(|v| v as i32)).map_or(a.clone(), answer_text),
             ),
             None => ("—".to_string(), "—".to_string(), NONE_TEXT.to_string()),
         };
+        let trials: Vec<&str> = c.trials.iter().map(String::as_str).collect();
         writeln!(
             s,
             "| {} | {api} | {call} | {answer} | {} |",
-            c.trials.len(),
-            names(&c.trials)
+            trials.len(),
+            names(&trials)
         )
         .unwrap();
     }
+    s
 }
 
-/// report.json's `causes`: `{"count", "api", "call", "answer", "value", "text", "trials"}` per
-/// cause, in `group`'s order (`answer`: code, signal, exited, hung; null for the failures without a
-/// cause).
-pub fn json(records: &[Record]) -> serde_json::Value {
+/// report.json's `causes`: one per cause, in `group`'s order, its trials all named (`answer`:
+/// code, signal, exited, hung; the cause's fields null for the failures without one).
+pub fn groups(records: &[Record]) -> Vec<CauseGroup> {
     group(records)
         .iter()
-        .map(|c| {
-            let mut j = c.cause.map_or_else(
-                || serde_json::json!({"api": null, "call": null, "answer": null, "value": null}),
-                Cause::to_json,
-            );
-            j["count"] = serde_json::json!(c.trials.len());
-            j["text"] = serde_json::json!(text(c.cause));
-            j["trials"] = serde_json::json!(c.trials);
-            j
+        .map(|c| CauseGroup {
+            api: c.cause.and_then(|k| k.api).map(u64::from),
+            call: c.cause.and_then(|k| k.call.clone()),
+            answer: c.cause.map(|k| k.answer.as_str().to_string()),
+            value: c.cause.and_then(|k| k.answer.value()).map(i64::from),
+            count: c.trials.len() as u64,
+            text: text(c.cause),
+            trials: c.trials.iter().map(|t| t.to_string()).collect(),
+            extra: Extra::new(),
         })
         .collect()
 }
 
-/// For each failed trial with a cause, its words and how many failed trials share it (JUnit's
-/// failure type).
-pub fn by_trial(records: &[Record]) -> BTreeMap<&str, (String, usize)> {
+/// For each failed trial of `r` with a cause, its words and how many failed trials share it
+/// (JUnit's failure type, the last screen's line).
+pub fn by_trial(r: &Report) -> BTreeMap<&str, (&str, usize)> {
     let mut m = BTreeMap::new();
-    for c in group(records).into_iter().filter(|c| c.cause.is_some()) {
-        let words = text(c.cause);
+    for c in r.causes.iter().flatten().filter(|c| c.answer.is_some()) {
         for t in &c.trials {
-            m.insert(*t, (words.clone(), c.trials.len()));
+            m.insert(t.as_str(), (c.text.as_str(), c.trials.len()));
         }
     }
     m
@@ -237,22 +235,22 @@ mod tests {
             .map(|i| failed(&format!("822_x::t{i}"), free_returned(u32::MAX)))
             .chain([failed("823_x::other", None)])
             .collect();
-        let mut md = String::new();
-        markdown(&mut md, &records);
-        assert!(md.contains("## Failures by cause"), "{md}");
+        let j = groups(&records);
+        let md = table(&j);
         assert!(
             md.contains("| 7 | 822 cuMemFreeAsync | `cuMemFreeAsync` | -1 (no CUresult) | `822_x::t0`, `822_x::t1`, `822_x::t2`, `822_x::t3`, `822_x::t4`, and 2 more |"),
             "{md}"
         );
-        let j: Vec<crate::report::model::CauseGroup> = serde_json::from_value(json(&records)).unwrap();
         assert_eq!(j[0].count, 7);
         assert_eq!(j[0].trials.len(), 7);
         assert_eq!((j[0].answer.as_deref(), j[0].value), (Some("code"), Some(-1)));
         assert_eq!(j[1].answer, None);
-        assert_eq!(by_trial(&records)["822_x::t3"].1, 7);
-        assert!(!by_trial(&records).contains_key("823_x::other"));
-        let mut none = String::new();
-        markdown(&mut none, &[]);
-        assert!(none.is_empty());
+        let report = Report {
+            causes: Some(j),
+            ..Report::default()
+        };
+        assert_eq!(by_trial(&report)["822_x::t3"].1, 7);
+        assert!(!by_trial(&report).contains_key("823_x::other"));
+        assert!(groups(&[]).is_empty());
     }
 }

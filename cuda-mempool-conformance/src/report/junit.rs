@@ -1,12 +1,14 @@
-//! `CONFORMANCE_JUNIT=path.xml`: the run as JUnit XML, from plain `cargo test` (nextest writes its
-//! own with `--profile ci`). One `<testsuite>` per group (each API, harness, suite); a failure
+//! `CONFORMANCE_JUNIT=path.xml`: the run as JUnit XML, drawn from its report (`model::Report`), from
+//! plain `cargo test` (nextest writes its own with `--profile ci`). One `<testsuite>` per group (each API, harness, suite); a failure
 //! carries its message, the API it counts against and its cause (with how many failed trials share
 //! it: `report::causes`), a skipped trial its reason, an interrupted one (`run::interrupt`) an
 //! `<error>` naming the signal or the budget (the trial did not complete: not a skip a dashboard
 //! passes over, not a failure of the library), and an expected
-//! failure or a changed behaviour passes with a line in `<system-out>` saying so.
+//! failure or a changed behaviour passes with a line in `<system-out>` saying so. Test cases are in
+//! the order of their names.
 
-use crate::harness::outcome::{Outcome, Record};
+use crate::harness::outcome::Outcome;
+use crate::report::model::{Report, Trial};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -29,93 +31,104 @@ fn esc(s: &str) -> String {
     o
 }
 
-/// The JUnit XML of a run.
-pub fn render(records: &[Record], wall_s: f64) -> String {
-    let mut groups: BTreeMap<String, Vec<&Record>> = BTreeMap::new();
-    for r in records {
-        groups.entry(r.group.label()).or_default().push(r);
+/// The API a failed trial of an API counts against (its blame, else its own), or any other
+/// trial's own.
+fn counted_api(t: &Trial, outcome: Option<Outcome>) -> Option<u64> {
+    match outcome {
+        Some(Outcome::Failed) => t.api.map(|own| t.blame.unwrap_or(own)),
+        _ => t.api,
     }
-    let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
-    let causes = crate::report::causes::by_trial(records);
+}
+
+/// The JUnit XML of a run's report.
+pub fn render(r: &Report) -> String {
+    let trials: Vec<&Trial> = r.trials.iter().flatten().collect();
+    let outcome = |t: &Trial| Outcome::parse(&t.outcome);
+    let mut groups: BTreeMap<&str, Vec<&Trial>> = BTreeMap::new();
+    for t in &trials {
+        groups.entry(&t.group).or_default().push(t);
+    }
+    let count = |ts: &[&Trial], o: Outcome| ts.iter().filter(|t| outcome(t) == Some(o)).count();
+    let causes = crate::report::causes::by_trial(r);
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     writeln!(
         x,
-        "<testsuites name=\"conformance\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" errors=\"{}\" time=\"{wall_s:.3}\">",
-        records.len(),
-        count(Outcome::Failed),
-        count(Outcome::Ignored),
-        count(Outcome::Interrupted)
+        "<testsuites name=\"conformance\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" errors=\"{}\" time=\"{:.3}\">",
+        trials.len(),
+        count(&trials, Outcome::Failed),
+        count(&trials, Outcome::Ignored),
+        count(&trials, Outcome::Interrupted),
+        r.wall_s.unwrap_or(0.0)
     )
     .unwrap();
-    for (group, rs) in groups {
-        let failures = rs.iter().filter(|r| r.outcome == Outcome::Failed).count();
-        let skipped = rs.iter().filter(|r| r.outcome == Outcome::Ignored).count();
-        let errors = rs.iter().filter(|r| r.outcome == Outcome::Interrupted).count();
-        let time: f64 = rs.iter().map(|r| r.secs).sum();
+    for (group, ts) in groups {
+        let time: f64 = ts.iter().map(|t| t.secs).sum();
         writeln!(
             x,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" errors=\"{errors}\" time=\"{time:.3}\">",
-            esc(&group),
-            rs.len()
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" errors=\"{}\" time=\"{time:.3}\">",
+            esc(group),
+            ts.len(),
+            count(&ts, Outcome::Failed),
+            count(&ts, Outcome::Ignored),
+            count(&ts, Outcome::Interrupted)
         )
         .unwrap();
-        for r in rs {
+        for t in ts {
             write!(
                 x,
                 "    <testcase name=\"{}\" classname=\"{}\" time=\"{:.3}\"",
-                esc(&r.trial),
-                esc(&group),
-                r.secs
+                esc(&t.trial),
+                esc(group),
+                t.secs
             )
             .unwrap();
-            let mut out = r.notes.clone();
-            match r.outcome {
-                Outcome::Failed => {
-                    let mut blame = r
-                        .counted_api()
-                        .map(|a| format!("counts against {a} {}", crate::driver::api_name(a)))
+            let mut out = t.notes.clone();
+            match outcome(t) {
+                Some(Outcome::Failed) => {
+                    let mut blame = counted_api(t, outcome(t))
+                        .map(|a| format!("counts against {a} {}", crate::driver::api_name(a as u32)))
                         .unwrap_or_default();
-                    if let Some((cause, n)) = causes.get(r.trial.as_str()) {
+                    if let Some((cause, n)) = causes.get(t.trial.as_str()) {
                         write!(blame, "; cause: {cause} ({n} failed trials)").unwrap();
                     }
-                    let first = r.message.lines().next().unwrap_or("");
+                    let first = t.message.lines().next().unwrap_or("");
                     writeln!(
                         x,
                         ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>",
                         esc(first),
                         esc(&blame),
-                        esc(&r.message)
+                        esc(&t.message)
                     )
                     .unwrap();
                 }
-                Outcome::Ignored => {
-                    writeln!(x, ">\n      <skipped message=\"{}\"/>", esc(&r.message)).unwrap();
+                Some(Outcome::Ignored) => {
+                    writeln!(x, ">\n      <skipped message=\"{}\"/>", esc(&t.message)).unwrap();
                 }
-                Outcome::Changed => {
-                    out.insert(0, format!("changed: {}", r.message));
+                Some(Outcome::Changed) => {
+                    out.insert(0, format!("changed: {}", t.message));
                     x.push_str(">\n");
                 }
-                Outcome::Expected => {
-                    out.insert(0, r.message.clone());
+                Some(Outcome::Expected) => {
+                    out.insert(0, t.message.clone());
                     x.push_str(">\n");
                 }
-                Outcome::Known => {
-                    out.insert(0, format!("known-departure: {}", r.message));
+                Some(Outcome::Known) => {
+                    out.insert(0, format!("known-departure: {}", t.message));
                     x.push_str(">\n");
                 }
-                Outcome::Interrupted => {
+                Some(Outcome::Interrupted) => {
                     writeln!(
                         x,
                         ">\n      <error message=\"{}\" type=\"interrupted\"/>",
-                        esc(&r.message)
+                        esc(&t.message)
                     )
                     .unwrap();
                 }
-                Outcome::Flaky => {
-                    out.insert(0, format!("flaky: {}", r.message));
+                Some(Outcome::Flaky) => {
+                    out.insert(0, format!("flaky: {}", t.message));
                     x.push_str(">\n");
                 }
-                Outcome::Passed => x.push_str(">\n"),
+                Some(Outcome::Passed) | None => x.push_str(">\n"),
             }
             if !out.is_empty() {
                 writeln!(x, "      <system-out>{}</system-out>", esc(&out.join("\n"))).unwrap();
@@ -133,6 +146,8 @@ mod tests {
     use super::*;
     use crate::harness::case::{Group, Per};
     use crate::harness::outcome::Kind;
+    use crate::harness::outcome::Record;
+    use crate::report::fixture::report_of;
 
     fn rec(trial: &str, outcome: Outcome, message: &str) -> Record {
         Record {
@@ -147,14 +162,14 @@ mod tests {
 
     #[test]
     fn skips_carry_their_reason_and_failures_their_api() {
-        let x = render(
+        let x = render(&report_of(
             &[
                 rec("833_cuMemPoolTrimTo::a", Outcome::Ignored, "needs `gpu`: no <device>"),
                 rec("833_cuMemPoolTrimTo::b", Outcome::Failed, "expected 1, got 0\nmore"),
                 rec("833_cuMemPoolTrimTo::c", Outcome::Passed, ""),
             ],
             1.0,
-        );
+        ));
         assert!(
             x.contains("<skipped message=\"needs `gpu`: no &lt;device&gt;\"/>"),
             "{x}"
@@ -166,7 +181,7 @@ mod tests {
     /// An interrupted trial is a JUnit error naming what cut the run, counted apart.
     #[test]
     fn an_interrupted_trial_is_an_error() {
-        let x = render(
+        let x = render(&report_of(
             &[
                 rec(
                     "833_cuMemPoolTrimTo::a",
@@ -176,7 +191,7 @@ mod tests {
                 rec("833_cuMemPoolTrimTo::b", Outcome::Passed, ""),
             ],
             1.0,
-        );
+        ));
         assert!(
             x.contains("<error message=\"interrupted: SIGTERM after 4.2 s\" type=\"interrupted\"/>"),
             "{x}"
@@ -187,7 +202,7 @@ mod tests {
     #[test]
     fn a_failure_names_its_cause_and_how_many_share_it() {
         let cause = crate::driver::blame::Cause::returned("cuMemFreeAsync", crate::driver::cu::CUresult(u32::MAX));
-        let x = render(
+        let x = render(&report_of(
             &[
                 Record {
                     cause: Some(cause.clone()),
@@ -199,7 +214,7 @@ mod tests {
                 },
             ],
             1.0,
-        );
+        ));
         assert!(
             x.contains(
                 "type=\"counts against 833 cuMemPoolTrimTo; cause: cuMemFreeAsync returned -1 (no CUresult) (2 failed trials)\""

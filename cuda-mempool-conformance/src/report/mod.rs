@@ -1,18 +1,28 @@
-//! Layer 3, what a run says: the summary (Markdown and JSON), the last screen, failures grouped by cause, JUnit, the
-//! diff of two reports, many reports as one matrix, an expectation file written from a report, and
-//! the timeline of a run. `model` is report.json as one typed model: every reader of a report reads
-//! it through that.
-//! Reads the harness's records; never runs a trial.
+//! Layer 3, what a run says. `model` is report.json as one typed model; `build` makes the run's one
+//! report from the harness's records and machine (the tables counted in `tables`, the failures
+//! grouped in `causes`), and every output is drawn from that report: report.json (its
+//! serialisation), report.md (`markdown`, the machine in `machine_text`), the last screen
+//! (`screen`), JUnit, the timeline, and the files of a run (`files`). Every reader of a report
+//! reads it through the model too: the diff of two reports, many reports as one matrix, an
+//! expectation file written from a report, a timeline redrawn. Never runs a trial.
 
+pub mod build;
 pub mod causes;
 pub mod diff;
 pub mod expectations;
+pub mod files;
+#[cfg(test)]
+mod fixture;
 pub mod junit;
+pub mod machine_text;
+pub mod markdown;
 pub mod matrix;
 pub mod model;
 #[cfg(test)]
 mod model_check;
+#[cfg(test)]
+mod render_check;
 pub mod screen;
-pub mod summary;
+pub mod tables;
 pub mod timeline;
 pub mod timing;

@@ -1,5 +1,5 @@
 //! The model of report.json (`report::model`) loses nothing: every report committed under docs/
-//! (the `.json.xz` ones through the `xz` command), and one the summary writes now, read into the
+//! (the `.json.xz` ones through the `xz` command), and one a run builds now, read into the
 //! model and written back is the same JSON; and the model's timing, checked calls and causes read
 //! what the harness writes.
 
@@ -47,7 +47,7 @@ fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// A file's text, `.xz` ones through `xz -dc`; None where `xz` cannot run.
-fn text_of(p: &Path) -> Option<String> {
+pub(super) fn text_of(p: &Path) -> Option<String> {
     if p.extension().is_some_and(|x| x == "xz") {
         let o = std::process::Command::new("xz").arg("-dc").arg(p).output().ok()?;
         assert!(o.status.success(), "xz -dc {}: {}", p.display(), o.status);
@@ -94,7 +94,7 @@ fn every_committed_report_reads_and_writes_back_the_same() {
     eprintln!("{reports} committed reports ({compressed} compressed) read and written back unchanged");
 }
 
-/// A report the summary writes now, with every optional part of a trial filled, reads back as
+/// A report a run builds now, with every optional part of a trial filled, reads back as
 /// written.
 #[test]
 fn a_report_written_now_reads_back_the_same() {
@@ -128,10 +128,15 @@ fn a_report_written_now_reads_back_the_same() {
         String::new(),
     );
     let records = vec![failed, passed];
-    let rows = crate::report::summary::rows(&m, &records);
-    let written = crate::report::summary::json(&m, &rows, &records, "2026-11-27 00:00:00 UTC", 1.5, 2);
-    round_trip(&written.to_string()).unwrap();
-    let r: Report = serde_json::from_value(written).unwrap();
+    let facts = crate::report::build::Facts {
+        date: "2026-11-27 00:00:00 UTC".into(),
+        wall_s: 1.5,
+        workers: 2,
+        ..Default::default()
+    };
+    let written = crate::report::build::report(&m, &records, &facts).to_json_text();
+    round_trip(&written).unwrap();
+    let r: Report = serde_json::from_str(&written).unwrap();
     let t = &r.trials.as_ref().unwrap()[0];
     assert_eq!((t.blame, t.calls.as_deref()), (Some(821), Some(&[820, 821][..])));
     assert_eq!(t.cause.as_ref().map(|c| c.answer.as_str()), Some("hung"));

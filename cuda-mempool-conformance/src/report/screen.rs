@@ -1,9 +1,11 @@
-//! The terminal's last screen after a run: ignored trials grouped by reason, interrupted ones in
-//! one line, failures last with their cause; one terminal page unless CONFORMANCE_VERBOSE=1. And
-//! where the time went, in two lines (`report::timeline`).
+//! The terminal's last screen after a run, drawn from its report (`model::Report`): report.md's
+//! tables, then ignored trials grouped by reason, interrupted ones in one line, failures last with
+//! their cause; one terminal page unless CONFORMANCE_VERBOSE=1. And where the time went, in two
+//! lines (`report::timeline`).
 
-use crate::harness::outcome::{Outcome, Record};
-use crate::report::summary::sorted;
+use crate::harness::outcome::Outcome;
+use crate::report::markdown::{self, with_outcome};
+use crate::report::model::Report;
 use crate::report::timeline::{self, Bar};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -25,15 +27,31 @@ fn some_names(names: &[&str], all: bool) -> String {
     s
 }
 
-/// The terminal's last lines, after the table: the ignored trials grouped by reason (most first,
+/// report.md's tables on the terminal, without their headings: the APIs and groups with the
+/// totals, each device set, the failures by cause (not the declared departures' table: report.md
+/// has it, one row each, checked or not).
+pub fn tables(r: &Report) -> Vec<String> {
+    let mut text = markdown::main_table(r);
+    text.push_str(&markdown::totals_line(&r.totals));
+    text.push('\n');
+    for set in r.sets.iter().flatten() {
+        text.push_str(&markdown::set_table(set));
+    }
+    if let Some(c) = r.causes.as_deref().filter(|c| !c.is_empty()) {
+        text.push_str(&crate::report::causes::table(c));
+    }
+    text.lines().map(String::from).collect()
+}
+
+/// The terminal's last lines, after the tables: the ignored trials grouped by reason (most first,
 /// a count and up to three names each), the interrupted ones in one line, then the failures, one
 /// line each with its cause (`report::causes`). `verbose` (CONFORMANCE_VERBOSE=1): every reason,
 /// every name and every failure. Short enough, without it, for one terminal page.
-pub fn last_screen(records: &[Record], verbose: bool) -> Vec<String> {
+pub fn last_screen(r: &Report, verbose: bool) -> Vec<String> {
     let mut lines = Vec::new();
     let mut reasons: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for r in sorted(records, Outcome::Ignored) {
-        reasons.entry(r.message.as_str()).or_default().push(&r.trial);
+    for t in with_outcome(r, Outcome::Ignored) {
+        reasons.entry(t.message.as_str()).or_default().push(&t.trial);
     }
     let mut reasons: Vec<(&str, Vec<&str>)> = reasons.into_iter().collect();
     reasons.sort_by_key(|(_, t)| std::cmp::Reverse(t.len()));
@@ -52,9 +70,9 @@ pub fn last_screen(records: &[Record], verbose: bool) -> Vec<String> {
             ));
         }
     }
-    let interrupted: Vec<&str> = sorted(records, Outcome::Interrupted)
+    let interrupted: Vec<&str> = with_outcome(r, Outcome::Interrupted)
         .iter()
-        .map(|r| r.trial.as_str())
+        .map(|t| t.trial.as_str())
         .collect();
     if !interrupted.is_empty() {
         lines.push(format!(
@@ -63,17 +81,17 @@ pub fn last_screen(records: &[Record], verbose: bool) -> Vec<String> {
             some_names(&interrupted, verbose)
         ));
     }
-    let failed = sorted(records, Outcome::Failed);
+    let failed = with_outcome(r, Outcome::Failed);
     if !failed.is_empty() {
-        let causes = crate::report::causes::by_trial(records);
+        let causes = crate::report::causes::by_trial(r);
         lines.push(format!("failed: {} trials:", failed.len()));
         let shown = if verbose { failed.len() } else { SCREEN_FAILURES };
-        for r in failed.iter().take(shown) {
-            let why = match causes.get(r.trial.as_str()) {
-                Some((cause, _)) => cause.clone(),
-                None => r.message.lines().next().unwrap_or("").to_string(),
+        for t in failed.iter().take(shown) {
+            let why = match causes.get(t.trial.as_str()) {
+                Some((cause, _)) => cause,
+                None => t.message.lines().next().unwrap_or(""),
             };
-            lines.push(format!("  FAILED {}: {why}", r.trial));
+            lines.push(format!("  FAILED {}: {why}", t.trial));
         }
         if failed.len() > shown {
             lines.push(format!(
@@ -130,7 +148,8 @@ pub fn time_lines(bars: &[Bar], wall: Option<f64>) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::harness::case::Group;
-    use crate::harness::outcome::Kind;
+    use crate::harness::outcome::{Kind, Record};
+    use crate::report::fixture::report_of;
 
     fn rec(trial: String, outcome: Outcome, message: &str) -> Record {
         Record::new(trial, Group::Api(820), outcome, Kind::Plain, message.into())
@@ -150,7 +169,7 @@ mod tests {
             Outcome::Interrupted,
             "interrupted: SIGTERM after 1.0 s",
         ));
-        let screen = last_screen(&records, false);
+        let screen = last_screen(&report_of(&records, 1.0), false);
         assert_eq!(
             screen,
             [
@@ -162,7 +181,7 @@ mod tests {
                 "  FAILED 822::bad: expected 1, got 0",
             ]
         );
-        let all = last_screen(&records, true);
+        let all = last_screen(&report_of(&records, 1.0), true);
         assert!(all[1].contains("820::t299") && !all[1].contains("more"), "{}", all[1]);
     }
 
@@ -173,11 +192,11 @@ mod tests {
             .map(|i| rec(format!("820::i{i}"), Outcome::Ignored, &format!("reason {i}")))
             .chain((0..40).map(|i| rec(format!("820::f{i}"), Outcome::Failed, "x")))
             .collect();
-        let screen = last_screen(&records, false);
+        let screen = last_screen(&report_of(&records, 1.0), false);
         assert!(screen.len() <= 2 * (SCREEN_REASONS + 2), "{}", screen.len());
         assert!(screen.iter().any(|l| l.contains("30 more reasons")), "{screen:?}");
         assert!(screen.iter().any(|l| l.contains("30 more failures")), "{screen:?}");
-        assert_eq!(last_screen(&records, true).len(), 82);
+        assert_eq!(last_screen(&report_of(&records, 1.0), true).len(), 82);
     }
 
     /// Where the time went: two lines, the critical path with its longest trials first, then each

@@ -1,10 +1,10 @@
-//! Where a run's time went, from its trials' spans and timing (the run's records, or any
-//! report.json): rows of workers, the critical path, each worker's idle share, and timeline.svg.
+//! Where a run's time went, from its trials' spans and timing (its report, or any report.json):
+//! rows of workers, the critical path, each worker's idle share, and timeline.svg.
 //!
 //! A report written before trials carried their timing (`timing`: worker, turn wait, turn, settle
 //! wait, children) still draws: its trials are laid out one row per overlapping lane.
 
-use crate::harness::outcome::{Record, Timing, Turn};
+use crate::harness::outcome::{Timing, Turn};
 use crate::report::model::Report;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -13,8 +13,7 @@ use std::path::{Path, PathBuf};
 /// of its worker asking for its turn).
 const EPS: f64 = 1e-3;
 
-/// One trial on the timeline: a record's, or report.json's `trials` entry's, fields the timeline
-/// reads.
+/// One trial on the timeline: the fields of a report's `trials` entry that the timeline reads.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Bar {
     pub trial: String,
@@ -33,20 +32,8 @@ impl Bar {
     }
 }
 
-/// The trials that ran (a span of some length), from the run's records.
-pub fn of_records(records: &[Record]) -> Vec<Bar> {
-    ran(records
-        .iter()
-        .map(|r| Bar {
-            trial: r.trial.clone(),
-            outcome: r.outcome.as_str().to_string(),
-            span: r.span,
-            timing: r.timing.clone(),
-        })
-        .collect())
-}
-
-/// The trials that ran, from a report.json of any age.
+/// The trials that ran (a span of some length), from a report of any age: the run's own, or a
+/// report.json read back.
 pub fn of_report(r: &Report) -> Result<Vec<Bar>, String> {
     let trials = r.trials.as_deref().ok_or("the report has no `trials`")?;
     Ok(ran(trials

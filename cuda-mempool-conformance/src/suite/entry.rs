@@ -106,7 +106,10 @@ pub fn main() -> ExitCode {
         }
     }
     if !args.list {
-        println!("conformance: machine\n{}", m.summary());
+        println!(
+            "conformance: machine\n{}",
+            crate::report::machine_text::summary(&crate::report::build::machine(&m))
+        );
         if let Some(b) = crate::harness::precondition::broken(&m) {
             eprintln!("conformance: {}", b.text());
         }

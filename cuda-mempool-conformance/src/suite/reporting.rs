@@ -3,7 +3,7 @@
 
 use crate::harness::verdict::of_case;
 use crate::harness::{Case, Env, Group, Kind, Outcome, Record};
-use crate::report::{junit, screen, summary, timeline};
+use crate::report::{build, files, junit, markdown, screen, timeline};
 use crate::run::interrupt::{self, Cut};
 use crate::suite::trials::{self, NO_LEAKS};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -75,35 +75,27 @@ fn records(jobs: &[Arc<Case>]) -> Vec<Record> {
     records
 }
 
-/// The summary on stdout (the table, the last screen, where the time went, and a cut run's one
-/// line), then report.md, report.json, timeline.svg and (if asked for) JUnit on disk.
+/// The run's one report (`report::build`), then drawn from it: on stdout report.md's tables, the
+/// last screen, where the time went (and a cut run's one line); on disk report.md, report.json,
+/// timeline.svg and (if asked for) JUnit.
 fn write_report(r: &Reporting) {
-    let (env, parallel, partition) = (&r.env, r.parallel, r.partition);
     let wall = r.start.elapsed().as_secs_f64();
     let records = records(&r.jobs);
-    let rows = summary::rows(&env.m, &records);
-    let date = summary::now_utc();
-    let md = summary::markdown(&env.m, &rows, &records, &date, wall, parallel);
-    // report.md's tables and totals but the declared departures' (one row each, checked or not:
-    // report.md has it, and every trial), then the last screen.
+    let facts = build::Facts::now(wall, r.parallel, r.partition.map(|p| (p.k, p.n)));
+    let report = build::report(&r.env.m, &records, &facts);
     println!();
-    let mut departures = false;
-    for line in md.lines() {
-        if line.starts_with('#') {
-            departures = line.starts_with("## Known departures of drivers");
-        } else if (line.starts_with('|') && !departures) || line.starts_with("Total:") {
-            println!("{line}");
-        }
-    }
-    for line in screen::last_screen(&records, r.verbose) {
+    for line in screen::tables(&report) {
         println!("{line}");
     }
-    let bars = timeline::of_records(&records);
-    for line in screen::time_lines(&bars, Some(wall)) {
+    for line in screen::last_screen(&report, r.verbose) {
+        println!("{line}");
+    }
+    let bars = timeline::of_report(&report).unwrap_or_default();
+    for line in screen::time_lines(&bars, report.wall_s) {
         println!("{line}");
     }
     if let Some(cut) = interrupt::cut() {
-        let n = records.iter().filter(|r| r.outcome == Outcome::Interrupted).count();
+        let n = markdown::with_outcome(&report, Outcome::Interrupted).len();
         println!(
             "conformance: {}: {n} trials not run or cut short (recorded interrupted); exit code {}",
             cut.text(),
@@ -114,20 +106,10 @@ fn write_report(r: &Reporting) {
         // One process per trial under nextest: its JUnit output is the report.
         return;
     }
-    let dir = summary::report_dir();
-    let written = std::fs::create_dir_all(&dir)
-        .and_then(|_| std::fs::write(dir.join("report.md"), &md))
-        .and_then(|_| {
-            let mut j = summary::json(&env.m, &rows, &records, &date, wall, parallel);
-            j["partition"] = partition.map_or(serde_json::Value::Null, |p| p.to_json());
-            std::fs::write(
-                dir.join("report.json"),
-                serde_json::to_string_pretty(&j).unwrap() + "\n",
-            )
-        })
-        .and_then(|_| timeline::write(&dir, &bars, Some(wall), &format!("conformance run of {date}")));
+    let dir = files::report_dir();
+    let written = files::write(&dir, &report, &bars);
     if let Some(path) = crate::os::setting(junit::JUNIT_VAR) {
-        match std::fs::write(&path, junit::render(&records, wall)) {
+        match std::fs::write(&path, junit::render(&report)) {
             Ok(()) => println!("conformance: JUnit written to {path}"),
             Err(e) => eprintln!(
                 "conformance: cannot write JUnit to {path} ({e}); check {}",

@@ -133,11 +133,6 @@ impl Partition {
                 .position(|n| n == name)
                 .is_some_and(|i| i % self.n == self.k - 1)
     }
-
-    /// For report.json: `{"k", "n", "by": "count"}`.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({"k": self.k, "n": self.n, "by": "count"})
-    }
 }
 
 /// Keep this shard's cases (all of them when None).

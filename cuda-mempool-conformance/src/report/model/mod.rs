@@ -1,4 +1,5 @@
-//! report.json as one typed model: what the suite writes (`report::summary`) and every reader reads
+//! report.json as one typed model: what a run builds once (`report::build`), writes as report.json
+//! and draws report.md, JUnit and its last screen from, and what every reader reads
 //! back (`--matrix`, `--diff`, `--timeline`, `--expectations-from`, and xtask's `matrix` and
 //! `expectations prune`), of any age. A field some committed report lacks is an `Option` left out
 //! when absent; one that may also be null is a [`field::Nullable`]; keys the model does not name

@@ -27,7 +27,7 @@ pub struct RunProvenance {
     pub extra: Extra,
 }
 
-/// The report's provenance: the run's, and what the summary adds (when it finished, how the suite
+/// The report's provenance: the run's, and what the report adds (when it finished, how the suite
 /// reached the driver, the devices and the libraries under test).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

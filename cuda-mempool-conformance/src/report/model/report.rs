@@ -1,4 +1,4 @@
-//! The report as a whole: its top-level fields and the tables the summary writes (totals, a row per
+//! The report as a whole: its top-level fields and the tables a run counts (totals, a row per
 //! API, per group and per device set, the causes of failures, the declared departures).
 
 use super::field::{nullable, Extra, Nullable};
@@ -73,6 +73,13 @@ pub struct Report {
 }
 
 impl Report {
+    /// report.json's text: the report as JSON, each object's keys in order (serde_json's map), two
+    /// spaces an indent, and a newline at the end.
+    pub fn to_json_text(&self) -> String {
+        let value = serde_json::to_value(self).expect("a report is JSON");
+        serde_json::to_string_pretty(&value).expect("JSON is text") + "\n"
+    }
+
     /// The shard this run was, as (k, n); None for a whole run.
     pub fn shard(&self) -> Option<(usize, usize)> {
         self.partition.clone().flatten().map(|p| (p.k, p.n))
@@ -162,6 +169,14 @@ pub struct SetRow {
     pub changed: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub known_departures: Option<u64>,
+    /// What report.md's row shows beside the counts above; absent from reports before the row sets
+    /// were drawn from the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub supported: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_failures: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secs: Option<f64>,
     #[serde(flatten)]
     pub extra: Extra,
 }

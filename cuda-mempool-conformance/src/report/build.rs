@@ -1,0 +1,253 @@
+//! The run's one report (`model::Report`), built once from its machine, its records and what the
+//! run knows of itself (`Facts`): report.json is its serialisation (`Report::to_json_text`), and
+//! report.md, JUnit, the last screen and the timeline are drawn from it.
+
+use crate::harness::machine::Machine;
+use crate::harness::outcome::{Record, Timing};
+use crate::report::model::{self, Extra, Report};
+use crate::report::{causes, tables};
+use std::time::SystemTime;
+
+/// What the report says of the run beside its machine and records.
+#[derive(Clone, Debug, Default)]
+pub struct Facts {
+    /// When the report was written: "2026-11-25 18:28:57 UTC" (`date`), and the same instant in
+    /// RFC 3339 (the provenance's `finished`).
+    pub date: String,
+    pub finished: String,
+    pub wall_s: f64,
+    /// Worker processes.
+    pub workers: usize,
+    /// The driver version and branch the declared departures were judged by.
+    pub driver: (String, Option<u32>),
+    /// CONFORMANCE_STRICT=documented.
+    pub strict: bool,
+    /// The shard this run was (CONFORMANCE_PARTITION=k/n), as (k, n).
+    pub partition: Option<(usize, usize)>,
+}
+
+impl Facts {
+    /// The run's facts now, at its end.
+    pub fn now(wall_s: f64, workers: usize, partition: Option<(usize, usize)>) -> Facts {
+        let now = SystemTime::now();
+        let (version, branch) = crate::driver::departures::driver();
+        Facts {
+            date: utc(now),
+            finished: crate::harness::provenance::rfc3339(now),
+            wall_s,
+            workers,
+            driver: (version.to_string(), branch),
+            strict: crate::driver::departures::strict(),
+            partition,
+        }
+    }
+}
+
+/// UTC date-time without a date crate ("2026-11-25 18:28:57 UTC").
+fn utc(t: SystemTime) -> String {
+    let (y, mo, d, h, mi, s) = crate::harness::provenance::civil(t);
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} UTC")
+}
+
+/// Now, as report.md's date says it ("2026-11-25 18:28:57 UTC").
+pub fn now_utc() -> String {
+    utc(SystemTime::now())
+}
+
+/// The report of a run on `m` whose trials came to `records` (in any order: the report lists
+/// them by name).
+pub fn report(m: &Machine, records: &[Record], f: &Facts) -> Report {
+    let rows = tables::rows(m, records);
+    let mut trials: Vec<&Record> = records.iter().collect();
+    trials.sort_by(|a, b| a.trial.cmp(&b.trial));
+    let broken = crate::harness::precondition::broken(m);
+    Report {
+        provenance: Some(provenance(m, &f.finished)),
+        date: Some(f.date.clone()),
+        wall_s: Some(f.wall_s),
+        workers: f.workers as u64,
+        machine: machine(m),
+        driver_version: Some(m.driver_version.into()),
+        cu_init: m.init.into(),
+        totals: tables::totals(&rows),
+        driver: Some(f.driver.0.clone()),
+        driver_branch: Some(f.driver.1.map(u64::from)),
+        driver_source: Some(m.identity.source.clone()),
+        strict: Some(f.strict),
+        precondition: Some(broken.map(|b| model::Precondition {
+            what: b.which.what().to_string(),
+            cause: b.cause,
+            fix: b.fix,
+            extra: Extra::new(),
+        })),
+        not_reached: Some(m.not_reached()),
+        deviations: Some(tables::departures(records)),
+        apis: rows.iter().filter(|r| r.group.api().is_some()).map(api_row).collect(),
+        groups: rows.iter().filter(|r| r.group.api().is_none()).map(group_row).collect(),
+        sets: Some(
+            tables::sets(m, records)
+                .into_iter()
+                .map(|(title, rows)| model::Set {
+                    title,
+                    apis: rows.iter().map(set_row).collect(),
+                    extra: Extra::new(),
+                })
+                .collect(),
+        ),
+        causes: Some(causes::groups(records)),
+        partition: Some(f.partition.map(|(k, n)| model::Partition {
+            k,
+            n,
+            by: "count".to_string(),
+            extra: Extra::new(),
+        })),
+        trials: Some(trials.into_iter().map(trial).collect()),
+        extra: Extra::new(),
+    }
+}
+
+/// The machine as the report keeps it: the probe's answer (`Machine::to_json`, which workers read
+/// too) is the machine's one serialisation, read into the model.
+pub fn machine(m: &Machine) -> model::Machine {
+    serde_json::from_value(m.to_json()).expect("the model reads every probe answer")
+}
+
+/// The provenance the probe gathered, with what the report adds: when it was written, how the suite
+/// reached the driver, the driver, the devices and the libraries under test.
+fn provenance(m: &Machine, finished: &str) -> model::Provenance {
+    let p = &m.provenance;
+    model::Provenance {
+        suite_version: p.suite_version.clone(),
+        commit: p.commit.clone(),
+        dirty: p.dirty,
+        host: p.host.clone(),
+        kernel: p.kernel.clone(),
+        os: p.os.clone(),
+        environment: p.environment.clone(),
+        started: p.started.clone(),
+        finished: finished.to_string(),
+        entry: m.entry.clone(),
+        driver: m.identity.version.clone(),
+        devices: m
+            .devices
+            .iter()
+            .map(|d| model::ProvenanceDevice {
+                ordinal: d.ordinal.into(),
+                name: d.name.clone(),
+                uuid: d.uuid.clone(),
+                pci_bus_id: d.pci_bus_id.clone(),
+                extra: Extra::new(),
+            })
+            .collect(),
+        libraries: m
+            .under_test
+            .iter()
+            .map(|l| model::Library {
+                path: l.path.clone(),
+                named_by: l.named_by.clone(),
+                file: l.file.as_ref().ok().map(|f| model::LibraryFile {
+                    file: f.file.clone(),
+                    size: f.size,
+                    sha256: f.sha256.clone(),
+                    cu_exports: f.cu_exports as u64,
+                    extra: Extra::new(),
+                }),
+                error: l.file.as_ref().err().cloned(),
+                extra: Extra::new(),
+            })
+            .collect(),
+        extra: Extra::new(),
+    }
+}
+
+fn api_row(r: &tables::Row) -> model::ApiRow {
+    model::ApiRow {
+        index: r.group.api().map(u64::from),
+        api: r.name.clone(),
+        supported: r.supported.clone(),
+        test_passed: r.verdict().to_string(),
+        passed: r.passed as u64,
+        failed: r.failed as u64,
+        ignored: r.ignored as u64,
+        changed: r.changed as u64,
+        known_departures: Some(r.known as u64),
+        expected_failures: Some(r.expected as u64),
+        flaky: Some(r.flaky as u64),
+        secs: r.secs,
+        extra: Extra::new(),
+    }
+}
+
+fn group_row(r: &tables::Row) -> model::GroupRow {
+    model::GroupRow {
+        group: r.group.label(),
+        test_passed: r.verdict().to_string(),
+        passed: r.passed as u64,
+        failed: r.failed as u64,
+        ignored: r.ignored as u64,
+        secs: r.secs,
+        extra: Extra::new(),
+    }
+}
+
+fn set_row(r: &tables::Row) -> model::SetRow {
+    model::SetRow {
+        index: r.group.api().map(u64::from),
+        api: r.name.clone(),
+        test_passed: r.verdict().to_string(),
+        passed: r.passed as u64,
+        failed: r.failed as u64,
+        ignored: r.ignored as u64,
+        changed: r.changed as u64,
+        known_departures: Some(r.known as u64),
+        supported: Some(r.supported.clone()),
+        expected_failures: Some(r.expected as u64),
+        secs: Some(r.secs),
+        extra: Extra::new(),
+    }
+}
+
+/// One trial of the report; `calls` only where the run knows which APIs the trial reached, `cause`
+/// only where a failure's cause is known, `timing` only where a worker ran it.
+fn trial(r: &Record) -> model::Trial {
+    model::Trial {
+        trial: r.trial.clone(),
+        api: r.group.api().map(u64::from),
+        group: r.group.label(),
+        outcome: r.outcome.as_str().to_string(),
+        kind: Some(r.kind.as_str().to_string()),
+        message: r.message.clone(),
+        blame: r.blame.map(u64::from),
+        secs: r.secs,
+        notes: r.notes.clone(),
+        observations: Some(
+            r.observations
+                .iter()
+                .map(|o| model::Observation {
+                    api: o.api.map(u64::from),
+                    call: o.call.clone(),
+                    documented: o.documented.clone(),
+                    expected: o.expected.clone(),
+                    observed: o.observed.clone(),
+                    ok: o.ok,
+                    deviation: o.deviation.clone(),
+                    extra: Extra::new(),
+                })
+                .collect(),
+        ),
+        span: r.span,
+        device: Some(r.dev.map(i64::from)),
+        calls: r
+            .calls
+            .map(|m| crate::driver::calls::apis(m).into_iter().map(u64::from).collect()),
+        cause: r.cause.as_ref().map(|c| model::FailureCause {
+            api: c.api.map(u64::from),
+            call: c.call.clone(),
+            answer: c.answer.as_str().to_string(),
+            value: c.answer.value().map(i64::from),
+            extra: Extra::new(),
+        }),
+        timing: (r.timing != Timing::default()).then(|| crate::report::timing::to_model(&r.timing)),
+        extra: Extra::new(),
+    }
+}
