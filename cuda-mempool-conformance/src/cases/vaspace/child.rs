@@ -214,9 +214,12 @@ fn import(fd: &OwnedFd, hex_data: &Value) -> R<Value> {
 fn graph(dev: CUdevice) -> R<Value> {
     let create: GraphCreate = proc_address(c"cuGraphCreate")?;
     let add: GraphAddMemAllocNode = proc_address(c"cuGraphAddMemAllocNode")?;
-    let mut g: CUgraph = std::ptr::null_mut();
-    ok("cuGraphCreate", unsafe { create(&mut g, 0) })?;
-    let node_of = |max: usize| {
+    let new_graph = || -> R<CUgraph> {
+        let mut g: CUgraph = std::ptr::null_mut();
+        ok("cuGraphCreate", unsafe { create(&mut g, 0) })?;
+        Ok(g)
+    };
+    let node_of = |g: CUgraph, max: usize| {
         let mut params = CUDA_MEM_ALLOC_NODE_PARAMS {
             poolProps: device_props(dev),
             bytesize: 2 * MIB,
@@ -226,17 +229,25 @@ fn graph(dev: CUdevice) -> R<Value> {
         let mut node: CUgraphNode = std::ptr::null_mut();
         unsafe { add(&mut node, g, std::ptr::null(), 0, &mut params) }
     };
+    let g = new_graph()?;
     let m0 = maps()?;
-    let node = node_of(0);
+    let node = node_of(g, 0);
     let m1 = maps()?;
-    let small = node_of(2 * MIB);
+    let small = node_of(g, 2 * MIB);
     let m2 = maps()?;
     let _ = unsafe { cuGraphDestroy(g) };
     let _ = unsafe { cuDeviceGraphMemTrim(dev) };
+    let m3 = maps()?;
+    // A second graph once the first is destroyed and the device's graph memory trimmed.
+    let g = new_graph()?;
+    let again = node_of(g, 0);
+    let m4 = maps()?;
+    let _ = unsafe { cuGraphDestroy(g) };
+    let _ = unsafe { cuDeviceGraphMemTrim(dev) };
     Ok(json!({
-        "node": node.0, "small": small.0,
+        "node": node.0, "small": small.0, "again": again.0,
         "node_took": appeared(&m0, &m1), "small_took": appeared(&m1, &m2),
-        "kept": still_mapped(&minus(&m2, &m0), &maps()?),
+        "kept": still_mapped(&minus(&m2, &m0), &m3), "again_took": appeared(&m3, &m4),
     }))
 }
 
