@@ -18,7 +18,8 @@ enum {
   A_USED = 7,
   A_USED_HIGH = 8,
   A_MAX_POOL_SIZE = 13,
-  A_LAST_KNOWN = 13,
+  A_LOCALITY_DOMAIN_ID = 15,
+  A_LAST_KNOWN = 15, /* the last the CUDA 13.5 header lists */
 };
 #define MIB (1ull << 20)
 /* R580's reservation granularity (32 MiB chunks) and its allocation granularity (2 MiB). */
@@ -121,6 +122,9 @@ const struct shim_entry attr_entries[] = {
     /* issue 38: 828 printed::cuda13_max_pool_size_value_width_8 */
     MUTANT("828-max-pool-size-not-supported", 828, "gpu",
            "MAX_POOL_SIZE (CUDA 13.5) answers NOT_SUPPORTED: neither the value nor an older driver's INVALID_VALUE"),
+    /* issue 48: 828 printed::cuda13_locality_domain_id_value_width_4 */
+    MUTANT("828-locality-domain-not-supported", 828, "gpu",
+           "LOCALITY_DOMAIN_ID (CUDA 13.5) answers NOT_SUPPORTED: neither the value nor an older driver's INVALID_VALUE"),
     MUTANT("828-no-context-crash", 828, "gpu",
            "on a thread with no current context: uses the device it could not get (SIGSEGV)"),
     /* 832 interposer::no_current_context_succeeds */
@@ -291,6 +295,8 @@ HOOK CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
   if (attr == A_USED_HIGH && shim_on("828-used-high-answers-current")) attr = A_USED;
   if (pool && value && attr == A_MAX_POOL_SIZE && shim_on("828-max-pool-size-not-supported"))
     return CUDA_ERROR_NOT_SUPPORTED; /* issue 38: printed */
+  if (pool && value && attr == A_LOCALITY_DOMAIN_ID && shim_on("828-locality-domain-not-supported"))
+    return CUDA_ERROR_NOT_SUPPORTED; /* issue 48: printed */
   if (pool && value && attr == A_USED && shim_on("828-stale-during-capture") && capture_under_way()) {
     memset(value, 0, sizeof(cuuint64_t)); /* issue 23: capture (a statistic kept aside, never refreshed) */
     return CUDA_SUCCESS;

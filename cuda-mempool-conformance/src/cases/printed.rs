@@ -133,6 +133,15 @@ const NEWER: &[Newer] = &[
         13050,
         |_| 0,
     ),
+    // -1 (an int): a device pool is localised to no locality domain. Kills
+    // 828-locality-domain-not-supported (issue 48).
+    (
+        "locality_domain_id",
+        A::CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID,
+        4,
+        13050,
+        |_| 0xffff_ffff,
+    ),
 ];
 /// The maxSize of the pool whose CUDA 13 attributes are read.
 const MAX_SIZE: usize = 256 << 20;
