@@ -1,7 +1,8 @@
 #!/bin/bash
 # Issue 48 on one GPU: RUNS consecutive default runs of the suite (.gpu/bin/conformance), then each
 # new mutant under the suite before the change (.gpu/bin/conformance-base) and after it: the
-# trial it is made for must fail after and pass before (the check that could not fire).
+# trial it is made for must fail after and pass before (the check that could not fire); MUTANTS
+# names others.
 # Everything in $OUT/NAME.tgz, a summary in $OUT/NAME.txt.   Usage: check.sh NAME [RUNS]
 set -u
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -19,7 +20,7 @@ one() { # DIR BINARY [VAR=VALUE...]
     "$(grep -a '^test result' "$d/log")" | tee -a "$D/walls.txt"
 }
 for i in $(seq -w 1 "$RUNS"); do one "$D/default-$i" "$root/.gpu/bin/conformance"; done
-for m in 830-threads-refused-imports 823-small-pool-keeps-address-space 828-mem-info-frozen; do
+for m in ${MUTANTS:-830-threads-refused-imports 823-small-pool-keeps-address-space 828-mem-info-frozen}; do
   for v in base new; do
     b=$root/.gpu/bin/conformance; [ $v = base ] && b=$root/.gpu/bin/conformance-base
     one "$D/$m-$v" "$b" LD_PRELOAD="$root/.gpu/libmisbehave.so" CONFORMANCE_MUTANT=$m
