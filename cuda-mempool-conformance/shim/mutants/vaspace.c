@@ -1,12 +1,9 @@
 /* The mutants of address space and concurrent import (issue 38), named here; they act in the hooks
- * of their APIs through BEGIN (shim.h), in ../address_space.c, but for the graph node's, whose hook
- * (cuGraphAddMemAllocNode, no API of the 14) is here.
+ * of their APIs through BEGIN (shim.h), in ../address_space.c, so this file hooks nothing.
  *
  * The comment above each entry names the trials that kill it (cases/vaspace/,
  * cases/xproc/concurrent.rs). */
 #include "../shim.h"
-
-#include <sys/mman.h>
 
 const struct shim_entry vaspace_entries[] = {
     /* 823 vaspace::create_max_size_{0,2_mib,1_gib}_destroy_gives_back */
@@ -29,21 +26,9 @@ const struct shim_entry vaspace_entries[] = {
     MUTANT("830-threads-refused-imports", 830, "ipc",
            "cuMemPoolImportPointer called with a current context from any thread but the process's main one "
            "answers OUT_OF_MEMORY (every concurrent import refused)"),
-    /* 820 vaspace::graph_alloc_node_figures (issue 48: a second graph must reuse the reservation) */
-    MUTANT("820-graph-node-leaks-address-space", 820, "gpu",
-           "each cuGraphAddMemAllocNode maps 1 GiB of address space (PROT_NONE) that nothing ever unmaps"),
     {0},
 };
 
-/* cuGraphAddMemAllocNode: 820-graph-node-leaks-address-space maps 1 GiB before the driver's call. */
-HOOK CUresult cuGraphAddMemAllocNode(void *node, void *graph, const void *deps, size_t n, void *params) {
-  BEGIN(820, "cuGraphAddMemAllocNode", CUresult, (void *, void *, const void *, size_t, void *));
-  if (shim_on("820-graph-node-leaks-address-space"))
-    (void)mmap(NULL, 1ull << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  return real(node, graph, deps, n, params);
-}
-
 const struct shim_hook vaspace_hooks[] = {
-    {"cuGraphAddMemAllocNode", (void *)cuGraphAddMemAllocNode},
     {0},
 };
