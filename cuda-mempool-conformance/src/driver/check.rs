@@ -301,7 +301,8 @@ impl Drop for CurrentPool {
 /// exactly which of its stream operations have completed. A safety limit ([`gate_limit`]) opens a
 /// gate nobody opened: a call that waited for the held stream then returns, and the gate records it
 /// ([`ForcedGate`]). The harness takes every forced gate of a trial after it ([`take_forced_gates`])
-/// and fails the trial, so no trial that holds a stream can pass on a call that waited for it.
+/// and fails the trial (`harness::verdict::forced_gates_fail`), so no trial that holds a stream
+/// can pass on a call that waited for it.
 pub struct Gate {
     shared: Arc<GateShared>,
 }

@@ -180,7 +180,7 @@ pub struct Case {
     /// (`harness::precondition`).
     pub relies: &'static [Precondition],
     /// What its lane's worker starts ahead, before the lane's first turn (`run::scheduler`): the
-    /// child processes it will take (`harness::helpers::warm`). Run once per lane for each distinct one.
+    /// child processes it will take (`harness::kept_children::warm`). Run once per lane for each distinct one.
     pub warm: Option<Warm>,
     pub body: Body,
 }

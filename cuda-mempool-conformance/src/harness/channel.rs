@@ -229,11 +229,11 @@ pub struct Peer {
     stderr: Option<JoinHandle<String>>,
     timeout: Duration,
     crumb: Crumb,
-    /// Its role and environment (`harness::helpers`: which trials it may serve again).
+    /// Its role and environment (`harness::kept_children`: which trials it may serve again).
     pub(crate) key: String,
-    /// It may serve another trial once this one is done with it (`harness::helpers`).
+    /// It may serve another trial once this one is done with it (`harness::kept_children`).
     pub(crate) reusable: bool,
-    /// Started ahead and has served no trial yet (`harness::helpers::warm`).
+    /// Started ahead and has served no trial yet (`harness::kept_children::warm`).
     pub(crate) fresh: bool,
 }
 
@@ -255,7 +255,7 @@ impl Peer {
         })
     }
 
-    /// Which trials a child in `role` with `envs` may serve (`harness::helpers`).
+    /// Which trials a child in `role` with `envs` may serve (`harness::kept_children`).
     pub(crate) fn key_of(role: &Role, envs: &[(&str, &str)]) -> String {
         format!("{} {envs:?}", role.name())
     }

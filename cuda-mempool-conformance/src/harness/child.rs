@@ -31,7 +31,7 @@ pub enum Role {
     /// Run trials one at a time for the coordinator (`run::worker`).
     Worker,
     /// Import a pool and its pointers from an exporter, for each trial it is given (`cases::xproc`;
-    /// a worker keeps it between trials, `harness::helpers`).
+    /// a worker keeps it between trials, `harness::kept_children`).
     IpcImport,
     /// Answer the imported-pool rules one by one (`cases::xproc`).
     IpcRules,
@@ -42,7 +42,7 @@ pub enum Role {
     /// Import one pool or pointer from many threads at once (`cases::xproc`).
     IpcConcurrent,
     /// One kept importer for every kept role (`ipc-import`, `ipc-scenario`, `ipc-concurrent`):
-    /// each trial's first message names the role it takes (`harness::helpers`, `cases::xproc`).
+    /// each trial's first message names the role it takes (`harness::kept_children`, `cases::xproc`).
     IpcKept,
     /// The IPC benchmark's importer (benches/allocator.rs; that binary alone has it).
     BenchIpc,

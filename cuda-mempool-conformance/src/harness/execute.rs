@@ -1,5 +1,6 @@
 //! Running one case's body in this process, now: capability check, blame, notes and observations
-//! reset, panics caught, and the typed answer (failed where a gate's safety limit opened a held stream).
+//! reset, panics caught, and the typed answer (failed where a gate's safety limit opened a held
+//! stream: `verdict::forced_gates_fail`).
 
 use crate::driver::cu::*;
 use crate::driver::fail::Fail;
@@ -182,29 +183,10 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
             (Outcome::Failed, Kind::Panic, format!("the case panicked: {what}"))
         }
     };
-    let (outcome, kind, message) = forced_gates_fail((outcome, kind, message));
+    let (outcome, kind, message) = crate::harness::verdict::forced_gates_fail((outcome, kind, message));
     let mut a = answer(outcome, kind, message);
     a.timing.settle_s = settle_s;
     a
-}
-
-/// A trial during which a gate's safety limit had to open a held stream (a call waited for the
-/// stream: `check::Gate`) fails, whatever its body concluded; one that failed already keeps its
-/// message and gets the forced gates as notes. The waiting call's API takes the blame.
-fn forced_gates_fail(verdict: (Outcome, Kind, String)) -> (Outcome, Kind, String) {
-    let forced = crate::driver::check::take_forced_gates();
-    if forced.is_empty() {
-        return verdict;
-    }
-    if let Some(api) = forced.iter().find_map(|f| f.api()) {
-        crate::driver::blame::set(api);
-    }
-    let lines: Vec<String> = forced.iter().map(|f| f.describe()).collect();
-    if verdict.0 == Outcome::Failed {
-        lines.into_iter().for_each(crate::driver::check::note);
-        return verdict;
-    }
-    (Outcome::Failed, Kind::Check, lines.join("\n"))
 }
 
 /// The variable naming a file that holds the machine a `case:TRIAL` child runs on (the parent's

@@ -39,6 +39,9 @@
 //! fails, so that the file gets cleaned up. A listed trial that fails differently, and any unlisted
 //! failure, fails as usual. A malformed file (an unknown key or a bad value), or an entry naming no
 //! trial, stops the run before any trial, naming the file, the line and what is allowed.
+//!
+//! This file owns the format: it parses and checks it ([`parse`]) and writes its entries
+//! ([`deviation_entry`], for `--expectations-from`).
 
 use crate::harness::machine::Machine;
 use crate::harness::outcome::{Outcome, Record};
@@ -340,6 +343,13 @@ pub fn parse(path: &str, text: &str) -> Result<Expectations, String> {
     })
 }
 
+/// One `[[deviation]]` entry as the file holds it, the form [`parse`] reads back: a blank line,
+/// the header, `trial`, `observed` when given, and `reason` (`--expectations-from` writes these).
+pub fn deviation_entry(trial: &str, observed: Option<&str>, reason: &str) -> String {
+    let observed = observed.map(|o| format!("observed = {o:?}\n")).unwrap_or_default();
+    format!("\n[[deviation]]\ntrial = {trial:?}\n{observed}reason = {reason:?}\n")
+}
+
 /// CONFORMANCE_EXPECT, read and parsed (once).
 pub fn load() -> Result<Option<&'static Expectations>, String> {
     if let Some(l) = LOADED.get() {
@@ -529,6 +539,29 @@ mod tests {
         assert_eq!(ok.known[0].line, 3);
         let e = ok.check_trials(&["c".into()]).unwrap_err();
         assert!(e.contains("line 3") && e.contains("a::b"), "{e}");
+    }
+
+    #[test]
+    fn a_written_deviation_reads_back() {
+        let text = deviation_entry("a::b", Some("CUDA_ERROR_INVALID_VALUE"), "TODO: \"it\" fails\\here")
+            + &deviation_entry("a::c", None, "r");
+        assert_eq!(
+            text,
+            "\n[[deviation]]\ntrial = \"a::b\"\nobserved = \"CUDA_ERROR_INVALID_VALUE\"\nreason = \"TODO: \\\"it\\\" fails\\\\here\"\n\n[[deviation]]\ntrial = \"a::c\"\nreason = \"r\"\n"
+        );
+        let e = parse("x.toml", &text).unwrap();
+        let read: Vec<_> = e
+            .known
+            .iter()
+            .map(|k| (k.trial.as_str(), k.observed.as_deref(), k.reason.as_str(), k.line))
+            .collect();
+        assert_eq!(
+            read,
+            [
+                ("a::b", Some("CUDA_ERROR_INVALID_VALUE"), "TODO: \"it\" fails\\here", 3),
+                ("a::c", None, "r", 8)
+            ]
+        );
     }
 
     fn h100() -> Here {

@@ -2,7 +2,8 @@
 //! needs against the machine (and CONFORMANCE_REQUIRE); after, what came back against what the
 //! case declares (an answer, or a crash seen on some drivers); last, the user's expectation file
 //! (CONFORMANCE_EXPECT). Departures of the driver are judged where the call is checked
-//! (`driver::departures`) and arrive here as a typed answer.
+//! (`driver::departures`) and arrive here as a typed answer; a trial in which a stream-order gate's
+//! safety limit opened a held stream (`driver::check::Gate`) fails here ([`forced_gates_fail`]).
 
 use crate::driver::blame::Cause;
 use crate::driver::check::code_name;
@@ -365,6 +366,25 @@ fn crash_declared(case: &Case, c: Crash, raw: Raw) -> Record {
             _ => answered(case, a),
         },
     }
+}
+
+/// A trial during which a gate's safety limit had to open a held stream (a call waited for the
+/// stream: `check::Gate`) fails, whatever its body concluded; one that failed already keeps its
+/// message and gets the forced gates as notes. The waiting call's API takes the blame.
+pub fn forced_gates_fail(verdict: (Outcome, Kind, String)) -> (Outcome, Kind, String) {
+    let forced = crate::driver::check::take_forced_gates();
+    if forced.is_empty() {
+        return verdict;
+    }
+    if let Some(api) = forced.iter().find_map(|f| f.api()) {
+        crate::driver::blame::set(api);
+    }
+    let lines: Vec<String> = forced.iter().map(|f| f.describe()).collect();
+    if verdict.0 == Outcome::Failed {
+        lines.into_iter().for_each(crate::driver::check::note);
+        return verdict;
+    }
+    (Outcome::Failed, Kind::Check, lines.join("\n"))
 }
 
 #[cfg(test)]

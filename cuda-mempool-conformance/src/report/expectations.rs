@@ -1,6 +1,8 @@
 //! `--expectations-from REPORT.json`: an expectation file (`CONFORMANCE_EXPECT`) written from a
 //! report, accepting each of its failures as it is: a start for a library's list of known deviations.
+//! The file's format is `harness::expect`'s: each entry is written by `expect::deviation_entry`.
 
+use crate::harness::expect;
 use crate::report::model::Report;
 
 /// An expectation file that accepts every failure of a report as it is (each with the first
@@ -21,15 +23,9 @@ pub fn from_report(path: &str) -> Result<String, String> {
             .iter()
             .flatten()
             .find(|o| !o.ok)
-            .and_then(|o| o.observed.split(" (").next())
-            .map(|o| format!("observed = {o:?}\n"))
-            .unwrap_or_default();
+            .and_then(|o| o.observed.split(" (").next());
         let first = t.message.lines().next().unwrap_or("");
-        out.push_str(&format!(
-            "\n[[deviation]]\ntrial = {:?}\n{observed}reason = {:?}\n",
-            t.trial,
-            format!("TODO: {first}")
-        ));
+        out.push_str(&expect::deviation_entry(&t.trial, observed, &format!("TODO: {first}")));
     }
     Ok(out)
 }

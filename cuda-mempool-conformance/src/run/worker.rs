@@ -269,7 +269,7 @@ impl Worker {
         asked.is_ok() && matches!(self.chan.poll(), Got::Msg(m, _) if m["op"] == "pong")
     }
 
-    /// End the children it keeps (`harness::helpers::close_all`), waiting at most `deadline`.
+    /// End the children it keeps (`harness::kept_children::close_all`), waiting at most `deadline`.
     /// False: it did not answer as it should (it must not run another trial).
     pub fn release(&mut self, deadline: Duration) -> bool {
         let asked = self
@@ -508,14 +508,14 @@ pub fn main(templates: Vec<Case>) -> i32 {
                 // Its lane is done and it takes general trials: the children kept for the lane end
                 // first (each holds a context; a general trial counting fds or children must not
                 // see one end during it).
-                crate::harness::helpers::close_all();
+                crate::harness::kept_children::close_all();
                 if chan.send(&json!({"op": "released"}), None).is_err() {
                     return 1;
                 }
             }
             Some("finish") => {
                 // The importers kept between trials end first: they are the worker's, not leaks.
-                crate::harness::helpers::close_all();
+                crate::harness::kept_children::close_all();
                 let leaks: Vec<String> = match state.as_ref() {
                     Some((env, st)) => st.end_check(env),
                     None => Vec::new(),

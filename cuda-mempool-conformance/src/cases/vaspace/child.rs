@@ -84,14 +84,14 @@ pub fn child_main() -> i32 {
         }
     };
     let on = |dev| Env::on(std::sync::Arc::new(crate::harness::probe::probe()), dev);
-    // Started ahead (`harness::helpers::warm`): the context first, then the wait for the trial.
+    // Started ahead (`harness::kept_children::warm`): the context first, then the wait for the trial.
     let mut early = None;
-    if crate::harness::helpers::started_ahead() {
+    if crate::harness::kept_children::started_ahead() {
         let dev = crate::cases::xproc::importer_device();
         early = Some((dev, on(dev)));
         if let Err(e) = chan
             .send(&json!({"op": "ready"}), None)
-            .and_then(|()| chan.set_timeout(crate::harness::helpers::KEPT_IDLE))
+            .and_then(|()| chan.set_timeout(crate::harness::kept_children::KEPT_IDLE))
         {
             eprintln!("vaspace: {e}");
             return 1;

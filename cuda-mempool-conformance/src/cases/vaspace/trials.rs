@@ -80,11 +80,11 @@ fn measure_all(env: &Env) -> R<Answers> {
         None => {}
     }
     let dev = env.dev.to_string();
-    let peer = crate::harness::helpers::take(
+    let peer = crate::harness::kept_children::take(
         &Role::VaSpace,
         &[(crate::cases::xproc::IMPORTER_DEVICE_VAR, &dev)],
         crate::driver::deadline::shared_child_step(),
-        crate::harness::helpers::Take::Unused,
+        crate::harness::kept_children::Take::Unused,
     )?;
     let mut answers = Answers::new();
     let ended = match peer.chan.send(&msg, fd) {
@@ -134,7 +134,7 @@ fn measure_all(env: &Env) -> R<Answers> {
 fn warm(e: &Env) -> R {
     let dev = e.dev.to_string();
     let var = crate::cases::xproc::IMPORTER_DEVICE_VAR;
-    crate::harness::helpers::warm(
+    crate::harness::kept_children::warm(
         &Role::VaSpace,
         &[(var, &dev)],
         1,

@@ -11,7 +11,7 @@ pub fn cases() -> Vec<Case> {
     v.extend(super::rules::cases());
     v.extend(super::scenarios::cases());
     v.extend(super::concurrent::cases());
-    // Each lane's worker starts its importers before its first trial (`harness::helpers::warm`):
+    // Each lane's worker starts its importers before its first trial (`harness::kept_children::warm`):
     // the IPC lane two kept importers (one trial takes two at once) and the rules' importer, the
     // large imports' lane its first importer.
     v.into_iter()

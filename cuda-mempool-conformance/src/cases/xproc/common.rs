@@ -9,7 +9,7 @@ use std::time::Duration;
 pub(super) const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 pub(super) const POSIX: CUmemAllocationHandleType = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 pub const FAULT_VAR: &str = "CONFORMANCE_IPC_FAULT";
-/// The lane of the trials served by kept importers (`harness::helpers`: one `ipc-kept` process
+/// The lane of the trials served by kept importers (`harness::kept_children`: one `ipc-kept` process
 /// serves the round trips, the scenarios and the concurrent imports), of the rules and of the
 /// vaspace trials: one worker runs them all, so the run makes one worker's context and four
 /// children's (two kept importers, the rules' and the vaspace child) started ahead for them, not
@@ -154,7 +154,7 @@ pub fn child_start() -> Duration {
 /// environment its trials take them with (two for the round trips: one trial has two importers).
 pub(super) fn warm(e: &Env, role: Role, n: usize) -> R {
     let dev = e.dev.to_string();
-    crate::harness::helpers::warm(&role, &[(IMPORTER_DEVICE_VAR, &dev)], n, child_start())
+    crate::harness::kept_children::warm(&role, &[(IMPORTER_DEVICE_VAR, &dev)], n, child_start())
 }
 
 pub(super) fn code(r: CUresult) -> Value {
@@ -165,7 +165,7 @@ pub(super) const KIB: usize = 1 << 10;
 pub(super) const MIB: usize = 1 << 20;
 
 /// An importer role's body over the channel it inherited, once per trial for as long as the
-/// parent keeps it (`harness::helpers`): a failure goes to stderr and to the exporter (with its
+/// parent keeps it (`harness::kept_children`): a failure goes to stderr and to the exporter (with its
 /// blame) and ends the child; the exit code says whether it failed. Between trials the parent
 /// either closes the channel (the child exits 0) or asks whether it is clean ([`clean`]).
 pub(super) fn serve(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) -> i32 {
@@ -182,12 +182,12 @@ pub(super) fn serve(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) ->
         chan.send_error(e.message());
         1
     };
-    // Started ahead of its trial (`harness::helpers::warm`): its context is made (`env`), and its
+    // Started ahead of its trial (`harness::kept_children::warm`): its context is made (`env`), and its
     // first trial may come much later.
-    if crate::harness::helpers::started_ahead() {
+    if crate::harness::kept_children::started_ahead() {
         if let Err(e) = chan
             .send(&json!({"op": "ready"}), None)
-            .and_then(|()| chan.set_timeout(crate::harness::helpers::KEPT_IDLE))
+            .and_then(|()| chan.set_timeout(crate::harness::kept_children::KEPT_IDLE))
         {
             return fail(&e);
         }
@@ -203,7 +203,7 @@ pub(super) fn serve(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) ->
                     return fail(&e);
                 }
                 // Kept: the next trial may come much later; the parent bounds its own waits.
-                if let Err(e) = chan.set_timeout(crate::harness::helpers::KEPT_IDLE) {
+                if let Err(e) = chan.set_timeout(crate::harness::kept_children::KEPT_IDLE) {
                     return fail(&e);
                 }
             }

@@ -13,7 +13,7 @@
 use super::common::*;
 use crate::cases::prelude::*;
 use crate::harness::channel::hex;
-use crate::harness::helpers;
+use crate::harness::kept_children;
 use serde_json::{json, Value};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Barrier;
@@ -194,14 +194,14 @@ fn concurrent(e: &Env, shape: &str, n: usize) -> R {
         s.sync()?;
         let d = export_ptr(p)?;
         let dev = e.dev.to_string();
-        // A kept importer (`harness::helpers`) when the worker has one: the claim is about
+        // A kept importer (`harness::kept_children`) when the worker has one: the claim is about
         // concurrent imports, not a fresh process, and each start creates a context.
-        let peer = helpers::take(
+        let peer = kept_children::take(
             &Role::IpcConcurrent,
             &[(IMPORTER_DEVICE_VAR, &dev)],
             // One answer, the importer's start-up included.
             child_start(),
-            helpers::Take::Kept,
+            kept_children::Take::Kept,
         )?;
         let msg = json!({"op": "concurrent", "shape": shape, "threads": n, "data": hex(&d.reserved)});
         match peer
@@ -210,7 +210,7 @@ fn concurrent(e: &Env, shape: &str, n: usize) -> R {
             .and_then(|()| peer.chan.recv())
         {
             Ok((m, _)) if m["op"] == "answer" => {
-                helpers::give_back(peer)?;
+                kept_children::give_back(peer)?;
                 Ok(m["value"].clone())
             }
             Ok((m, _)) => Err(peer.fail(format!("unexpected message {m}")).into()),

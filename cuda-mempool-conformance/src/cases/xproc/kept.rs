@@ -4,7 +4,7 @@ use super::common;
 use crate::cases::prelude::*;
 
 /// Child role `ipc-kept`: one importer process serving every kept role, the role each trial
-/// takes named by its first message (`{"op": "as", "role": ...}`, sent by `harness::helpers`).
+/// takes named by its first message (`{"op": "as", "role": ...}`, sent by `harness::kept_children`).
 pub fn kept_main(env: &Env) -> i32 {
     common::serve("kept", env, |env, chan| {
         let (m, _) = chan.recv()?;

@@ -5,7 +5,7 @@
 //! the trial with its stderr and is reaped.
 //!
 //! A worker keeps its `ipc-import`, `ipc-scenario` and `ipc-concurrent` importers between trials
-//! (`harness::helpers`), checked clean after each; fresh importers still serve the trials that
+//! (`harness::kept_children`), checked clean after each; fresh importers still serve the trials that
 //! need one: the fault trials (they kill or hang it, with a fault switch in its environment), the
 //! ones that start it in another environment (another device, devices reordered, grants),
 //! `exporter_leaks_no_fd` (it counts the exporter's fds), the large imports (R580 kills most of

@@ -4,7 +4,7 @@
 use super::common::*;
 use crate::cases::prelude::*;
 use crate::harness::channel::{hex, unhex, Peer};
-use crate::harness::helpers;
+use crate::harness::kept_children;
 use crate::os::{fd_diff, fd_table, open_fds};
 use serde_json::{json, Value};
 use std::os::fd::AsRawFd;
@@ -50,7 +50,7 @@ pub struct Spec {
     pub visible: Option<String>,
     /// The device ordinal the importers must see the imported memory on, in their numbering.
     pub expect_ordinal: Option<i32>,
-    /// Importers started for this round trip alone, never kept ones (`harness::helpers`): the
+    /// Importers started for this round trip alone, never kept ones (`harness::kept_children`): the
     /// trial counts the exporter's fds, which a kept importer's channel would change.
     pub fresh: bool,
 }
@@ -83,11 +83,11 @@ impl Spec {
 
     /// Which importers it takes: kept ones where it [`reuses`](Spec::reuses), its own when it asks
     /// for fresh ones (it counts the fds their start makes), else any that served no trial.
-    fn take(&self) -> helpers::Take {
+    fn take(&self) -> kept_children::Take {
         match (self.reuses(), self.fresh) {
-            (true, _) => helpers::Take::Kept,
-            (false, true) => helpers::Take::New,
-            (false, false) => helpers::Take::Unused,
+            (true, _) => kept_children::Take::Kept,
+            (false, true) => kept_children::Take::New,
+            (false, false) => kept_children::Take::Unused,
         }
     }
 }
@@ -109,7 +109,7 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
     let mut peers = Vec::new();
     let starts = crate::harness::child::starts();
     for _ in 0..spec.importers {
-        peers.push(helpers::take(
+        peers.push(kept_children::take(
             &Role::IpcImport,
             &envs,
             child_start().max(spec.timeout),
@@ -210,7 +210,7 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
         }
     };
     for p in peers.drain(..) {
-        helpers::give_back(p)?;
+        kept_children::give_back(p)?;
     }
     for (i, d) in done.iter().enumerate() {
         expect_op(d, "done")?;

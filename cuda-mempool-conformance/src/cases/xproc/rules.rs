@@ -4,7 +4,7 @@
 use super::common::*;
 use crate::cases::prelude::*;
 use crate::harness::channel::hex;
-use crate::harness::helpers;
+use crate::harness::kept_children;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -340,11 +340,11 @@ pub(super) fn rules_answers(env: &Env) -> R<&'static Answers> {
             }
             let msg = json!({"op": "rules", "data": data, "foreign": foreign, "peer": peer_dev, "skip": skip});
             let dev = env.dev.to_string();
-            let peer = helpers::take(
+            let peer = kept_children::take(
                 &Role::IpcRules,
                 &[(IMPORTER_DEVICE_VAR, &dev)],
                 child_wait(),
-                helpers::Take::Unused,
+                kept_children::Take::Unused,
             )?;
             peer.chan.send(&msg, Some(fd.as_raw_fd()))?;
             let ended = peer.chan.answers_until_done(&mut answers);

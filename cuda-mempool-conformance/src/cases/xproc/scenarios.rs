@@ -6,7 +6,7 @@
 use super::common::*;
 use crate::cases::prelude::*;
 use crate::harness::channel::{hex, Lost, CLOSED};
-use crate::harness::helpers;
+use crate::harness::kept_children;
 use serde_json::{json, Value};
 use std::os::fd::{AsRawFd, OwnedFd};
 
@@ -81,17 +81,17 @@ impl Offer {
             inside: None,
             message,
         };
-        // A kept importer (`harness::helpers`) when one is idle: a scenario's claim is about the
+        // A kept importer (`harness::kept_children`) when one is idle: a scenario's claim is about the
         // import, not a fresh process; one the scenario kills is replaced.
-        let peer = helpers::take(
+        let peer = kept_children::take(
             &Role::IpcScenario,
             &[(IMPORTER_DEVICE_VAR, &dev)],
             // One answer, the importer's start-up included.
             child_start(),
             if reuse {
-                helpers::Take::Kept
+                kept_children::Take::Kept
             } else {
-                helpers::Take::Unused
+                kept_children::Take::Unused
             },
         )
         .map_err(|e| lost(e.to_string()))?;
@@ -104,7 +104,7 @@ impl Offer {
         match got {
             Ok((m, _)) if m["op"] == "answer" => {
                 let v = m["value"].clone();
-                helpers::give_back(peer).map_err(|e| lost(e.to_string()))?;
+                kept_children::give_back(peer).map_err(|e| lost(e.to_string()))?;
                 Ok(v)
             }
             Ok((m, _)) => Err(peer.lost(format!("unexpected message {m}"), false)),
