@@ -17,6 +17,8 @@ pub mod junit;
 pub mod machine_text;
 pub mod markdown;
 pub mod matrix;
+#[cfg(test)]
+mod matrix_check;
 pub mod model;
 #[cfg(test)]
 mod model_check;

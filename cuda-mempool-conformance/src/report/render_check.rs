@@ -39,7 +39,7 @@ fn golden_dir() -> PathBuf {
 }
 
 /// Where `a` and `b` first differ: the line, and both lines.
-fn first_difference(a: &str, b: &str) -> Option<String> {
+pub(super) fn first_difference(a: &str, b: &str) -> Option<String> {
     if a == b {
         return None;
     }
