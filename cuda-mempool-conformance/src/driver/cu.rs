@@ -234,9 +234,36 @@ pub fn beyond_table(symbol: &std::ffi::CStr) -> (CUresult, *mut std::ffi::c_void
     let mut f: *mut std::ffi::c_void = std::ptr::null_mut();
     let mut found = CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
     let flags = CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT.0 as u64;
-    // SAFETY: a NUL-terminated name and valid out-pointers.
-    let r = unsafe { cuGetProcAddress_v2(symbol.as_ptr(), &mut f, 12000, flags, &mut found) };
+    let r = match applications_lookup() {
+        // SAFETY: the library's own cuGetProcAddress_v2 (CUDA 12.0's prototype), a NUL-terminated
+        // name and valid out-pointers.
+        Some(lookup) => unsafe {
+            lookup(
+                symbol.as_ptr(),
+                &mut f,
+                12000,
+                flags,
+                (&mut found as *mut CUdriverProcAddressQueryResult).cast(),
+            )
+        },
+        // SAFETY: a NUL-terminated name and valid out-pointers.
+        None => unsafe { cuGetProcAddress_v2(symbol.as_ptr(), &mut f, 12000, flags, &mut found) },
+    };
     (r, f)
+}
+
+/// The cuGetProcAddress_v2 applications call, found as they find it ([`library_symbol`]: dlsym on
+/// the library, the process's namespace under `link`); None where the library has none (the
+/// table's is used). Not the table's entry: under `proc-address` that is the library's answer to a
+/// look-up of its own name, and a layer that hooks the look-up but answers that name with the
+/// driver's function would be bypassed for every function beyond the table (issue 48: the shim's
+/// hook of cuGraphAddMemAllocNode was never reached).
+fn applications_lookup() -> Option<LookupV2> {
+    static LOOKUP: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let at = (*LOOKUP.get_or_init(|| library_symbol(Form::V2.symbol())))?;
+    // SAFETY: a non-null address of the library's symbol cuGetProcAddress_v2, whose prototype
+    // `LookupV2` is.
+    Some(unsafe { std::mem::transmute::<usize, LookupV2>(at) })
 }
 
 /// cuGraphCreate and cuGraphAddMemAllocNode (CUDA 10.0 and 11.4 ABIs, unchanged since), which
