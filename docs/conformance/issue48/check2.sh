@@ -11,7 +11,7 @@ OUT=${OUT:-/tmp/issue48}; export OUT
 MUTANTS="820-graph-node-reserves-anew 832-reuse-flag-kept-as-set" bash "$here/check.sh" "$NAME" "$RUNS"
 L=$OUT/$NAME-lib; mkdir -p "$L/lookup"
 env CONFORMANCE_REPORT_DIR="$L/lookup" LD_PRELOAD="$root/.gpu/libmisbehave.so" CONFORMANCE_MUTANT=lookup-initialises \
-  CONFORMANCE_SHIM_TRACE=1 timeout 120 "$root/.gpu/bin/conformance" after_cuInit_no_device --nocapture > "$L/lookup/log" 2>&1
+  timeout 120 "$root/.gpu/bin/conformance" after_cuInit_no_device --nocapture > "$L/lookup/log" 2>&1
 echo "lookup-initialises, no-device trials: rc=$? $(grep -a '^test result' "$L/lookup/log")"
 grep -a "^FAILED" "$L/lookup/log" | cut -c1-400
 mkdir -p "$L/library"
