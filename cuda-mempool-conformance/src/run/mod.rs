@@ -2,6 +2,7 @@
 //! threads, a crash case in a child of its own (`runner`). Hands back judged records; reports
 //! nothing.
 
+mod admission;
 mod clock;
 mod gates;
 pub mod interrupt;
