@@ -38,7 +38,6 @@ pub enum Entry {
     Dlsym,
     Link,
 }
-pub const ENTRY_VAR: &str = "CONFORMANCE_ENTRY";
 const ENTRIES: &[(Entry, &str)] = &[
     (Entry::ProcAddress, "proc-address"),
     (Entry::Dlsym, "dlsym"),
@@ -49,18 +48,9 @@ impl Entry {
     pub fn name(self) -> &'static str {
         ENTRIES.iter().find(|e| e.0 == self).unwrap().1
     }
-    /// CONFORMANCE_ENTRY, checked.
-    pub fn from_env() -> Result<Entry, String> {
-        match crate::os::setting(ENTRY_VAR) {
-            None => Ok(Entry::ProcAddress),
-            Some(v) => ENTRIES.iter().find(|e| e.1 == v.trim()).map(|e| e.0).ok_or_else(|| {
-                format!(
-                    "{ENTRY_VAR}={v:?}: expected one of {} (how the suite resolves the driver's entry points; \
-                     default proc-address)",
-                    ENTRIES.iter().map(|e| e.1).collect::<Vec<_>>().join(", ")
-                )
-            }),
-        }
+    /// The way named `name` (as CONFORMANCE_ENTRY writes it), if one is.
+    pub fn from_name(name: &str) -> Option<Entry> {
+        ENTRIES.iter().find(|e| e.1 == name).map(|e| e.0)
     }
 }
 
@@ -97,11 +87,11 @@ impl Loaded {
 static LOADED: std::sync::OnceLock<Loaded> = std::sync::OnceLock::new();
 
 /// Fill and install the table (once per process, before the first call), the way CONFORMANCE_ENTRY
-/// says; an unusable value of it falls back to the default here (the coordinator has refused it
-/// with a clear error before starting anything).
+/// says (`given`: an unusable value of it is the default here; the coordinator has refused it with
+/// a clear error before starting anything).
 pub fn load() -> &'static Loaded {
     LOADED.get_or_init(|| {
-        let entry = Entry::from_env().unwrap_or(Entry::ProcAddress);
+        let entry = crate::driver::given::given().entry;
         let library = library_name();
         let (table, error) = match fill(entry, &library) {
             Ok(t) => (t, None),

@@ -3,7 +3,7 @@
 //! a child of its own); and [`run_again`], one more run in a fresh child, for `--rerun-failed`.
 
 use crate::harness::child::{run_child_for, Role};
-use crate::harness::config::crash_timeout;
+use crate::driver::deadline::crash as crash_timeout;
 use crate::harness::execute::execute;
 use crate::harness::verdict::judge;
 use crate::harness::{Answer, Case, Env, Raw, Record};
