@@ -12,9 +12,9 @@
 //! a failing run can be repeated; the operations per second are in the notes.
 
 use crate::cases::prelude::*;
+use crate::harness::settings::STRESS_SEED_VAR;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Barrier, Mutex};
-use crate::harness::settings::STRESS_SEED_VAR;
 use std::time::{Duration, Instant};
 
 use CUmemPool_attribute as A;
@@ -35,11 +35,14 @@ fn duration() -> Result<Duration, String> {
 
 /// The trial's seed: CONFORMANCE_STRESS_SEED, else the clock's.
 fn seed() -> Result<u64, String> {
-    Ok(crate::harness::settings::get().stress_seed.checked()?.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64)
-    }))
+    Ok(crate::harness::settings::get()
+        .stress_seed
+        .checked()?
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+        }))
 }
 
 /// splitmix64: small, seedable, and the same sequence on every machine.

@@ -31,28 +31,7 @@ pub mod untracked {
 }
 use untracked as raw;
 
-/// How the table is filled (CONFORMANCE_ENTRY).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Entry {
-    ProcAddress,
-    Dlsym,
-    Link,
-}
-const ENTRIES: &[(Entry, &str)] = &[
-    (Entry::ProcAddress, "proc-address"),
-    (Entry::Dlsym, "dlsym"),
-    (Entry::Link, "link"),
-];
-
-impl Entry {
-    pub fn name(self) -> &'static str {
-        ENTRIES.iter().find(|e| e.0 == self).unwrap().1
-    }
-    /// The way named `name` (as CONFORMANCE_ENTRY writes it), if one is.
-    pub fn from_name(name: &str) -> Option<Entry> {
-        ENTRIES.iter().find(|e| e.1 == name).map(|e| e.0)
-    }
-}
+pub use crate::driver::entry::Entry;
 
 /// How this process reached the driver.
 #[derive(Clone, Debug)]
@@ -142,19 +121,8 @@ fn fill(entry: Entry, library: &str) -> Result<EntryPoints, String> {
     }
 }
 
+// The rest of `Entry` (its names, `driver::entry`) needs no table; this part fills one.
 impl Entry {
-    /// Every way of filling the table, in CONFORMANCE_ENTRY's order.
-    pub fn all() -> impl Iterator<Item = Entry> {
-        ENTRIES.iter().map(|e| e.0)
-    }
-    /// The applications that reach the driver this way, in words.
-    pub fn applications(self) -> &'static str {
-        match self {
-            Entry::ProcAddress => "applications of the CUDA runtime (cudart resolves the driver with cuGetProcAddress)",
-            Entry::Dlsym => "programs that dlopen libcuda and dlsym its functions",
-            Entry::Link => "programs linked against libcuda",
-        }
-    }
     /// Where each of the 14 APIs resolves when the table is filled this way (the API's symbol and
     /// its address, 0 where the path hands out nothing); nothing is called but the look-ups
     /// themselves. Filling by `link` opens the library RTLD_GLOBAL in this process.

@@ -105,7 +105,10 @@ mod tests {
     fn waits_scale_with_the_deadline() {
         let t = Duration::from_secs(600);
         assert_eq!(crash(t), Duration::from_secs(200));
-        assert_eq!(crash(crate::driver::given::DEFAULT_TRIAL_TIMEOUT), Duration::from_secs(20));
+        assert_eq!(
+            crash(crate::driver::given::DEFAULT_TRIAL_TIMEOUT),
+            Duration::from_secs(20)
+        );
         assert_eq!(stuck(t), Duration::from_secs(100));
     }
 }

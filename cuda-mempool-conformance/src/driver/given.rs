@@ -3,12 +3,12 @@
 //!
 //! Why handed down: the settings are read and parsed in one place, `harness::settings`, which sits
 //! above this floor; the driver may not import it. So the types live here, on the lowest floor that
-//! uses them (`cu::Entry`, a bool, a `Duration`), and the harness hands their values down once per
+//! uses them (`entry::Entry`, a bool, a `Duration`), and the harness hands their values down once per
 //! process, the first time anything asks for the settings (every `main` of the crate does so before
 //! its first driver call). Until then, and in a unit test that never asks, the driver sees the
 //! defaults: the values an unset environment gives.
 
-use crate::driver::cu::Entry;
+use crate::driver::entry::Entry;
 use std::sync::OnceLock;
 use std::time::Duration;
 

@@ -11,6 +11,7 @@ pub mod crumb;
 pub mod cu;
 pub mod deadline;
 pub mod departures;
+pub mod entry;
 pub mod fail;
 pub mod figures;
 pub mod given;

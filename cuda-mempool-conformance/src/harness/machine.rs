@@ -3,9 +3,9 @@
 
 use crate::driver::check::*;
 use crate::driver::cu::*;
+pub use crate::harness::cap::{Cap, ALL_CAPS};
 use crate::harness::identity::Identity;
 use crate::harness::provenance::{LibraryFile, Provenance};
-pub use crate::harness::cap::{Cap, ALL_CAPS};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default)]

@@ -26,8 +26,8 @@
 //! from), and an exclusive trial of any queue waits until every other trial is done: one early
 //! exclusive trial (the device alone, then its memory given back) would hold up every cheap one.
 
-use crate::harness::case::{Case, Env};
 use crate::driver::deadline::crash as crash_timeout;
+use crate::harness::case::{Case, Env};
 use crate::harness::outcome::{Raw, Record, Timing};
 use crate::harness::verdict::judge;
 use crate::run::clock::since_start;

@@ -112,9 +112,7 @@ fn write_report(r: &Reporting) {
     if let Some(path) = crate::harness::settings::get().junit.clone() {
         match std::fs::write(&path, junit::render(&report)) {
             Ok(()) => println!("conformance: JUnit written to {path}"),
-            Err(e) => eprintln!(
-                "conformance: cannot write JUnit to {path} ({e}); check {JUNIT_VAR}"
-            ),
+            Err(e) => eprintln!("conformance: cannot write JUnit to {path} ({e}); check {JUNIT_VAR}"),
         }
     }
     match written {

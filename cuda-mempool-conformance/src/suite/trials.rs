@@ -3,8 +3,8 @@
 //! the verdict; here it is only shown.
 
 use crate::harness::leaks::{Coordinator, WorkerState};
-use crate::harness::settings::{Partition, TRIALS_FILE_VAR};
 use crate::harness::precondition::{self, Broken};
+use crate::harness::settings::{Partition, TRIALS_FILE_VAR};
 use crate::harness::verdict::{self, Before};
 use crate::harness::{Cap, Case, Env, Group, Kind, Machine, Outcome, Record};
 use crate::run::scheduler::Scheduler;
@@ -28,10 +28,8 @@ pub const FROM_PROBE: &[&str] = &[PRECONDITIONS, LOOKUP, LIBRARY_REACHED];
 
 /// CONFORMANCE_TRIALS_FILE=path: the run is only the trials the file names, one full name a line
 /// (blank lines and `#` lines skipped), and the `suite::` trials; the others are not in it at all
-/// (not listed, not ignored). The mutation run (tests/mutants.rs) uses it.
-
-/// The trials CONFORMANCE_TRIALS_FILE names, each with its first line's index (the order a
-/// fail-fast run runs them in, `run::stop`).
+/// (not listed, not ignored). The mutation run (tests/mutants.rs) uses it. These are the trials it
+/// names, each with its first line's index (the order a fail-fast run runs them in, `run::stop`).
 pub type Chosen = BTreeMap<String, usize>;
 
 /// The trials CONFORMANCE_TRIALS_FILE names (None: unset, every trial); an unreadable file is an

@@ -2,7 +2,7 @@
 //! into that value or into an error naming the variable and what it accepts. Pure functions of the
 //! text (None: unset); reading the environment is `values`' job.
 
-use crate::driver::cu::Entry;
+use crate::driver::entry::Entry;
 use crate::driver::given::DEFAULT_TRIAL_TIMEOUT;
 use crate::harness::cap::{Cap, ALL_CAPS};
 use std::time::Duration;
@@ -205,23 +205,25 @@ pub fn in_process(v: Option<&str>, nextest: bool) -> Result<bool, String> {
 /// CONFORMANCE_PARTITION=k/n (None: unset or empty, the whole run: a CI matrix without shards may
 /// set it to nothing).
 pub fn partition(v: Option<&str>) -> Result<Option<Partition>, String> {
-    v.filter(|v| !v.trim().is_empty()).map(shard).transpose()
+    v.filter(|v| !v.trim().is_empty()).map(Partition::parse).transpose()
 }
 
-/// `k/n`, with 1 ≤ k ≤ n; anything else is an error naming the variable and the form.
-pub fn shard(v: &str) -> Result<Partition, String> {
-    let bad = |why: &str| format!("{PARTITION_VAR}={v:?}: {why}; expected k/n with 1 <= k <= n (e.g. 2/4)");
-    let (k, n) = v.trim().split_once('/').ok_or_else(|| bad("no '/'"))?;
-    let num = |x: &str| {
-        x.trim()
-            .parse::<usize>()
-            .map_err(|_| bad(&format!("{x:?} is not a count")))
-    };
-    let (k, n) = (num(k)?, num(n)?);
-    if n == 0 || k == 0 || k > n {
-        return Err(bad(&format!("shard {k} is not one of 1..={n}")));
+impl Partition {
+    /// `k/n`, with 1 ≤ k ≤ n; anything else is an error naming the variable and the form.
+    pub fn parse(v: &str) -> Result<Partition, String> {
+        let bad = |why: &str| format!("{PARTITION_VAR}={v:?}: {why}; expected k/n with 1 <= k <= n (e.g. 2/4)");
+        let (k, n) = v.trim().split_once('/').ok_or_else(|| bad("no '/'"))?;
+        let num = |x: &str| {
+            x.trim()
+                .parse::<usize>()
+                .map_err(|_| bad(&format!("{x:?} is not a count")))
+        };
+        let (k, n) = (num(k)?, num(n)?);
+        if n == 0 || k == 0 || k > n {
+            return Err(bad(&format!("shard {k} is not one of 1..={n}")));
+        }
+        Ok(Partition { k, n })
     }
-    Ok(Partition { k, n })
 }
 
 /// CONFORMANCE_FAIL_FAST=0|1 (unset: 0).
@@ -385,7 +387,7 @@ mod tests {
         assert_eq!(partition(Some(" ")), Ok(None));
         assert_eq!(partition(Some(" 2/3 ")), Ok(Some(Partition { k: 2, n: 3 })));
         for bad in ["0/3", "4/3", "1/0", "3", "a/b", "/", "1/2/3"] {
-            let e = shard(bad).unwrap_err();
+            let e = Partition::parse(bad).unwrap_err();
             assert!(e.contains(PARTITION_VAR) && e.contains("k/n"), "{bad}: {e}");
         }
     }

@@ -226,9 +226,15 @@ mod tests {
         names_under(&repo().join("xtask").join("src"), &mut used);
         names_under(&repo().join(".ci"), &mut used);
         let missing: Vec<_> = used.difference(&own).collect();
-        assert!(missing.is_empty(), "used but not in harness/settings/table.rs: {missing:?}");
+        assert!(
+            missing.is_empty(),
+            "used but not in harness/settings/table.rs: {missing:?}"
+        );
         let unused: Vec<_> = own.difference(&used).collect();
-        assert!(unused.is_empty(), "in harness/settings/table.rs but used nowhere: {unused:?}");
+        assert!(
+            unused.is_empty(),
+            "in harness/settings/table.rs but used nowhere: {unused:?}"
+        );
         let mut names: Vec<_> = SETTINGS.iter().map(|s| s.name).collect();
         names.dedup();
         assert_eq!(names.len(), SETTINGS.len(), "a name twice in the table");

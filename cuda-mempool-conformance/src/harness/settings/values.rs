@@ -5,7 +5,7 @@
 //! to it here (`driver::given`).
 
 use super::parse::{self, Partition, Request};
-use crate::driver::cu::Entry;
+use crate::driver::entry::Entry;
 use crate::driver::given::Given;
 use crate::harness::cap::Cap;
 use std::ffi::OsString;
