@@ -1,8 +1,10 @@
-//! The one read of the run's settings: every `CONFORMANCE_*` variable a run takes (the `User` and
+//! The one read of the run's settings: the `CONFORMANCE_*` variables a run takes (the `User` and
 //! `TestOnly` rows of the table), read once per process into typed values, each with the error its
 //! text was if it was unusable. The coordinator checks them all before anything runs (exit code 2);
 //! a child takes the values, whose text its parent has checked. The driver's three are handed down
-//! to it here (`driver::given`).
+//! to it here (`driver::given`). Not yet here: CONFORMANCE_LIBRARY (`harness::probe` reads and
+//! checks it) and CONFORMANCE_IPC_FAULT (the importer child it breaks reads it); the `Child` rows
+//! are a protocol between the suite and its children, read by the role they start.
 
 use super::parse::{self, Partition, Request};
 use crate::driver::entry::Entry;
