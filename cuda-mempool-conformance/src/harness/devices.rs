@@ -7,6 +7,7 @@
 //!   multi-device cases on the largest set of the devices that all reach each other.
 
 use crate::harness::machine::{Machine, Selection};
+// What CONFORMANCE_DEVICES asks for is the setting's type; `select` takes it.
 pub use crate::harness::settings::Request;
 use crate::harness::settings::DEVICES_VAR;
 
