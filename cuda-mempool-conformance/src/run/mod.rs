@@ -15,4 +15,3 @@ pub mod worker;
 
 pub use clock::{since_start, RUN_START};
 pub use runner::{run_again, Runner};
-pub use turns::{serial_schedule, SCHEDULE_VAR};

@@ -27,8 +27,8 @@
 //! from), and an exclusive trial of any queue waits until every other trial is done: one early
 //! exclusive trial (the device alone, then its memory given back) would hold up every cheap one.
 
+use crate::driver::deadline::crash as crash_timeout;
 use crate::harness::case::{Case, Env};
-use crate::harness::config::crash_timeout;
 use crate::harness::outcome::{Raw, Record, Timing};
 use crate::harness::verdict::judge;
 use crate::run::admission::Admission;
@@ -129,8 +129,10 @@ impl Scheduler {
         stop: Arc<Stop>,
         rank: &BTreeMap<String, usize>,
     ) -> Scheduler {
-        // Checked with the other settings before the run started.
-        let serial = crate::run::turns::serial_schedule().unwrap_or(false);
+        // CONFORMANCE_SCHEDULE=serial: every trial has the device alone, one after another (the
+        // check that the scheduler changes no verdict); checked with the other settings before the
+        // run started.
+        let serial = crate::harness::settings::get().serial.value();
         let budget = budget_of(&env.m);
         let mut slots = HashMap::new();
         let cheap_left = jobs.iter().filter(|c| !c.memory_need().heavy()).count();
