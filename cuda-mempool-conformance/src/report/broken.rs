@@ -8,20 +8,22 @@
 //! order they started:
 //! - the tail: every trial after the last one that got a right answer (passed, changed, a known
 //!   departure);
-//! - its answer: what the tail's last failure with a known answer answered; walking back from the
-//!   end, the tail's failures that answered it, that name no answer, or whose process died or hung
-//!   (when the answer is a code: a crash may be what broke it) make the break; the first failure
-//!   answering otherwise ends it;
-//! - the crash: the break's first trial whose process died or hung, when every failure answering
-//!   that started before it was still running as it started (caught in flight); the first trial:
-//!   the first answering that started after the crash, else the first answering;
-//! - it counts when at least [`MIN_FOLLOWING`] failures of the break answered it, in trials of at
-//!   least two APIs (one API's trials run last, an IPC lane's say, can all fail by that API alone),
-//!   and no failure that ended before the tail began answered it: the answer is new, not the run's
-//!   steady failure of one call that happens to end it.
+//! - for each answer its failures gave, the break: from the earliest of the tail's failures giving
+//!   it after which at most one failure in [`STRAY`] answers otherwise (a failure that names no
+//!   answer, and one whose process died or hung when the answer is a code, answer nothing
+//!   otherwise: a crash may be what broke it); the answer whose break holds the most failures
+//!   giving it is the one;
+//! - the crash: the earliest trial whose process died or hung among the break's and those just
+//!   before it (back to a failure answering otherwise, or the tail's start), when every failure
+//!   giving the answer that started before it was still running as it started (caught in flight);
+//!   the first trial: the first giving the answer that started after the crash, else the first;
+//! - it counts when at least [`MIN_FOLLOWING`] failures of the break gave the answer, in trials of
+//!   at least two APIs (one API's trials run last, an IPC lane's say, can all fail by that API
+//!   alone), and no failure that ended before the tail began gave it: the answer is new, not the
+//!   run's steady failure of one call that happens to end it.
 //!
-//! `following` counts the break's failures from the first answering on, the crash aside: each is
-//! also listed under its own cause.
+//! `following` counts the break's failures from its earliest giving the answer on, the crash aside;
+//! `answering`, those of them that gave it. Each is also listed under its own cause.
 
 use crate::driver::blame::{Answered, Cause};
 use crate::report::causes::{answer_text, text};
@@ -34,6 +36,11 @@ use std::fmt::Write as _;
 /// one import, say); five is well below what a broken library leaves (the remoting layer of issue
 /// 47: 188) and still met by a run of a few APIs' trials.
 pub const MIN_FOLLOWING: usize = 5;
+
+/// At most one failure in this many of a break answers otherwise: a call that reaches the driver
+/// beside the broken layer (one outside the 14 APIs) must not hide the break, and a tail of
+/// failures of many answers is no break.
+pub const STRAY: usize = 10;
 
 /// A trial as the rule sees it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -97,31 +104,60 @@ pub fn detect(trials: &[Trial]) -> Option<Found> {
             .then_with(|| a.0.trial.cmp(&b.0.trial))
     });
     let tail = &order[order.iter().rposition(|(_, s)| *s == Seen::Right).map_or(0, |i| i + 1)..];
-    let answer = tail.iter().rev().find_map(|(_, s)| match s {
-        Seen::Failed(a) => *a,
-        _ => None,
-    })?;
+    let answers: BTreeSet<Answered> = tail
+        .iter()
+        .filter_map(|(_, s)| match s {
+            Seen::Failed(a) => *a,
+            _ => None,
+        })
+        .collect();
+    let began = tail.first()?.0.span.0;
+    answers
+        .into_iter()
+        .filter(|a| !given_before(&order, *a, began))
+        .filter_map(|a| break_of(tail, a))
+        .max_by_key(|f| f.broken.answering)
+}
+
+/// Whether a failure that gave `answer` ended by `began` (the tail's start).
+fn given_before(order: &[(&Trial, Seen)], answer: Answered, began: f64) -> bool {
+    order
+        .iter()
+        .any(|(t, s)| matches!(s, Seen::Failed(Some(a)) | Seen::Waived(Some(a)) if *a == answer) && t.span.1 <= began)
+}
+
+/// The break of the tail `tail` that answers `answer`, if it counts.
+fn break_of(tail: &[(&Trial, Seen)], answer: Answered) -> Option<Found> {
+    let gives = |s: &Seen| *s == Seen::Failed(Some(answer));
     let other = |s: &Seen| matches!(s, Seen::Failed(Some(a)) if *a != answer && !(ended(*a) && !ended(answer)));
-    let part = &tail[tail.iter().rposition(|(_, s)| other(s)).map_or(0, |i| i + 1)..];
-    let answers = |s: &Seen| *s == Seen::Failed(Some(answer));
-    let earliest = part.iter().position(|(_, s)| answers(s))?;
-    let answering: Vec<&Trial> = part.iter().filter(|(_, s)| answers(s)).map(|(t, _)| *t).collect();
+    // The earliest failure giving it after which at most one in STRAY answers otherwise.
+    let (mut giving, mut others, mut start) = (0, 0, None);
+    for (i, (_, s)) in tail.iter().enumerate().rev() {
+        giving += usize::from(gives(s));
+        others += usize::from(other(s));
+        if gives(s) && others * STRAY <= giving {
+            start = Some(i);
+        }
+    }
+    let start = start?;
+    let part = &tail[start..];
+    let answering: Vec<&Trial> = part.iter().filter(|(_, s)| gives(s)).map(|(t, _)| *t).collect();
     let apis: BTreeSet<u64> = answering.iter().filter_map(|t| t.api).collect();
     if answering.len() < MIN_FOLLOWING || apis.len() < 2 {
         return None;
     }
-    // The crash: the break's first trial whose process ended, when every failure answering before
-    // it was still running as it started (caught in flight: it broke them too).
-    let crash = part
+    // Just before the break: back to a failure answering otherwise, or the tail's start.
+    let before = tail[..start].iter().rposition(|(_, s)| other(s)).map_or(0, |i| i + 1);
+    let crash = tail[before..]
         .iter()
         .find_map(|(t, s)| match s {
-            Seen::Failed(Some(a)) if ended(*a) => Some((*t, *a)),
+            Seen::Failed(Some(a)) if ended(*a) && !gives(s) => Some((*t, *a)),
             _ => None,
         })
         .filter(|(c, _)| {
             answering
                 .iter()
-                .filter(|t| t.span.0 < c.span.0 || (t.span.0 == c.span.0 && t.trial < c.trial))
+                .filter(|t| (t.span.0, &t.trial) < (c.span.0, &c.trial))
                 .all(|t| t.span.1 > c.span.0)
         });
     let first_trial = match crash {
@@ -132,17 +168,9 @@ pub fn detect(trials: &[Trial]) -> Option<Found> {
             .unwrap_or(answering[0]),
         None => answering[0],
     };
-    // The answer is new: no failure gave it that ended before the tail began.
-    let began = tail[0].0.span.0;
-    let seen_before = order
-        .iter()
-        .any(|(t, s)| matches!(s, Seen::Failed(Some(a)) | Seen::Waived(Some(a)) if *a == answer) && t.span.1 <= began);
-    if seen_before {
-        return None;
-    }
-    // The failures from the earliest answering on, the crash's own trial aside.
+    // The failures from the earliest giving it on, the crash's own trial aside.
     let crashed = crash.map(|(c, _)| c.trial.as_str());
-    let following: Vec<String> = part[earliest..]
+    let following: Vec<String> = part
         .iter()
         .filter(|(t, s)| matches!(s, Seen::Failed(_)) && Some(t.trial.as_str()) != crashed)
         .map(|(t, _)| t.trial.clone())
@@ -153,6 +181,7 @@ pub fn detect(trials: &[Trial]) -> Option<Found> {
             at_s: first_trial.span.0,
             answer: answer_text(answer),
             following: following.len() as u64,
+            answering: answering.len() as u64,
             after: crash.map(|(t, a)| BrokenAfter {
                 trial: t.trial.clone(),
                 end_s: t.span.1,
@@ -167,18 +196,23 @@ pub fn detect(trials: &[Trial]) -> Option<Found> {
 }
 
 /// The one line: "Broken for good from `X` at 4.35 s, after `C` died by SIGSEGV (11) inside
-/// cuMemPoolCreate at 4.34 s: from then on the library answered CUDA_ERROR_DEVICE_UNAVAILABLE (46)
-/// and never right again; 105 failures follow, each listed below by its cause".
+/// cuMemPoolCreate at 4.34 s: the library never answered right again; 105 failures follow, all
+/// answering CUDA_ERROR_DEVICE_UNAVAILABLE (46), each listed below by its cause".
 pub fn sentence(b: &BrokenForGood) -> String {
     let mut s = format!("Broken for good from `{}` at {:.2} s", b.first_trial, b.at_s);
     if let Some(a) = &b.after {
         write!(s, ", after `{}` {} at {:.2} s", a.trial, a.answer, a.end_s).unwrap();
     }
+    let how_many = if b.answering == b.following {
+        "all".to_string()
+    } else {
+        format!("{} of them", b.answering)
+    };
     write!(
         s,
-        ": from then on the library answered {} and never right again; {} failures follow, each listed below by \
-         its cause",
-        b.answer, b.following
+        ": the library never answered right again; {} failures follow, {how_many} answering {}, each listed \
+         below by its cause",
+        b.following, b.answer
     )
     .unwrap();
     s

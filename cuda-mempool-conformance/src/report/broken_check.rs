@@ -89,7 +89,7 @@ fn a_crash_then_one_answer_for_good_is_found_with_its_first_trial() {
     assert_eq!(b.at_s, 41.0);
     assert_eq!(b.answer, "CUDA_ERROR_DEVICE_UNAVAILABLE (46)");
     // The one caught in flight counts, the crash does not.
-    assert_eq!(b.following, 21);
+    assert_eq!((b.following, b.answering), (21, 21));
     assert_eq!(f.answer, Answered::Code(UNAVAILABLE as i32));
     assert_eq!(f.trials.len(), 21);
     assert_eq!(
@@ -109,8 +109,8 @@ fn the_break_opens_causes_the_report_and_the_terminal_once() {
     assert_eq!(
         opening.text,
         "Broken for good from `820_x::f00` at 41.00 s, after `823_x::null_pool_out_invalid_value` died by SIGSEGV \
-         (11) inside cuMemPoolCreate at 40.50 s: from then on the library answered CUDA_ERROR_DEVICE_UNAVAILABLE \
-         (46) and never right again; 21 failures follow, each listed below by its cause"
+         (11) inside cuMemPoolCreate at 40.50 s: the library never answered right again; 21 failures follow, all \
+         answering CUDA_ERROR_DEVICE_UNAVAILABLE (46), each listed below by its cause"
     );
     assert_eq!(
         (opening.answer.as_deref(), opening.value, opening.count),
@@ -290,23 +290,33 @@ fn an_interrupted_run_counts_only_what_ran() {
 }
 
 #[test]
-fn a_failure_answering_otherwise_in_the_tail_ends_the_break_there() {
-    // A wrong code from another call after some of them: the break starts after it.
+fn a_stray_answer_in_the_break_is_borne_and_many_are_not() {
+    // One failure of another call answering otherwise among the 21: still the break, from the crash.
     let mut v = broken_run();
-    v.push(failed(
-        "828_x::other",
-        828,
-        45.2,
-        828,
-        "cuMemPoolGetAttribute",
-        "code",
-        Some(1),
-    ));
+    v.push(failed("828_x::other", 828, 45.2, 828, "cuMemAlloc", "code", Some(3)));
+    let f = detect(&v).expect("found");
+    assert_eq!(f.broken.first_trial, "820_x::f00");
+    assert_eq!((f.broken.following, f.broken.answering), (22, 21));
+    assert!(f.broken.after.is_some());
+    assert!(super::broken::sentence(&f.broken).contains("22 failures follow, 21 of them answering"));
+    // Three of them: more than one in ten, so the break starts after the last of them.
+    let mut v = broken_run();
+    for (i, at) in [45.2, 45.3, 45.4].into_iter().enumerate() {
+        v.push(failed(
+            &format!("828_x::other{i}"),
+            828,
+            at,
+            828,
+            "cuMemAlloc",
+            "code",
+            Some(3),
+        ));
+    }
     let f = detect(&v).expect("found");
     assert_eq!(f.broken.first_trial, "825_x::f05");
-    assert_eq!(f.broken.following, 15);
-    assert!(f.broken.after.is_none(), "the crash is before the other failure");
-    // Expected failures neither end nor count.
+    assert_eq!((f.broken.following, f.broken.answering), (15, 15));
+    assert!(f.broken.after.is_none(), "the crash is before the other failures");
+    // Expected failures neither break nor count.
     let mut v = broken_run();
     v.push(Trial {
         outcome: "expected-failure".to_string(),

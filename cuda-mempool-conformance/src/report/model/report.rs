@@ -213,11 +213,13 @@ pub struct BrokenForGood {
     pub first_trial: String,
     /// Its start, in seconds since the run started.
     pub at_s: f64,
-    /// What every failure from it on that names an answer answered, in words
-    /// (`CUDA_ERROR_DEVICE_UNAVAILABLE (46)`).
+    /// What the failures from it on answered, in words (`CUDA_ERROR_DEVICE_UNAVAILABLE (46)`).
     pub answer: String,
-    /// The failed trials from it on.
+    /// The failed trials from it on (those caught in flight by a crash included, the crash's own
+    /// aside).
     pub following: u64,
+    /// Those of them that gave `answer` (the others named no answer, or a stray other one).
+    pub answering: u64,
     /// The trial whose process died or hung just before it, if one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after: Option<BrokenAfter>,
