@@ -1,5 +1,5 @@
 //! Where the library broke for good: the point of a run after which no trial got a right answer
-//! again and every failure answered the same (`detect`, over the report's trials), said once: as
+//! again and the failures answered the same (`detect`, over the report's trials), said once: as
 //! the entry that opens report.json's `causes` (`opening`), and as the line report.md and the
 //! terminal open with (`line`).
 //!
@@ -129,7 +129,8 @@ fn given_before(order: &[(&Trial, Seen)], answer: Answered, began: f64) -> bool 
 /// The break of the tail `tail` that answers `answer`, if it counts.
 fn break_of(tail: &[(&Trial, Seen)], answer: Answered) -> Option<Found> {
     let gives = |s: &Seen| *s == Seen::Failed(Some(answer));
-    let other = |s: &Seen| matches!(s, Seen::Failed(Some(a)) if *a != answer && !(ended(*a) && !ended(answer)));
+    // Answers otherwise: a failure with another answer, but a process that ended beside a code.
+    let other = |s: &Seen| matches!(s, Seen::Failed(Some(a)) if *a != answer && (ended(answer) || !ended(*a)));
     // The earliest failure giving it after which at most one in STRAY answers otherwise.
     let (mut giving, mut others, mut start) = (0, 0, None);
     for (i, (_, s)) in tail.iter().enumerate().rev() {
