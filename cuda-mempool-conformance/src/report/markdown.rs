@@ -1,7 +1,7 @@
 //! report.md, drawn from the run's report (`model::Report`) alone: where the library broke for
-//! good (if it did: `report::broken`), where it came from, the machine, the table of APIs and groups with the totals, the rows per device set, the failures by
-//! cause, then every trial by outcome. The terminal's last screen prints its tables too
-//! (`report::screen`).
+//! good (if it did: `report::broken`), where it came from, the machine, the table of APIs and
+//! groups with the totals, the rows per device set, the failures by cause, then every trial by
+//! outcome. The terminal's last screen prints its tables too (`report::screen`).
 
 use crate::harness::outcome::Outcome;
 use crate::report::model::{Report, Set, Totals, Trial};
