@@ -21,8 +21,8 @@
  * cuGetProcAddress or cuGetProcAddress_v2: applications of the CUDA runtime bypass it, as they
  * bypass a layer that exports the 14 APIs alone; `suite::library_reached` says so). The mutants live in
  * mutants/, one file per API group, each hook beginning with BEGIN (shim.h); what several group
- * files need lives beside this file (set.c, pools.c, init_state.c, cap.c, no_context.c), declared in
- * shim.h, and no group file calls another; below them all lie the switches (switches.c) and the way
+ * files need lives beside this file (set.c, pools.c, init_state.c, cap.c, no_context.c,
+ * broken.c), declared in shim.h, and no group file calls another; below them all lie the switches (switches.c) and the way
  * to the driver (next.c). The faults of the machine (a driver that will not start, a crashing or
  * slow layer, a device without pools, a fake device) are precondition.c's, a group of its own
  * whose faults every hook and every look-up of a driver function asks (their list is there).
@@ -53,11 +53,11 @@ static const struct shim_entry plumbing_entries[] = {
 
 static const struct shim_entry *const ENTRIES[] = {
     plumbing_entries, init_entries, alloc_entries, pool_entries, ipc_entries, access_entries, attr_entries,
-    precondition_entries, caps_entries, depth_entries, vaspace_entries,
+    precondition_entries, caps_entries, depth_entries, vaspace_entries, broken_entries,
 };
 static const struct shim_hook *const HOOKS[] = {
     init_hooks, alloc_hooks, pool_hooks, ipc_hooks, access_hooks, attr_hooks, precondition_hooks, caps_hooks,
-    depth_hooks, vaspace_hooks,
+    depth_hooks, vaspace_hooks, broken_hooks,
 };
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 

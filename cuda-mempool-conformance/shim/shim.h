@@ -127,6 +127,14 @@ int shim_cap_take(int stream_ordered, CUstream stream, size_t n, size_t *charge)
 CUresult shim_cap_took(CUresult r, CUdeviceptr *dptr, size_t charge, CUmemoryPool pool);
 CUresult shim_cap_freed(CUresult r, CUdeviceptr p);
 
+/* 823-broken-after-crash (broken.c, issue 47). shim_broken_answer: 1 with DEVICE_UNAVAILABLE in *r
+ * once any process of this run has crashed by it, 0 (and *r untouched) otherwise; every hook of the
+ * 14 APIs asks it (BEGIN, after shim_precondition). shim_broken_crash: while it is on and cuInit has
+ * succeeded, marks the run broken and ends the process by SIGSEGV (shim_crash); returns otherwise.
+ * cuMemPoolCreate's hook calls it for a NULL out-pointer. */
+int shim_broken_answer(CUresult *r);
+void shim_broken_crash(void);
+
 /* The address-space and concurrent-import mutants of API `api` (address_space.c; named in
  * mutants/vaspace.c, issue 38): 1 when one answers in place of the driver, with its answer in *r; 0
  * (and *r untouched) otherwise, after any address space a mutant maps. Every hook of the 14 APIs
@@ -181,14 +189,15 @@ void shim_hold(void);
 void shim_held_wait(void);
 
 /* The start of each hook of API `api`: the call noted (calls.c), its driver function, the
- * machine's faults, the init-state mutants, the no-context refusals and the address-space mutants. */
+ * machine's faults, a run broken for good, the init-state mutants, the no-context refusals and the
+ * address-space mutants. */
 #define BEGIN(api, name, ret, args)       \
   shim_calls_note(api);                   \
   shim_held_wait();                       \
   REAL(name, ret, args);                  \
   {                                       \
     CUresult init_r_;                     \
-    if (shim_precondition(name, &init_r_) || shim_init_mutant(api, &init_r_) || \
+    if (shim_precondition(name, &init_r_) || shim_broken_answer(&init_r_) || shim_init_mutant(api, &init_r_) || \
         shim_no_context_refuses(api, &init_r_) || shim_vaspace_mutant(api, &init_r_)) \
       return init_r_;                                                           \
   }
@@ -231,5 +240,6 @@ SHIM_GROUP(precondition);
 SHIM_GROUP(caps);
 SHIM_GROUP(depth);
 SHIM_GROUP(vaspace);
+SHIM_GROUP(broken);
 
 #endif

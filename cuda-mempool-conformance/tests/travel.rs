@@ -1,7 +1,8 @@
 //! A verdict that travels, tested without a GPU: another driver branch (a fake NVML), an unknown
 //! branch, cuInit answering 803 or initialising with every device hidden, a pool-less device (the
-//! shim's fake device), a slow layer, a library that crashes before cuInit or on any call from
-//! the coordinator, and a library the suite's entry path bypasses. Each scenario runs the whole
+//! shim's fake device), a layer that breaks for good after a crash, a slow layer, a library that
+//! crashes before cuInit or on any call from the coordinator, and a library the suite's entry path
+//! bypasses. Each scenario runs the whole
 //! suite in a child and checks its report and exit code.
 //!
 //! The faults are shim/'s (LD_PRELOAD, built by build.rs) and the fake NVML is
@@ -264,6 +265,58 @@ fn pool_less_device() -> Result<(), String> {
     )
 }
 
+/// A layer that breaks for good (issue 47): the mutation library's 823-broken-after-crash, on the
+/// fake device where there is no GPU. The 823 trial that passes a NULL out-pointer crashes its
+/// process, and from then on every call of the 14 APIs, in every process of the run, answers
+/// DEVICE_UNAVAILABLE (46): the report opens with one line naming the crash and the first trial
+/// after it, said once, and the failures stay listed by cause below.
+fn broken_for_good() -> Result<(), String> {
+    let with = if no_gpu() {
+        "fake-device,823-broken-after-crash"
+    } else {
+        "823-broken-after-crash"
+    };
+    let r = run("broken-for-good", Some(Variant::EveryPath), &[faults(with)])?;
+    let causes = r.j["causes"].as_array().cloned().unwrap_or_default();
+    let opening = causes.first().cloned().unwrap_or_default();
+    let b = &opening["broken"];
+    need(
+        &r,
+        b.is_object(),
+        &format!("causes do not open with the break: {opening}"),
+    )?;
+    need(
+        &r,
+        b["after"]["trial"] == "823_cuMemPoolCreate::null_pool_out_invalid_value",
+        &format!("the break is not named after the crash: {b}"),
+    )?;
+    need(
+        &r,
+        b["answer"] == "CUDA_ERROR_DEVICE_UNAVAILABLE (46)" && b["following"].as_u64().unwrap_or(0) >= 5,
+        &format!("the break's answer or count: {b}"),
+    )?;
+    let first = b["first_trial"].as_str().unwrap_or("");
+    need(
+        &r,
+        r.trial(first).is_some_and(|t| t["cause"]["value"] == 46),
+        &format!("its first trial {first:?} did not answer 46"),
+    )?;
+    need(
+        &r,
+        causes.iter().filter(|c| c["broken"].is_object()).count() == 1
+            && causes.iter().skip(1).any(|c| c["value"] == 46 && c["broken"].is_null()),
+        "the break is not said once, or its failures are not listed by cause below it",
+    )?;
+    let md = std::fs::read_to_string(keep_dir("broken-for-good").join("report.md")).map_err(|e| e.to_string())?;
+    let line = format!("**{}.**", opening["text"].as_str().unwrap_or("?"));
+    need(
+        &r,
+        md.matches(&line).count() == 1 && md.find(&line) < md.find("| Index |"),
+        &format!("report.md does not open with {line}"),
+    )?;
+    need(&r, r.code.is_some_and(|c| c != 0), "a broken library's run exits 0")
+}
+
 fn slow_layer() -> Result<(), String> {
     // 0.7 s a call: a before-cuInit child (14 calls) takes ~10 s, past the old fixed 10 s bound and
     // inside a sixth of the raised deadline.
@@ -373,6 +426,7 @@ pub fn main() -> ExitCode {
         ("travel::init_803_said_once", init_mismatch),
         ("travel::init_with_devices_hidden_said_once", init_with_devices_hidden),
         ("travel::pool_less_device", pool_less_device),
+        ("travel::broken_for_good_said_once", broken_for_good),
         ("travel::slow_layer_passes_with_a_raised_deadline", slow_layer),
         (
             "travel::crash_before_init_costs_trials_not_the_report",

@@ -188,6 +188,7 @@ static void grant_peers(CUmemoryPool pool, CUdevice dev) {
 HOOK CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
   BEGIN(823, "cuMemPoolCreate", CUresult, (CUmemoryPool *, const CUmemPoolProps *));
   shim_no_context_crash(823); /* issue 23: interposer */
+  if (!pool) shim_broken_crash(); /* issue 47: a layer broken for good (../broken.c) */
   if (!driver_up()) return real(pool, props);
   if (pool && props && props->maxSize && props->maxSize <= (64ull << 20) &&
       shim_on("823-small-pool-keeps-address-space"))

@@ -1,12 +1,13 @@
 //! The run's one report (`model::Report`), built once from its machine, its records and what the
-//! run knows of itself (`Facts`): report.json is its serialisation (`Report::to_json_text`), and
-//! report.md, JUnit, the last screen and the timeline are drawn from it.
+//! run knows of itself (`Facts`), its causes opened by where the library broke for good
+//! (`broken`): report.json is its serialisation (`Report::to_json_text`), and report.md, JUnit,
+//! the last screen and the timeline are drawn from it.
 
 use crate::harness::machine::Machine;
 use crate::harness::outcome::{Record, Timing};
 use crate::harness::settings::Partition;
 use crate::report::model::{self, Extra, Report};
-use crate::report::{causes, tables};
+use crate::report::{broken, causes, tables};
 use std::time::SystemTime;
 
 /// What the report says of the run beside its machine and records.
@@ -62,6 +63,12 @@ pub fn report(m: &Machine, records: &[Record], f: &Facts) -> Report {
     let mut trials: Vec<&Record> = records.iter().collect();
     trials.sort_by(|a, b| a.trial.cmp(&b.trial));
     let broken = crate::harness::precondition::broken(m);
+    let trials: Vec<model::Trial> = trials.into_iter().map(trial).collect();
+    // The failures by cause, opened by the point where the library broke for good, if it did.
+    let causes = broken::opening(&trials)
+        .into_iter()
+        .chain(causes::groups(records))
+        .collect();
     Report {
         provenance: Some(provenance(m, &f.finished)),
         date: Some(f.date.clone()),
@@ -95,14 +102,14 @@ pub fn report(m: &Machine, records: &[Record], f: &Facts) -> Report {
                 })
                 .collect(),
         ),
-        causes: Some(causes::groups(records)),
+        causes: Some(causes),
         partition: Some(f.partition.map(|Partition { k, n }| model::Partition {
             k,
             n,
             by: "count".to_string(),
             extra: Extra::new(),
         })),
-        trials: Some(trials.into_iter().map(trial).collect()),
+        trials: Some(trials),
         extra: Extra::new(),
     }
 }

@@ -82,12 +82,13 @@ fn names(trials: &[&str]) -> String {
 }
 
 /// report.md's table of the failures by cause, one row per cause (the terminal prints it too),
-/// under its heading row.
+/// under its heading row; not the entry that says where the library broke for good
+/// (`report::broken`: its line opens report.md and the terminal instead).
 pub fn table(causes: &[CauseGroup]) -> String {
     let mut s = String::new();
     writeln!(s, "| failed trials, by cause | API | call | answer | trials |").unwrap();
     writeln!(s, "|---|---|---|---|---|").unwrap();
-    for c in causes {
+    for c in causes.iter().filter(|c| c.broken.is_none()) {
         let (api, call, answer) = match &c.answer {
             Some(a) => (
                 api_text(c.api.map(|a| a as u32)),
@@ -123,16 +124,22 @@ pub fn groups(records: &[Record]) -> Vec<CauseGroup> {
             count: c.trials.len() as u64,
             text: text(c.cause),
             trials: c.trials.iter().map(|t| t.to_string()).collect(),
+            broken: None,
             extra: Extra::new(),
         })
         .collect()
 }
 
 /// For each failed trial of `r` with a cause, its words and how many failed trials share it
-/// (JUnit's failure type, the last screen's line).
+/// (JUnit's failure type, the last screen's line); the break for good is no trial's cause.
 pub fn by_trial(r: &Report) -> BTreeMap<&str, (&str, usize)> {
     let mut m = BTreeMap::new();
-    for c in r.causes.iter().flatten().filter(|c| c.answer.is_some()) {
+    for c in r
+        .causes
+        .iter()
+        .flatten()
+        .filter(|c| c.answer.is_some() && c.broken.is_none())
+    {
         for t in &c.trials {
             m.insert(t.as_str(), (c.text.as_str(), c.trials.len()));
         }

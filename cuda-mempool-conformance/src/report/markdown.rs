@@ -1,11 +1,11 @@
-//! report.md, drawn from the run's report (`model::Report`) alone: where it came from, the
-//! machine, the table of APIs and groups with the totals, the rows per device set, the failures by
-//! cause, then every trial by outcome. The terminal's last screen prints its tables too
-//! (`report::screen`).
+//! report.md, drawn from the run's report (`model::Report`) alone: where the library broke for
+//! good (if it did: `report::broken`), where it came from, the machine, the table of APIs and
+//! groups with the totals, the rows per device set, the failures by cause, then every trial by
+//! outcome. The terminal's last screen prints its tables too (`report::screen`).
 
 use crate::harness::outcome::Outcome;
 use crate::report::model::{Report, Set, Totals, Trial};
-use crate::report::{causes, machine_text, tables};
+use crate::report::{broken, causes, machine_text, tables};
 use std::fmt::Write as _;
 
 /// One row of a table of report.md.
@@ -154,6 +154,9 @@ pub fn render(r: &Report) -> String {
         r.workers
     )
     .unwrap();
+    if let Some(line) = broken::line(r) {
+        writeln!(s, "**{line}.**\n").unwrap();
+    }
     provenance_lines(&mut s, r);
     if let Some(Some(p)) = &r.precondition {
         writeln!(

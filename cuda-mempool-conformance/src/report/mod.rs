@@ -1,11 +1,15 @@
 //! Layer 3, what a run says. `model` is report.json as one typed model; `build` makes the run's one
 //! report from the harness's records and machine (the tables counted in `tables`, the failures
-//! grouped in `causes`), and every output is drawn from that report: report.json (its
-//! serialisation), report.md (`markdown`, the machine in `machine_text`), the last screen
-//! (`screen`), JUnit, the timeline, and the files of a run (`files`). Every reader of a report
+//! grouped in `causes`, the point where the library broke for good found in `broken`), and every
+//! output is drawn from that report: report.json (its serialisation), report.md (`markdown`, the
+//! machine in `machine_text`), the last screen (`screen`), JUnit, the timeline, and the files of a
+//! run (`files`). Every reader of a report
 //! reads it through the model too: the diff of two reports, many reports as one matrix, an
 //! expectation file written from a report, a timeline redrawn. Never runs a trial.
 
+pub mod broken;
+#[cfg(test)]
+mod broken_check;
 pub mod build;
 pub mod causes;
 pub mod diff;

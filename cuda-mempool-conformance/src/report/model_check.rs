@@ -35,7 +35,7 @@ fn round_trip(text: &str) -> Result<(), String> {
 }
 
 /// Every `*.json` and `*.json.xz` file under `dir`.
-fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(super) fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for p in std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()) {
         let name = p.file_name().unwrap_or_default().to_string_lossy().to_string();
         if p.is_dir() {

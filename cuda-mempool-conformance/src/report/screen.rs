@@ -1,7 +1,7 @@
-//! The terminal's last screen after a run, drawn from its report (`model::Report`): report.md's
-//! tables, then ignored trials grouped by reason, interrupted ones in one line, failures last with
-//! their cause; one terminal page unless CONFORMANCE_VERBOSE=1. And where the time went, in two
-//! lines (`report::timeline`).
+//! The terminal's last screen after a run, drawn from its report (`model::Report`): where the
+//! library broke for good (if it did), report.md's tables, then ignored trials grouped by reason,
+//! interrupted ones in one line, failures last with their cause; one terminal page unless
+//! CONFORMANCE_VERBOSE=1. And where the time went, in two lines (`report::timeline`).
 
 use crate::harness::outcome::Outcome;
 use crate::report::markdown::{self, with_outcome};
@@ -27,11 +27,16 @@ fn some_names(names: &[&str], all: bool) -> String {
     s
 }
 
-/// report.md's tables on the terminal, without their headings: the APIs and groups with the
-/// totals, each device set, the failures by cause (not the declared departures' table: report.md
-/// has it, one row each, checked or not).
+/// report.md's tables on the terminal, without their headings, opened by the line that says where
+/// the library broke for good (if it did: `report::broken`): the APIs and groups with the totals,
+/// each device set, the failures by cause (not the declared departures' table: report.md has it,
+/// one row each, checked or not).
 pub fn tables(r: &Report) -> Vec<String> {
-    let mut text = markdown::main_table(r);
+    let mut text = String::new();
+    if let Some(line) = crate::report::broken::line(r) {
+        writeln!(text, "{line}.").unwrap();
+    }
+    text.push_str(&markdown::main_table(r));
     text.push_str(&markdown::totals_line(&r.totals));
     text.push('\n');
     for set in r.sets.iter().flatten() {

@@ -129,6 +129,10 @@ pub const BESIDE: &[(&str, &str)] = &[
         "826-non-ipc-pool-not-supported",
         "notes pools in cuMemPoolCreate's hook (mutants/pool.c); it changes answers only in 826's",
     ),
+    (
+        "823-broken-after-crash",
+        "named in broken.c; crashes in 823's hook (mutants/pool.c), then answers in every API's hook through BEGIN",
+    ),
 ];
 
 /// Whether a trial is run against a mutant of API `api` (CONFORMANCE_MUTANTS_SELECT=calls): it

@@ -195,6 +195,47 @@ pub struct CauseGroup {
     /// The cause in words.
     pub text: String,
     pub trials: Vec<String>,
+    /// Set on the one entry that opens `causes` when the library broke for good
+    /// (`report::broken`): its `trials` are then the failures from that point on, each also listed
+    /// under its own cause. Absent otherwise, and from reports before it existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub broken: Option<BrokenForGood>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Where the library broke for good (`causes`' opening entry): the first trial of the failures
+/// that never stopped, when it started, what they answered, how many failed from it on, and the
+/// trial whose process ended just before, when one did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BrokenForGood {
+    pub first_trial: String,
+    /// Its start, in seconds since the run started.
+    pub at_s: f64,
+    /// What the failures from it on answered, in words (`CUDA_ERROR_DEVICE_UNAVAILABLE (46)`).
+    pub answer: String,
+    /// The failed trials from it on (those caught in flight by a crash included, the crash's own
+    /// aside).
+    pub following: u64,
+    /// Those of them that gave `answer` (the others named no answer, or a stray other one).
+    pub answering: u64,
+    /// The trial whose process died or hung just before it, if one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<BrokenAfter>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The trial whose process died or hung just before the library broke for good.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BrokenAfter {
+    pub trial: String,
+    /// Its end (when its process ended), in seconds since the run started.
+    pub end_s: f64,
+    /// How it ended, in words (`died by SIGSEGV (11) inside cuMemPoolCreate`).
+    pub answer: String,
     #[serde(flatten)]
     pub extra: Extra,
 }
