@@ -71,6 +71,22 @@ pub struct Device {
     pub pci_ids: String,
     /// MIG and virtualization mode as NVML says them, or why unknown.
     pub modes: String,
+    /// The physical memory as NVML says it (None where it does not): above `total_mem` by more
+    /// than the driver keeps for itself, the device is capped ([`Device::cap`]).
+    pub physical_mem: Option<u64>,
+}
+
+/// The share of its physical memory a device's reported total may lack before the probe calls it
+/// capped: the driver itself keeps some (H100, R580: cuDeviceTotalMem 79.2 GiB of NVML's 79.6).
+pub const CAP_BELOW: f64 = 0.9;
+
+impl Device {
+    /// (reported, physical) where a layer caps the device: cuDeviceTotalMem's total below
+    /// [`CAP_BELOW`] of NVML's physical memory (issue 47).
+    pub fn cap(&self) -> Option<(u64, u64)> {
+        let (reported, physical) = (self.total_mem as u64, self.physical_mem?);
+        (reported > 0 && (reported as f64) < CAP_BELOW * physical as f64).then_some((reported, physical))
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -366,7 +382,7 @@ impl Machine {
                 "total_mem": d.total_mem, "memory_pools": d.pools, "handle_types": d.handle_types,
                 "host_pools": d.host_pools, "host_numa_pools": d.host_numa_pools,
                 "host_numa_id": d.host_numa_id, "fabric": d.fabric, "uuid": d.uuid, "pci_bus_id": d.pci_bus_id,
-                "pci_ids": d.pci_ids, "modes": d.modes,
+                "pci_ids": d.pci_ids, "modes": d.modes, "physical_mem": d.physical_mem,
             })).collect::<Vec<_>>(),
             "host_gpus": self.host_gpus,
             "peer": self.peer,
@@ -447,6 +463,7 @@ impl Machine {
                 pci_bus_id: d["pci_bus_id"].as_str().unwrap_or("unknown").to_string(),
                 pci_ids: d["pci_ids"].as_str().unwrap_or("unknown").to_string(),
                 modes: d["modes"].as_str().unwrap_or("unknown").to_string(),
+                physical_mem: d["physical_mem"].as_u64(),
             });
         }
         for row in j["peer"].as_array().ok_or_else(|| bad("peer"))? {

@@ -10,6 +10,7 @@ pub mod config;
 pub mod devices;
 pub mod execute;
 pub mod expect;
+pub mod footprint;
 pub mod gpu_model;
 pub mod identity;
 pub mod kept_children;

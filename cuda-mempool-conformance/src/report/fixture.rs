@@ -62,6 +62,7 @@ fn device(ordinal: i32, uuid: &str, bus: &str) -> Device {
         pci_bus_id: bus.into(),
         pci_ids: "10de:2335 (subsystem 10de:18bf)".into(),
         modes: "MIG off, virtualization passthrough".into(),
+        physical_mem: None,
     }
 }
 
