@@ -235,8 +235,13 @@ pub fn coordinator() -> u32 {
 
 /// What the suite's processes (descendants of `root`) hold among `listed`, this process being `me`.
 pub fn of_suite(listed: &[Held], root: u32, me: u32, parent_of: impl Fn(u32) -> Option<u32>) -> Suite {
-    let mut s = Suite::default();
-    s.hidden = listed.iter().filter(|h| h.pid != root && parent_of(h.pid).is_none()).count() as u64;
+    let mut s = Suite {
+        hidden: listed
+            .iter()
+            .filter(|h| h.pid != root && parent_of(h.pid).is_none())
+            .count() as u64,
+        ..Suite::default()
+    };
     for h in listed.iter().filter(|h| descends(h.pid, root, &parent_of)) {
         s.processes += 1;
         s.bytes += h.bytes;
@@ -263,12 +268,19 @@ struct Tally {
     peak_bytes: u64,
     least: Option<u64>,
     samples: u64,
+    /// The most processes listed at once whose pids this process cannot see.
+    hidden: u64,
 }
 
 impl Tally {
     fn add(&mut self, listed: &[Held], root: u32, parent_of: impl Fn(u32) -> Option<u32>) {
         let ours: Vec<&Held> = listed.iter().filter(|h| descends(h.pid, root, &parent_of)).collect();
         self.samples += 1;
+        let hidden = listed
+            .iter()
+            .filter(|h| h.pid != root && parent_of(h.pid).is_none())
+            .count() as u64;
+        self.hidden = self.hidden.max(hidden);
         self.seen.extend(ours.iter().map(|h| h.pid));
         self.peak_processes = self.peak_processes.max(ours.len() as u64);
         self.peak_bytes = self.peak_bytes.max(ours.iter().map(|h| h.bytes).sum());
@@ -280,9 +292,13 @@ impl Tally {
     fn footprint(&self, every: Duration) -> Footprint {
         Footprint {
             source: format!(
-                "NVML's per-process memory, {} samples {} ms apart",
+                "NVML's per-process memory, {} samples {} ms apart{}",
                 self.samples,
-                every.as_millis()
+                every.as_millis(),
+                match self.hidden {
+                    0 => String::new(),
+                    n => format!("; up to {n} processes listed whose pids this namespace cannot see, not counted"),
+                }
             ),
             processes: self.seen.len() as u64,
             peak_processes: self.peak_processes,
@@ -298,50 +314,46 @@ const EVERY: Duration = Duration::from_millis(250);
 /// A thread that samples the suite's processes on one GPU until [`Sampler::finish`].
 pub struct Sampler {
     stop: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<Footprint>,
+    thread: std::thread::JoinHandle<Option<Footprint>>,
 }
 
 impl Sampler {
     /// Start sampling the GPU at `bus` for the processes of this run (this process their
-    /// coordinator); None where NVML cannot list them (no NVML, no such GPU).
+    /// coordinator), on a thread of its own: NVML's start (about 0.1 s) delays nothing.
     pub fn start(bus: &str) -> Option<Sampler> {
         let (library, bus) = (crate::harness::identity::nvml_library(), bus.to_string());
         let stop = Arc::new(AtomicBool::new(false));
         let halt = stop.clone();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let nvml = match Nvml::open(&library, &bus) {
-                Ok(n) if n.processes().is_ok() => n,
-                _ => {
-                    let _ = tx.send(false);
-                    return Footprint::default();
+        let thread = std::thread::Builder::new()
+            .name("footprint".into())
+            .spawn(move || {
+                let nvml = Nvml::open(&library, &bus).ok()?;
+                let (root, mut tally) = (std::process::id(), Tally::default());
+                loop {
+                    if let Ok(listed) = nvml.processes() {
+                        tally.add(&listed, root, parent_of);
+                    }
+                    if halt.load(Ordering::SeqCst) {
+                        return (tally.samples > 0).then(|| tally.footprint(EVERY));
+                    }
+                    // Sleep in short steps: `finish` should not wait out a whole interval.
+                    for _ in 0..EVERY.as_millis() / 25 {
+                        if halt.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(25));
+                    }
                 }
-            };
-            let _ = tx.send(true);
-            let (root, mut tally) = (std::process::id(), Tally::default());
-            loop {
-                if let Ok(listed) = nvml.processes() {
-                    tally.add(&listed, root, parent_of);
-                }
-                if halt.load(Ordering::SeqCst) {
-                    return tally.footprint(EVERY);
-                }
-                std::thread::sleep(EVERY);
-            }
-        });
-        match rx.recv() {
-            Ok(true) => Some(Sampler { stop, thread }),
-            _ => {
-                let _ = thread.join();
-                None
-            }
-        }
+            })
+            .ok()?;
+        Some(Sampler { stop, thread })
     }
 
-    /// Stop sampling (after one last sample): the run's footprint.
+    /// Stop sampling (after one last sample): the run's footprint; None where NVML could not list
+    /// the GPU's processes.
     pub fn finish(self) -> Option<Footprint> {
         self.stop.store(true, Ordering::SeqCst);
-        self.thread.join().ok()
+        self.thread.join().ok().flatten()
     }
 }
 
@@ -366,9 +378,18 @@ mod tests {
         assert!(!descends(20, 10, parent));
         assert!(!descends(99, 10, parent));
         let listed = [
-            Held { pid: 11, bytes: 500 << 20 },
-            Held { pid: 13, bytes: 600 << 20 },
-            Held { pid: 20, bytes: 9 << 30 },
+            Held {
+                pid: 11,
+                bytes: 500 << 20,
+            },
+            Held {
+                pid: 13,
+                bytes: 600 << 20,
+            },
+            Held {
+                pid: 20,
+                bytes: 9 << 30,
+            },
         ];
         let s = of_suite(&listed, 10, 13, parent);
         assert_eq!(
@@ -381,9 +402,13 @@ mod tests {
             }
         );
         assert_eq!(s.text(), "2 of this suite's processes hold 1100 MiB (this one 600 MiB)");
-        assert!(of_suite(&listed[2..], 10, 13, parent).text().ends_with("this suite holds nothing"));
+        assert!(of_suite(&listed[2..], 10, 13, parent)
+            .text()
+            .ends_with("this suite holds nothing"));
         let stranger = [Held { pid: 77, bytes: 1 }];
-        assert!(of_suite(&stranger, 10, 13, parent).text().ends_with("what this suite holds there is unknown"));
+        assert!(of_suite(&stranger, 10, 13, parent)
+            .text()
+            .ends_with("what this suite holds there is unknown"));
     }
 
     /// The coordinator is the farthest ancestor running the same executable.
@@ -398,8 +423,16 @@ mod tests {
     #[test]
     fn a_tally_keeps_the_peak_and_the_least() {
         let mut t = Tally::default();
-        t.add(&[Held { pid: 11, bytes: 500 }, Held { pid: 20, bytes: 7000 }], 10, parent);
-        t.add(&[Held { pid: 11, bytes: 900 }, Held { pid: 13, bytes: 480 }], 10, parent);
+        t.add(
+            &[Held { pid: 11, bytes: 500 }, Held { pid: 20, bytes: 7000 }],
+            10,
+            parent,
+        );
+        t.add(
+            &[Held { pid: 11, bytes: 900 }, Held { pid: 13, bytes: 480 }],
+            10,
+            parent,
+        );
         let f = t.footprint(EVERY);
         assert_eq!(
             (f.processes, f.peak_processes, f.peak_bytes, f.context_bytes),

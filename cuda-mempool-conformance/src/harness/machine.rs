@@ -377,13 +377,20 @@ impl Machine {
             "driver_version": self.driver_version,
             "libcuda": self.libcuda,
             "cuInit": self.init,
-            "devices": self.devices.iter().map(|d| serde_json::json!({
+            "devices": self.devices.iter().map(|d| {
+                let mut j = serde_json::json!({
                 "ordinal": d.ordinal, "name": d.name, "compute_capability": [d.cc.0, d.cc.1],
                 "total_mem": d.total_mem, "memory_pools": d.pools, "handle_types": d.handle_types,
                 "host_pools": d.host_pools, "host_numa_pools": d.host_numa_pools,
                 "host_numa_id": d.host_numa_id, "fabric": d.fabric, "uuid": d.uuid, "pci_bus_id": d.pci_bus_id,
-                "pci_ids": d.pci_ids, "modes": d.modes, "physical_mem": d.physical_mem,
-            })).collect::<Vec<_>>(),
+                "pci_ids": d.pci_ids, "modes": d.modes,
+                });
+                // Issue 47: NVML's physical memory, where it says it (reports before lack it).
+                if let Some(p) = d.physical_mem {
+                    j["physical_mem"] = p.into();
+                }
+                j
+            }).collect::<Vec<_>>(),
             "host_gpus": self.host_gpus,
             "peer": self.peer,
             "exported": self.exported.iter().map(|e| serde_json::json!([e.0, e.1])).collect::<Vec<_>>(),

@@ -34,6 +34,7 @@ pub fn facts() -> crate::report::build::Facts {
         driver: ("580.159.04".into(), Some(580)),
         strict: false,
         partition: Some((2, 3)),
+        footprint: None,
     }
 }
 

@@ -6,7 +6,7 @@
 use crate::driver::check::code_name;
 use crate::driver::cu::CUresult;
 use crate::harness::machine::{answered_by, by_object, DEVICES_VAR};
-use crate::report::model::{Machine, Selection};
+use crate::report::model::{Footprint, Machine, Selection};
 use std::fmt::Write as _;
 
 /// A CUresult the report keeps as a number, by name.
@@ -95,6 +95,35 @@ pub fn summary(m: &Machine) -> String {
     writeln!(s, "entry points: {entry}").unwrap();
     if !m.missing.is_empty() {
         writeln!(s, "entry points the library lacks: {}", m.missing.join(", ")).unwrap();
+    }
+    s
+}
+
+/// The header's line of the suite's own footprint (issue 47): "The suite's footprint on the device
+/// (NVML's per-process memory, 24 samples 250 ms apart): 9 processes, at most 7 at once holding
+/// 3,584 MiB together; a bare context about 512 MiB." and, under a cap, how the run answered it.
+pub fn footprint(f: &Footprint) -> String {
+    let mib = |b: u64| b >> 20;
+    let mut s = format!(
+        "The suite's footprint on the device ({}): {} processes, at most {} at once holding {} MiB together; a bare \
+         context about {} MiB.",
+        f.source,
+        f.processes,
+        f.peak_processes,
+        mib(f.peak_bytes),
+        mib(f.context_bytes)
+    );
+    if let Some(c) = &f.cap {
+        write!(
+            s,
+            " The device is capped (it reports {} MiB of {} MiB physical): the run used {} general worker processes \
+             instead of {}.",
+            mib(c.reported),
+            mib(c.physical),
+            c.workers,
+            c.default_workers
+        )
+        .unwrap();
     }
     s
 }

@@ -154,6 +154,9 @@ pub fn render(r: &Report) -> String {
         r.workers
     )
     .unwrap();
+    if let Some(f) = &r.footprint {
+        writeln!(s, "{}\n", machine_text::footprint(f)).unwrap();
+    }
     provenance_lines(&mut s, r);
     if let Some(Some(p)) = &r.precondition {
         writeln!(

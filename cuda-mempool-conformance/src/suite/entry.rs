@@ -114,6 +114,45 @@ pub fn main() -> ExitCode {
             eprintln!("conformance: {}", b.text());
         }
     }
+    // Issue 47: a layer that caps the device and counts every process on it counts this run's own
+    // processes; where the probe sees a cap the run starts fewer general workers, and says so.
+    let cap = m
+        .selection
+        .used()
+        .into_iter()
+        .filter_map(|d| m.devices.get(d as usize)?.cap())
+        .next();
+    let parallel = match cap {
+        Some((reported, physical)) if workers => {
+            let fewer = crate::run::order::capped_parallel(parallel);
+            if !args.list {
+                println!(
+                    "conformance: the device reports {} MiB of {} MiB physical (a cap): {fewer} general worker \
+                     processes at most instead of {parallel}",
+                    reported >> 20,
+                    physical >> 20
+                );
+            }
+            fewer
+        }
+        _ => parallel,
+    };
+    let cap_seen = cap.map(|(reported, physical)| crate::report::model::CapSeen {
+        reported,
+        physical,
+        workers: parallel as u64,
+        default_workers: args.test_threads.unwrap_or(parallel) as u64,
+        extra: Default::default(),
+    });
+    // The suite's own footprint, sampled from NVML on a thread of its own while the run lasts.
+    let sampler = m
+        .selection
+        .used()
+        .into_iter()
+        .filter_map(|d| m.devices.get(d as usize))
+        .next()
+        .filter(|_| workers)
+        .and_then(|d| crate::harness::footprint::Sampler::start(&d.pci_bus_id));
     let mut cases: Vec<Arc<Case>> = templates
         .iter()
         .flat_map(|c| c.spread(&m.selection))
@@ -170,6 +209,8 @@ pub fn main() -> ExitCode {
         parallel,
         verbose: s.verbose,
         partition: s.partition,
+        footprint: Mutex::new(sampler),
+        cap: cap_seen,
     });
     let scheduler = workers.then(|| {
         Arc::new(Scheduler::start(

@@ -17,5 +17,7 @@ pub mod trial;
 pub use field::{Extra, Nullable};
 pub use machine::{Device, Identity, Machine, P2p, PathAnswer, Selection, UnderTest};
 pub use provenance::{Library, LibraryFile, Provenance, ProvenanceDevice, RunProvenance};
-pub use report::{ApiRow, CauseGroup, Deviation, GroupRow, Partition, Precondition, Report, Set, SetRow, Totals};
+pub use report::{
+    ApiRow, CapSeen, CauseGroup, Deviation, Footprint, GroupRow, Partition, Precondition, Report, Set, SetRow, Totals,
+};
 pub use trial::{ChildSpan, FailureCause, Observation, Timing, Trial, Turn};
