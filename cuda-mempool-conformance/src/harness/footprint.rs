@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// One process NVML lists on a GPU: its pid (as this process's namespace sees it, where it does)
@@ -78,28 +78,18 @@ struct ProcessInfo {
     compute_instance: u32,
 }
 
-/// nvmlMemory_t.
-#[repr(C)]
-#[derive(Default)]
-struct Memory {
-    total: u64,
-    free: u64,
-    used: u64,
-}
-
 /// NVML_VALUE_NOT_AVAILABLE: a process's memory NVML cannot say (some containers, MIG).
 const NOT_AVAILABLE: u64 = u64::MAX;
 
 type Init = unsafe extern "C" fn() -> i32;
 type ByBus = unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut c_void) -> i32;
 type Procs = unsafe extern "C" fn(*mut c_void, *mut u32, *mut ProcessInfo) -> i32;
-type Mem = unsafe extern "C" fn(*mut c_void, *mut Memory) -> i32;
 
-/// One NVML session on one GPU; shut down when dropped.
+/// One NVML session, bound to one GPU ([`Nvml::bind`]); shut down when dropped.
 pub struct Nvml {
     dev: *mut c_void,
+    by_bus: ByBus,
     procs: Procs,
-    mem: Option<Mem>,
     shutdown: Option<Init>,
 }
 
@@ -107,8 +97,8 @@ pub struct Nvml {
 unsafe impl Send for Nvml {}
 
 impl Nvml {
-    /// A session of `library` on the GPU at PCI bus id `bus` ("0000:3b:00.0"), or why none.
-    pub fn open(library: &str, bus: &str) -> Result<Nvml, String> {
+    /// A session of `library` (nvmlInit_v2), or why none.
+    pub fn init(library: &str) -> Result<Nvml, String> {
         let h = crate::os::dlopen_local(library)?;
         let (Some(init), Some(by_bus), Some(procs)) = (
             h.symbol("nvmlInit_v2"),
@@ -117,35 +107,40 @@ impl Nvml {
         ) else {
             return Err(format!("{library} lacks the NVML calls for a GPU's processes"));
         };
-        let bus_c = std::ffi::CString::new(bus).map_err(|e| e.to_string())?;
         // SAFETY: NVML's documented signatures (nvml.h); handles are opaque pointers.
         unsafe {
             let init: Init = std::mem::transmute(init);
-            let by_bus: ByBus = std::mem::transmute(by_bus);
             let r = init();
             if r != 0 {
                 return Err(format!("nvmlInit_v2 answered {r}"));
             }
-            let shutdown: Option<Init> = h.symbol("nvmlShutdown").map(|f| std::mem::transmute(f));
-            let mut dev = std::ptr::null_mut();
-            let r = by_bus(bus_c.as_ptr(), &mut dev);
-            if r != 0 {
-                if let Some(s) = shutdown {
-                    s();
-                }
-                return Err(format!("nvmlDeviceGetHandleByPciBusId_v2({bus}) answered {r}"));
-            }
             Ok(Nvml {
-                dev,
+                dev: std::ptr::null_mut(),
+                by_bus: std::mem::transmute::<*mut c_void, ByBus>(by_bus),
                 procs: std::mem::transmute::<*mut c_void, Procs>(procs),
-                mem: h.symbol("nvmlDeviceGetMemoryInfo").map(|f| std::mem::transmute(f)),
-                shutdown,
+                shutdown: h.symbol("nvmlShutdown").map(|f| std::mem::transmute(f)),
             })
         }
     }
 
-    /// The compute processes on the GPU and what each holds (those NVML cannot say left out).
+    /// Bind the session to the GPU at PCI bus id `bus` ("0000:3b:00.0").
+    pub fn bind(&mut self, bus: &str) -> Result<(), String> {
+        let bus_c = std::ffi::CString::new(bus).map_err(|e| e.to_string())?;
+        let mut dev = std::ptr::null_mut();
+        // SAFETY: a NUL-terminated bus id and an out-pointer for the handle.
+        let r = unsafe { (self.by_bus)(bus_c.as_ptr(), &mut dev) };
+        if r != 0 || dev.is_null() {
+            return Err(format!("nvmlDeviceGetHandleByPciBusId_v2({bus}) answered {r}"));
+        }
+        self.dev = dev;
+        Ok(())
+    }
+
+    /// The compute processes on the bound GPU and what each holds (those NVML cannot say left out).
     pub fn processes(&self) -> Result<Vec<Held>, String> {
+        if self.dev.is_null() {
+            return Err("no GPU bound".into());
+        }
         let mut v = vec![ProcessInfo::default(); 256];
         let mut n = v.len() as u32;
         // SAFETY: `v` has room for `n` entries of the layout NVML writes.
@@ -161,16 +156,6 @@ impl Nvml {
                 bytes: p.used,
             })
             .collect())
-    }
-
-    /// The GPU's physical memory, as NVML says it.
-    pub fn total(&self) -> Option<u64> {
-        let mut m = Memory::default();
-        // SAFETY: nvmlDeviceGetMemoryInfo fills an nvmlMemory_t.
-        self.mem
-            .filter(|f| unsafe { f(self.dev, &mut m) } == 0)
-            .map(|_| m.total)
-            .filter(|&t| t > 0)
     }
 }
 
@@ -255,7 +240,8 @@ pub fn of_suite(listed: &[Held], root: u32, me: u32, parent_of: impl Fn(u32) -> 
 /// What the suite's processes hold on the GPU at `bus` now, asked of NVML (one session, about 0.1
 /// s); or why NVML could not say.
 pub fn suite_now(bus: &str) -> Result<Suite, String> {
-    let nvml = Nvml::open(&crate::harness::identity::nvml_library(), bus)?;
+    let mut nvml = Nvml::init(&crate::harness::identity::nvml_library())?;
+    nvml.bind(bus)?;
     let listed = nvml.processes()?;
     Ok(of_suite(&listed, coordinator(), std::process::id(), parent_of))
 }
@@ -311,50 +297,98 @@ impl Tally {
 /// How often the sampler asks NVML.
 const EVERY: Duration = Duration::from_millis(250);
 
-/// A thread that samples the suite's processes on one GPU until [`Sampler::finish`].
-pub struct Sampler {
+/// The run's sampler: a thread that opens NVML at once, is told the GPU ([`watch`]), then samples
+/// the suite's processes on it until [`end`].
+struct Sampler {
     stop: Arc<AtomicBool>,
+    bus: std::sync::mpsc::Sender<Option<String>>,
+    ready: std::sync::mpsc::Receiver<bool>,
     thread: std::thread::JoinHandle<Option<Footprint>>,
 }
 
-impl Sampler {
-    /// Start sampling the GPU at `bus` for the processes of this run (this process their
-    /// coordinator), on a thread of its own: NVML's start (about 0.1 s) delays nothing.
-    pub fn start(bus: &str) -> Option<Sampler> {
-        let (library, bus) = (crate::harness::identity::nvml_library(), bus.to_string());
-        let stop = Arc::new(AtomicBool::new(false));
-        let halt = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("footprint".into())
-            .spawn(move || {
-                let nvml = Nvml::open(&library, &bus).ok()?;
-                let (root, mut tally) = (std::process::id(), Tally::default());
-                loop {
-                    if let Ok(listed) = nvml.processes() {
-                        tally.add(&listed, root, parent_of);
-                    }
-                    if halt.load(Ordering::SeqCst) {
-                        return (tally.samples > 0).then(|| tally.footprint(EVERY));
-                    }
-                    // Sleep in short steps: `finish` should not wait out a whole interval.
-                    for _ in 0..EVERY.as_millis() / 25 {
-                        if halt.load(Ordering::SeqCst) {
-                            break;
-                        }
-                        std::thread::sleep(Duration::from_millis(25));
-                    }
-                }
-            })
-            .ok()?;
-        Some(Sampler { stop, thread })
-    }
+static RUNNING: Mutex<Option<Sampler>> = Mutex::new(None);
+static ENDED: OnceLock<Option<Footprint>> = OnceLock::new();
 
-    /// Stop sampling (after one last sample): the run's footprint; None where NVML could not list
-    /// the GPU's processes.
-    pub fn finish(self) -> Option<Footprint> {
-        self.stop.store(true, Ordering::SeqCst);
-        self.thread.join().ok().flatten()
+/// How long [`watch`] waits for the sampler's first sample.
+const READY_WITHIN: Duration = Duration::from_secs(2);
+
+/// Coordinator: open NVML on a thread of its own now (its start, about 0.1 s, overlaps the probe);
+/// nothing is sampled before [`watch`].
+pub fn begin() {
+    let library = crate::harness::identity::nvml_library();
+    let stop = Arc::new(AtomicBool::new(false));
+    let halt = stop.clone();
+    let (bus, bus_rx) = std::sync::mpsc::channel::<Option<String>>();
+    let (ready_tx, ready) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new().name("footprint".into()).spawn(move || {
+        let nvml = Nvml::init(&library);
+        let bound = match (nvml, bus_rx.recv().ok().flatten()) {
+            (Ok(mut n), Some(b)) => n.bind(&b).map(|_| n),
+            (Err(e), _) => Err(e),
+            (_, None) => Err("no GPU to watch".into()),
+        };
+        let (root, mut tally) = (std::process::id(), Tally::default());
+        let nvml = match bound.and_then(|n| n.processes().map(|l| (n, l))) {
+            Ok((n, listed)) => {
+                tally.add(&listed, root, parent_of);
+                let _ = ready_tx.send(true);
+                n
+            }
+            Err(_) => {
+                let _ = ready_tx.send(false);
+                return None;
+            }
+        };
+        loop {
+            // Sleep in short steps: `end` should not wait out a whole interval.
+            for _ in 0..EVERY.as_millis() / 25 {
+                if halt.load(Ordering::SeqCst) {
+                    return Some(tally.footprint(EVERY));
+                }
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            if let Ok(listed) = nvml.processes() {
+                tally.add(&listed, root, parent_of);
+            }
+        }
+    });
+    if let Ok(thread) = spawned {
+        *RUNNING.lock().unwrap_or_else(|p| p.into_inner()) = Some(Sampler {
+            stop,
+            bus,
+            ready,
+            thread,
+        });
     }
+}
+
+/// Coordinator: sample the GPU at `bus` (None: none to watch, the sampler ends), once NVML has
+/// listed its processes the first time, 2 s at most: the leak check's baseline, taken after, then
+/// holds whatever NVML opened.
+pub fn watch(bus: Option<&str>) {
+    let mut running = RUNNING.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(s) = running.as_ref() else {
+        return;
+    };
+    let _ = s.bus.send(bus.map(String::from));
+    if s.ready.recv_timeout(READY_WITHIN) != Ok(true) {
+        if let Some(s) = running.take() {
+            s.stop.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Stop sampling (before the coordinator's leak check: NVML's session is shut down) and the run's
+/// footprint; None where NVML could not list the GPU's processes. Every call answers the same.
+pub fn end() -> Option<Footprint> {
+    ENDED
+        .get_or_init(|| {
+            let s = RUNNING.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+            s.stop.store(true, Ordering::SeqCst);
+            drop(s.bus);
+            s.thread.join().ok().flatten()
+        })
+        .clone()
 }
 
 #[cfg(test)]

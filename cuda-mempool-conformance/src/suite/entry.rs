@@ -79,6 +79,10 @@ pub fn main() -> ExitCode {
     } else {
         Prestarted::start(0)
     });
+    // NVML's start for the footprint's sampler (issue 47) overlaps the probe.
+    if workers {
+        crate::harness::footprint::begin();
+    }
     // The lookup child (no cuInit) runs beside the probe: both are on every trial's path.
     let timeout = s.timeout;
     let lookup = std::thread::spawn(move || crate::cases::uninit::lookup_in_child(timeout));
@@ -144,15 +148,11 @@ pub fn main() -> ExitCode {
         default_workers: args.test_threads.unwrap_or(parallel) as u64,
         extra: Default::default(),
     });
-    // The suite's own footprint, sampled from NVML on a thread of its own while the run lasts.
-    let sampler = m
-        .selection
-        .used()
-        .into_iter()
-        .filter_map(|d| m.devices.get(d as usize))
-        .next()
-        .filter(|_| workers)
-        .and_then(|d| crate::harness::footprint::Sampler::start(&d.pci_bus_id));
+    // The suite's own footprint, sampled from NVML on its first device while the run lasts.
+    if workers {
+        let first = m.selection.used().into_iter().find_map(|d| m.devices.get(d as usize));
+        crate::harness::footprint::watch(first.map(|d| d.pci_bus_id.as_str()));
+    }
     let mut cases: Vec<Arc<Case>> = templates
         .iter()
         .flat_map(|c| c.spread(&m.selection))
@@ -209,7 +209,6 @@ pub fn main() -> ExitCode {
         parallel,
         verbose: s.verbose,
         partition: s.partition,
-        footprint: Mutex::new(sampler),
         cap: cap_seen,
     });
     let scheduler = workers.then(|| {

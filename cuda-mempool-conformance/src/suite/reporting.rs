@@ -19,16 +19,14 @@ pub(super) struct Reporting {
     pub(super) verbose: bool,
     /// CONFORMANCE_PARTITION: the shard this run was (report.json `partition`).
     pub(super) partition: Option<trials::Partition>,
-    /// What samples the suite's own processes on the device (issue 47), taken when the report is
-    /// written; and the cap the probe saw, if it saw one.
-    pub(super) footprint: Mutex<Option<crate::harness::footprint::Sampler>>,
+    /// The cap the probe saw, if it saw one (issue 47: the report's footprint says it).
     pub(super) cap: Option<crate::report::model::CapSeen>,
 }
 
-/// The run's footprint for the report: the sampler's, with the cap the probe saw.
+/// The run's footprint for the report: the sampler's (`harness::footprint`), with the cap the probe
+/// saw.
 fn footprint(r: &Reporting) -> Option<crate::report::model::Footprint> {
-    let sampler = r.footprint.lock().unwrap_or_else(|p| p.into_inner()).take()?;
-    let f = sampler.finish()?;
+    let f = crate::harness::footprint::end()?;
     Some(crate::report::model::Footprint {
         source: f.source,
         processes: f.processes,
