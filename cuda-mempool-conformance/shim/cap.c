@@ -142,12 +142,14 @@ static CUmemoryPool current_pool(void) {
 }
 
 /* A counting layer's memory free: the cap less the device's memory in use by every process (the
- * driver's total less its free); 0 when the driver cannot say. */
+ * driver's total less its free); SIZE_MAX when the driver cannot say (no context: the call fails
+ * on its own). */
 static size_t counting_free(void) {
   NEXT(info, "cuMemGetInfo_v2", CUresult, (size_t *, size_t *));
   size_t free_bytes = 0, total = 0;
-  if (!info || info(&free_bytes, &total) != CUDA_SUCCESS) return 0;
+  if (!info || info(&free_bytes, &total) != CUDA_SUCCESS || free_bytes > total) return SIZE_MAX;
   size_t used = total - free_bytes, limit = cap();
+  if (!limit) return SIZE_MAX;
   return limit > used ? limit - used : 0;
 }
 
