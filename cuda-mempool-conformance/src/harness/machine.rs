@@ -556,3 +556,44 @@ impl Selection {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cap is a reported total below 0.9 of NVML's physical memory: the H100's own reserve is none,
+    /// half the device is one, and without NVML's figure nothing is said.
+    #[test]
+    fn a_cap_is_a_total_well_below_the_physical_memory() {
+        let d = |total: usize, physical: Option<u64>| Device {
+            total_mem: total,
+            physical_mem: physical,
+            ..Device::default()
+        };
+        // H100 80 GB, R580: cuDeviceTotalMem against NVML's total.
+        assert_eq!(d(85_029_158_912, Some(85_520_809_984)).cap(), None);
+        assert_eq!(
+            d(42_514_579_456, Some(85_520_809_984)).cap(),
+            Some((42_514_579_456, 85_520_809_984))
+        );
+        assert_eq!(d(16 << 30, None).cap(), None);
+        assert_eq!(d(0, Some(1 << 30)).cap(), None);
+    }
+
+    /// The physical memory travels to the children with the machine, and is left out where unknown.
+    #[test]
+    fn physical_memory_round_trips_and_is_absent_when_unknown() {
+        let mut m = Machine::default();
+        m.devices.push(Device {
+            physical_mem: Some(80 << 30),
+            ..Device::default()
+        });
+        m.devices.push(Device::default());
+        let j = m.to_json();
+        assert_eq!(j["devices"][0]["physical_mem"], serde_json::json!(80u64 << 30));
+        assert!(j["devices"][1].get("physical_mem").is_none());
+        let back = Machine::from_json(&j).unwrap();
+        assert_eq!(back.devices[0].physical_mem, Some(80 << 30));
+        assert_eq!(back.devices[1].physical_mem, None);
+    }
+}

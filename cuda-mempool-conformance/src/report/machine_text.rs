@@ -228,3 +228,37 @@ fn chosen_by(m: &Machine, sel: &Selection) -> String {
         .map_or("", |(_, v)| v.as_str());
     format!("{DEVICES_VAR}={value}")
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::report::model::{CapSeen, Footprint};
+
+    /// The header's footprint line, and under a cap the workers the run used.
+    #[test]
+    fn the_footprint_line_says_processes_peak_context_and_cap() {
+        let mut f = Footprint {
+            source: "NVML's per-process memory, 24 samples 250 ms apart".into(),
+            processes: 9,
+            peak_processes: 7,
+            peak_bytes: 3584 << 20,
+            context_bytes: 512 << 20,
+            ..Footprint::default()
+        };
+        assert_eq!(
+            super::footprint(&f),
+            "The suite's footprint on the device (NVML's per-process memory, 24 samples 250 ms apart): 9 processes, \
+             at most 7 at once holding 3584 MiB together; a bare context about 512 MiB."
+        );
+        f.cap = Some(CapSeen {
+            reported: 40 << 30,
+            physical: 80 << 30,
+            workers: 2,
+            default_workers: 4,
+            ..CapSeen::default()
+        });
+        assert!(super::footprint(&f).ends_with(
+            "The device is capped (it reports 40960 MiB of 81920 MiB physical): the run used 2 general worker \
+             processes instead of 4."
+        ));
+    }
+}
