@@ -5,8 +5,9 @@
 
 #[cfg(target_os = "linux")]
 mod linux {
+    use conformance::harness::settings::Partition;
     use conformance::report::matrix::{from_files, Column, Matrix};
-    use conformance::suite::trials::Partition;
+    use conformance::suite::trials::shard_keeps;
     use serde_json::{json, Value};
     use std::collections::BTreeSet;
     use std::path::{Path, PathBuf};
@@ -39,7 +40,7 @@ mod linux {
         let names: BTreeSet<String> = all.iter().map(|t| t["trial"].as_str().unwrap().to_string()).collect();
         let trials: Vec<Value> = all
             .iter()
-            .filter(|t| p.keeps(&names, t["trial"].as_str().unwrap()))
+            .filter(|t| shard_keeps(p, &names, t["trial"].as_str().unwrap()))
             .cloned()
             .collect();
         let apis: Vec<Value> = whole["apis"]

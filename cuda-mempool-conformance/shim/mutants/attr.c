@@ -117,6 +117,10 @@ const struct shim_entry attr_entries[] = {
     /* issue 38: 832 reuse_flags_any_nonzero_is_on */
     MUTANT("832-reuse-flag-not-boolean", 832, "gpu",
            "a reuse flag keeps only its low bit: 2 and 0x100 turn it off instead of on"),
+    /* issue 48: 832 reuse_flags_any_nonzero_is_on (R580 reads every non-zero value back as 1) */
+    MUTANT("832-reuse-flag-kept-as-set", 832, "gpu",
+           "a reuse flag set non-zero reads back the value set (2, -1, 0x100), not the driver's 1: a layer "
+           "that answers attributes from its own copy"),
     /* issue 38: 833 trim_below_a_chunk_keeps_the_chunk_in_use, trim_below_a_chunk_keeps_one_chunk */
     MUTANT("833-trim-keeps-too-much", 833, "gpu", "keeps one 32 MiB chunk more than minBytesToKeep asks"),
     /* issue 38: 828 printed::cuda13_max_pool_size_value_width_8 */
@@ -220,6 +224,42 @@ static struct {
 } kept[KEPT];
 static size_t kept_next;
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* 832-reuse-flag-kept-as-set's copy: the last non-zero value set of each (pool, reuse flag). */
+#define FLAGS 64
+static struct {
+  CUmemoryPool pool;
+  int attr, value;
+} flags_set[FLAGS];
+static size_t flags_next;
+
+/* Remember `value` set for `attr` of `pool` (0: forget it). */
+static void flag_set(CUmemoryPool pool, int attr, int value) {
+  pthread_mutex_lock(&kept_lock);
+  size_t at = FLAGS;
+  for (size_t i = 0; i < FLAGS; i++)
+    if (flags_set[i].pool == pool && flags_set[i].attr == attr) at = i;
+  if (at == FLAGS && value) at = flags_next++ % FLAGS;
+  if (at < FLAGS) {
+    flags_set[at].pool = value ? pool : NULL;
+    flags_set[at].attr = attr;
+    flags_set[at].value = value;
+  }
+  pthread_mutex_unlock(&kept_lock);
+}
+
+/* The value set for `attr` of `pool`, if one is remembered: 1 with it in *value. */
+static int flag_value(CUmemoryPool pool, int attr, int *value) {
+  int found = 0;
+  pthread_mutex_lock(&kept_lock);
+  for (size_t i = 0; i < FLAGS && !found; i++)
+    if (flags_set[i].pool == pool && flags_set[i].attr == attr) {
+      *value = flags_set[i].value;
+      found = 1;
+    }
+  pthread_mutex_unlock(&kept_lock);
+  return found;
+}
 
 /* Remember `value` for `pool` (0: forget it). */
 static void keep(CUmemoryPool pool, cuuint64_t value) {
@@ -334,6 +374,9 @@ HOOK CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
       cuuint64_t v = stale_used(pool, u64_at(value));
       memcpy(value, &v, sizeof v);
     }
+    int as_set;
+    if (reuse_flag(attr) && *(int *)value && shim_on("832-reuse-flag-kept-as-set") && flag_value(pool, attr, &as_set))
+      memcpy(value, &as_set, sizeof as_set);
     cuuint64_t asked;
     if (attr == A_THRESHOLD && shim_on("832-release-threshold-stored-ignored") && u64_at(value) == THRESHOLD_MARK &&
         kept_value(pool, &asked))
@@ -394,6 +437,8 @@ HOOK CUresult cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value) {
     }
   }
   CUresult r = real(pool, attr, value);
+  if (r == CUDA_SUCCESS && pool && value && reuse_flag(attr) && shim_on("832-reuse-flag-kept-as-set"))
+    flag_set(pool, attr, *(int *)value);
   if (r == CUDA_ERROR_INVALID_VALUE && pool && value) {
     if ((attr == A_RESERVED || attr == A_USED) && shim_on("832-read-only-accepted")) return CUDA_SUCCESS;
     if (unknown(attr) && shim_on("832-unknown-attribute-accepted")) return CUDA_SUCCESS;

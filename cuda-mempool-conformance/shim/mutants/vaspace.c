@@ -1,9 +1,12 @@
 /* The mutants of address space and concurrent import (issue 38), named here; they act in the hooks
- * of their APIs through BEGIN (shim.h), in ../address_space.c, so this file hooks nothing.
+ * of their APIs through BEGIN (shim.h), in ../address_space.c, but for the graph node's (issue 48),
+ * which acts in this file's one hook: cuGraphAddMemAllocNode, beyond the 14 APIs.
  *
  * The comment above each entry names the trials that kill it (cases/vaspace/,
  * cases/xproc/concurrent.rs). */
 #include "../shim.h"
+
+#include <sys/mman.h>
 
 const struct shim_entry vaspace_entries[] = {
     /* 823 vaspace::create_max_size_{0,2_mib,1_gib}_destroy_gives_back */
@@ -26,9 +29,26 @@ const struct shim_entry vaspace_entries[] = {
     MUTANT("830-threads-refused-imports", 830, "ipc",
            "cuMemPoolImportPointer called with a current context from any thread but the process's main one "
            "answers OUT_OF_MEMORY (every concurrent import refused)"),
+    /* 820 vaspace::graph_alloc_node_figures (issue 48: reached since the suite's look-ups beyond its
+     * table go through the cuGetProcAddress applications find) */
+    MUTANT("820-graph-node-reserves-anew", 820, "gpu",
+           "each cuGraphAddMemAllocNode maps 1 GiB of address space (PROT_NONE) that nothing ever unmaps: "
+           "a graph made after another's destruction and a trim reserves anew"),
     {0},
 };
 
+/* cuGraphAddMemAllocNode (CUDA 11.4's prototype; the params' layout is the driver's business). */
+HOOK CUresult cuGraphAddMemAllocNode(void *node, void *graph, const void *deps, size_t n, void *params) {
+  REAL("cuGraphAddMemAllocNode", CUresult, (void *, void *, const void *, size_t, void *));
+  CUresult pre;
+  if (shim_precondition("cuGraphAddMemAllocNode", &pre)) return pre;
+  CUresult r = real(node, graph, deps, n, params);
+  if (r == CUDA_SUCCESS && shim_init_state == 1 && shim_on("820-graph-node-reserves-anew"))
+    (void)mmap(NULL, 1ull << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return r;
+}
+
 const struct shim_hook vaspace_hooks[] = {
+    {"cuGraphAddMemAllocNode", (void *)cuGraphAddMemAllocNode},
     {0},
 };

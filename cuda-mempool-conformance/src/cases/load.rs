@@ -12,11 +12,13 @@
 //! a failing run can be repeated; the operations per second are in the notes.
 
 use crate::cases::prelude::*;
+use crate::harness::settings::STRESS_SEED_VAR;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use CUmemPool_attribute as A;
+
 const THREADS: usize = 4;
 const STREAMS_PER_THREAD: usize = 2;
 /// Live allocations a thread keeps at most (64 MiB each at most: 4 GiB for all threads).
@@ -26,51 +28,21 @@ const MAX_SIZE: usize = 64 << 20;
 /// Bytes read back from each end and the middle of an allocation when it is freed.
 const WINDOW: usize = 64;
 
-pub const SECS_VAR: &str = "CONFORMANCE_STRESS_SECS";
-pub const SEED_VAR: &str = "CONFORMANCE_STRESS_SEED";
-
 /// How long the trial runs (CONFORMANCE_STRESS_SECS, default 1 s).
-pub fn duration() -> Result<Duration, String> {
-    match crate::os::setting(SECS_VAR) {
-        None => Ok(Duration::from_secs(1)),
-        Some(v) => v
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
-            .map(Duration::from_secs_f64)
-            .ok_or_else(|| format!("{SECS_VAR}={v:?}: expected a number of seconds, more than 0 (e.g. 60)")),
-    }
+fn duration() -> Result<Duration, String> {
+    Ok(crate::harness::settings::get().stress_secs.checked()?)
 }
 
-/// The load trials' settings, checked before any trial runs: the run must fit in the trial
-/// deadline, with time to spare for the start and the final checks.
-pub fn settings(deadline: Duration) -> Result<(), String> {
-    let secs = duration()?;
-    seed()?;
-    let need = secs + Duration::from_secs(5);
-    if need > deadline {
-        return Err(format!(
-            "{SECS_VAR}={} s does not fit in the trial deadline of {} s: set CONFORMANCE_TRIAL_TIMEOUT to at \
-             least {}",
-            secs.as_secs_f64(),
-            deadline.as_secs(),
-            need.as_secs_f64().ceil()
-        ));
-    }
-    Ok(())
-}
-
+/// The trial's seed: CONFORMANCE_STRESS_SEED, else the clock's.
 fn seed() -> Result<u64, String> {
-    match crate::os::setting(SEED_VAR) {
-        Some(v) => v
-            .trim()
-            .parse()
-            .map_err(|_| format!("{SEED_VAR}={v:?}: expected an unsigned integer")),
-        None => Ok(std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64)),
-    }
+    Ok(crate::harness::settings::get()
+        .stress_seed
+        .checked()?
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+        }))
 }
 
 /// splitmix64: small, seedable, and the same sequence on every machine.
@@ -237,7 +209,7 @@ fn stress(e: &Env, via: Via) -> R {
     let before = get_u64(pool, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
     ensure!(before == 0, "the pool has {before} bytes in use before the trial");
     // In the worker's stderr at once: a run that dies or hangs still tells its seed.
-    eprintln!("load: seed {seed} ({SEED_VAR}), {} s", secs.as_secs_f64());
+    eprintln!("load: seed {seed} ({STRESS_SEED_VAR}), {} s", secs.as_secs_f64());
     let sh = Arc::new(Shared {
         streams: (0..THREADS * STREAMS_PER_THREAD)
             .map(|_| Stream::new())
@@ -313,7 +285,7 @@ fn stress(e: &Env, via: Via) -> R {
         ops as f64 / elapsed,
         MAX_SIZE >> 20
     ));
-    let again = format!("(seed {seed}: rerun with {SEED_VAR}={seed})");
+    let again = format!("(seed {seed}: rerun with {STRESS_SEED_VAR}={seed})");
     if let Some(m) = failed.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(format!("{m} {again}").into());
     }
@@ -419,7 +391,7 @@ fn crowd_on_one_pool(e: &Env) -> R {
     let pool = Pool::on_device(e.dev)?;
     let start = get_u64(pool.0, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
     eprintln!(
-        "load: seed {seed} ({SEED_VAR}), {} s, {n} threads on one pool",
+        "load: seed {seed} ({STRESS_SEED_VAR}), {} s, {n} threads on one pool",
         secs.as_secs_f64()
     );
     let live = Arc::new(Mutex::new(BTreeMap::new()));
@@ -485,7 +457,7 @@ fn crowd_on_one_pool(e: &Env) -> R {
         "{rounds} rounds of {n} threads × {CROWD_BLOCKS} blocks on one pool in {:.2} s (seed {seed})",
         began.elapsed().as_secs_f64()
     ));
-    let again = format!("(seed {seed}: rerun with {SEED_VAR}={seed})");
+    let again = format!("(seed {seed}: rerun with {STRESS_SEED_VAR}={seed})");
     if let Some(m) = failed.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(format!("{m} {again}").into());
     }

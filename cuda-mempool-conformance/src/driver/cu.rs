@@ -31,38 +31,7 @@ pub mod untracked {
 }
 use untracked as raw;
 
-/// How the table is filled (CONFORMANCE_ENTRY).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Entry {
-    ProcAddress,
-    Dlsym,
-    Link,
-}
-pub const ENTRY_VAR: &str = "CONFORMANCE_ENTRY";
-const ENTRIES: &[(Entry, &str)] = &[
-    (Entry::ProcAddress, "proc-address"),
-    (Entry::Dlsym, "dlsym"),
-    (Entry::Link, "link"),
-];
-
-impl Entry {
-    pub fn name(self) -> &'static str {
-        ENTRIES.iter().find(|e| e.0 == self).unwrap().1
-    }
-    /// CONFORMANCE_ENTRY, checked.
-    pub fn from_env() -> Result<Entry, String> {
-        match crate::os::setting(ENTRY_VAR) {
-            None => Ok(Entry::ProcAddress),
-            Some(v) => ENTRIES.iter().find(|e| e.1 == v.trim()).map(|e| e.0).ok_or_else(|| {
-                format!(
-                    "{ENTRY_VAR}={v:?}: expected one of {} (how the suite resolves the driver's entry points; \
-                     default proc-address)",
-                    ENTRIES.iter().map(|e| e.1).collect::<Vec<_>>().join(", ")
-                )
-            }),
-        }
-    }
-}
+pub use crate::driver::entry::Entry;
 
 /// How this process reached the driver.
 #[derive(Clone, Debug)]
@@ -97,11 +66,11 @@ impl Loaded {
 static LOADED: std::sync::OnceLock<Loaded> = std::sync::OnceLock::new();
 
 /// Fill and install the table (once per process, before the first call), the way CONFORMANCE_ENTRY
-/// says; an unusable value of it falls back to the default here (the coordinator has refused it
-/// with a clear error before starting anything).
+/// says (`given`: an unusable value of it is the default here; the coordinator has refused it with
+/// a clear error before starting anything).
 pub fn load() -> &'static Loaded {
     LOADED.get_or_init(|| {
-        let entry = Entry::from_env().unwrap_or(Entry::ProcAddress);
+        let entry = crate::driver::given::given().entry;
         let library = library_name();
         let (table, error) = match fill(entry, &library) {
             Ok(t) => (t, None),
@@ -152,19 +121,8 @@ fn fill(entry: Entry, library: &str) -> Result<EntryPoints, String> {
     }
 }
 
+// The rest of `Entry` (its names, `driver::entry`) needs no table; this part fills one.
 impl Entry {
-    /// Every way of filling the table, in CONFORMANCE_ENTRY's order.
-    pub fn all() -> impl Iterator<Item = Entry> {
-        ENTRIES.iter().map(|e| e.0)
-    }
-    /// The applications that reach the driver this way, in words.
-    pub fn applications(self) -> &'static str {
-        match self {
-            Entry::ProcAddress => "applications of the CUDA runtime (cudart resolves the driver with cuGetProcAddress)",
-            Entry::Dlsym => "programs that dlopen libcuda and dlsym its functions",
-            Entry::Link => "programs linked against libcuda",
-        }
-    }
     /// Where each of the 14 APIs resolves when the table is filled this way (the API's symbol and
     /// its address, 0 where the path hands out nothing); nothing is called but the look-ups
     /// themselves. Filling by `link` opens the library RTLD_GLOBAL in this process.
@@ -234,9 +192,36 @@ pub fn beyond_table(symbol: &std::ffi::CStr) -> (CUresult, *mut std::ffi::c_void
     let mut f: *mut std::ffi::c_void = std::ptr::null_mut();
     let mut found = CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
     let flags = CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT.0 as u64;
-    // SAFETY: a NUL-terminated name and valid out-pointers.
-    let r = unsafe { cuGetProcAddress_v2(symbol.as_ptr(), &mut f, 12000, flags, &mut found) };
+    let r = match applications_lookup() {
+        // SAFETY: the library's own cuGetProcAddress_v2 (CUDA 12.0's prototype), a NUL-terminated
+        // name and valid out-pointers.
+        Some(lookup) => unsafe {
+            lookup(
+                symbol.as_ptr(),
+                &mut f,
+                12000,
+                flags,
+                (&mut found as *mut CUdriverProcAddressQueryResult).cast(),
+            )
+        },
+        // SAFETY: a NUL-terminated name and valid out-pointers.
+        None => unsafe { cuGetProcAddress_v2(symbol.as_ptr(), &mut f, 12000, flags, &mut found) },
+    };
     (r, f)
+}
+
+/// The cuGetProcAddress_v2 applications call, found as they find it ([`library_symbol`]: dlsym on
+/// the library, the process's namespace under `link`); None where the library has none (the
+/// table's is used). Not the table's entry: under `proc-address` that is the library's answer to a
+/// look-up of its own name, and a layer that hooks the look-up but answers that name with the
+/// driver's function would be bypassed for every function beyond the table (issue 48: the shim's
+/// hook of cuGraphAddMemAllocNode was never reached).
+fn applications_lookup() -> Option<LookupV2> {
+    static LOOKUP: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let at = (*LOOKUP.get_or_init(|| library_symbol(Form::V2.symbol())))?;
+    // SAFETY: a non-null address of the library's symbol cuGetProcAddress_v2, whose prototype
+    // `LookupV2` is.
+    Some(unsafe { std::mem::transmute::<usize, LookupV2>(at) })
 }
 
 /// cuGraphCreate and cuGraphAddMemAllocNode (CUDA 10.0 and 11.4 ABIs, unchanged since), which

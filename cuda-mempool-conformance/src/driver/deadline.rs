@@ -2,30 +2,12 @@
 //! one place: a slow but correct layer (a sanitizer, a debugger, a remote GPU) passes once the user
 //! raises the deadline. The fractions keep today's waits at the default of 60 s.
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
-pub const TRIAL_TIMEOUT_VAR: &str = "CONFORMANCE_TRIAL_TIMEOUT";
-pub const DEFAULT_TRIAL_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// CONFORMANCE_TRIAL_TIMEOUT=SECS: how long one trial may go without an answer.
-pub fn trial_timeout() -> Result<Duration, String> {
-    match crate::os::setting(TRIAL_TIMEOUT_VAR) {
-        None => Ok(DEFAULT_TRIAL_TIMEOUT),
-        Some(v) => match v.trim().parse::<f64>() {
-            Ok(s) if (1.0..=86400.0).contains(&s) => Ok(Duration::from_secs_f64(s)),
-            _ => Err(format!(
-                "{TRIAL_TIMEOUT_VAR}={v:?}: expected a number of seconds from 1 to 86400 (default {})",
-                DEFAULT_TRIAL_TIMEOUT.as_secs()
-            )),
-        },
-    }
-}
-
-/// The trial deadline of this run (an unusable value was refused before any trial ran).
+/// The trial deadline of this run (CONFORMANCE_TRIAL_TIMEOUT, handed down by `harness::settings`;
+/// an unusable value was refused before any trial ran).
 pub fn trial() -> Duration {
-    static T: OnceLock<Duration> = OnceLock::new();
-    *T.get_or_init(|| trial_timeout().unwrap_or(DEFAULT_TRIAL_TIMEOUT))
+    crate::driver::given::given().trial
 }
 
 /// A crash case's bound (a third of `trial`): it should die at once, and a hang must not cost a
@@ -123,7 +105,10 @@ mod tests {
     fn waits_scale_with_the_deadline() {
         let t = Duration::from_secs(600);
         assert_eq!(crash(t), Duration::from_secs(200));
-        assert_eq!(crash(DEFAULT_TRIAL_TIMEOUT), Duration::from_secs(20));
+        assert_eq!(
+            crash(crate::driver::given::DEFAULT_TRIAL_TIMEOUT),
+            Duration::from_secs(20)
+        );
         assert_eq!(stuck(t), Duration::from_secs(100));
     }
 }

@@ -260,22 +260,10 @@ pub fn in_branches(branches: (u32, u32)) -> bool {
 /// The variable that makes every departure from the documentation fail, verified or not.
 pub const STRICT_VAR: &str = "CONFORMANCE_STRICT";
 
-/// CONFORMANCE_STRICT, checked: unset (or empty) for the default policy, `documented` for strict.
-pub fn strict_from_env() -> Result<bool, String> {
-    match crate::os::setting(STRICT_VAR).as_deref().map(str::trim) {
-        None | Some("") => Ok(false),
-        Some("documented") => Ok(true),
-        Some(v) => Err(format!(
-            "{STRICT_VAR}={v:?}: the one value is `documented` (every departure from the documentation fails, \
-             even on a driver branch it was verified on); unset it for the default policy"
-        )),
-    }
-}
-
-/// Whether this run is strict (an unusable value was refused before any trial ran).
+/// Whether this run is strict (CONFORMANCE_STRICT=documented, handed down by `harness::settings`;
+/// an unusable value was refused before any trial ran).
 pub fn strict() -> bool {
-    static STRICT: OnceLock<bool> = OnceLock::new();
-    *STRICT.get_or_init(|| strict_from_env().unwrap_or(false))
+    crate::driver::given::given().strict
 }
 
 /// Branches a team verified beyond the declared ones: (departure id or `*`, branch), from the

@@ -1,6 +1,6 @@
 //! Layer 1, the driver as the suite sees it: the entry-point table and tracked calls, breadcrumbs,
 //! the ledger of what a process holds, observations and blame, checked calls, declared departures
-//! and hangs, figures of a GPU model, and which APIs the mutation library saw a trial reach.
+//! and hangs, figures of a GPU model, the settings handed down from the harness, and which APIs the mutation library saw a trial reach.
 //! Nothing here imports another layer.
 
 pub mod apis;
@@ -11,8 +11,10 @@ pub mod crumb;
 pub mod cu;
 pub mod deadline;
 pub mod departures;
+pub mod entry;
 pub mod fail;
 pub mod figures;
+pub mod given;
 pub mod hangs;
 pub mod ledger;
 pub mod observe;

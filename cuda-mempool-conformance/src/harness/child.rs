@@ -55,9 +55,9 @@ pub enum Role {
 impl Role {
     /// A helper of a trial (an importer, the rules' child), not one that runs trials or measures a
     /// process (workers, `case:TRIAL`, the probe, `vaspace`): it may start with fewer hardware
-    /// connections (`config::helper_connections`). None holds a stream that another of its streams
-    /// must pass (822's `free_held` holds the importer's one stream, and frees on that same stream);
-    /// a helper step that did would need the driver's default.
+    /// connections (`settings::parse::helper_connections`). None holds a stream that another of its
+    /// streams must pass (822's `free_held` holds the importer's one stream, and frees on that same
+    /// stream); a helper step that did would need the driver's default.
     pub fn helper(&self) -> bool {
         matches!(
             self,
@@ -174,8 +174,8 @@ pub fn command(
         .stdout(stdout)
         .stderr(Stdio::piped());
     if role.helper() {
-        if let Some(n) = crate::harness::config::helper_connections()? {
-            cmd.env(crate::harness::config::MAX_CONNECTIONS_VAR, n.to_string());
+        if let Some(n) = crate::harness::settings::get().helper_connections.checked()? {
+            cmd.env(crate::harness::settings::MAX_CONNECTIONS_VAR, n.to_string());
         }
     }
     if let Some(path) = crate::driver::calls::children_file() {

@@ -6,40 +6,10 @@
 //!   device (names end in `::devN`), pair cases on every ordered peer-capable pair (`::devA_devB`),
 //!   multi-device cases on the largest set of the devices that all reach each other.
 
-use crate::harness::machine::{Machine, Selection, DEVICES_VAR};
-
-/// What CONFORMANCE_DEVICES asks for (its syntax, checked before the probe).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Request {
-    Default,
-    All,
-    List(Vec<i32>),
-}
-
-/// CONFORMANCE_DEVICES, parsed.
-pub fn request() -> Result<Request, String> {
-    let Some(v) = crate::os::setting(DEVICES_VAR) else {
-        return Ok(Request::Default);
-    };
-    let v = v.trim();
-    if v.is_empty() {
-        return Ok(Request::Default);
-    }
-    if v == "all" {
-        return Ok(Request::All);
-    }
-    let mut list = Vec::new();
-    for item in v.split(',').map(str::trim) {
-        let d: i32 = item.parse().ok().filter(|d| *d >= 0).ok_or_else(|| {
-            format!("{DEVICES_VAR}={v:?}: {item:?} is not a device index; expected `all` or indexes such as 0,2,3")
-        })?;
-        if list.contains(&d) {
-            return Err(format!("{DEVICES_VAR}={v:?}: device {d} is listed twice"));
-        }
-        list.push(d);
-    }
-    Ok(Request::List(list))
-}
+use crate::harness::machine::{Machine, Selection};
+// What CONFORMANCE_DEVICES asks for is the setting's type; `select` takes it.
+pub use crate::harness::settings::Request;
+use crate::harness::settings::DEVICES_VAR;
 
 fn mutual(m: &Machine, a: i32, b: i32) -> bool {
     let (a, b) = (a as usize, b as usize);

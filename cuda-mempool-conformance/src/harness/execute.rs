@@ -9,9 +9,9 @@ use crate::harness::child::{run_child_for, Role};
 use crate::harness::outcome::{Answer, Kind, Outcome};
 use std::time::{Duration, Instant};
 
-/// Test-only: CONFORMANCE_CRASH_TRIAL=<trial name> makes that trial crash its process on purpose
-/// (cuMemPoolSetAttribute with a NULL value, then abort), to show that a crash costs one trial.
-pub const CRASH_VAR: &str = "CONFORMANCE_CRASH_TRIAL";
+// Test-only: CONFORMANCE_CRASH_TRIAL=<trial name> makes that trial crash its process on purpose
+// (cuMemPoolSetAttribute with a NULL value, then abort), to show that a crash costs one trial.
+use crate::harness::settings::CRASH_VAR;
 
 fn crash_in_process(env: &Env) -> ! {
     env.bind();
@@ -147,7 +147,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
         }
     }
     let env = &env;
-    if crate::os::setting(CRASH_VAR).as_deref() == Some(name.as_str()) {
+    if crate::harness::settings::get().crash_trial.as_deref() == Some(name.as_str()) {
         crash_in_process(env);
     }
     env.bind();

@@ -45,12 +45,11 @@
 
 use crate::harness::machine::Machine;
 use crate::harness::outcome::{Outcome, Record};
+use crate::harness::settings::EXPECT_VAR;
 use serde::Deserialize;
 use std::str::FromStr;
 use std::sync::OnceLock;
 use toml::Spanned;
-
-pub const EXPECT_VAR: &str = "CONFORMANCE_EXPECT";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -355,9 +354,8 @@ pub fn load() -> Result<Option<&'static Expectations>, String> {
     if let Some(l) = LOADED.get() {
         return Ok(l.as_ref());
     }
-    let e = match crate::os::setting(EXPECT_VAR) {
+    let e = match crate::harness::settings::get().expect.clone() {
         None => None,
-        Some(path) if path.trim().is_empty() => None,
         Some(path) => {
             let text = std::fs::read_to_string(&path).map_err(|e| {
                 format!("{EXPECT_VAR}={path}: cannot read it ({e}); point it at a TOML expectation file")

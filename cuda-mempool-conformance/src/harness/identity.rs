@@ -4,8 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The NVML library to ask (default `libnvidia-ml.so.1`); a test points it at a fake one.
-pub const NVML_VAR: &str = "CONFORMANCE_NVML";
 /// Where the loaded kernel module says its version.
 pub const MODULE_VERSION_FILE: &str = "/proc/driver/nvidia/version";
 
@@ -111,9 +109,7 @@ fn nvml_version(library: &str) -> Result<String, String> {
 
 /// The NVML library to ask: CONFORMANCE_NVML, or the system's.
 pub fn nvml_library() -> String {
-    crate::os::setting(NVML_VAR)
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "libnvidia-ml.so.1".to_string())
+    crate::harness::settings::get().nvml.clone()
 }
 
 /// Ask every source (in this process: the probe's child), `libcuda` being the path of the

@@ -25,10 +25,9 @@ use std::collections::BTreeMap;
 
 use crate::driver::cu::CUmemPool_attribute_enum as A;
 
-/// Test-only: CONFORMANCE_PLANT_LEAK=alloc,pool,fd adds trials `suite::planted_leak_*` that leak
-/// on purpose, so that a run can show `suite::no_leaks` catching and naming each.
-pub const PLANT_VAR: &str = "CONFORMANCE_PLANT_LEAK";
-pub const PLANTS: &[&str] = &["alloc", "pool", "fd"];
+// Test-only: CONFORMANCE_PLANT_LEAK=alloc,pool,fd (`harness::settings`) adds trials
+// `suite::planted_leak_*` that leak on purpose (`plant`), so that a run can show `suite::no_leaks`
+// catching and naming each.
 
 /// What a worker knows at its start, to compare with at its end.
 pub struct WorkerState {
@@ -276,26 +275,6 @@ impl Coordinator {
         }
         v
     }
-}
-
-/// CONFORMANCE_PLANT_LEAK, checked: which leaks to plant.
-pub fn plants() -> Result<Vec<&'static str>, String> {
-    let Some(v) = crate::os::setting(PLANT_VAR) else {
-        return Ok(vec![]);
-    };
-    let mut out = Vec::new();
-    for name in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        match PLANTS.iter().find(|p| **p == name) {
-            Some(p) => out.push(*p),
-            None => {
-                return Err(format!(
-                    "{PLANT_VAR}={v:?}: unknown leak {name:?}; known: {} (comma-separated; test-only)",
-                    PLANTS.join(", ")
-                ))
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// The body of `suite::planted_leak_NAME`: leak one thing on purpose and pass.

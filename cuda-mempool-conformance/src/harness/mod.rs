@@ -4,10 +4,10 @@
 //! and where a report came from. Imports only `driver` and `os`.
 
 pub mod bounded;
+pub mod cap;
 pub mod case;
 pub mod channel;
 pub mod child;
-pub mod config;
 pub mod devices;
 pub mod execute;
 pub mod expect;
@@ -26,6 +26,5 @@ pub mod verdict;
 
 pub use case::{Case, Crash, Env, Group, Need, Per, Shared, SERIAL, SIGSEGV, SIGSEGV_OR_SIGABRT};
 pub use child::{run_child, run_child_for, CHILD_VAR};
-pub use config::trial_timeout;
 pub use machine::{Cap, Machine};
 pub use outcome::{Answer, Kind, Outcome, Raw, Record};

@@ -4,6 +4,7 @@
 
 use crate::harness::machine::Machine;
 use crate::harness::outcome::{Record, Timing};
+use crate::harness::settings::Partition;
 use crate::report::model::{self, Extra, Report};
 use crate::report::{causes, tables};
 use std::time::SystemTime;
@@ -22,15 +23,15 @@ pub struct Facts {
     pub driver: (String, Option<u32>),
     /// CONFORMANCE_STRICT=documented.
     pub strict: bool,
-    /// The shard this run was (CONFORMANCE_PARTITION=k/n), as (k, n).
-    pub partition: Option<(usize, usize)>,
+    /// The shard this run was (CONFORMANCE_PARTITION=k/n).
+    pub partition: Option<Partition>,
     /// The suite's own footprint on the device, where NVML could list it (issue 47).
     pub footprint: Option<model::Footprint>,
 }
 
 impl Facts {
     /// The run's facts now, at its end.
-    pub fn now(wall_s: f64, workers: usize, partition: Option<(usize, usize)>) -> Facts {
+    pub fn now(wall_s: f64, workers: usize, partition: Option<Partition>) -> Facts {
         let now = SystemTime::now();
         let (version, branch) = crate::driver::departures::driver();
         Facts {
@@ -99,7 +100,7 @@ pub fn report(m: &Machine, records: &[Record], f: &Facts) -> Report {
                 .collect(),
         ),
         causes: Some(causes::groups(records)),
-        partition: Some(f.partition.map(|(k, n)| model::Partition {
+        partition: Some(f.partition.map(|Partition { k, n }| model::Partition {
             k,
             n,
             by: "count".to_string(),

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 /// CONFORMANCE_REPORT_DIR, else `conformance-report/` under the cargo target dir this binary was
 /// built in (found from its own path at run time), else under the current directory.
 pub fn report_dir() -> PathBuf {
-    if let Some(d) = crate::os::setting_os("CONFORMANCE_REPORT_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
+    if let Some(d) = crate::harness::settings::get().report_dir.clone() {
+        return d;
     }
     let exe = std::env::current_exe().ok();
     let target = exe

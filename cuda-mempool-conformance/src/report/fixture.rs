@@ -33,7 +33,7 @@ pub fn facts() -> crate::report::build::Facts {
         workers: WORKERS,
         driver: ("580.159.04".into(), Some(580)),
         strict: false,
-        partition: Some((2, 3)),
+        partition: Some(crate::harness::settings::Partition { k: 2, n: 3 }),
         footprint: None,
     }
 }

@@ -12,8 +12,6 @@ use crate::report::model::{Report, Trial};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-pub const JUNIT_VAR: &str = "CONFORMANCE_JUNIT";
-
 fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {

@@ -5,7 +5,8 @@
 
 use crate::driver::check::code_name;
 use crate::driver::cu::CUresult;
-use crate::harness::machine::{answered_by, by_object, DEVICES_VAR};
+use crate::harness::machine::{answered_by, by_object};
+use crate::harness::settings::DEVICES_VAR;
 use crate::report::model::{Footprint, Machine, Selection};
 use std::fmt::Write as _;
 

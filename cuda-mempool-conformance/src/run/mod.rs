@@ -2,6 +2,7 @@
 //! threads, a crash case in a child of its own (`runner`). Hands back judged records; reports
 //! nothing.
 
+mod admission;
 mod clock;
 mod gates;
 pub mod interrupt;
@@ -14,4 +15,3 @@ pub mod worker;
 
 pub use clock::{since_start, RUN_START};
 pub use runner::{run_again, Runner};
-pub use turns::{serial_schedule, SCHEDULE_VAR};

@@ -2,8 +2,8 @@
 //! process's test threads (a lane's trials one at a time, an `alone` one by itself, a crash case in
 //! a child of its own); and [`run_again`], one more run in a fresh child, for `--rerun-failed`.
 
+use crate::driver::deadline::crash as crash_timeout;
 use crate::harness::child::{run_child_for, Role};
-use crate::harness::config::crash_timeout;
 use crate::harness::execute::execute;
 use crate::harness::verdict::judge;
 use crate::harness::{Answer, Case, Env, Raw, Record};

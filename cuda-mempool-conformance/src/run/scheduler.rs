@@ -16,7 +16,8 @@
 //! device's memory (`Need`): side by side while the needs fit the budget, beside no memory holder
 //! for a request beyond the device, the device alone where it must be. The wait for a turn counts
 //! neither toward the deadline nor as stuck. Heavy trials are queued first, so that they serialise
-//! the start, not the tail; meanwhile the trials that need no device run (`next_case`).
+//! the start, not the tail; meanwhile the trials that need no device run. Every wait before a trial
+//! runs (its turn, the fail-fast gates, which case comes next) is the admission's (`admission.rs`).
 //! CONFORMANCE_SCHEDULE=serial runs one trial at a time instead, to show the verdicts do not
 //! depend on the schedule.
 //!
@@ -26,12 +27,13 @@
 //! from), and an exclusive trial of any queue waits until every other trial is done: one early
 //! exclusive trial (the device alone, then its memory given back) would hold up every cheap one.
 
+use crate::driver::deadline::crash as crash_timeout;
 use crate::harness::case::{Case, Env};
-use crate::harness::config::crash_timeout;
 use crate::harness::outcome::{Raw, Record, Timing};
 use crate::harness::verdict::judge;
+use crate::run::admission::Admission;
 use crate::run::clock::since_start;
-use crate::run::gates::{Lead, Pending, Queue};
+use crate::run::gates::Queue;
 use crate::run::order::{general_heavy, run_first, slow_starts, workers_for};
 use crate::run::stop::Stop;
 use crate::run::turns::{Budget, Turns};
@@ -64,25 +66,14 @@ struct Ctx {
     next_id: Mutex<usize>,
     /// For each general dispatcher, since when its current trial has been running.
     busy: Mutex<Vec<Option<Instant>>>,
-    turns: Turns,
     stop: Arc<Stop>,
-    /// Trials not exclusive and not yet done (fail-fast: the exclusive ones wait for none left).
-    cheap: Pending,
-    /// The trials that lead a fail-fast run.
-    lead: Lead,
+    /// Every wait before a trial runs: its turn and the fail-fast gates.
+    admission: Admission,
     /// Processes start slowly ([`slow_starts`]): no children started ahead, spares later.
     slow: bool,
 }
 
 impl Ctx {
-    /// Fail-fast: wait until every trial that is not exclusive is done, but for `own` (those
-    /// queued behind this one, in its own lane), or until the run has stopped.
-    fn wait_for_cheap(&self, own: usize) {
-        self.cheap.wait(own, &|| self.stop.stopped());
-    }
-    fn wait_for_lead(&self, case: &Case, queue: &Queue) {
-        self.lead.wait(case, queue, &|| self.stop.stopped());
-    }
     /// A general worker comes from those started ahead when there is one; a lane's is its own,
     /// with a context only if one of the lane's trials needs a device.
     fn new_worker(&self, general: bool, context: bool) -> Result<Worker, String> {
@@ -148,8 +139,10 @@ impl Scheduler {
         stop: Arc<Stop>,
         rank: &BTreeMap<String, usize>,
     ) -> Scheduler {
-        // Checked with the other settings before the run started.
-        let serial = crate::run::turns::serial_schedule().unwrap_or(false);
+        // CONFORMANCE_SCHEDULE=serial: every trial has the device alone, one after another (the
+        // check that the scheduler changes no verdict); checked with the other settings before the
+        // run started.
+        let serial = crate::harness::settings::get().serial.value();
         let budget = budget_of(&env.m);
         let mut slots = HashMap::new();
         let cheap_left = jobs.iter().filter(|c| !c.memory_need().heavy()).count();
@@ -184,10 +177,8 @@ impl Scheduler {
             pre: pre.clone(),
             next_id: Mutex::new(1000),
             busy: Mutex::new(Vec::new()),
-            turns: Turns::new(budget, serial),
+            admission: Admission::new(Turns::new(budget, serial), stop.clone(), cheap_left, lead),
             stop,
-            cheap: Pending::new(cheap_left),
-            lead: Lead::new(lead),
             slow,
         });
         // The heavy trials of the general queue come first (not when cheap ones go first): memory
@@ -198,7 +189,7 @@ impl Scheduler {
         // context made meanwhile).
         if !ctx.stop.cheap_first() {
             let heavy = general_heavy(&general);
-            ctx.turns.heavy_first(heavy);
+            ctx.admission.heavy_first(heavy);
         }
         // The lanes' processes start before the heavy trials, which wait for them
         // (`Turns::lanes_starting`), but in a fail-fast run (its lead wants one worker first) or
@@ -208,11 +199,11 @@ impl Scheduler {
         // Nor on a capped device (issue 47): a layer that counts every process on the GPU counts
         // the lanes' contexts, so the heavy trials (the graph-budget ones among them) run before
         // the lanes start theirs, beside the fewest of the suite's processes.
-        let early = !slow && !capped(&ctx.env.m) && !ctx.stop.fail_fast() && ctx.lead.is_empty();
+        let early = !slow && !capped(&ctx.env.m) && !ctx.stop.fail_fast() && ctx.admission.no_lead();
         let context_of =
             |q: &VecDeque<Arc<Case>>| q.iter().any(|c| c.needs.contains(&crate::harness::machine::Cap::Gpu));
         if early {
-            ctx.turns
+            ctx.admission
                 .lanes_starting(lanes.values().filter(|q| context_of(q)).count());
         }
         let handles: Handles = Arc::new(Mutex::new(Vec::new()));
@@ -317,7 +308,7 @@ fn monitor(queue: Queue, ctx: Arc<Ctx>, handles: Handles, parallel: usize) {
             .filter(|b| b.is_none_or(|t| t.elapsed() < stuck))
             .count();
         let spare_due = last_spare.is_none_or(|t| t.elapsed() >= stuck / 4);
-        if moving < parallel && spare_due && !ctx.turns.exclusive_now() && !queue.lock().unwrap().is_empty() {
+        if moving < parallel && spare_due && !ctx.admission.exclusive_now() && !queue.lock().unwrap().is_empty() {
             add_general(&queue, &ctx, &handles);
             last_spare = Some(Instant::now());
         }
@@ -362,38 +353,12 @@ fn on_turn(
     rec
 }
 
-/// The next case of `queue` for a dispatcher: the first, unless it would wait for a heavy turn held
-/// or waited for by another (the device alone, or a request beyond it) while a case that needs no
-/// device memory is queued: that one runs meanwhile (the heavy phase at the start of a run then
-/// overlaps the trials that need no device, instead of holding every general worker idle).
-fn next_case(queue: &Queue, turns: &Turns, general: bool) -> Option<Arc<Case>> {
-    let mut q = queue.lock().unwrap();
-    let front = q.front()?;
-    // A lane keeps its order (its trials may start from what the earlier ones left).
-    if general && turns.exclusive_now() && turns.would_wait(front.memory_need()) {
-        if let Some(i) = q
-            .iter()
-            .position(|c| c.memory_need() == crate::harness::case::Need::Nothing)
-        {
-            return q.remove(i);
-        }
-    }
-    q.pop_front()
-}
-
-/// Hand `case`'s record to the trial that waits for it.
-/// A heavy trial of the general queue (`general`) is counted done for the heavy-first gate here,
-/// whether it ran or was recorded not run, so that no memory turn waits for it forever.
+/// Hand `case`'s record to the trial that waits for it, and tell the admission it is done.
 fn publish(ctx: &Ctx, case: &Case, rec: Record, general: bool) {
     let slot = &ctx.slots[&rec.trial];
     *slot.result.lock().unwrap() = Some(rec);
     slot.ready.notify_all();
-    if !case.memory_need().heavy() {
-        ctx.cheap.done_one();
-    } else if general && !ctx.stop.cheap_first() {
-        ctx.turns.heavy_done();
-    }
-    ctx.lead.done(case);
+    ctx.admission.done(case, general);
 }
 
 /// What a lane's dispatcher does besides its own queue: the general queue it may `steal` from once
@@ -405,7 +370,7 @@ struct Lane {
 }
 
 /// Counts a lane started for the heavy trials' gate when dropped, whatever became of its start.
-struct Started<'a>(&'a Turns);
+struct Started<'a>(&'a Admission);
 impl Drop for Started<'_> {
     fn drop(&mut self) {
         self.0.lane_started();
@@ -457,13 +422,13 @@ fn spawn_dispatcher(
         // When the worker the next trial runs in was started for it (the timeline draws it).
         let mut started: Option<(f64, f64)> = None;
         if lane.early {
-            let _started = Started(&ctx.turns);
+            let _started = Started(&ctx.admission);
             let begin = since_start();
             worker = start_lane_early(&ctx, &queue, context, std::mem::take(&mut to_warm));
             started = worker.as_ref().map(|_| (begin, since_start()));
         }
         loop {
-            let Some(case) = next_case(&queue, &ctx.turns, general) else {
+            let Some(case) = ctx.admission.next_case(&queue, general) else {
                 match steal.take() {
                     Some(g) => {
                         // Its lane's kept children end before it takes general trials.
@@ -476,18 +441,7 @@ fn spawn_dispatcher(
                     None => break,
                 }
             };
-            // Not in a queue that still holds a fail-fast lead (the serial lane keeps its order):
-            // the cheap trials elsewhere wait for that lead, which waits behind this one.
-            if ctx.stop.cheap_first() && case.memory_need().heavy() && !ctx.lead.held_by(&queue) {
-                let own = queue
-                    .lock()
-                    .unwrap()
-                    .iter()
-                    .filter(|c| !c.memory_need().heavy())
-                    .count();
-                ctx.wait_for_cheap(own);
-            }
-            ctx.wait_for_lead(&case, &queue);
+            ctx.admission.gates(&case, &queue);
             if let Some(rec) = ctx.stop.skipped(&case) {
                 publish(&ctx, &case, rec, general);
                 // Its worker's start was not the next trial's.
@@ -497,7 +451,7 @@ fn spawn_dispatcher(
             // A lane's worker that makes a context starts once the heavy trials are done (its
             // first trial waits for them anyway).
             if worker.is_none() && busy_slot.is_none() && context {
-                ctx.turns.wait_heavy_first(&|| ctx.stop.stopped());
+                ctx.admission.wait_heavy_first();
             }
             // A new worker starts before the turn: its start overlaps the trials running.
             let mut w = Some(match worker.take() {
@@ -510,8 +464,8 @@ fn spawn_dispatcher(
                 to_warm = false;
                 // Not beside the heavy trials (each start makes a context), nor once the run has
                 // stopped, nor before a fail-fast run's lead (which wants one worker alone).
-                ctx.turns.wait_heavy_first(&|| ctx.stop.stopped());
-                if !ctx.stop.stopped() && ctx.lead.is_empty() {
+                ctx.admission.wait_heavy_first();
+                if !ctx.stop.stopped() && ctx.admission.no_lead() {
                     if let Some(Ok(wk)) = w.as_mut() {
                         let begin = since_start();
                         if wk.warm_lane(&case, &queue, &ctx.env.m, ctx.deadline) {
@@ -523,24 +477,31 @@ fn spawn_dispatcher(
                     }
                 }
             }
-            let mut rec = on_turn(&ctx.turns, &ctx.stop, &case, &set_busy, started.take(), || {
-                match w.take().expect("run once") {
-                    Err(e) => Raw::Broken(format!("no worker process could be started: {e}")),
-                    Ok(mut w) => {
-                        let deadline = if case.crash.is_some() {
-                            crash_timeout(ctx.deadline)
-                        } else {
-                            ctx.deadline
-                        };
-                        let raw = w.run(&case.trial_name(), &ctx.env.m, deadline);
-                        // A retired worker (a thread stuck in the driver) is dropped: killed.
-                        if matches!(raw, Raw::Answer(_) | Raw::Broken(_)) && !w.retired {
-                            worker = Some(w);
+            let mut rec = on_turn(
+                ctx.admission.turns(),
+                &ctx.stop,
+                &case,
+                &set_busy,
+                started.take(),
+                || {
+                    match w.take().expect("run once") {
+                        Err(e) => Raw::Broken(format!("no worker process could be started: {e}")),
+                        Ok(mut w) => {
+                            let deadline = if case.crash.is_some() {
+                                crash_timeout(ctx.deadline)
+                            } else {
+                                ctx.deadline
+                            };
+                            let raw = w.run(&case.trial_name(), &ctx.env.m, deadline);
+                            // A retired worker (a thread stuck in the driver) is dropped: killed.
+                            if matches!(raw, Raw::Answer(_) | Raw::Broken(_)) && !w.retired {
+                                worker = Some(w);
+                            }
+                            raw
                         }
-                        raw
                     }
-                }
-            });
+                },
+            );
             // Not run (the run stopped while it waited for its turn): the worker stays.
             if let Some(Ok(w)) = w {
                 worker = Some(w);

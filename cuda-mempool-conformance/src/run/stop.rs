@@ -21,41 +21,7 @@ use crate::run::order::Rank;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-pub const FAIL_FAST_VAR: &str = "CONFORMANCE_FAIL_FAST";
-pub const LEAD_VAR: &str = "CONFORMANCE_FAIL_FAST_LEAD";
-
-/// CONFORMANCE_FAIL_FAST=0|1 (unset: 0).
-pub fn fail_fast_from_env() -> Result<bool, String> {
-    parse(crate::os::setting(FAIL_FAST_VAR).as_deref())
-}
-
-/// CONFORMANCE_FAIL_FAST_LEAD=N (unset: 0, no lead).
-pub fn lead_from_env() -> Result<usize, String> {
-    parse_lead(crate::os::setting(LEAD_VAR).as_deref())
-}
-
-fn parse_lead(v: Option<&str>) -> Result<usize, String> {
-    match v.map(str::trim) {
-        None | Some("") => Ok(0),
-        Some(n) => n.parse().map_err(|_| {
-            format!(
-                "{LEAD_VAR}={n:?}: expected a count of trials (the first N of CONFORMANCE_TRIALS_FILE run before \
-                 any other starts, in a CONFORMANCE_FAIL_FAST=1 run), e.g. 2"
-            )
-        }),
-    }
-}
-
-fn parse(v: Option<&str>) -> Result<bool, String> {
-    match v.map(str::trim) {
-        None | Some("0") | Some("") => Ok(false),
-        Some("1") => Ok(true),
-        Some(v) => Err(format!(
-            "{FAIL_FAST_VAR}={v:?}: expected 1 (stop at the first failure: trials not yet started are \
-             recorded ignored) or 0 (run every trial, the default)"
-        )),
-    }
-}
+use crate::harness::settings::FAIL_FAST_VAR;
 
 /// Whether the run stops at its first failure, and which failure stopped it.
 #[derive(Default)]
@@ -250,20 +216,5 @@ mod tests {
         .collect();
         assert_eq!(leads, [true, false, true, false, false]);
         assert!(!Stop::new(false).with_lead(3).leads(&case("a"), &rank));
-        assert_eq!(parse_lead(None), Ok(0));
-        assert_eq!(parse_lead(Some(" 2")), Ok(2));
-        let e = parse_lead(Some("two")).expect_err("not a count");
-        assert!(e.contains(LEAD_VAR) && e.contains("expected a count"), "{e}");
-    }
-
-    #[test]
-    fn fail_fast_values() {
-        for (v, want) in [(None, Some(false)), (Some("0"), Some(false)), (Some(" 1"), Some(true))] {
-            assert_eq!(parse(v).ok(), want, "{v:?}");
-        }
-        for v in ["yes", "2", "true"] {
-            let e = parse(Some(v)).expect_err(v);
-            assert!(e.contains(FAIL_FAST_VAR) && e.contains("expected 1"), "{e}");
-        }
     }
 }

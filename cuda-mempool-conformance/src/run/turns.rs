@@ -36,22 +36,6 @@ impl Budget {
 /// A small trial counts for this fraction (1/64) of the device.
 const SMALL_PARTS: u64 = 64;
 
-/// CONFORMANCE_SCHEDULE=serial: every trial has the device alone, one after another (the check that
-/// the scheduler changes no verdict); `budget` (the default) schedules by memory need.
-pub const SCHEDULE_VAR: &str = "CONFORMANCE_SCHEDULE";
-
-/// Whether CONFORMANCE_SCHEDULE asks for one trial at a time; an unknown value is an error.
-pub fn serial_schedule() -> Result<bool, String> {
-    match crate::os::setting(SCHEDULE_VAR).as_deref() {
-        None | Some("") | Some("budget") => Ok(false),
-        Some("serial") => Ok(true),
-        Some(v) => Err(format!(
-            "{SCHEDULE_VAR}={v:?}: expected `budget` (trials side by side while their memory needs fit, the \
-             default) or `serial` (one trial at a time, each with the device alone)"
-        )),
-    }
-}
-
 /// Turns at the device. Whoever waits for a heavier turn goes before lighter turns asked for after
 /// it (a waiting `Device` turn before any new turn, a waiting `Beyond` turn before new memory
 /// turns), and memory turns are served in the order asked: each waits only for trials already
@@ -123,12 +107,8 @@ impl Default for Turns {
 /// file (the mutation runner's side-by-side runs, two CI jobs on one GPU) give an exclusive trial the
 /// device alone across all of them. Unset: turns are this run's only (measured on the H100: three
 /// suites side by side with it were slower than one at a time, docs/conformance/mutants-selection/).
-pub const DEVICE_LOCK_VAR: &str = "CONFORMANCE_DEVICE_LOCK";
-
 fn device_lock_path() -> Option<std::path::PathBuf> {
-    crate::os::setting_os(DEVICE_LOCK_VAR)
-        .filter(|v| !v.is_empty())
-        .map(std::path::PathBuf::from)
+    crate::harness::settings::get().device_lock.clone()
 }
 
 /// `path` (created if need be; read-only where another user made it), or None when it cannot be

@@ -24,6 +24,8 @@ use std::time::Instant;
 /// (the probe, workers), and the coordinator reads their answers. Only CONFORMANCE_WORKERS=0 makes
 /// it a worker too.
 pub fn main() -> ExitCode {
+    // The settings first: reading them hands the driver its own before any driver call.
+    crate::harness::settings::get();
     if let Some(role) = crate::os::setting(CHILD_VAR) {
         return roles::child(&role);
     }
@@ -177,7 +179,7 @@ pub fn main() -> ExitCode {
     if !unknown.is_empty() && !args.list {
         eprintln!(
             "conformance: {} names {} trial(s) this run does not have, skipped: {}",
-            trials::TRIALS_FILE_VAR,
+            crate::harness::settings::TRIALS_FILE_VAR,
             unknown.len(),
             unknown.join(", ")
         );

@@ -1,8 +1,7 @@
 //! The run's options, read from its environment (the variables of `harness::settings`), all checked
 //! before anything runs: a bad value is an error (exit code 2) before any trial starts.
 
-use crate::harness::devices::{request, Request};
-use crate::harness::leaks;
+use crate::harness::settings::{Partition, Request};
 use crate::harness::{probe, Cap};
 use crate::suite::trials;
 use std::time::Duration;
@@ -17,23 +16,6 @@ pub(super) fn default_parallel() -> usize {
     std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(DEFAULT_PARALLEL)
-}
-
-/// CONFORMANCE_WORKERS=0 runs every trial in this process (crash cases still in children), the way
-/// nextest's one-process-per-trial runs do; any other value is an error.
-fn in_process_mode() -> Result<bool, String> {
-    if std::env::var_os("NEXTEST").is_some() {
-        return Ok(true);
-    }
-    match crate::os::setting("CONFORMANCE_WORKERS").as_deref() {
-        None => Ok(false),
-        Some("0") => Ok(true),
-        Some("1") => Ok(false),
-        Some(v) => Err(format!(
-            "CONFORMANCE_WORKERS={v:?}: expected 0 (run trials in this process) or 1 (worker processes, the default); \
-             the number of workers is --test-threads"
-        )),
-    }
 }
 
 /// Environment variables, checked before anything runs.
@@ -53,28 +35,31 @@ pub(super) struct Settings {
     /// CONFORMANCE_VERBOSE: the last screen lists every ignored trial and failure.
     pub(super) verbose: bool,
     /// CONFORMANCE_PARTITION: this runner's shard of the run (None: all of it).
-    pub(super) partition: Option<trials::Partition>,
+    pub(super) partition: Option<Partition>,
 }
+/// The run's settings (`harness::settings`), each checked in this order, with what only a file or
+/// the library tells (the expectation file, the library under test, the trials file).
 pub(super) fn settings() -> Result<Settings, String> {
-    leaks::plants()?;
-    crate::driver::cu::Entry::from_env()?;
+    let s = crate::harness::settings::get();
+    s.plant_leaks.checked()?;
+    s.entry.checked()?;
     probe::library_from_env()?;
     crate::harness::expect::load()?;
-    let timeout = crate::harness::config::trial_timeout()?;
-    crate::driver::departures::strict_from_env()?;
-    crate::cases::load::settings(timeout)?;
-    crate::run::serial_schedule()?;
-    crate::harness::config::helper_connections()?;
+    let timeout = s.trial_timeout.checked()?;
+    s.strict.checked()?;
+    s.stress_checked()?;
+    s.serial.checked()?;
+    s.helper_connections.checked()?;
     Ok(Settings {
-        devices: request()?,
-        required: crate::harness::config::required_caps()?,
+        devices: s.devices.checked()?,
+        required: s.required.checked()?,
         timeout,
-        in_process: in_process_mode()?,
+        in_process: s.in_process.checked()?,
         chosen: trials::chosen()?,
-        fail_fast: crate::run::stop::fail_fast_from_env()?,
-        lead: crate::run::stop::lead_from_env()?,
-        budget: crate::harness::config::run_budget()?,
-        verbose: crate::harness::config::verbose()?,
-        partition: trials::Partition::from_env()?,
+        fail_fast: s.fail_fast.checked()?,
+        lead: s.fail_fast_lead.checked()?,
+        budget: s.run_budget.checked()?,
+        verbose: s.verbose.checked()?,
+        partition: s.partition.checked()?,
     })
 }

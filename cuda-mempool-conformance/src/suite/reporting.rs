@@ -1,6 +1,7 @@
 //! The run's report, written once: by `main` after the trials, or by the last resort of a run cut
 //! short (`run::interrupt`) whose trials do not end in time.
 
+use crate::harness::settings::{Partition, JUNIT_VAR};
 use crate::harness::verdict::of_case;
 use crate::harness::{Case, Env, Group, Kind, Outcome, Record};
 use crate::report::{build, files, junit, markdown, screen, timeline};
@@ -18,7 +19,7 @@ pub(super) struct Reporting {
     pub(super) parallel: usize,
     pub(super) verbose: bool,
     /// CONFORMANCE_PARTITION: the shard this run was (report.json `partition`).
-    pub(super) partition: Option<trials::Partition>,
+    pub(super) partition: Option<Partition>,
     /// The cap the probe saw, if it saw one (issue 47: the report's footprint says it).
     pub(super) cap: Option<crate::report::model::CapSeen>,
 }
@@ -37,6 +38,7 @@ fn footprint(r: &Reporting) -> Option<crate::report::model::Footprint> {
         extra: Default::default(),
     })
 }
+
 pub(super) static REPORTING: OnceLock<Reporting> = OnceLock::new();
 /// Whether the report was written (once: by `main`, or by `last_resort`).
 static REPORTED: Mutex<bool> = Mutex::new(false);
@@ -98,7 +100,7 @@ fn records(jobs: &[Arc<Case>]) -> Vec<Record> {
 fn write_report(r: &Reporting) {
     let wall = r.start.elapsed().as_secs_f64();
     let records = records(&r.jobs);
-    let mut facts = build::Facts::now(wall, r.parallel, r.partition.map(|p| (p.k, p.n)));
+    let mut facts = build::Facts::now(wall, r.parallel, r.partition);
     facts.footprint = footprint(r);
     let report = build::report(&r.env.m, &records, &facts);
     println!();
@@ -126,13 +128,10 @@ fn write_report(r: &Reporting) {
     }
     let dir = files::report_dir();
     let written = files::write(&dir, &report, &bars);
-    if let Some(path) = crate::os::setting(junit::JUNIT_VAR) {
+    if let Some(path) = crate::harness::settings::get().junit.clone() {
         match std::fs::write(&path, junit::render(&report)) {
             Ok(()) => println!("conformance: JUnit written to {path}"),
-            Err(e) => eprintln!(
-                "conformance: cannot write JUnit to {path} ({e}); check {}",
-                junit::JUNIT_VAR
-            ),
+            Err(e) => eprintln!("conformance: cannot write JUnit to {path} ({e}); check {JUNIT_VAR}"),
         }
     }
     match written {

@@ -2,25 +2,18 @@
 //! up to N times, each time in a fresh process; one that passes on a rerun is `flaky` (the report
 //! names the rerun that passed and keeps the first failure), one that fails every time stays failed.
 
+use crate::harness::settings::parse::rerun_count;
 use crate::harness::{Case, Kind, Outcome, Record};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub const RERUN_VAR: &str = "CONFORMANCE_RERUN_FAILED";
 const FLAG: &str = "--rerun-failed";
 
 /// How many reruns a failed trial gets (0: none), and `argv` without `--rerun-failed N` (libtest
 /// does not know it). The flag wins over the variable.
 pub fn from_args(argv: Vec<String>) -> Result<(u32, Vec<String>), String> {
-    let count = |v: &str, what: &str| {
-        v.parse::<u32>()
-            .map_err(|_| format!("{what} {v:?}: expected how many times to rerun a failed trial (0: never)"))
-    };
     let Some(i) = argv.iter().position(|a| a == FLAG || a.starts_with("--rerun-failed=")) else {
-        return match crate::os::setting(RERUN_VAR) {
-            Some(v) if !v.trim().is_empty() => Ok((count(v.trim(), &format!("{RERUN_VAR}="))?, argv)),
-            _ => Ok((0, argv)),
-        };
+        return Ok((crate::harness::settings::get().rerun_failed.checked()?, argv));
     };
     let mut argv = argv;
     let flag = argv.remove(i);
@@ -29,7 +22,7 @@ pub fn from_args(argv: Vec<String>) -> Result<(u32, Vec<String>), String> {
         None if i < argv.len() => argv.remove(i),
         None => return Err(format!("{FLAG} needs a number: {FLAG} N")),
     };
-    Ok((count(&value, FLAG)?, argv))
+    Ok((rerun_count(&value, FLAG)?, argv))
 }
 
 /// Whether a failure is one a rerun can judge again: a trial that ran and failed by itself, not one

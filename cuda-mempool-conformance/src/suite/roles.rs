@@ -3,7 +3,7 @@
 
 use crate::cases;
 use crate::harness::child::{Role, CHILD_VAR};
-use crate::harness::devices::{request, select, Request};
+use crate::harness::devices::select;
 use crate::harness::execute::{execute, MACHINE_FILE_VAR};
 use crate::harness::leaks;
 use crate::harness::{probe, Cap, Case, Env, Group, Machine};
@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// The suite's cases plus the test-only planted leaks.
 pub fn all_cases() -> Vec<Case> {
     let mut v = cases::all();
-    for p in leaks::plants().unwrap_or_default() {
+    for p in crate::harness::settings::get().plant_leaks.value() {
         let needs: &[Cap] = if p == "fd" { &[] } else { &[Cap::Gpu] };
         v.push(Case::of(Group::Suite, format!("planted_leak_{p}"), needs, move |e| {
             leaks::plant(p, e)
@@ -28,7 +28,7 @@ pub fn all_cases() -> Vec<Case> {
 fn child_machine() -> (Machine, Vec<Case>) {
     let m = given_machine().unwrap_or_else(|| {
         let mut m = probe::probe();
-        let req = request().unwrap_or(Request::Default);
+        let req = crate::harness::settings::get().devices.value();
         m.selection = select(&req, &m, false).unwrap_or_default();
         m
     });

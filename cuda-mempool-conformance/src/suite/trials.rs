@@ -4,6 +4,7 @@
 
 use crate::harness::leaks::{Coordinator, WorkerState};
 use crate::harness::precondition::{self, Broken};
+use crate::harness::settings::{Partition, TRIALS_FILE_VAR};
 use crate::harness::verdict::{self, Before};
 use crate::harness::{Cap, Case, Env, Group, Kind, Machine, Outcome, Record};
 use crate::run::scheduler::Scheduler;
@@ -27,17 +28,14 @@ pub const FROM_PROBE: &[&str] = &[PRECONDITIONS, LOOKUP, LIBRARY_REACHED];
 
 /// CONFORMANCE_TRIALS_FILE=path: the run is only the trials the file names, one full name a line
 /// (blank lines and `#` lines skipped), and the `suite::` trials; the others are not in it at all
-/// (not listed, not ignored). The mutation run (tests/mutants.rs) uses it.
-pub const TRIALS_FILE_VAR: &str = "CONFORMANCE_TRIALS_FILE";
-
-/// The trials CONFORMANCE_TRIALS_FILE names, each with its first line's index (the order a
-/// fail-fast run runs them in, `run::stop`).
+/// (not listed, not ignored). The mutation run (tests/mutants.rs) uses it. These are the trials it
+/// names, each with its first line's index (the order a fail-fast run runs them in, `run::stop`).
 pub type Chosen = BTreeMap<String, usize>;
 
 /// The trials CONFORMANCE_TRIALS_FILE names (None: unset, every trial); an unreadable file is an
 /// error naming the variable.
 pub fn chosen() -> Result<Option<Chosen>, String> {
-    let Some(path) = crate::os::setting_os(TRIALS_FILE_VAR) else {
+    let Some(path) = crate::harness::settings::get().trials_file.clone() else {
         return Ok(None);
     };
     let text = std::fs::read_to_string(&path).map_err(|e| {
@@ -83,63 +81,28 @@ pub fn keep_chosen(cases: &mut Vec<Arc<Case>>, chosen: Option<&Chosen>) -> Vec<S
         .collect()
 }
 
-/// CONFORMANCE_PARTITION=k/n: this runner's share of a run split across n runners, like nextest's
-/// `--partition count:k/n`. Count-based: the cases' trial names, sorted, are dealt out in turn, the
-/// i-th (from 0) to shard i % n + 1, so the shards are disjoint, their union is the whole run and
-/// their sizes differ by at most one. The `suite::` trials run in every shard (they judge the
-/// machine and the shard's own leaks); `report::matrix` puts the shards back into one column.
-pub const PARTITION_VAR: &str = "CONFORMANCE_PARTITION";
-
-/// Shard `k` of `n` (1 ≤ k ≤ n).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Partition {
-    pub k: usize,
-    pub n: usize,
-}
-
-impl Partition {
-    /// `k/n`, with 1 ≤ k ≤ n; anything else is an error naming the variable and the form.
-    pub fn parse(v: &str) -> Result<Partition, String> {
-        let bad = |why: &str| format!("{PARTITION_VAR}={v:?}: {why}; expected k/n with 1 <= k <= n (e.g. 2/4)");
-        let (k, n) = v.trim().split_once('/').ok_or_else(|| bad("no '/'"))?;
-        let num = |x: &str| {
-            x.trim()
-                .parse::<usize>()
-                .map_err(|_| bad(&format!("{x:?} is not a count")))
-        };
-        let (k, n) = (num(k)?, num(n)?);
-        if n == 0 || k == 0 || k > n {
-            return Err(bad(&format!("shard {k} is not one of 1..={n}")));
-        }
-        Ok(Partition { k, n })
-    }
-
-    /// CONFORMANCE_PARTITION (None: unset or empty, the whole run: a CI matrix without shards
-    /// may set it to nothing).
-    pub fn from_env() -> Result<Option<Partition>, String> {
-        crate::os::setting(PARTITION_VAR)
-            .filter(|v| !v.trim().is_empty())
-            .map(|v| Partition::parse(&v))
-            .transpose()
-    }
-
-    /// Whether the trial named `name` is this shard's, among the run's trial `names` (the
-    /// `suite::` trials are every shard's).
-    pub fn keeps(&self, names: &BTreeSet<String>, name: &str) -> bool {
-        name.starts_with("suite::")
-            || names
-                .iter()
-                .filter(|n| !n.starts_with("suite::"))
-                .position(|n| n == name)
-                .is_some_and(|i| i % self.n == self.k - 1)
-    }
+/// CONFORMANCE_PARTITION=k/n (`harness::settings::Partition`): this runner's share of a run split
+/// across n runners, like nextest's `--partition count:k/n`. Count-based: the cases' trial names,
+/// sorted, are dealt out in turn, the i-th (from 0) to shard i % n + 1, so the shards are disjoint,
+/// their union is the whole run and their sizes differ by at most one. The `suite::` trials run in
+/// every shard (they judge the machine and the shard's own leaks); `report::matrix` puts the shards
+/// back into one column.
+///
+/// Whether the trial named `name` is shard `p`'s, among the run's trial `names`.
+pub fn shard_keeps(p: Partition, names: &BTreeSet<String>, name: &str) -> bool {
+    name.starts_with("suite::")
+        || names
+            .iter()
+            .filter(|n| !n.starts_with("suite::"))
+            .position(|n| n == name)
+            .is_some_and(|i| i % p.n == p.k - 1)
 }
 
 /// Keep this shard's cases (all of them when None).
 pub fn keep_partition(cases: &mut Vec<Arc<Case>>, p: Option<Partition>) {
     let Some(p) = p else { return };
     let names: BTreeSet<String> = cases.iter().map(|c| c.trial_name()).collect();
-    let ours: BTreeSet<String> = names.iter().filter(|n| p.keeps(&names, n)).cloned().collect();
+    let ours: BTreeSet<String> = names.iter().filter(|n| shard_keeps(p, &names, n)).cloned().collect();
     cases.retain(|c| ours.contains(&c.trial_name()));
 }
 
@@ -384,8 +347,7 @@ fn wait_for_others(jobs: usize) {
 mod tests {
     use super::*;
 
-    /// The shards of a run are disjoint, their union is the whole (the `suite::` trials in each),
-    /// and a shard outside 1..=n is refused.
+    /// The shards of a run are disjoint, and their union is the whole (the `suite::` trials in each).
     #[test]
     fn shards_are_disjoint_and_cover_the_run() {
         let names: BTreeSet<String> = (0..23)
@@ -395,8 +357,8 @@ mod tests {
         for n in 1..=5 {
             let shards: Vec<BTreeSet<&String>> = (1..=n)
                 .map(|k| {
-                    let p = Partition::parse(&format!("{k}/{n}")).unwrap();
-                    names.iter().filter(|t| p.keeps(&names, t)).collect()
+                    let p = Partition { k, n };
+                    names.iter().filter(|t| shard_keeps(p, &names, t)).collect()
                 })
                 .collect();
             let mut union = BTreeSet::new();
@@ -409,10 +371,6 @@ mod tests {
                 }
             }
             assert_eq!(union.len(), 23, "the shards of {n} cover the run");
-        }
-        for bad in ["0/3", "4/3", "1/0", "3", "a/b", "/", "1/2/3"] {
-            let e = Partition::parse(bad).unwrap_err();
-            assert!(e.contains(PARTITION_VAR) && e.contains("k/n"), "{bad}: {e}");
         }
     }
 }

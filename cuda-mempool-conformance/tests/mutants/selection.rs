@@ -40,6 +40,10 @@ pub const BESIDE: &[(&str, &str)] = &[
         "named in mutants/vaspace.c; acts in 830's hook through BEGIN (address_space.c)",
     ),
     (
+        "820-graph-node-reserves-anew",
+        "named in mutants/vaspace.c; acts in its hook of cuGraphAddMemAllocNode, beyond the 14 APIs",
+    ),
+    (
         "820-cap-bypass",
         "its cap acts in cuMemAlloc, cuMemFree (mutants/caps.c), cuMemGetInfo and cuDeviceTotalMem (cap.c)",
     ),

@@ -344,9 +344,8 @@ pub fn cases() -> Vec<Case> {
         // figure: 2.00x device memory, maxSize ignored) and what the graph's destruction and a trim
         // leave mapped (R580: all of it, the device's graph reservation, for the process's life).
         // Judged: a graph made after that maps no more than the tolerance (the reservation is
-        // reused, not made anew for each graph; issue 48). No mutant reaches it yet: the shim's
-        // hooks of functions outside the table are not reached through `beyond_table` (the table's
-        // cuGetProcAddress_v2 is the driver's own when the shim is asked for it by name).
+        // reused, not made anew for each graph; issue 48). Kills 820-graph-node-reserves-anew
+        // (reached through `beyond_table`, which asks the cuGetProcAddress applications find).
         Case::gpu(820, "vaspace::graph_alloc_node_figures", |e| {
             let a = answer(e, "graph")?;
             expect(

@@ -232,7 +232,10 @@ pub struct Precondition {
     pub extra: Extra,
 }
 
-/// Shard `k` of `n` (CONFORMANCE_PARTITION=k/n), cut `by` the trials' count.
+/// report.json's record of shard `k` of `n` (CONFORMANCE_PARTITION=k/n, the setting's type
+/// `harness::settings::Partition`), cut `by` the trials' count. A record of its own, not that type:
+/// the model names nothing beyond serde (xtask compiles these files too); `report::build` turns the
+/// one into the other, and `Report::shard` back.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Partition {
     pub k: usize,

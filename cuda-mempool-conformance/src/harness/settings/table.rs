@@ -2,7 +2,8 @@
 //! default and one line of what it does. The user's settings here are the reference page
 //! (docs/guide/settings.md, its table checked against this one); a test finds every name the code,
 //! the tests, the shim, the build, xtask and CI use in this table, and no name here unused, and
-//! another that the suite reads them in one place, `os::setting` (once per process).
+//! another that the suite parses a run's settings in one place, `settings::values` (once per
+//! process, through `os::setting`).
 
 /// Who sets a variable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,7 +212,7 @@ mod tests {
         // This file names them all; the rest of src/ counts.
         let mut elsewhere = BTreeSet::new();
         for e in walk(&crate_dir.join("src")) {
-            if !e.ends_with("harness/settings.rs") {
+            if !e.ends_with("harness/settings/table.rs") {
                 if let Ok(t) = std::fs::read_to_string(&e) {
                     names_in(&t, &mut elsewhere);
                 }
@@ -225,9 +226,15 @@ mod tests {
         names_under(&repo().join("xtask").join("src"), &mut used);
         names_under(&repo().join(".ci"), &mut used);
         let missing: Vec<_> = used.difference(&own).collect();
-        assert!(missing.is_empty(), "used but not in harness/settings.rs: {missing:?}");
+        assert!(
+            missing.is_empty(),
+            "used but not in harness/settings/table.rs: {missing:?}"
+        );
         let unused: Vec<_> = own.difference(&used).collect();
-        assert!(unused.is_empty(), "in harness/settings.rs but used nowhere: {unused:?}");
+        assert!(
+            unused.is_empty(),
+            "in harness/settings/table.rs but used nowhere: {unused:?}"
+        );
         let mut names: Vec<_> = SETTINGS.iter().map(|s| s.name).collect();
         names.dedup();
         assert_eq!(names.len(), SETTINGS.len(), "a name twice in the table");
@@ -246,11 +253,37 @@ mod tests {
         v
     }
 
-    /// One place reads the settings (`os::setting`): elsewhere in src/ the environment is read only
-    /// for variables that are not the suite's (the driver's, the loader's, nextest's) and for the
-    /// report's record of it.
+    /// The lines of the files under src/ (but `skip`) that call one of `calls` with an argument not
+    /// in `allowed`, as `FILE:LINE`.
+    fn calls_outside(calls: &[&str], allowed: &[&str], skip: &[&str]) -> Vec<String> {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut wrong = Vec::new();
+        for f in walk(&src) {
+            let rel = f.strip_prefix(&src).unwrap_or(&f).display().to_string();
+            if skip.iter().any(|s| rel.starts_with(s)) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            for (n, line) in text.lines().enumerate() {
+                let bad = calls.iter().any(|call| {
+                    line.find(call).is_some_and(|i| {
+                        let arg = line[i + call.len()..].split(')').next().unwrap_or("");
+                        !allowed.contains(&arg)
+                    })
+                });
+                if bad {
+                    wrong.push(format!("{rel}:{}", n + 1));
+                }
+            }
+        }
+        wrong
+    }
+
+    /// One place reads the environment (`os`): elsewhere in src/ it is read only for variables
+    /// that are not the suite's (the driver's, the loader's, nextest's) and for the report's
+    /// record of it.
     #[test]
-    fn only_os_reads_the_settings() {
+    fn only_os_reads_the_environment() {
         let others = [
             "\"CUDA_VISIBLE_DEVICES\"",
             "Library::ENV",
@@ -258,27 +291,36 @@ mod tests {
             "\"NEXTEST\"",
             "MAX_CONNECTIONS_VAR",
         ];
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut wrong = Vec::new();
-        for f in walk(&src) {
-            // os.rs is the one place; this file names the calls in its checks.
-            if f == src.join("os.rs") || f.ends_with("harness/settings.rs") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&f).unwrap_or_default();
-            for (n, line) in text.lines().enumerate() {
-                for call in ["std::env::var(", "std::env::var_os(", "env::var(", "env::var_os("] {
-                    if let Some(i) = line.find(call) {
-                        let arg = line[i + call.len()..].split(')').next().unwrap_or("");
-                        if !others.contains(&arg) && !wrong.iter().any(|w: &String| w.ends_with(&format!(":{}", n + 1)))
-                        {
-                            wrong.push(format!("{}:{}", f.strip_prefix(&src).unwrap_or(&f).display(), n + 1));
-                        }
-                    }
-                }
-            }
-        }
-        assert!(wrong.is_empty(), "settings read outside os::setting: {wrong:?}");
+        let calls = ["std::env::var(", "std::env::var_os(", "env::var(", "env::var_os("];
+        // os.rs is the one place; this file names the calls in its checks.
+        let wrong = calls_outside(&calls, &others, &["os.rs", "harness/settings/table.rs"]);
+        assert!(wrong.is_empty(), "the environment read outside os: {wrong:?}");
+    }
+
+    /// One place reads and parses a run's settings (`settings::values`, once per process): elsewhere
+    /// in src/ `os::setting` reads only what the suite tells its own children (a protocol, `Child`
+    /// in the table), the IPC importers' test-only fault switch, and the library under test
+    /// (`harness::probe`, to move here).
+    #[test]
+    fn only_the_settings_read_a_run_s_settings() {
+        let protocol = [
+            "CHILD_VAR",
+            "CRUMB_VAR",
+            "READY_VAR",
+            "MACHINE_FILE_VAR",
+            "IMPORTER_DEVICE_VAR",
+            "IMPORTER_GRANT_VAR",
+            "LOOKUP_VAR",
+            "SKIP_VAR",
+            "EDGE_ROWS_VAR",
+            "CALLS_FILE_VAR",
+            "CONTEXT_VAR",
+            "FAULT_VAR",
+            "LIBRARY_VAR",
+        ];
+        let calls = ["os::setting(", "os::setting_os("];
+        let wrong = calls_outside(&calls, &protocol, &["os.rs", "harness/settings/"]);
+        assert!(wrong.is_empty(), "settings read outside harness::settings: {wrong:?}");
     }
 
     /// The reference page holds the table's rows between its markers, as `reference_tables` makes
@@ -298,7 +340,7 @@ mod tests {
                 std::fs::write(&page, format!("{}{begin}{want}{}", &text[..a], &text[b..])).unwrap();
             } else {
                 panic!(
-                    "{} differs from harness/settings.rs: run `UPDATE_SETTINGS_PAGE=1 cargo test -p conformance --lib \
+                    "{} differs from harness/settings/table.rs: run `UPDATE_SETTINGS_PAGE=1 cargo test -p conformance --lib \
                      settings` to write the table there",
                     page.display()
                 );

@@ -1,0 +1,16 @@
+//! The suite's settings: every `CONFORMANCE_*` variable once in a table (its name, who sets it, what
+//! it accepts, its default and what it does), what each setting of a run accepts as a typed value,
+//! and the one read of them, once per process.
+
+pub mod parse;
+pub mod table;
+pub mod values;
+
+pub use parse::{
+    Partition, Request, CRASH_VAR, DEVICES_VAR, DEVICE_LOCK_VAR, ENTRY_VAR, EXPECT_VAR, FAIL_FAST_VAR,
+    HELPER_CONNECTIONS_VAR, JUNIT_VAR, LEAD_VAR, MAX_CONNECTIONS_VAR, NVML_VAR, PARTITION_VAR, PLANTS, PLANT_VAR,
+    REPORT_DIR_VAR, REQUIRE_VAR, RERUN_VAR, RUN_BUDGET_VAR, SCHEDULE_VAR, STRESS_SECS_VAR, STRESS_SEED_VAR, STRICT_VAR,
+    TRIALS_FILE_VAR, TRIAL_TIMEOUT_VAR, VERBOSE_VAR, WORKERS_VAR,
+};
+pub use table::{find, reference_tables, Setting, Who, SETTINGS};
+pub use values::{get, Parsed, SettingError, Settings};
