@@ -1,7 +1,8 @@
 /* The memory cap of the cap mutants (named in mutants/caps.c): what a GPU-sharing layer reports and charges.
  *
  * Shared by precondition.c (its cuMemGetInfo_v2 and cuDeviceTotalMem_v2 hooks report the cap),
- * mutants/caps.c (cuMemAlloc_v2, cuMemFree_v2) and mutants/alloc.c (the stream-ordered calls'
+ * mutants/caps.c (cuMemAlloc_v2, cuMemFree_v2), mutants/vaspace.c (cuGraphAddMemAllocNode, where
+ * only the counting cap acts) and mutants/alloc.c (the stream-ordered calls'
  * hooks charge and refund it), so that no group file calls another. Each layer caps the process
  * at half the device's memory and differs in what it charges and what a free gives back:
  *   820-cap-bypass           charges cuMemAlloc only: the pool paths are uncapped (a layer that

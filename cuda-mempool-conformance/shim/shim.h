@@ -47,8 +47,7 @@ typedef struct {
 typedef struct {
   unsigned char reserved[64];
 } CUmemPoolPtrExportData;
-typedef struct CUgraph_st *CUgraph;
-typedef struct CUgraphNode_st *CUgraphNode;
+/* The parameters of cuGraphAddMemAllocNode (the counting cap reads the size). */
 typedef struct {
   CUmemPoolProps poolProps;
   const CUmemAccessDesc *accessDescs;

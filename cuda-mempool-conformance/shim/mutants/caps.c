@@ -2,8 +2,8 @@
  *
  * A GPU-sharing or checkpointing layer hooks the plain allocator to cap, count or track the
  * process's memory, and checks the calling thread's context itself; each mutant is one way it then
- * disagrees with the stream-ordered allocator. This file hooks cuMemAlloc_v2, cuMemFree_v2 and
- * cuGraphAddMemAllocNode (where the counting cap checks a graph's memory); the
+ * disagrees with the stream-ordered allocator. This file hooks cuMemAlloc_v2 and cuMemFree_v2 (the
+ * counting cap's check of a graph node acts in mutants/vaspace.c's cuGraphAddMemAllocNode); the
  * cap itself (what it reports, charges and refunds, in these hooks and the stream-ordered calls'
  * of mutants/alloc.c) is cap.c's, the context check no_context.c's (BEGIN, shim.h). The comment
  * above each entry names the trials that kill it. */
@@ -97,17 +97,8 @@ HOOK CUresult cuMemFree_v2(CUdeviceptr p) {
   return shim_cap_freed(real(p), p);
 }
 
-HOOK CUresult cuGraphAddMemAllocNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps, size_t ndeps,
-                                     CUDA_MEM_ALLOC_NODE_PARAMS *params) {
-  ENTER("cuGraphAddMemAllocNode", CUresult,
-        (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUDA_MEM_ALLOC_NODE_PARAMS *));
-  if (params && !shim_cap_graph_node(params->bytesize)) return CUDA_ERROR_OUT_OF_MEMORY;
-  return real(node, graph, deps, ndeps, params);
-}
-
 const struct shim_hook caps_hooks[] = {
     {"cuMemAlloc_v2", (void *)cuMemAlloc_v2},
     {"cuMemFree_v2", (void *)cuMemFree_v2},
-    {"cuGraphAddMemAllocNode", (void *)cuGraphAddMemAllocNode},
     {0},
 };
