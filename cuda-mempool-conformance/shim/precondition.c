@@ -65,6 +65,10 @@ const struct shim_entry precondition_entries[] = {
     FAULT("no-pools", 0, "none",
           "after cuInit: pool attributes 0; 820, 821, 823, 829 and the device pool getters NOT_SUPPORTED"),
     FAULT("fake-device", 0, "none", "one device (9.0, 1 GiB) answered without the driver; cuInit SUCCESS"),
+    /* issue 47: the faithful counterpart of 820-counting-cap-misses-graphs (cap.c); the suite must pass under it */
+    FAULT("counting-cap", 0, "gpu",
+          "a GPU-sharing layer counting every process: half the memory less what the whole GPU uses, every allocation "
+          "(graph memory too) refused past it"),
     {0},
 };
 

@@ -47,6 +47,14 @@ typedef struct {
 typedef struct {
   unsigned char reserved[64];
 } CUmemPoolPtrExportData;
+/* The parameters of cuGraphAddMemAllocNode (the counting cap reads the size). */
+typedef struct {
+  CUmemPoolProps poolProps;
+  const CUmemAccessDesc *accessDescs;
+  size_t accessDescCount;
+  size_t bytesize;
+  CUdeviceptr dptr;
+} CUDA_MEM_ALLOC_NODE_PARAMS;
 
 enum {
   CUDA_SUCCESS = 0,
@@ -115,15 +123,18 @@ int shim_no_context_refuses(unsigned api, CUresult *r);
  * is on each changes nothing. shim_cap_info and shim_cap_total: the driver's answer `r` to
  * cuMemGetInfo_v2 / cuDeviceTotalMem_v2, with the capped values written over the driver's on
  * success. Around each allocation of `n` bytes (cuMemAlloc_v2: `stream_ordered` 0; cuMemAllocAsync,
- * cuMemAllocFromPoolAsync: 1, on `stream`): shim_cap_take before it, 0 when the cap refuses it (the
+ * cuMemAllocFromPoolAsync: 1, on `stream`, from `pool`, NULL for the current pool's): shim_cap_take before it, 0 when the cap refuses it (the
  * hook answers OUT_OF_MEMORY), 1 otherwise, with the bytes charged in *charge (0 when the layer does
  * not count this one); shim_cap_took after it, with the driver's answer `r` and that charge (and the
  * allocation's pool, NULL when the caller does not know it): notes the address on success, gives
  * the charge back otherwise; answers `r`. shim_cap_freed after a free of `p` (cuMemFree_v2,
- * cuMemFreeAsync) the driver answered `r`: gives back what `p` was charged; answers `r`. */
+ * cuMemFreeAsync) the driver answered `r`: gives back what `p` was charged; answers `r`.
+ * shim_cap_graph_node before cuGraphAddMemAllocNode of `n` bytes: 0 when the cap refuses it (the
+ * counting layers that check graphs), 1 otherwise. */
 CUresult shim_cap_info(CUresult r, size_t *free_bytes, size_t *total_bytes);
 CUresult shim_cap_total(CUresult r, size_t *bytes);
-int shim_cap_take(int stream_ordered, CUstream stream, size_t n, size_t *charge);
+int shim_cap_take(int stream_ordered, CUstream stream, CUmemoryPool pool, size_t n, size_t *charge);
+int shim_cap_graph_node(size_t n);
 CUresult shim_cap_took(CUresult r, CUdeviceptr *dptr, size_t charge, CUmemoryPool pool);
 CUresult shim_cap_freed(CUresult r, CUdeviceptr p);
 

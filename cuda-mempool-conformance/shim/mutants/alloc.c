@@ -547,7 +547,7 @@ HOOK CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream strea
   BEGIN(820, "cuMemAllocAsync", CUresult, (CUdeviceptr *, size_t, CUstream));
   if (shim_on("null-out-820")) *(volatile CUdeviceptr *)dptr = 0;
   size_t capped; /* the cap mutants (cap.c) */
-  if (!shim_cap_take(1, stream, bytesize, &capped)) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (!shim_cap_take(1, stream, NULL, bytesize, &capped)) return CUDA_ERROR_OUT_OF_MEMORY;
   CUresult r = shim_cap_took(alloc_820(real, dptr, bytesize, stream), dptr, capped, NULL);
   if (r == 0 && dptr && shim_on("bad-result-822")) remember(*dptr);
   if (r == 0 && dptr && tracking()) tab_put(&live, *dptr, bytesize);
@@ -559,7 +559,7 @@ HOOK CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemo
   /* issue 23: interposer (821-failure-leaks: the block taken first is given back only on success) */
   shim_no_context_crash(821);
   size_t capped; /* the cap mutants (cap.c) */
-  if (!shim_cap_take(1, stream, bytesize, &capped)) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (!shim_cap_take(1, stream, pool, bytesize, &capped)) return CUDA_ERROR_OUT_OF_MEMORY;
   CUdeviceptr held = 0;
   if (dptr && bytesize > 0 && pool && shim_init_state == 1 && shim_on("821-failure-leaks"))
     (void)real(&held, 2u << 20, pool, stream);

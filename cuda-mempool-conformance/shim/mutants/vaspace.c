@@ -1,6 +1,7 @@
 /* The mutants of address space and concurrent import (issue 38), named here; they act in the hooks
  * of their APIs through BEGIN (shim.h), in ../address_space.c, but for the graph node's (issue 48),
- * which acts in this file's one hook: cuGraphAddMemAllocNode, beyond the 14 APIs.
+ * which acts in this file's one hook: cuGraphAddMemAllocNode, beyond the 14 APIs (where the
+ * counting cap of ../cap.c checks a graph's memory too, issue 47).
  *
  * The comment above each entry names the trials that kill it (cases/vaspace/,
  * cases/xproc/concurrent.rs). */
@@ -37,11 +38,14 @@ const struct shim_entry vaspace_entries[] = {
     {0},
 };
 
-/* cuGraphAddMemAllocNode (CUDA 11.4's prototype; the params' layout is the driver's business). */
+/* cuGraphAddMemAllocNode (CUDA 11.4's prototype). The counting cap (cap.c, issue 47) reads the
+ * params' size and may refuse the node; the rest of their layout is the driver's business. */
 HOOK CUresult cuGraphAddMemAllocNode(void *node, void *graph, const void *deps, size_t n, void *params) {
   REAL("cuGraphAddMemAllocNode", CUresult, (void *, void *, const void *, size_t, void *));
   CUresult pre;
   if (shim_precondition("cuGraphAddMemAllocNode", &pre)) return pre;
+  if (params && !shim_cap_graph_node(((const CUDA_MEM_ALLOC_NODE_PARAMS *)params)->bytesize))
+    return CUDA_ERROR_OUT_OF_MEMORY;
   CUresult r = real(node, graph, deps, n, params);
   if (r == CUDA_SUCCESS && shim_init_state == 1 && shim_on("820-graph-node-reserves-anew"))
     (void)mmap(NULL, 1ull << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -48,10 +48,30 @@ pub fn pci_ids(bus_id: &str) -> String {
     }
 }
 
-/// NVML's MIG and virtualization mode of every GPU it sees ("MIG off, virtualization none"), by
-/// PCI bus id ("0000:00:06.0", lower case), in one NVML session; or why NVML could not say. Asked on a
+/// What NVML says of one GPU.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NvmlGpu {
+    /// Its PCI bus id ("00000000:00:06.0", lower case).
+    pub bus: String,
+    /// Its MIG and virtualization mode ("MIG off, virtualization none").
+    pub modes: String,
+    /// Its physical memory (nvmlDeviceGetMemoryInfo's total), where NVML says it: a sharing layer
+    /// may report less to CUDA (issue 47).
+    pub memory: Option<u64>,
+}
+
+/// nvmlMemory_t (nvml.h).
+#[repr(C)]
+#[derive(Default)]
+struct Memory {
+    total: u64,
+    free: u64,
+    used: u64,
+}
+
+/// What NVML says of every GPU it sees, in one NVML session; or why NVML could not say. Asked on a
 /// thread of its own beside cuInit (`harness::probe`): NVML's start costs about 0.1 s.
-pub fn modes_by_bus(library: &str) -> Result<Vec<(String, String)>, String> {
+pub fn modes_by_bus(library: &str) -> Result<Vec<NvmlGpu>, String> {
     let h = crate::os::dlopen_local(library)?;
     type Init = unsafe extern "C" fn() -> i32;
     type Count = unsafe extern "C" fn(*mut u32) -> i32;
@@ -59,6 +79,7 @@ pub fn modes_by_bus(library: &str) -> Result<Vec<(String, String)>, String> {
     type Pci = unsafe extern "C" fn(*mut std::ffi::c_void, *mut PciInfo) -> i32;
     type Mig = unsafe extern "C" fn(*mut std::ffi::c_void, *mut u32, *mut u32) -> i32;
     type Virt = unsafe extern "C" fn(*mut std::ffi::c_void, *mut u32) -> i32;
+    type Mem = unsafe extern "C" fn(*mut std::ffi::c_void, *mut Memory) -> i32;
     let (Some(init), Some(count), Some(by_index), Some(pci)) = (
         h.symbol("nvmlInit_v2"),
         h.symbol("nvmlDeviceGetCount_v2"),
@@ -78,6 +99,7 @@ pub fn modes_by_bus(library: &str) -> Result<Vec<(String, String)>, String> {
         let virt: Option<Virt> = h
             .symbol("nvmlDeviceGetVirtualizationMode")
             .map(|f| std::mem::transmute(f));
+        let mem: Option<Mem> = h.symbol("nvmlDeviceGetMemoryInfo").map(|f| std::mem::transmute(f));
         let r = init();
         if r != 0 {
             return Err(format!("nvmlInit_v2 answered {r}"));
@@ -110,7 +132,15 @@ pub fn modes_by_bus(library: &str) -> Result<Vec<(String, String)>, String> {
                     r => format!("virtualization unknown ({r})"),
                 }
             });
-            out.push((bus, format!("{mig}, {virt}")));
+            let memory = mem.and_then(|f| {
+                let mut m = Memory::default();
+                (f(dev, &mut m) == 0 && m.total > 0).then_some(m.total)
+            });
+            out.push(NvmlGpu {
+                bus,
+                modes: format!("{mig}, {virt}"),
+                memory,
+            });
         }
         if let Some(shutdown) = h.symbol("nvmlShutdown") {
             let shutdown: Init = std::mem::transmute(shutdown);
@@ -136,21 +166,30 @@ struct PciInfo {
     bus_id: [std::ffi::c_char; 32],
 }
 
-/// The modes of the device at `bus` ("0000:00:06.0") among NVML's answer, or why unknown. NVML
-/// writes an eight-digit domain ("00000000:00:06.0"), the driver four: domains compared as numbers.
-pub fn modes_of(answer: &Result<Vec<(String, String)>, String>, bus: &str) -> String {
-    // (domain as a number, the rest): NVML writes eight domain digits, the driver four.
+/// The physical memory of the device at `bus` among NVML's answer, where it says it.
+pub fn memory_of(answer: &Result<Vec<NvmlGpu>, String>, bus: &str) -> Option<u64> {
+    answer.as_ref().ok()?.iter().find(|g| same_bus(&g.bus, bus))?.memory
+}
+
+/// Whether two PCI bus ids name one device. NVML writes an eight-digit domain
+/// ("00000000:00:06.0"), the driver four: domains compared as numbers.
+fn same_bus(a: &str, b: &str) -> bool {
     let key = |b: &str| {
         let b = b.to_ascii_lowercase();
         b.split_once(':')
             .and_then(|(d, rest)| u32::from_str_radix(d, 16).ok().map(|d| (d, rest.to_string())))
     };
+    key(a).is_some() && key(a) == key(b)
+}
+
+/// The modes of the device at `bus` ("0000:00:06.0") among NVML's answer, or why unknown.
+pub fn modes_of(answer: &Result<Vec<NvmlGpu>, String>, bus: &str) -> String {
     match answer {
         Err(e) => format!("unknown ({e})"),
         Ok(v) => v
             .iter()
-            .find(|(b, _)| key(b).is_some() && key(b) == key(bus))
-            .map_or_else(|| "unknown (NVML does not list it)".to_string(), |(_, m)| m.clone()),
+            .find(|g| same_bus(&g.bus, bus))
+            .map_or_else(|| "unknown (NVML does not list it)".to_string(), |g| g.modes.clone()),
     }
 }
 
@@ -174,8 +213,14 @@ mod tests {
         assert_eq!(pci_ids("ffff:ff:1f.7"), "unknown");
         assert!(host_gpus(3) >= 1);
         assert_eq!(virtualization_name(2), "vGPU guest");
-        let answer = Ok(vec![("00000000:00:07.0".to_string(), "MIG off".to_string())]);
+        let answer = Ok(vec![NvmlGpu {
+            bus: "00000000:00:07.0".to_string(),
+            modes: "MIG off".to_string(),
+            memory: Some(80 << 30),
+        }]);
         assert_eq!(modes_of(&answer, "0000:00:07.0"), "MIG off");
+        assert_eq!(memory_of(&answer, "0000:00:07.0"), Some(80 << 30));
+        assert_eq!(memory_of(&answer, "0000:00:06.0"), None);
         assert!(modes_of(&answer, "0000:00:06.0").starts_with("unknown"));
         assert!(
             modes_of(&answer, "0001:00:07.0").starts_with("unknown"),

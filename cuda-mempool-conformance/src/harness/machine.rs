@@ -29,6 +29,22 @@ pub struct Device {
     pub pci_ids: String,
     /// MIG and virtualization mode as NVML says them, or why unknown.
     pub modes: String,
+    /// The physical memory as NVML says it (None where it does not): above `total_mem` by more
+    /// than the driver keeps for itself, the device is capped ([`Device::cap`]).
+    pub physical_mem: Option<u64>,
+}
+
+/// The share of its physical memory a device's reported total may lack before the probe calls it
+/// capped: the driver itself keeps some (H100, R580: cuDeviceTotalMem 79.2 GiB of NVML's 79.6).
+pub const CAP_BELOW: f64 = 0.9;
+
+impl Device {
+    /// (reported, physical) where a layer caps the device: cuDeviceTotalMem's total below
+    /// [`CAP_BELOW`] of NVML's physical memory (issue 47).
+    pub fn cap(&self) -> Option<(u64, u64)> {
+        let (reported, physical) = (self.total_mem as u64, self.physical_mem?);
+        (reported > 0 && (reported as f64) < CAP_BELOW * physical as f64).then_some((reported, physical))
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -319,13 +335,20 @@ impl Machine {
             "driver_version": self.driver_version,
             "libcuda": self.libcuda,
             "cuInit": self.init,
-            "devices": self.devices.iter().map(|d| serde_json::json!({
+            "devices": self.devices.iter().map(|d| {
+                let mut j = serde_json::json!({
                 "ordinal": d.ordinal, "name": d.name, "compute_capability": [d.cc.0, d.cc.1],
                 "total_mem": d.total_mem, "memory_pools": d.pools, "handle_types": d.handle_types,
                 "host_pools": d.host_pools, "host_numa_pools": d.host_numa_pools,
                 "host_numa_id": d.host_numa_id, "fabric": d.fabric, "uuid": d.uuid, "pci_bus_id": d.pci_bus_id,
                 "pci_ids": d.pci_ids, "modes": d.modes,
-            })).collect::<Vec<_>>(),
+                });
+                // Issue 47: NVML's physical memory, where it says it (reports before lack it).
+                if let Some(p) = d.physical_mem {
+                    j["physical_mem"] = p.into();
+                }
+                j
+            }).collect::<Vec<_>>(),
             "host_gpus": self.host_gpus,
             "peer": self.peer,
             "exported": self.exported.iter().map(|e| serde_json::json!([e.0, e.1])).collect::<Vec<_>>(),
@@ -405,6 +428,7 @@ impl Machine {
                 pci_bus_id: d["pci_bus_id"].as_str().unwrap_or("unknown").to_string(),
                 pci_ids: d["pci_ids"].as_str().unwrap_or("unknown").to_string(),
                 modes: d["modes"].as_str().unwrap_or("unknown").to_string(),
+                physical_mem: d["physical_mem"].as_u64(),
             });
         }
         for row in j["peer"].as_array().ok_or_else(|| bad("peer"))? {
@@ -485,5 +509,46 @@ impl Selection {
                 .unwrap_or_default(),
             multi: ints(&j["multi"]),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cap is a reported total below 0.9 of NVML's physical memory: the H100's own reserve is none,
+    /// half the device is one, and without NVML's figure nothing is said.
+    #[test]
+    fn a_cap_is_a_total_well_below_the_physical_memory() {
+        let d = |total: usize, physical: Option<u64>| Device {
+            total_mem: total,
+            physical_mem: physical,
+            ..Device::default()
+        };
+        // H100 80 GB, R580: cuDeviceTotalMem against NVML's total.
+        assert_eq!(d(85_029_158_912, Some(85_520_809_984)).cap(), None);
+        assert_eq!(
+            d(42_514_579_456, Some(85_520_809_984)).cap(),
+            Some((42_514_579_456, 85_520_809_984))
+        );
+        assert_eq!(d(16 << 30, None).cap(), None);
+        assert_eq!(d(0, Some(1 << 30)).cap(), None);
+    }
+
+    /// The physical memory travels to the children with the machine, and is left out where unknown.
+    #[test]
+    fn physical_memory_round_trips_and_is_absent_when_unknown() {
+        let mut m = Machine::default();
+        m.devices.push(Device {
+            physical_mem: Some(80 << 30),
+            ..Device::default()
+        });
+        m.devices.push(Device::default());
+        let j = m.to_json();
+        assert_eq!(j["devices"][0]["physical_mem"], serde_json::json!(80u64 << 30));
+        assert!(j["devices"][1].get("physical_mem").is_none());
+        let back = Machine::from_json(&j).unwrap();
+        assert_eq!(back.devices[0].physical_mem, Some(80 << 30));
+        assert_eq!(back.devices[1].physical_mem, None);
     }
 }

@@ -1,6 +1,7 @@
 //! Layer 2, the harness: the machine and the devices a run uses, the case model, one typed result
-//! vocabulary, one way to start a child of this binary (and the channel to it, and the kept importers), the probe, running
-//! a case in this process, the verdict, the leak check, and where a report came from. Imports only `driver` and `os`.
+//! vocabulary, one way to start a child of this binary (and the channel to it, and the kept importers), the probe, the
+//! suite's own footprint on a device, running a case in this process, the verdict, the leak check,
+//! and where a report came from. Imports only `driver` and `os`.
 
 pub mod bounded;
 pub mod cap;
@@ -10,6 +11,7 @@ pub mod child;
 pub mod devices;
 pub mod execute;
 pub mod expect;
+pub mod footprint;
 pub mod gpu_model;
 pub mod identity;
 pub mod kept_children;

@@ -256,6 +256,7 @@ pub fn probe() -> Machine {
                 total_mem: total,
                 pci_ids: crate::harness::gpu_model::pci_ids(&pci_bus_id),
                 modes: String::new(),
+                physical_mem: None,
                 uuid,
                 pci_bus_id,
             });
@@ -265,6 +266,7 @@ pub fn probe() -> Machine {
             .unwrap_or_else(|_| Err("the NVML thread panicked".to_string()));
         for d in m.devices.iter_mut() {
             d.modes = crate::harness::gpu_model::modes_of(&modes, &d.pci_bus_id);
+            d.physical_mem = crate::harness::gpu_model::memory_of(&modes, &d.pci_bus_id);
         }
         m.host_gpus = crate::harness::gpu_model::host_gpus(m.devices.len());
         crate::driver::hangs::set_host_gpus(m.host_gpus);

@@ -26,6 +26,8 @@ pub struct Facts {
     pub strict: bool,
     /// The shard this run was (CONFORMANCE_PARTITION=k/n).
     pub partition: Option<Partition>,
+    /// The suite's own footprint on the device, where NVML could list it (issue 47).
+    pub footprint: Option<model::Footprint>,
 }
 
 impl Facts {
@@ -41,6 +43,7 @@ impl Facts {
             driver: (version.to_string(), branch),
             strict: crate::driver::departures::strict(),
             partition,
+            footprint: None,
         }
     }
 }
@@ -74,6 +77,7 @@ pub fn report(m: &Machine, records: &[Record], f: &Facts) -> Report {
         date: Some(f.date.clone()),
         wall_s: Some(f.wall_s),
         workers: f.workers as u64,
+        footprint: f.footprint.clone(),
         machine: machine(m),
         driver_version: Some(m.driver_version.into()),
         cu_init: m.init.into(),

@@ -34,6 +34,7 @@ pub fn facts() -> crate::report::build::Facts {
         driver: ("580.159.04".into(), Some(580)),
         strict: false,
         partition: Some(crate::harness::settings::Partition { k: 2, n: 3 }),
+        footprint: None,
     }
 }
 
@@ -62,6 +63,7 @@ fn device(ordinal: i32, uuid: &str, bus: &str) -> Device {
         pci_bus_id: bus.into(),
         pci_ids: "10de:2335 (subsystem 10de:18bf)".into(),
         modes: "MIG off, virtualization passthrough".into(),
+        physical_mem: None,
     }
 }
 

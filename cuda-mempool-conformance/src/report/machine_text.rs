@@ -7,7 +7,7 @@ use crate::driver::check::code_name;
 use crate::driver::cu::CUresult;
 use crate::harness::machine::{answered_by, by_object};
 use crate::harness::settings::DEVICES_VAR;
-use crate::report::model::{Machine, Selection};
+use crate::report::model::{Footprint, Machine, Selection};
 use std::fmt::Write as _;
 
 /// A CUresult the report keeps as a number, by name.
@@ -96,6 +96,35 @@ pub fn summary(m: &Machine) -> String {
     writeln!(s, "entry points: {entry}").unwrap();
     if !m.missing.is_empty() {
         writeln!(s, "entry points the library lacks: {}", m.missing.join(", ")).unwrap();
+    }
+    s
+}
+
+/// The header's line of the suite's own footprint (issue 47): "The suite's footprint on the device
+/// (NVML's per-process memory, 24 samples 250 ms apart): 9 processes, at most 7 at once holding
+/// 3,584 MiB together; a bare context about 512 MiB." and, under a cap, how the run answered it.
+pub fn footprint(f: &Footprint) -> String {
+    let mib = |b: u64| b >> 20;
+    let mut s = format!(
+        "The suite's footprint on the device ({}): {} processes, at most {} at once holding {} MiB together; a bare \
+         context about {} MiB.",
+        f.source,
+        f.processes,
+        f.peak_processes,
+        mib(f.peak_bytes),
+        mib(f.context_bytes)
+    );
+    if let Some(c) = &f.cap {
+        write!(
+            s,
+            " The device is capped (it reports {} MiB of {} MiB physical): the run used {} general worker processes \
+             instead of {}.",
+            mib(c.reported),
+            mib(c.physical),
+            c.workers,
+            c.default_workers
+        )
+        .unwrap();
     }
     s
 }
@@ -199,4 +228,38 @@ fn chosen_by(m: &Machine, sel: &Selection) -> String {
         .find(|(k, _)| k == DEVICES_VAR)
         .map_or("", |(_, v)| v.as_str());
     format!("{DEVICES_VAR}={value}")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::model::{CapSeen, Footprint};
+
+    /// The header's footprint line, and under a cap the workers the run used.
+    #[test]
+    fn the_footprint_line_says_processes_peak_context_and_cap() {
+        let mut f = Footprint {
+            source: "NVML's per-process memory, 24 samples 250 ms apart".into(),
+            processes: 9,
+            peak_processes: 7,
+            peak_bytes: 3584 << 20,
+            context_bytes: 512 << 20,
+            ..Footprint::default()
+        };
+        assert_eq!(
+            super::footprint(&f),
+            "The suite's footprint on the device (NVML's per-process memory, 24 samples 250 ms apart): 9 processes, \
+             at most 7 at once holding 3584 MiB together; a bare context about 512 MiB."
+        );
+        f.cap = Some(CapSeen {
+            reported: 40 << 30,
+            physical: 80 << 30,
+            workers: 2,
+            default_workers: 4,
+            ..CapSeen::default()
+        });
+        assert!(super::footprint(&f).ends_with(
+            "The device is capped (it reports 40960 MiB of 81920 MiB physical): the run used 2 general worker \
+             processes instead of 4."
+        ));
+    }
 }

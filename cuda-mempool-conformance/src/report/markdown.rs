@@ -157,6 +157,9 @@ pub fn render(r: &Report) -> String {
     if let Some(line) = broken::line(r) {
         writeln!(s, "**{line}.**\n").unwrap();
     }
+    if let Some(f) = &r.footprint {
+        writeln!(s, "{}\n", machine_text::footprint(f)).unwrap();
+    }
     provenance_lines(&mut s, r);
     if let Some(Some(p)) = &r.precondition {
         writeln!(

@@ -56,6 +56,15 @@ pub fn workers_for(general: usize, parallel: usize) -> usize {
 }
 const TRIALS_PER_WORKER: usize = 16;
 
+/// The general workers of a run on a capped device (issue 47): a layer that counts every process on
+/// the GPU counts each worker's context against the cap it is judged by, so a capped run keeps
+/// `parallel` but [`CAPPED_WORKERS`] at most (the lanes and kept importers are the cases' own).
+pub fn capped_parallel(parallel: usize) -> usize {
+    parallel.min(CAPPED_WORKERS)
+}
+/// The most general workers a capped run starts.
+pub const CAPPED_WORKERS: usize = 2;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,6 +85,14 @@ mod tests {
         assert_eq!(workers_for(17, 4), 2);
         assert_eq!(workers_for(360, 4), 4);
         assert_eq!(workers_for(360, 0), 1);
+    }
+
+    /// A capped device: two general workers at most.
+    #[test]
+    fn a_capped_run_gets_two_workers_at_most() {
+        assert_eq!(capped_parallel(4), 2);
+        assert_eq!(capped_parallel(1), 1);
+        assert_eq!(workers_for(360, capped_parallel(4)), 2);
     }
 
     /// Requests beyond the device before the trials that need it alone, the trials of a quarter of

@@ -105,6 +105,16 @@ fn budget_of(m: &crate::harness::Machine) -> Budget {
     total.map_or_else(Turns::unbounded, Budget::of_device)
 }
 
+/// Whether a device the run uses is capped (`Device::cap`: its reported total well below NVML's
+/// physical memory).
+fn capped(m: &crate::harness::Machine) -> bool {
+    m.selection
+        .used()
+        .into_iter()
+        .filter_map(|d| m.devices.get(d as usize))
+        .any(|d| d.cap().is_some())
+}
+
 /// How long a trial runs before it stops counting against the parallelism; where processes start
 /// slowly, half the deadline: there a spare's start costs every other start time (under
 /// compute-sanitizer each process alive adds about 5 s to every start, and trials that start
@@ -186,7 +196,10 @@ impl Scheduler {
         // where processes start slowly: their first trials then start as the heavy ones end (H100:
         // runs 5.8 s to 5.2 s). Under compute-sanitizer the ipc lane's worker and children, started
         // so beside every general trial's importers, were up after 350 s.
-        let early = !slow && !ctx.stop.fail_fast() && ctx.admission.no_lead();
+        // Nor on a capped device (issue 47): a layer that counts every process on the GPU counts
+        // the lanes' contexts, so the heavy trials (the graph-budget ones among them) run before
+        // the lanes start theirs, beside the fewest of the suite's processes.
+        let early = !slow && !capped(&ctx.env.m) && !ctx.stop.fail_fast() && ctx.admission.no_lead();
         let context_of =
             |q: &VecDeque<Arc<Case>>| q.iter().any(|c| c.needs.contains(&crate::harness::machine::Cap::Gpu));
         if early {

@@ -81,6 +81,10 @@ pub fn main() -> ExitCode {
     } else {
         Prestarted::start(0)
     });
+    // NVML's start for the footprint's sampler (issue 47) overlaps the probe.
+    if workers {
+        crate::harness::footprint::begin();
+    }
     // The lookup child (no cuInit) runs beside the probe: both are on every trial's path.
     let timeout = s.timeout;
     let lookup = std::thread::spawn(move || crate::cases::uninit::lookup_in_child(timeout));
@@ -115,6 +119,41 @@ pub fn main() -> ExitCode {
         if let Some(b) = crate::harness::precondition::broken(&m) {
             eprintln!("conformance: {}", b.text());
         }
+    }
+    // Issue 47: a layer that caps the device and counts every process on it counts this run's own
+    // processes; where the probe sees a cap the run starts fewer general workers, and says so.
+    let cap = m
+        .selection
+        .used()
+        .into_iter()
+        .filter_map(|d| m.devices.get(d as usize)?.cap())
+        .next();
+    let parallel = match cap {
+        Some((reported, physical)) if workers => {
+            let fewer = crate::run::order::capped_parallel(parallel);
+            if !args.list {
+                println!(
+                    "conformance: the device reports {} MiB of {} MiB physical (a cap): {fewer} general worker \
+                     processes at most instead of {parallel}",
+                    reported >> 20,
+                    physical >> 20
+                );
+            }
+            fewer
+        }
+        _ => parallel,
+    };
+    let cap_seen = cap.map(|(reported, physical)| crate::report::model::CapSeen {
+        reported,
+        physical,
+        workers: parallel as u64,
+        default_workers: args.test_threads.unwrap_or(parallel) as u64,
+        extra: Default::default(),
+    });
+    // The suite's own footprint, sampled from NVML on its first device while the run lasts.
+    if workers {
+        let first = m.selection.used().into_iter().find_map(|d| m.devices.get(d as usize));
+        crate::harness::footprint::watch(first.map(|d| d.pci_bus_id.as_str()));
     }
     let mut cases: Vec<Arc<Case>> = templates
         .iter()
@@ -172,6 +211,7 @@ pub fn main() -> ExitCode {
         parallel,
         verbose: s.verbose,
         partition: s.partition,
+        cap: cap_seen,
     });
     let scheduler = workers.then(|| {
         Arc::new(Scheduler::start(

@@ -20,7 +20,25 @@ pub(super) struct Reporting {
     pub(super) verbose: bool,
     /// CONFORMANCE_PARTITION: the shard this run was (report.json `partition`).
     pub(super) partition: Option<Partition>,
+    /// The cap the probe saw, if it saw one (issue 47: the report's footprint says it).
+    pub(super) cap: Option<crate::report::model::CapSeen>,
 }
+
+/// The run's footprint for the report: the sampler's (`harness::footprint`), with the cap the probe
+/// saw.
+fn footprint(r: &Reporting) -> Option<crate::report::model::Footprint> {
+    let f = crate::harness::footprint::end()?;
+    Some(crate::report::model::Footprint {
+        source: f.source,
+        processes: f.processes,
+        peak_processes: f.peak_processes,
+        peak_bytes: f.peak_bytes,
+        context_bytes: f.context_bytes,
+        cap: r.cap.clone(),
+        extra: Default::default(),
+    })
+}
+
 pub(super) static REPORTING: OnceLock<Reporting> = OnceLock::new();
 /// Whether the report was written (once: by `main`, or by `last_resort`).
 static REPORTED: Mutex<bool> = Mutex::new(false);
@@ -82,7 +100,8 @@ fn records(jobs: &[Arc<Case>]) -> Vec<Record> {
 fn write_report(r: &Reporting) {
     let wall = r.start.elapsed().as_secs_f64();
     let records = records(&r.jobs);
-    let facts = build::Facts::now(wall, r.parallel, r.partition);
+    let mut facts = build::Facts::now(wall, r.parallel, r.partition);
+    facts.footprint = footprint(r);
     let report = build::report(&r.env.m, &records, &facts);
     println!();
     for line in screen::tables(&report) {

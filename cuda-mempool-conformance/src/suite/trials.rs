@@ -298,6 +298,8 @@ pub fn no_leaks(check: LeakCheck) -> Trial {
         let findings = match &check {
             LeakCheck::Workers(s, coordinator) => {
                 let mut l = s.finish();
+                // The footprint's sampler ends first: NVML's session is the coordinator's own.
+                let _ = crate::harness::footprint::end();
                 l.extend(coordinator.check());
                 Some(l)
             }

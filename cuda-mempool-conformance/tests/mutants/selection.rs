@@ -58,6 +58,11 @@ pub const BESIDE: &[(&str, &str)] = &[
          the stream-ordered calls (mutants/alloc.c)",
     ),
     (
+        "820-counting-cap-misses-graphs",
+        "its cap acts in cuMemAlloc (mutants/caps.c), cuMemGetInfo and cuDeviceTotalMem (cap.c) and the \
+         stream-ordered calls (mutants/alloc.c)",
+    ),
+    (
         "828-mem-info-frozen",
         "named in mutants/caps.c; acts in cuMemGetInfo (precondition.c)",
     ),

@@ -18,7 +18,7 @@ pub use field::{Extra, Nullable};
 pub use machine::{Device, Identity, Machine, P2p, PathAnswer, Selection, UnderTest};
 pub use provenance::{Library, LibraryFile, Provenance, ProvenanceDevice, RunProvenance};
 pub use report::{
-    ApiRow, BrokenAfter, BrokenForGood, CauseGroup, Deviation, GroupRow, Partition, Precondition, Report, Set, SetRow,
-    Totals,
+    ApiRow, BrokenAfter, BrokenForGood, CapSeen, CauseGroup, Deviation, Footprint, GroupRow, Partition, Precondition,
+    Report, Set, SetRow, Totals,
 };
 pub use trial::{ChildSpan, FailureCause, Observation, Timing, Trial, Turn};

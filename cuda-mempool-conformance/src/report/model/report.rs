@@ -23,6 +23,10 @@ pub struct Report {
     pub wall_s: Option<f64>,
     /// Worker processes.
     pub workers: u64,
+    /// The suite's own processes on its first device, as NVML listed them over the run (issue 47;
+    /// reports since).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub footprint: Option<Footprint>,
     pub machine: Machine,
     /// cuDriverGetVersion (12090 for CUDA 12.9).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -279,6 +283,46 @@ pub struct Partition {
     pub n: usize,
     #[serde(default)]
     pub by: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The suite's own footprint on its first device (issue 47): a sharing layer that counts every
+/// process on the GPU counts the suite's workers, lanes and kept importers against the cap it is
+/// judged by.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Footprint {
+    /// How it was measured, in words ("NVML's per-process memory, 24 samples 250 ms apart").
+    pub source: String,
+    /// The suite's processes NVML listed on the device over the run.
+    pub processes: u64,
+    /// The most of them listed at once.
+    pub peak_processes: u64,
+    /// The most they held together at once, bytes.
+    pub peak_bytes: u64,
+    /// The least one of them held, bytes: about one bare context.
+    pub context_bytes: u64,
+    /// Where the probe saw a cap (the reported total below 0.9 of the physical memory), how the run
+    /// answered it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cap: Option<CapSeen>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A cap the probe saw, and the fewer processes the run used under it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CapSeen {
+    /// cuDeviceTotalMem's total, bytes.
+    pub reported: u64,
+    /// NVML's physical memory, bytes.
+    pub physical: u64,
+    /// The general worker processes the run used.
+    pub workers: u64,
+    /// Those it would have used without the cap.
+    pub default_workers: u64,
     #[serde(flatten)]
     pub extra: Extra,
 }
