@@ -8,30 +8,12 @@ use crate::harness::machine::{same_file, Device, Machine, P2p, PathAnswer, Under
 use crate::harness::provenance::{library_file, Provenance};
 use std::ffi::{c_char, c_int, c_void, CStr};
 
-/// CONFORMANCE_LIBRARY=path: the library under test, where LD_PRELOAD does not name it (a layer
-/// installed as libcuda.so.1 on the library path, or opened through CUDA_MEMPOOL_SYS_LIBCUDA).
-pub const LIBRARY_VAR: &str = "CONFORMANCE_LIBRARY";
+pub use crate::harness::settings::LIBRARY_VAR;
 
-/// CONFORMANCE_LIBRARY, checked without loading it (the coordinator loads nothing of the library
-/// under test): None when unset; an error naming what is wrong and what to do.
+/// CONFORMANCE_LIBRARY as the settings read it: None when unset; an error naming what is wrong and
+/// what to do.
 pub fn library_from_env() -> Result<Option<String>, String> {
-    let Some(v) = crate::os::setting_os(LIBRARY_VAR) else {
-        return Ok(None);
-    };
-    let v = v.to_string_lossy().into_owned();
-    let fix = "set it to the path of the shared library under test (the layer that stands in for libcuda), or unset \
-               it to judge what LD_PRELOAD names";
-    if v.trim().is_empty() {
-        return Err(format!("{LIBRARY_VAR} is set but empty: {fix}"));
-    }
-    let mut magic = [0u8; 4];
-    match std::fs::File::open(&v).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic)) {
-        Err(e) => Err(format!("{LIBRARY_VAR}={v:?}: cannot read it ({e}): {fix}")),
-        Ok(()) if magic != *b"\x7fELF" => Err(format!(
-            "{LIBRARY_VAR}={v:?} is not a shared library (no ELF header): {fix}"
-        )),
-        Ok(()) => Ok(Some(v)),
-    }
+    crate::harness::settings::get().library.checked().map_err(String::from)
 }
 
 /// How each way of filling the table resolves the 14 APIs, as objects.

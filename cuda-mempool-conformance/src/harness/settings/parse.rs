@@ -18,6 +18,9 @@ pub const HELPER_CONNECTIONS_VAR: &str = "CONFORMANCE_HELPER_CONNECTIONS";
 /// The driver's own setting, which the helpers then inherit as every other process does.
 pub const MAX_CONNECTIONS_VAR: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
 pub const JUNIT_VAR: &str = "CONFORMANCE_JUNIT";
+/// CONFORMANCE_LIBRARY=path: the library under test, where LD_PRELOAD does not name it (a layer
+/// installed as libcuda.so.1 on the library path, or opened through CUDA_MEMPOOL_SYS_LIBCUDA).
+pub const LIBRARY_VAR: &str = "CONFORMANCE_LIBRARY";
 pub const NVML_VAR: &str = "CONFORMANCE_NVML";
 pub const PARTITION_VAR: &str = "CONFORMANCE_PARTITION";
 pub const REPORT_DIR_VAR: &str = "CONFORMANCE_REPORT_DIR";
@@ -335,6 +338,27 @@ pub fn plants(v: Option<&str>) -> Result<Vec<&'static str>, String> {
         }
     }
     Ok(out)
+}
+
+/// CONFORMANCE_LIBRARY, checked without loading it (the coordinator loads nothing of the library
+/// under test): None when unset; a path that is not a readable ELF file is refused, naming what to do.
+pub fn library(v: Option<&str>) -> Result<Option<String>, String> {
+    let Some(v) = v else {
+        return Ok(None);
+    };
+    let fix = "set it to the path of the shared library under test (the layer that stands in for libcuda), or unset \
+               it to judge what LD_PRELOAD names";
+    if v.trim().is_empty() {
+        return Err(format!("{LIBRARY_VAR} is set but empty: {fix}"));
+    }
+    let mut magic = [0u8; 4];
+    match std::fs::File::open(v).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic)) {
+        Err(e) => Err(format!("{LIBRARY_VAR}={v:?}: cannot read it ({e}): {fix}")),
+        Ok(()) if magic != *b"\x7fELF" => Err(format!(
+            "{LIBRARY_VAR}={v:?} is not a shared library (no ELF header): {fix}"
+        )),
+        Ok(()) => Ok(Some(v.to_string())),
+    }
 }
 
 #[cfg(test)]

@@ -299,8 +299,7 @@ mod tests {
 
     /// One place reads and parses a run's settings (`settings::values`, once per process): elsewhere
     /// in src/ `os::setting` reads only what the suite tells its own children (a protocol, `Child`
-    /// in the table), the IPC importers' test-only fault switch, and the library under test
-    /// (`harness::probe`, to move here).
+    /// in the table) and the IPC importers' test-only fault switch.
     #[test]
     fn only_the_settings_read_a_run_s_settings() {
         let protocol = [
@@ -316,7 +315,6 @@ mod tests {
             "CALLS_FILE_VAR",
             "CONTEXT_VAR",
             "FAULT_VAR",
-            "LIBRARY_VAR",
         ];
         let calls = ["os::setting(", "os::setting_os("];
         let wrong = calls_outside(&calls, &protocol, &["os.rs", "harness/settings/"]);

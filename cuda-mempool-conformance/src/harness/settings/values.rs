@@ -2,9 +2,9 @@
 //! `TestOnly` rows of the table), read once per process into typed values, each with the error its
 //! text was if it was unusable. The coordinator checks them all before anything runs (exit code 2);
 //! a child takes the values, whose text its parent has checked. The driver's three are handed down
-//! to it here (`driver::given`). Not yet here: CONFORMANCE_LIBRARY (`harness::probe` reads and
-//! checks it) and CONFORMANCE_IPC_FAULT (the importer child it breaks reads it); the `Child` rows
-//! are a protocol between the suite and its children, read by the role they start.
+//! to it here (`driver::given`). Not here: CONFORMANCE_IPC_FAULT (test-only, read by the importer
+//! child it breaks); the `Child` rows are a protocol between the suite and its children, read by the
+//! role they start.
 
 use super::parse::{self, Partition, Request};
 use crate::driver::entry::Entry;
@@ -88,6 +88,8 @@ pub struct Settings {
     pub helper_connections: Parsed<Option<u32>>,
     /// CONFORMANCE_JUNIT, the file to write.
     pub junit: Option<String>,
+    /// CONFORMANCE_LIBRARY, the library under test (a readable ELF file).
+    pub library: Parsed<Option<String>>,
     /// CONFORMANCE_NVML, else the system's NVML.
     pub nvml: String,
     pub partition: Parsed<Option<Partition>>,
@@ -139,6 +141,7 @@ impl Settings {
             fail_fast_lead: Parsed::read(LEAD_VAR, lead),
             helper_connections: Parsed::read(HELPER_CONNECTIONS_VAR, |v| helper_connections(v, own_connections)),
             junit: text(JUNIT_VAR),
+            library: Parsed::read(LIBRARY_VAR, library),
             nvml: text(NVML_VAR)
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| "libnvidia-ml.so.1".to_string()),
