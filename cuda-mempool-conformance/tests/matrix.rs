@@ -90,12 +90,20 @@ mod linux {
         let whole_path = write("whole.json", &w);
         let alone: Matrix = from_files(std::slice::from_ref(&whole_path)).unwrap();
         let m: Matrix = from_files(&[whole_path, b, a]).unwrap();
-        assert_eq!(m.columns.len(), 1, "the whole run and its shards: one origin, one column");
+        assert_eq!(
+            m.columns.len(),
+            1,
+            "the whole run and its shards: one origin, one column"
+        );
         let c = &m.columns[0];
         assert_eq!(c.runs.len(), 2, "the whole run, and its two shards as one run");
         assert_eq!(c.runs[0].shards, None);
         assert_eq!(c.runs[1].shards, Some((vec![1, 2], 2)));
-        assert!(c.differs.is_empty(), "the shards put back together are the whole run: {:?}", c.differs);
+        assert!(
+            c.differs.is_empty(),
+            "the shards put back together are the whole run: {:?}",
+            c.differs
+        );
         assert_eq!(content(&alone.columns[0]), content(c));
         assert_eq!(c.trials.len(), w["trials"].as_array().unwrap().len());
     }

@@ -141,7 +141,12 @@ fn check(p: &Page) -> Vec<String> {
     };
     assert_eq!(reports.len(), p.reports, "the reports of {}: {reports:?}", p.fleet);
     let m = from_files(&reports).unwrap();
-    assert_eq!(m.columns.len(), p.columns, "{}: one column a GPU model, library and settings", p.fleet);
+    assert_eq!(
+        m.columns.len(),
+        p.columns,
+        "{}: one column a GPU model, library and settings",
+        p.fleet
+    );
     let mut wrong: Vec<String> = misleading(&m)
         .into_iter()
         .map(|w| format!("{}: ✓ with a trial interrupted: {w}", p.fleet))
@@ -150,7 +155,12 @@ fn check(p: &Page) -> Vec<String> {
     m.write(&out).unwrap();
     let made = names(&out);
     let page = fleet.join(MATRIX);
-    assert_eq!(made, names(&page), "{}: the files written are the files committed", p.fleet);
+    assert_eq!(
+        made,
+        names(&page),
+        "{}: the files written are the files committed",
+        p.fleet
+    );
     for name in &made {
         let text = std::fs::read_to_string(out.join(name)).unwrap();
         let Some(was) = committed(&page, name) else {

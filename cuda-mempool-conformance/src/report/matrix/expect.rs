@@ -52,8 +52,7 @@ pub(super) fn parse(path: &str, text: &str) -> Result<Vec<(usize, String)>, Stri
 /// The entries of the file `path`.
 pub(super) fn read(path: &str) -> Result<Vec<(usize, String)>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("--expect {path}: cannot read it ({e})"))?;
-    let text =
-        String::from_utf8(bytes).map_err(|e| format!("--expect {path}: is not UTF-8 text ({e})"))?;
+    let text = String::from_utf8(bytes).map_err(|e| format!("--expect {path}: is not UTF-8 text ({e})"))?;
     parse(path, &text)
 }
 

@@ -58,7 +58,9 @@ impl Matrix {
                     .map(|c| match (&c.missing, c.trials.get(t)) {
                         (Some(entry), _) => json!({"outcome": MISSING, "class": MISSING,
                             "message": format!("{entry}: expected, no readable report")}),
-                        (None, Some(x)) => json!({"outcome": x.outcome, "class": class(&x.outcome), "message": x.message}),
+                        (None, Some(x)) => {
+                            json!({"outcome": x.outcome, "class": class(&x.outcome), "message": x.message})
+                        }
                         (None, None) => json!({"outcome": "absent", "class": "absent", "message": ""}),
                     })
                     .collect();

@@ -132,7 +132,12 @@ impl Matrix {
 /// One column's entry in the list of columns.
 fn column(s: &mut String, i: usize, c: &Column) {
     if let Some(entry) = &c.missing {
-        writeln!(s, "- **c{}**: **{MISSING}**: {entry}, expected, has no readable report", i + 1).unwrap();
+        writeln!(
+            s,
+            "- **c{}**: **{MISSING}**: {entry}, expected, has no readable report",
+            i + 1
+        )
+        .unwrap();
         return;
     }
     let totals: Vec<String> = c.totals.iter().map(|(o, n)| format!("{n} {o}")).collect();
@@ -152,7 +157,11 @@ fn column(s: &mut String, i: usize, c: &Column) {
     for d in &c.differs {
         let shown: Vec<&str> = d.trials.iter().take(5).map(String::as_str).collect();
         let more = d.trials.len().saturating_sub(shown.len());
-        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
         writeln!(
             s,
             "  - differs: {}: {} trial(s): {}{more}",

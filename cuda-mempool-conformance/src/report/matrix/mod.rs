@@ -176,10 +176,7 @@ pub fn from_files_expecting(paths: &[String], expect_file: &str) -> Result<Matri
     for p in paths {
         match origin::load(p) {
             Ok(r) => reports.push(r),
-            Err(why) => unreadable.push(Unreadable {
-                path: p.clone(),
-                why,
-            }),
+            Err(why) => unreadable.push(Unreadable { path: p.clone(), why }),
         }
     }
     let mut m = matrix_of(named_from_shared_folder(reports, paths), unreadable);
@@ -213,7 +210,10 @@ fn matrix_of(reports: Vec<origin::Report>, unreadable: Vec<Unreadable>) -> Matri
 
 /// The longest folder every path lies in.
 fn common_dir(paths: &[String]) -> Option<std::path::PathBuf> {
-    let mut shared = Path::new(paths.first()?).parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut shared = Path::new(paths.first()?)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     while !paths.iter().all(|p| Path::new(p).starts_with(&shared)) {
         if !shared.pop() {
             break;

@@ -10,7 +10,7 @@
 //! is a file `libcuda.so.VERSION` of the driver's version (its installed name; the soname
 //! libcuda.so.1 resolved); anything else is not the driver, whatever its name.
 
-use super::{ApiRow, Cell, CauseRow};
+use super::{ApiRow, CauseRow, Cell};
 use crate::harness::machine::NOTHING;
 use crate::report::model;
 use serde::{Deserialize, Serialize};
@@ -97,7 +97,10 @@ fn library(r: &model::Report, driver: &str) -> (String, bool) {
     // any that is not the driver's is the library under test. Those paths are as the loader named
     // them, links unresolved: a libcuda.so.1 beside the driver's file (`machine.libcuda`, resolved)
     // is the driver's own link.
-    let libcuda = m.libcuda.as_deref().filter(|l| !l.is_empty() && *l != "unknown" && *l != "none");
+    let libcuda = m
+        .libcuda
+        .as_deref()
+        .filter(|l| !l.is_empty() && *l != "unknown" && *l != "none");
     let driver_dir = libcuda
         .filter(|l| is_driver_file(&file_name(l), driver))
         .and_then(|l| Path::new(l).parent());
@@ -262,7 +265,10 @@ mod tests {
     fn the_driver_is_its_installed_file_of_its_version() {
         assert!(is_driver_file("libcuda.so.580.159.04", "580.159.04"));
         assert!(is_driver_file("libcuda.so.580.159.04", "?"));
-        assert!(!is_driver_file("libcuda.so.1", "580.159.04"), "the soname, unresolved: a stand-in");
+        assert!(
+            !is_driver_file("libcuda.so.1", "580.159.04"),
+            "the soname, unresolved: a stand-in"
+        );
         assert!(!is_driver_file("libcuda.so.570.1", "580.159.04"));
         assert!(!is_driver_file("libmisbehave.so", "?"));
     }

@@ -33,14 +33,17 @@ fn read(j: &Value, path: &str) -> Report {
 }
 
 fn report(k_n: Option<(usize, usize)>, device: &str, trials: &[(&str, &str)]) -> Report {
-    read(&report_json(k_n, device, "vm", trials), &format!("{device}-{k_n:?}.json"))
+    read(
+        &report_json(k_n, device, "vm", trials),
+        &format!("{device}-{k_n:?}.json"),
+    )
 }
 
 fn matrix(reports: Vec<Report>) -> Matrix {
     matrix_of(reports, Vec::new())
 }
 
-fn api<'a>(c: &'a Column, index: u64) -> &'a ApiRow {
+fn api(c: &Column, index: u64) -> &ApiRow {
     c.apis.iter().find(|a| a.index == Some(index)).unwrap()
 }
 
@@ -79,7 +82,10 @@ fn shards_merge_and_machines_stay_apart() {
     assert!(m.columns[1]
         .label
         .starts_with("H200 · 580.159.04 · libcuda.so.580.159.04 · proc-address"));
-    assert!(m.html().unwrap().contains("821::b failed"), "the message is in the page");
+    assert!(
+        m.html().unwrap().contains("821::b failed"),
+        "the message is in the page"
+    );
     assert!(
         m.markdown().contains("| `821::b` | failed | passed |"),
         "{}",
@@ -104,10 +110,18 @@ fn an_api_with_interrupted_trials_is_no_pass() {
     );
     let m = matrix(vec![r]);
     let c = &m.columns[0];
-    assert_eq!(api(c, 820).test_passed, "◐ 1/3 judged", "the ignored trial does not apply");
+    assert_eq!(
+        api(c, 820).test_passed,
+        "◐ 1/3 judged",
+        "the ignored trial does not apply"
+    );
     assert_eq!((api(c, 820).judged, api(c, 820).trials), (1, 3));
     assert_eq!(api(c, 821).test_passed, "✓", "every trial that applies judged");
-    assert!(m.markdown().contains("| 820 | api820 | ◐ 1/3 judged / ✓ |"), "{}", m.markdown());
+    assert!(
+        m.markdown().contains("| 820 | api820 | ◐ 1/3 judged / ✓ |"),
+        "{}",
+        m.markdown()
+    );
     let html = m.html().unwrap();
     assert!(html.contains("<td class=\"v partial\""), "the grid marks it partial");
     assert!(
@@ -148,7 +162,9 @@ fn hosts_of_one_origin_fold_and_the_one_that_differs_is_named() {
     assert_eq!(c.differs[0].run, "n2 (n2.json)");
     assert_eq!(c.differs[0].trials, ["820::b: failed"]);
     assert_eq!(c.trials["820::b"].outcome, "failed");
-    assert!(c.trials["820::b"].message.starts_with("across 3 runs: failed in n2 (n2.json); passed in 2"));
+    assert!(c.trials["820::b"]
+        .message
+        .starts_with("across 3 runs: failed in n2 (n2.json); passed in 2"));
 }
 
 #[test]
@@ -158,8 +174,16 @@ fn runs_of_other_settings_stay_apart_and_say_so() {
     let plain = report_json(None, "H100", "vm", &[("820::a", "passed")]);
     let m = matrix(vec![read(&plain, "plain.json"), read(&budget, "budget.json")]);
     assert_eq!(m.columns.len(), 2);
-    assert!(m.columns[0].label.ends_with(" · default settings"), "{}", m.columns[0].label);
-    assert!(m.columns[1].label.ends_with(" · CONFORMANCE_RUN_BUDGET=3"), "{}", m.columns[1].label);
+    assert!(
+        m.columns[0].label.ends_with(" · default settings"),
+        "{}",
+        m.columns[0].label
+    );
+    assert!(
+        m.columns[1].label.ends_with(" · CONFORMANCE_RUN_BUDGET=3"),
+        "{}",
+        m.columns[1].label
+    );
 }
 
 #[test]
@@ -180,8 +204,14 @@ fn a_library_that_is_not_the_driver_is_named_by_its_sha256() {
     assert_eq!(o.library, "libcuda.so.1 (not the driver; no sha256 in the report)");
     // The APIs resolved to another file than the driver's.
     let mut j = report_json(None, "H100", "vm", &[("820::a", "passed")]);
-    j["machine"]["resolved"] = json!([["cuMemAllocAsync", "/opt/layer/libcuda.so.1"], ["cuInit", "/x/libcuda.so.580.159.04"]]);
-    assert!(read(&j, "resolved.json").origin.library.starts_with("libcuda.so.1 (not the driver"));
+    j["machine"]["resolved"] = json!([
+        ["cuMemAllocAsync", "/opt/layer/libcuda.so.1"],
+        ["cuInit", "/x/libcuda.so.580.159.04"]
+    ]);
+    assert!(read(&j, "resolved.json")
+        .origin
+        .library
+        .starts_with("libcuda.so.1 (not the driver"));
     // The driver itself, its APIs found through its own link beside it.
     let mut j = report_json(None, "H100", "vm", &[("820::a", "passed")]);
     j["machine"]["resolved"] = json!([["cuMemAllocAsync", "/x/libcuda.so.1"]]);
@@ -200,7 +230,11 @@ fn scratch(name: &str) -> std::path::PathBuf {
 fn an_expected_host_without_a_report_is_missing_and_the_exit_is_not_zero() {
     let d = scratch("expect");
     let n1 = d.join("n1.json");
-    std::fs::write(&n1, report_json(None, "H100", "n1", &[("820::a", "passed")]).to_string()).unwrap();
+    std::fs::write(
+        &n1,
+        report_json(None, "H100", "n1", &[("820::a", "passed")]).to_string(),
+    )
+    .unwrap();
     let broken = d.join("n3.json");
     std::fs::write(&broken, "{ not json").unwrap();
     let inventory = d.join("fleet.txt");
@@ -212,10 +246,20 @@ fn an_expected_host_without_a_report_is_missing_and_the_exit_is_not_zero() {
     assert_eq!(m.expected[3].columns, [1], "a GPU model matches without regard to case");
     let md = m.markdown();
     assert!(md.contains("**c2**: **missing**: n2"), "{md}");
-    assert!(md.contains("| 820 | api820 | ✓ / ✓ | **missing** | **missing** |"), "{md}");
+    assert!(
+        md.contains("| 820 | api820 | ✓ / ✓ | **missing** | **missing** |"),
+        "{md}"
+    );
     assert!(m.html().unwrap().contains("<td class=\"v missing\">missing</td>"));
     let out = d.join("out");
-    let args = [s(&n1), s(&broken), "--expect".into(), s(&inventory), "--out".into(), s(&out)];
+    let args = [
+        s(&n1),
+        s(&broken),
+        "--expect".into(),
+        s(&inventory),
+        "--out".into(),
+        s(&out),
+    ];
     assert_eq!(main(&args), ExitCode::from(INCOMPLETE));
     assert!(out.join("matrix.html").exists(), "the page is written all the same");
     std::fs::write(&inventory, "n1\n").unwrap();
