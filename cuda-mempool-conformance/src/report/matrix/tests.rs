@@ -3,9 +3,12 @@
 //! sha256, and `--expect` turns a host without a report into a missing column and a non-zero exit.
 
 use super::origin::Report;
+use super::program::matrix_of;
 use super::*;
 use crate::report::model;
 use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::process::ExitCode;
 
 /// A report of `device` on `host` with `trials` (`(name, outcome)`, the API from the name).
 fn report_json(k_n: Option<(usize, usize)>, device: &str, host: &str, trials: &[(&str, &str)]) -> Value {
