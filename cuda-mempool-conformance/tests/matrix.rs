@@ -1,7 +1,7 @@
 //! Many reports as one matrix (report::matrix), without a GPU or a browser: a committed H100 run cut
-//! into two shards by CONFORMANCE_PARTITION's own rule merges back into that run's column, the same
-//! run on another machine is another column, every committed report (of any age) reads, and the
-//! page fetches nothing. Off Linux, where the suite does not run, one test that fails saying so.
+//! into two shards by CONFORMANCE_PARTITION's own rule merges back into one run, the whole run's
+//! twin (one origin: one column), the same run on another machine is another column, every
+//! committed report (of any age) reads, and the page fetches nothing. Off Linux, where the suite does not run, one test that fails saying so.
 
 #[cfg(target_os = "linux")]
 mod linux {
@@ -71,26 +71,42 @@ mod linux {
         s
     }
 
-    /// What two columns must share to be the same run's (the file names aside).
+    /// What two columns must share to be the same run's (the file names and the summed counts aside).
     fn content(c: &Column) -> Value {
-        json!({"trials": c.trials, "totals": c.totals, "apis": c.apis, "causes": c.causes, "origin": c.origin})
+        let verdicts: Vec<Value> = c
+            .apis
+            .iter()
+            .map(|a| json!([a.index, a.test_passed, a.judged, a.trials]))
+            .collect();
+        json!({"trials": c.trials, "totals": c.totals, "apis": verdicts, "origin": c.origin})
     }
 
     #[test]
-    fn two_shards_merge_into_the_whole_runs_column() {
+    fn two_shards_merge_into_one_run_of_the_whole_runs_column() {
         let w = whole();
         let (a, b) = (
             write("shard1.json", &shard(&w, 1, 2)),
             write("shard2.json", &shard(&w, 2, 2)),
         );
         let whole_path = write("whole.json", &w);
+        let alone: Matrix = from_files(std::slice::from_ref(&whole_path)).unwrap();
         let m: Matrix = from_files(&[whole_path, b, a]).unwrap();
-        assert_eq!(m.columns.len(), 2, "the whole run, and its two shards as one column");
-        let (whole_col, merged) = (&m.columns[0], &m.columns[1]);
-        assert_eq!(merged.shards, Some((vec![1, 2], 2)));
-        assert_eq!(content(whole_col), content(merged));
-        assert_ne!(whole_col.label, merged.label, "the two columns are told apart");
-        assert_eq!(whole_col.trials.len(), w["trials"].as_array().unwrap().len());
+        assert_eq!(
+            m.columns.len(),
+            1,
+            "the whole run and its shards: one origin, one column"
+        );
+        let c = &m.columns[0];
+        assert_eq!(c.runs.len(), 2, "the whole run, and its two shards as one run");
+        assert_eq!(c.runs[0].shards, None);
+        assert_eq!(c.runs[1].shards, Some((vec![1, 2], 2)));
+        assert!(
+            c.differs.is_empty(),
+            "the shards put back together are the whole run: {:?}",
+            c.differs
+        );
+        assert_eq!(content(&alone.columns[0]), content(c));
+        assert_eq!(c.trials.len(), w["trials"].as_array().unwrap().len());
     }
 
     #[test]
@@ -148,11 +164,20 @@ mod linux {
         }
         assert!(found.len() >= 10, "{found:?}");
         let m = from_files(&found).unwrap();
-        // Every report is in exactly one column; only shards of one run share a column (the
-        // committed fleet run of 2026-11-25 has two).
+        // Every report is in exactly one column, of one run; a run of several reports is shards.
         assert_eq!(m.columns.iter().map(|c| c.reports.len()).sum::<usize>(), found.len());
-        for c in m.columns.iter().filter(|c| c.reports.len() > 1) {
-            assert!(c.shards.is_some(), "reports merged that are no shards: {:?}", c.reports);
+        for r in m.columns.iter().flat_map(|c| &c.runs).filter(|r| r.reports.len() > 1) {
+            assert!(r.shards.is_some(), "reports merged that are no shards: {:?}", r.reports);
+        }
+        // No API is ✓ where a trial of it was interrupted (the committed SIGTERM run's were).
+        for c in &m.columns {
+            for a in c.apis.iter().filter(|a| a.test_passed == "✓") {
+                let cut = c
+                    .trials
+                    .iter()
+                    .find(|(_, t)| t.api == a.index && (t.outcome == "interrupted" || t.not_in > 0));
+                assert!(cut.is_none(), "{}: {} ✓ with {cut:?}", c.label, a.api);
+            }
         }
         let html = m.html().unwrap();
         for external in ["src=\"http", "href=\"http", "<link", "<script src", "@import", "url("] {

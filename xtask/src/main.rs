@@ -25,11 +25,15 @@
 //!       under LD_PRELOAD adds per API, say, with `--group api`).
 //!   cargo xtask diff OLD.json NEW.json
 //!       What changed between two conformance reports (exit 1 if anything regressed).
-//!   cargo xtask matrix REPORT.json… [--out DIR]
+//!   cargo xtask matrix REPORT.json… [--out DIR] [--expect FILE]
 //!       Many conformance reports as one matrix (the suite's `--matrix`): shards of one run merged
-//!       into one column, other machines, drivers, libraries as columns; DIR/matrix.md, matrix.json
-//!       and a self-contained matrix.html (default target/matrix). `ci` checks the committed H100
-//!       reports' page in headless Chromium (`cargo xtask matrix --ci`: that step alone).
+//!       into one run, the runs of one GPU model, driver, library, entry mode and settings into one
+//!       column (its hosts counted, those that differ named), other machines, drivers, libraries as
+//!       columns; DIR/matrix.md, matrix.json and a self-contained matrix.html (default
+//!       target/matrix). `--expect FILE` (one host name or GPU model a line, `#` comments): each
+//!       without a readable report is a red `missing` column, and the exit is not zero. `ci`
+//!       checks the committed H100 reports' page in headless Chromium (`cargo xtask matrix --ci`:
+//!       that step alone).
 //!   cargo xtask mutants [--report DIR] [FILTER...]
 //!       The suite once per mutant of the mutation library (cuda-mempool-conformance/shim/), each
 //!       time only the trials that reached the mutant's API (CONFORMANCE_MUTANTS_SELECT=all: all):
@@ -76,7 +80,7 @@ use std::process::ExitCode;
 pub const USAGE: &str =
     "usage: cargo xtask regen [--check] [--cuda-include DIR]\n       cargo xtask ci\n       cargo xtask docs\n       \
                      cargo xtask bench-diff OLD.json NEW.json [--group G]\n       \
-                     cargo xtask diff OLD.json NEW.json\n       cargo xtask matrix REPORT.json… [--out DIR]\n       cargo xtask mutants [--report DIR] [FILTER...]\n       \
+                     cargo xtask diff OLD.json NEW.json\n       cargo xtask matrix REPORT.json… [--out DIR] [--expect FILE]\n       cargo xtask mutants [--report DIR] [FILTER...]\n       \
                      cargo xtask expectations prune EXPECT.toml REPORT.json... [--write]";
 
 fn main() -> ExitCode {

@@ -1,5 +1,7 @@
-//! `cargo xtask matrix REPORT.json… [--out DIR]` (the suite's `--matrix`, one implementation:
-//! conformance's report::matrix) and its CI step: the committed H100 reports as one page, opened in
+//! `cargo xtask matrix REPORT.json… [--out DIR] [--expect FILE]` (the suite's `--matrix`, one
+//! implementation: conformance's report::matrix; `--expect`'s file: one host name or GPU model a
+//! line, `#` comments, each without a readable report a red `missing` column and a non-zero exit)
+//! and its CI step: the committed H100 reports as one page, opened in
 //! headless Chromium, its drawn counts checked against matrix.json, its screenshot kept.
 
 use crate::report_model::Report;
@@ -11,38 +13,68 @@ use std::process::Command;
 const OUT: &str = "target/matrix";
 const CI_OUT: &str = "target/matrix-ci";
 
-/// `cargo xtask matrix REPORT.json… [--out DIR]`; `cargo xtask matrix --ci`: the CI step alone.
+const USAGE: &str = "matrix: usage: cargo xtask matrix REPORT.json… [--out DIR] [--expect FILE]";
+
+/// `cargo xtask matrix REPORT.json… [--out DIR] [--expect FILE]`; `cargo xtask matrix --ci`: the CI
+/// step alone.
 pub fn matrix(root: &Path, args: &[String]) -> Result<(), String> {
     if args == ["--ci"] {
         return ci(root);
     }
-    let (mut reports, mut out) = (Vec::new(), root.join(OUT));
+    let (mut named, mut out, mut expect) = (Vec::new(), root.join(OUT), None);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--out" => out = PathBuf::from(it.next().ok_or("matrix: --out needs a folder")?),
-            _ => reports.push(std::fs::canonicalize(a).map_err(|e| format!("{a}: {e}"))?),
+            "--expect" => {
+                let f = it.next().ok_or("matrix: --expect needs a file")?;
+                if expect.replace(absolute(Path::new(f))?).is_some() {
+                    return Err("matrix: --expect given twice".into());
+                }
+            }
+            _ => named.push(a),
         }
     }
-    if reports.is_empty() {
-        return Err("matrix: usage: cargo xtask matrix REPORT.json… [--out DIR]".into());
+    if named.is_empty() && expect.is_none() {
+        return Err(USAGE.into());
     }
-    suite_matrix(root, &reports, &absolute(&out)?)
+    // With an inventory, a report that is not there is the suite's to name (a missing host), not
+    // an error here.
+    let reports = named
+        .iter()
+        .map(|a| match expect {
+            Some(_) => absolute(Path::new(a)),
+            None => std::fs::canonicalize(a).map_err(|e| format!("{a}: {e}")),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut extra: Vec<std::ffi::OsString> = Vec::new();
+    if let Some(f) = expect {
+        extra.extend(["--expect".into(), f.into()]);
+    }
+    suite_matrix(root, &reports, &absolute(&out)?, &extra)
 }
 
 fn absolute(p: &Path) -> Result<PathBuf, String> {
     std::path::absolute(p).map_err(|e| format!("{}: {e}", p.display()))
 }
 
+/// The suite's `--matrix` exit code of a page written with expected hosts or GPU models missing
+/// (conformance's `report::matrix::INCOMPLETE`).
+const INCOMPLETE: i32 = 1;
+
 /// The suite's `--matrix` (its test binary runs from the crate's folder: every path absolute).
-fn suite_matrix(root: &Path, reports: &[PathBuf], out: &Path) -> Result<(), String> {
+fn suite_matrix(root: &Path, reports: &[PathBuf], out: &Path, extra: &[std::ffi::OsString]) -> Result<(), String> {
     let mut args: Vec<std::ffi::OsString> = reports.iter().map(Into::into).collect();
     args.extend(["--out".into(), out.into()]);
+    args.extend(extra.iter().cloned());
     let status = crate::exec::suite_mode(root, "--matrix", &args)?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("the matrix could not be made ({status})"))
+    match status.code() {
+        _ if status.success() => Ok(()),
+        Some(INCOMPLETE) => Err(format!(
+            "the matrix is written to {}, but an expected host or GPU model has no readable report (its `missing` column)",
+            out.display()
+        )),
+        _ => Err(format!("the matrix could not be made ({status})")),
     }
 }
 
@@ -110,7 +142,7 @@ pub fn ci(root: &Path) -> Result<(), String> {
         "xtask ci: matrix of {} committed H100 reports into {CI_OUT}",
         reports.len()
     );
-    suite_matrix(root, &reports, &dir)?;
+    suite_matrix(root, &reports, &dir, &[])?;
     let browser =
         chromium().ok_or("matrix: no chromium on PATH; run `sudo bash .ci/install-deps` (Debian: `chromium`)")?;
     let page = dir.join("matrix.html");

@@ -4,7 +4,7 @@
 use crate::report::{diff, expectations, matrix, screen, timeline};
 use std::process::ExitCode;
 
-/// Commands that run no trial: `--diff OLD.json NEW.json`, `--matrix REPORT.json… [--out DIR]`,
+/// Commands that run no trial: `--diff OLD.json NEW.json`, `--matrix REPORT.json… [--out DIR] [--expect FILE]`,
 /// `--timeline REPORT.json [--out DIR]`, `--expectations-from REPORT.json`.
 pub(super) fn command(argv: &[String]) -> Option<ExitCode> {
     if let Some(i) = argv.iter().position(|a| a == "--diff") {
