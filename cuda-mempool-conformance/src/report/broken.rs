@@ -13,9 +13,9 @@
 //!   answer, and one whose process died or hung when the answer is a code, answer nothing
 //!   otherwise: a crash may be what broke it); the answer whose break holds the most failures
 //!   giving it is the one;
-//! - the crash: the earliest trial whose process died or hung among the break's and those just
-//!   before it (back to a failure answering otherwise, or the tail's start), when every failure
-//!   giving the answer that started before it was still running as it started (caught in flight);
+//! - the crash: of the tail's trials whose process died or hung, the last to start by the break's
+//!   first failure giving the answer (else the first among the break's), when every failure giving
+//!   the answer that started before it was still running as it started (caught in flight);
 //!   the first trial: the first giving the answer that started after the crash, else the first;
 //! - it counts when at least [`MIN_FOLLOWING`] failures of the break gave the answer, in trials of
 //!   at least two APIs (one API's trials run last, an IPC lane's say, can all fail by that API
@@ -147,20 +147,37 @@ fn break_of(tail: &[(&Trial, Seen)], answer: Answered) -> Option<Found> {
     if answering.len() < MIN_FOLLOWING || apis.len() < 2 {
         return None;
     }
-    // Just before the break: back to a failure answering otherwise, or the tail's start.
-    let before = tail[..start].iter().rposition(|(_, s)| other(s)).map_or(0, |i| i + 1);
-    let crash = tail[before..]
-        .iter()
-        .find_map(|(t, s)| match s {
-            Seen::Failed(Some(a)) if ended(*a) && !gives(s) => Some((*t, *a)),
+    // The crash: of the tail's processes that died or hung (nothing was right after any of them),
+    // the last to start by the break's first failure giving the answer, or else the first among
+    // the break's; not one separated from the break by a failure giving the answer that ran
+    // before it (that failure, not a crash, began the break). A failure answering otherwise
+    // between the two does not part them: under load a call outside the layer answering its own
+    // code lands anywhere in that short window (issue 47, the fake device on a machine without a GPU).
+    let opens = part[0].0.span.0;
+    fn died<'t>(entry: &(&'t Trial, Seen), answer: Answered) -> Option<(&'t Trial, Answered)> {
+        match entry.1 {
+            Seen::Failed(Some(a)) if ended(a) && a != answer => Some((entry.0, a)),
             _ => None,
-        })
-        .filter(|(c, _)| {
-            answering
-                .iter()
-                .filter(|t| (t.span.0, &t.trial) < (c.span.0, &c.trial))
-                .all(|t| t.span.1 > c.span.0)
-        });
+        }
+    }
+    let caught = |c: &Trial| {
+        answering
+            .iter()
+            .filter(|t| (t.span.0, &t.trial) < (c.span.0, &c.trial))
+            .all(|t| t.span.1 > c.span.0)
+    };
+    let parted = |c: &Trial| {
+        tail.iter()
+            .any(|(t, s)| gives(s) && t.span.0 > c.span.0 && t.span.0 < opens)
+    };
+    let crash = tail
+        .iter()
+        .filter(|(t, _)| t.span.0 <= opens)
+        .filter_map(|e| died(e, answer))
+        .last()
+        .filter(|(c, _)| !parted(c))
+        .or_else(|| part.iter().find_map(|e| died(e, answer)))
+        .filter(|(c, _)| caught(c));
     let first_trial = match crash {
         Some((c, _)) => answering
             .iter()

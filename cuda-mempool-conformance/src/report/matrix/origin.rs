@@ -229,6 +229,8 @@ impl Report {
                 .causes
                 .iter()
                 .flatten()
+                // The break's entry lists failures its causes below list again.
+                .filter(|c| c.broken.is_none())
                 .map(|c| CauseRow {
                     text: c.text.clone(),
                     count: c.count as usize,
