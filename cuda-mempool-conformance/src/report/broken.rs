@@ -173,8 +173,8 @@ fn break_of(tail: &[(&Trial, Seen)], answer: Answered) -> Option<Found> {
     let crash = tail
         .iter()
         .filter(|(t, _)| t.span.0 <= opens)
-        .filter_map(|e| died(e, answer))
-        .last()
+        .rev()
+        .find_map(|e| died(e, answer))
         .filter(|(c, _)| !parted(c))
         .or_else(|| part.iter().find_map(|e| died(e, answer)))
         .filter(|(c, _)| caught(c));
