@@ -103,19 +103,16 @@ pub fn detect(trials: &[Trial]) -> Option<Found> {
             .total_cmp(&b.0.span.0)
             .then_with(|| a.0.trial.cmp(&b.0.trial))
     });
-    let tail = &order[order.iter().rposition(|(_, s)| *s == Seen::Right).map_or(0, |i| i + 1)..];
-    let answers: BTreeSet<Answered> = tail
+    let answers: BTreeSet<Answered> = order
         .iter()
         .filter_map(|(_, s)| match s {
             Seen::Failed(a) => *a,
             _ => None,
         })
         .collect();
-    let began = tail.first()?.0.span.0;
     answers
         .into_iter()
-        .filter(|a| !given_before(&order, *a, began))
-        .filter_map(|a| break_of(tail, a))
+        .filter_map(|a| break_of(&order, a))
         .max_by_key(|f| f.broken.answering)
 }
 
@@ -129,8 +126,11 @@ fn given_before(order: &[(&Trial, Seen)], answer: Answered, began: f64) -> bool 
 /// The break of the tail `tail` that answers `answer`, if it counts.
 fn break_of(tail: &[(&Trial, Seen)], answer: Answered) -> Option<Found> {
     let gives = |s: &Seen| *s == Seen::Failed(Some(answer));
-    // Answers otherwise: a failure with another answer, but a process that ended beside a code.
-    let other = |s: &Seen| matches!(s, Seen::Failed(Some(a)) if *a != answer && (ended(answer) || !ended(*a)));
+    // Answers otherwise: a right answer (a lane's trial judging what its children answered before
+    // the break, say), a failure with another answer, but a process that ended beside a code.
+    let other = |s: &Seen| {
+        *s == Seen::Right || matches!(s, Seen::Failed(Some(a)) if *a != answer && (ended(answer) || !ended(*a)))
+    };
     // The earliest failure giving it after which at most one in STRAY answers otherwise.
     let (mut giving, mut others, mut start) = (0, 0, None);
     for (i, (_, s)) in tail.iter().enumerate().rev() {
@@ -141,6 +141,16 @@ fn break_of(tail: &[(&Trial, Seen)], answer: Answered) -> Option<Found> {
         }
     }
     let start = start?;
+    // The answer is new: no failure gave it before the failures the break ends (those after the
+    // last right answer before it): the run's steady failure of one call that happens to end it is
+    // no break.
+    let last_right = tail[..start]
+        .iter()
+        .rposition(|(_, s)| *s == Seen::Right)
+        .map_or(0, |i| i + 1);
+    if given_before(tail, answer, tail[last_right].0.span.0) {
+        return None;
+    }
     let part = &tail[start..];
     let answering: Vec<&Trial> = part.iter().filter(|(_, s)| gives(s)).map(|(t, _)| *t).collect();
     let apis: BTreeSet<u64> = answering.iter().filter_map(|t| t.api).collect();
