@@ -208,12 +208,16 @@ pub enum Need {
     /// (a context made meanwhile would move the one, and may come up broken beside the other).
     Device,
 }
-/// The device memory the trials running at once may hold: three quarters of the device's total,
-/// the rest left to the contexts of the run's processes (504 MiB each on the H100, R580; a run keeps
-/// up to about twenty), the driver's own reserve and other users of the device.
+/// The device memory the trials running at once may hold: three quarters of the device's total, or
+/// all of it but 16 GiB where that is more, the rest left to the contexts of the run's processes
+/// (504 MiB each on the H100, R580; a run keeps up to about twenty: 10 GiB), the driver's own
+/// reserve and other users of the device. On a large device a quarter is far more than they take
+/// (the H200's 35 GiB), and a trial of three quarters then ran beside nothing (issue 45).
 pub fn budget_capacity(total: u64) -> u64 {
-    total / 4 * 3
+    (total / 4 * 3).max(total.saturating_sub(RESERVE_BESIDE_TRIALS))
 }
+/// The least device memory the turns leave to what is not a trial ([`budget_capacity`]).
+const RESERVE_BESIDE_TRIALS: u64 = 16 << 30;
 
 impl Need {
     /// It keeps every memory-holding trial off the device while it runs (`Beyond`, `Device`).
@@ -224,6 +228,10 @@ impl Need {
 
 /// The lane of cases that change device state visible to the whole process.
 pub const SERIAL: &str = "serial";
+/// The lane of cases that hold GiB each (the large imports, the reserve trials of most of the
+/// device): one at a time, so that one of them waiting for memory never holds the other queues'
+/// turns back (issue 45), and beside the rest of the run rather than after it.
+pub const LARGE: &str = "large";
 
 impl Case {
     pub fn new(

@@ -24,10 +24,11 @@ pub(super) fn run_first(c: &Case, budget: &Budget) -> Rank {
     )
 }
 
-/// It asks for a quarter of the device or more: queued last, where it waits only for the run's
-/// tail to leave it room (issue 36, H100: mid-run a 6/8 share stalled the queue a second, and right
-/// after the heavy trials 1.8 s, beside the lanes' first children).
-fn big(c: &Case, budget: &Budget) -> bool {
+/// It asks for a quarter of the device or more: queued last, in the general queue and in a lane,
+/// where it waits only for the run's tail to leave it room (issue 36, H100: mid-run a 6/8 share
+/// stalled the queue a second, and right after the heavy trials 1.8 s, beside the lanes' first
+/// children; issue 45, H200: beside the load trials a 5/8 share took 1.3 s against 0.45 s).
+pub(super) fn big(c: &Case, budget: &Budget) -> bool {
     budget.bytes(c.memory_need()) >= budget.total / 4
 }
 

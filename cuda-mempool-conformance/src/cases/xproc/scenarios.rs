@@ -355,9 +355,11 @@ fn large_import_crash_declared(mib: usize, l: &Lost) -> bool {
         && !strict()
 }
 
-/// Sizes of the single-allocation imports, in MiB: around the 5,248 MiB past which a public report
-/// (RTX 3090, R580) says the importing process is killed, and well past it.
-pub(super) const LARGE_MIB: &[usize] = &[4096, 5248, 5249, 6144, 16384];
+/// Sizes of the single-allocation imports, in MiB: below and at the 5,248 MiB past which a public
+/// report (RTX 3090, R580) says the importing process is killed, and one MiB past it. (6,144 and
+/// 16,384 MiB went in issue 45: two more importer crashes, 0.9 s of the H200's longest lane, that
+/// 5,249 MiB already shows.)
+pub(super) const LARGE_MIB: &[usize] = &[4096, 5248, 5249];
 
 /// The scenario cases.
 pub(super) fn cases() -> Vec<Case> {
