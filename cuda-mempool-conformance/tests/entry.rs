@@ -134,6 +134,58 @@ fn missing_library_is_a_clear_error() -> Result<(), Failed> {
     Ok(())
 }
 
+/// The path of the system's libcuda.so.1, from the loader's cache.
+fn system_libcuda() -> Result<String, String> {
+    let out = Command::new("/sbin/ldconfig")
+        .arg("-p")
+        .output()
+        .or_else(|_| Command::new("ldconfig").arg("-p").output())
+        .map_err(|e| format!("cannot run ldconfig: {e}"))?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find(|l| l.trim_start().starts_with("libcuda.so.1 "))
+        .and_then(|l| l.rsplit("=> ").next())
+        .map(|p| p.trim().to_string())
+        .ok_or_else(|| "no libcuda.so.1 in the loader's cache: install libcuda1 (Debian non-free)".into())
+}
+
+/// A libcuda that is not the driver's file, found through CUDA_MEMPOOL_SYS_LIBCUDA (here the
+/// system's, copied under another folder: its file name carries no driver version), is a library
+/// under test in the report, with its file's sha256: a matrix then tells two builds of a stand-in
+/// apart (issue 47 left it "not the driver; no sha256 in the report").
+fn stand_in_is_under_test_with_its_sha256() -> Result<(), Failed> {
+    let dir = std::env::temp_dir().join(format!("cump-stand-in-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let copy = dir.join("libcuda.so.1");
+    std::fs::copy(system_libcuda()?, &copy).map_err(|e| format!("cannot copy libcuda: {e}"))?;
+    let copy = copy.display().to_string();
+    let sum = Command::new("sha256sum")
+        .arg(&copy)
+        .output()
+        .map_err(|e| format!("cannot run sha256sum: {e}"))?;
+    let want = String::from_utf8_lossy(&sum.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_string();
+    let j = run_suite("stand-in", &[("CUDA_MEMPOOL_SYS_LIBCUDA", &copy)]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let j = j?;
+    let libs = j["machine"]["under_test"].as_array().cloned().unwrap_or_default();
+    let found = libs.iter().find(|l| l["path"].as_str() == Some(copy.as_str()));
+    let Some(l) = found else {
+        return Err(format!("the stand-in {copy} is not among the libraries under test: {libs:?}").into());
+    };
+    let (by, sha) = (l["named_by"].as_str().unwrap_or(""), l["file"]["Ok"]["sha256"].as_str());
+    if !by.starts_with("the loader") || sha != Some(want.as_str()) {
+        return Err(
+            format!("the stand-in is recorded as named by {by:?} with sha256 {sha:?}, its file's is {want}").into(),
+        );
+    }
+    println!("entry: a stand-in libcuda is under test, sha256 {}", &want[..12]);
+    Ok(())
+}
+
 pub fn main() -> ExitCode {
     if let Some(code) = common::run_suite_if_asked() {
         return code;
@@ -145,6 +197,10 @@ pub fn main() -> ExitCode {
         Trial::test(
             "entry::missing_library_is_a_clear_error",
             missing_library_is_a_clear_error,
+        ),
+        Trial::test(
+            "entry::stand_in_is_under_test_with_its_sha256",
+            stand_in_is_under_test_with_its_sha256,
         ),
     ];
     libtest_mimic::run(&args, trials).exit_code()

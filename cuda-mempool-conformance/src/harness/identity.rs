@@ -33,6 +33,14 @@ impl Identity {
     }
 }
 
+/// Whether the file named `name` is the driver's installed file, `libcuda.so.VERSION` (`VERSION`
+/// the driver's `version`, where it is known): anything else that answers for libcuda is a stand-in.
+pub fn is_driver_file(name: &str, version: &str) -> bool {
+    let dotted = |v: &str| v.contains('.') && v.chars().all(|c| c.is_ascii_digit() || c == '.');
+    name.strip_prefix("libcuda.so.")
+        .is_some_and(|v| dotted(v) && (!dotted(version) || v == version))
+}
+
 /// The branch of a driver version (580 for 580.159.04).
 pub fn branch_of(version: &str) -> Option<u32> {
     version.split('.').next().and_then(|b| b.parse().ok())

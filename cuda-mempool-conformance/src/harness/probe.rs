@@ -52,34 +52,61 @@ fn under_test(preloaded: &[String]) -> Vec<UnderTest> {
         Ok(Some(p)) => vec![(p, LIBRARY_VAR)],
         _ => preloaded.iter().map(|p| (p.clone(), "LD_PRELOAD")).collect(),
     };
-    named
-        .into_iter()
-        .map(|(path, by)| {
-            let mut u = UnderTest {
-                path: path.clone(),
-                named_by: by.to_string(),
-                file: library_file(&path),
-                ..UnderTest::default()
-            };
-            match crate::os::dlopen_local(&path) {
-                Err(e) => u.error = Some(e),
-                Ok(h) => {
-                    let own = |a: *mut std::ffi::c_void| {
-                        crate::os::object_of(a as usize).is_some_and(|o| same_file(&o, &path))
-                    };
-                    let symbols = crate::driver::APIS
-                        .iter()
-                        .map(|a| a.1)
-                        .chain(LOOKUP_SYMBOLS.iter().copied());
-                    u.exports = symbols
-                        .filter(|s| h.symbol(s).is_some_and(own))
-                        .map(String::from)
-                        .collect();
-                }
-            }
-            u
+    named.into_iter().map(|(path, by)| examine(path, by)).collect()
+}
+
+/// How a stand-in for libcuda that no variable named is found ([`UnderTest::named_by`]).
+pub const STAND_IN: &str = "the loader (a libcuda that is not the driver's file)";
+
+/// The files the 14 APIs resolved to, and the libcuda mapped here, that are neither the driver's
+/// installed file (`identity::is_driver_file`, links resolved) nor a library already under test:
+/// stand-ins for libcuda found on the library path or through CUDA_MEMPOOL_SYS_LIBCUDA, whose
+/// sha256 the report then carries like a named library's (issue 47 left them without one).
+fn stand_ins(m: &Machine) -> Vec<String> {
+    let apis: Vec<&str> = crate::driver::APIS.iter().map(|a| a.1).collect();
+    let canon = |p: &str| std::fs::canonicalize(p).map_or(p.to_string(), |c| c.display().to_string());
+    let mut v: Vec<String> = m
+        .resolved
+        .iter()
+        .filter(|(symbol, _)| apis.contains(&symbol.as_str()))
+        .map(|(_, o)| o.as_str())
+        .chain(std::iter::once(m.libcuda.as_str()))
+        .filter(|p| p.starts_with('/'))
+        .map(canon)
+        .filter(|p| {
+            let name = p.rsplit('/').next().unwrap_or(p);
+            !crate::harness::identity::is_driver_file(name, &m.identity.version)
+                && !m.under_test.iter().any(|u| same_file(&u.path, p))
         })
-        .collect()
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// A library under test: its file, and the driver symbols it defines itself.
+fn examine(path: String, by: &str) -> UnderTest {
+    let mut u = UnderTest {
+        path: path.clone(),
+        named_by: by.to_string(),
+        file: library_file(&path),
+        ..UnderTest::default()
+    };
+    match crate::os::dlopen_local(&path) {
+        Err(e) => u.error = Some(e),
+        Ok(h) => {
+            let own = |a: *mut std::ffi::c_void| crate::os::object_of(a as usize).is_some_and(|o| same_file(&o, &path));
+            let symbols = crate::driver::APIS
+                .iter()
+                .map(|a| a.1)
+                .chain(LOOKUP_SYMBOLS.iter().copied());
+            u.exports = symbols
+                .filter(|s| h.symbol(s).is_some_and(own))
+                .map(String::from)
+                .collect();
+        }
+    }
+    u
 }
 
 fn attr(a: CUdevice_attribute, dev: CUdevice) -> i32 {
@@ -205,6 +232,9 @@ pub fn probe() -> Machine {
         m.libcuda = libcuda_path();
         m.identity = crate::harness::identity::identify(&m.libcuda);
         crate::driver::departures::set_driver(&m.identity.version);
+        for path in stand_ins(&m) {
+            m.under_test.push(examine(path, STAND_IN));
+        }
         if m.init != 0 {
             let _ = modes.join();
             return m;
@@ -370,6 +400,47 @@ pub fn hidden_init_in_child(timeout: std::time::Duration) -> Option<i32> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// A libcuda that is not the driver's file is a stand-in, whatever links lead to it; the driver's
+    /// file (through its libcuda.so.1 link too), a library already under test, a missing symbol and
+    /// an unknown object are not; one file is listed once.
+    #[test]
+    fn stand_ins_are_the_files_that_are_not_the_drivers() {
+        let dir = std::env::temp_dir().join(format!("conformance-stand-ins-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let at = |n: &str| dir.join(n).display().to_string();
+        for f in ["libcuda.so.580.1.2", "libremote.so", "libshim.so"] {
+            std::fs::write(at(f), f).unwrap();
+        }
+        std::os::unix::fs::symlink(at("libcuda.so.580.1.2"), at("libcuda.so.1")).unwrap();
+        std::os::unix::fs::symlink(at("libremote.so"), at("libcuda-link.so.1")).unwrap();
+        let resolve = |api: &str, o: String| (api.to_string(), o);
+        let mut m = Machine {
+            libcuda: at("libcuda.so.580.1.2"),
+            resolved: vec![
+                resolve("cuMemAllocAsync", at("libcuda.so.1")),
+                resolve("cuMemFreeAsync", at("libremote.so")),
+                resolve("cuMemPoolCreate", at("libcuda-link.so.1")),
+                resolve("cuMemPoolDestroy", at("libshim.so")),
+                resolve("cuMemPoolTrimTo", NOTHING.to_string()),
+                resolve("cuMemPoolSetAccess", "unknown".to_string()),
+            ],
+            under_test: vec![UnderTest {
+                path: at("libshim.so"),
+                ..UnderTest::default()
+            }],
+            ..Machine::default()
+        };
+        m.identity.version = "580.1.2".into();
+        assert_eq!(stand_ins(&m), vec![at("libremote.so")]);
+        // Another driver's file is no driver here: this run's driver is 580.1.2.
+        m.identity.version = "535.9.9".into();
+        assert_eq!(stand_ins(&m), vec![at("libcuda.so.580.1.2"), at("libremote.so")]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn uuid_as_nvidia_smi_writes_it() {
         let b = [

@@ -3,12 +3,13 @@
 //! mode and the settings, what tells columns apart.
 //!
 //! The library under test is named by its file and the short sha256 of it whenever it is not the
-//! NVIDIA driver, however it was loaded: LD_PRELOAD or CONFORMANCE_LIBRARY (the report records the
-//! file's sha256: `machine.under_test[].file`), or a file standing in for libcuda on the library
-//! path or through CUDA_MEMPOOL_SYS_LIBCUDA (the report records its path, in `machine.resolved`,
-//! `machine.libcuda` and the run's environment, but no sha256 of it: the label says so). The driver
-//! is a file `libcuda.so.VERSION` of the driver's version (its installed name; the soname
-//! libcuda.so.1 resolved); anything else is not the driver, whatever its name.
+//! NVIDIA driver, however it was loaded: LD_PRELOAD, CONFORMANCE_LIBRARY, or a file standing in for
+//! libcuda on the library path or through CUDA_MEMPOOL_SYS_LIBCUDA (the report records each with
+//! its file's sha256, `machine.under_test[].file`; a report older than the stand-ins' entry there
+//! has their path only, in `machine.resolved`, `machine.libcuda` and the run's environment: the
+//! label says there is no sha256). The driver is a file `libcuda.so.VERSION` of the driver's version
+//! (`identity::is_driver_file`; the soname libcuda.so.1 resolved); anything else is not the driver,
+//! whatever its name.
 
 use super::{ApiRow, CauseRow, Cell};
 use crate::harness::machine::NOTHING;
@@ -54,13 +55,7 @@ pub(super) fn file_name(p: &str) -> String {
         .map_or(p.to_string(), |f| f.to_string_lossy().into_owned())
 }
 
-/// Whether `name` is the driver's installed file, `libcuda.so.VERSION` (`VERSION` the driver's, where
-/// it is known).
-fn is_driver_file(name: &str, driver: &str) -> bool {
-    let version = |v: &str| v.contains('.') && v.chars().all(|c| c.is_ascii_digit() || c == '.');
-    name.strip_prefix("libcuda.so.")
-        .is_some_and(|v| version(v) && (!version(driver) || v == driver))
-}
+use crate::harness::identity::is_driver_file;
 
 /// `name (sha256 0123456789ab)`, or why there is no sha256.
 fn with_sha(name: &str, sha: Option<&str>) -> String {
