@@ -28,8 +28,14 @@ pub(super) fn run_first(c: &Case, budget: &Budget) -> Rank {
 /// where it waits only for the run's tail to leave it room (issue 36, H100: mid-run a 6/8 share
 /// stalled the queue a second, and right after the heavy trials 1.8 s, beside the lanes' first
 /// children; issue 45, H200: beside the load trials a 5/8 share took 1.3 s against 0.45 s).
-pub(super) fn big(c: &Case, budget: &Budget) -> bool {
+fn big(c: &Case, budget: &Budget) -> bool {
     budget.bytes(c.memory_need()) >= budget.total / 4
+}
+
+/// A lane's order: its big trials ([`big`]) last, the suite's order kept among the rest (a stable
+/// sort): its first trials run beside the run's busiest start (issue 45).
+pub(super) fn lane_order(lane: &mut [Arc<Case>], budget: &Budget) {
+    lane.sort_by_key(|c| big(c, budget));
 }
 
 /// How many of the general queue's trials are heavy (`Need::heavy`).
@@ -110,6 +116,21 @@ mod tests {
         v.sort_by_key(|c| run_first(c, &budget));
         let names: Vec<_> = v.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["beyond", "device", "plain", "big"]);
+    }
+
+    /// In a lane the trials of a quarter of the device or more go last, the others keep their order.
+    #[test]
+    fn a_lanes_big_trials_go_last() {
+        let budget = Budget::of_device(140 << 30);
+        let mut v = [
+            fake("big", |c| c.memory_share(5, 8)),
+            fake("first", |c| c.memory_bytes(4 << 30)),
+            fake("bigger", |c| c.memory_share(6, 8)),
+            fake("second", |c| c),
+        ];
+        lane_order(&mut v, &budget);
+        let names: Vec<_> = v.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["first", "second", "big", "bigger"]);
     }
 
     #[test]

@@ -220,9 +220,7 @@ impl Scheduler {
                 q.make_contiguous()
                     .sort_by_key(|c| ctx.stop.order_key(c, rank, crate::run::order::Rank::default()));
             } else {
-                // A lane's big trials last too (`order::big`): its first ones run beside the run's
-                // busiest start. A stable sort keeps the suite's order among the rest.
-                q.make_contiguous().sort_by_key(|c| crate::run::order::big(c, &budget));
+                crate::run::order::lane_order(q.make_contiguous(), &budget);
             }
             let context = context_of(&q);
             // Not the serial lane (its trials leave the process's current pool and default-pool

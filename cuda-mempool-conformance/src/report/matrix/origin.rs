@@ -12,6 +12,7 @@
 //! whatever its name.
 
 use super::{ApiRow, CauseRow, Cell};
+use crate::harness::identity::is_driver_file;
 use crate::harness::machine::NOTHING;
 use crate::report::model;
 use serde::{Deserialize, Serialize};
@@ -54,8 +55,6 @@ pub(super) fn file_name(p: &str) -> String {
         .file_name()
         .map_or(p.to_string(), |f| f.to_string_lossy().into_owned())
 }
-
-use crate::harness::identity::is_driver_file;
 
 /// `name (sha256 0123456789ab)`, or why there is no sha256.
 fn with_sha(name: &str, sha: Option<&str>) -> String {
