@@ -133,12 +133,12 @@ fn cuda13_location_reads_the_field_its_type_names() {
     use cuda_mempool_sys::cuda13::*;
     let domain = |device: u8, domain: u8| CUmemLocation {
         type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN,
-        __bindgen_anon_1: CUmemLocation_st__bindgen_ty_1 {
-            localized: CUmemLocation_st__bindgen_ty_1__bindgen_ty_1 {
+        __bindgen_anon_1: CUmemLocation_st__bindgen_ty_1::from_localized(
+            CUmemLocation_st__bindgen_ty_1__bindgen_ty_1 {
                 deviceId: device,
                 localityDomainId: domain,
             },
-        },
+        ),
     };
     assert_eq!(
         format!("{:?}", domain(1, 2)),
@@ -147,10 +147,13 @@ fn cuda13_location_reads_the_field_its_type_names() {
     );
     assert_eq!(domain(1, 2), domain(1, 2));
     assert_ne!(domain(1, 2), domain(1, 3));
-    // The union alone says nothing of which field is meant.
+    // The union's part alone says nothing of which field is meant: it prints its bytes as `id` does.
     assert_eq!(
         format!("{:?}", domain(1, 2).__bindgen_anon_1),
-        "CUmemLocation_st__bindgen_ty_1 { .. }"
+        format!(
+            "CUmemLocation_st__bindgen_ty_1 {{ raw: {} }}",
+            i32::from_ne_bytes([1, 2, 0, 0])
+        )
     );
     #[cfg(feature = "cuda-12")]
     {

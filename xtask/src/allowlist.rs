@@ -160,6 +160,7 @@ pub const BIT_SETS: &[&str] = &[
 /// A C union inside a struct, and which of its fields each value of the struct's tag field means:
 /// the generator writes the struct's `Debug`, `PartialEq`, `Eq` and `Hash` through that field
 /// (bindgen derives none of them for a struct that holds a union).
+#[derive(Debug)]
 pub struct TaggedUnion {
     /// The struct holding the union, as bindgen names it.
     pub owner: &'static str,

@@ -1,9 +1,10 @@
 //! `cargo xtask ci`: everything CI checks, in order, stopping at the first failure: what must be
 //! installed (preflight), formatting, clippy and rustdoc with warnings denied, the docs coverage,
 //! the fleet files, Windows (ci/windows.rs), `regen --check`, the ABI check and all tests, nextest,
-//! `.ci/gpu-job`, the matrix page in headless Chromium, and what a user of the crate builds: the
+//! Miri over the generated types (ci/miri.rs), `.ci/gpu-job`, the matrix page in headless Chromium, and what a user of the crate builds: the
 //! feature-union workspace, the packaged crate and the MSRV (ci/package.rs).
 
+mod miri;
 mod package;
 mod windows;
 
@@ -178,6 +179,7 @@ pub fn ci(root: &Path) -> Result<(), String> {
         args.extend(features);
         run(root, "cuda-mempool-sys tests", &args, &require)?;
     }
+    miri::uninit(root)?;
     run(root, "tests", &["test", "--workspace", "--locked"], &require)?;
     // The same suite under nextest (one process per trial), with its JUnit (`.config/nextest.toml`).
     nextest(root)?;

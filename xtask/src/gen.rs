@@ -284,6 +284,8 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
         .generate()
         .map_err(|e| format!("bindgen failed for CUDA {major}: {e}"))?
         .to_string();
+    // No C union left for safe code to fill in part (CUDA 13's `CUmemLocation`).
+    let (bindings, whole) = table::whole_unions(&bindings).map_err(|e| format!("CUDA {major}: {e}"))?;
 
     // Every requested function must be there under its resolved name.
     let mut missing = Vec::new();
@@ -326,8 +328,10 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     // lose bindgen's derived Debug (they get `name()` and a Debug that prints it, below), and the
     // extern block disappears under the `dynamic-loading` feature.
     let mut lines: Vec<String> = Vec::new();
+    let mut in_extern = false;
     for line in own.lines() {
-        if let Some(rest) = line.trim_start().strip_prefix("pub fn ") {
+        in_extern = (in_extern && line != "}") || line == "extern \"C\" {";
+        if let Some(rest) = line.trim_start().strip_prefix("pub fn ").filter(|_| in_extern) {
             let name = rest.split('(').next().unwrap_or("");
             let abi = abis
                 .get(name)
@@ -371,7 +375,7 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     out.push_str(&shared.reexport());
     let own_enums: Vec<_> = enums.iter().filter(|(n, _)| n != common::RESULT).cloned().collect();
     out.push_str(&table::enum_name_and_debug(&own_enums, &aliases, allowlist::BIT_SETS));
-    out.push_str(&table::struct_traits(&file, &enums, &aliases)?);
+    out.push_str(&table::struct_traits(&file, &enums, &aliases, &whole)?);
     out.push('\n');
     for k in allowlist::HAND_CONSTS {
         writeln!(
@@ -389,7 +393,7 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     out.push_str("/// A `CUmemLocation` of the given type and id (CUDA 13 keeps `id` in an anonymous union).\n");
     out.push_str("pub const fn mem_location(type_: CUmemLocationType, id: ::core::ffi::c_int) -> CUmemLocation {\n");
     if union_id {
-        out.push_str("    CUmemLocation {\n        type_,\n        __bindgen_anon_1: CUmemLocation_st__bindgen_ty_1 { id },\n    }\n}\n");
+        out.push_str("    CUmemLocation {\n        type_,\n        __bindgen_anon_1: CUmemLocation_st__bindgen_ty_1::from_id(id),\n    }\n}\n");
     } else {
         out.push_str("    CUmemLocation { type_, id }\n}\n");
     }
@@ -415,7 +419,7 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
         &format!("raw bindings, helpers and the EntryPoints table for CUDA {major}"),
     );
     let rs = format!("{header}\n{out}");
-    let (abi_c, abi_rs) = abi_probe(&bindings, h, &bg, pin, major, &tbl)?;
+    let (abi_c, abi_rs) = abi_probe(&bindings, h, &bg, pin, major, &tbl, &whole)?;
     let mut files = vec![
         (pins::bindings_path(major), rs),
         (pins::abi_c_path(major), abi_c),
@@ -468,6 +472,7 @@ fn abi_probe(
     pin: &Pin,
     major: u32,
     tbl: &table::Table,
+    whole: &[table::WholeUnion],
 ) -> Result<(String, String), String> {
     let file = syn::parse_file(rs).map_err(|e| format!("cannot parse bindgen output for CUDA {major}: {e}"))?;
     let header_text = std::fs::read_to_string(h.include.join("cuda.h")).unwrap_or_default()
@@ -549,6 +554,11 @@ fn abi_probe(
                 add(format!("const {k}"), k.clone(), format!("B::{k}"));
             }
             _ => {}
+        }
+    }
+    for w in whole {
+        for (key, c_expr, r_expr) in table::probe_entries(w, &c_type_name(&header_text, "struct", w.tagged.owner)) {
+            add(key, c_expr, r_expr);
         }
     }
     for k in allowlist::HAND_CONSTS {

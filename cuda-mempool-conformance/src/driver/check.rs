@@ -89,8 +89,7 @@ pub fn device_props(dev: CUdevice) -> CUmemPoolProps {
 
 /// The id of a location, whichever way CUDA 13's union spells it.
 pub fn location_id(l: &CUmemLocation) -> i32 {
-    // SAFETY: every member of the union is plain data; `id` is the int view.
-    unsafe { l.__bindgen_anon_1.id }
+    l.__bindgen_anon_1.id()
 }
 
 /// A pool this case created; destroyed on drop (unless taken).

@@ -237,31 +237,6 @@ fn bindgen_test_layout_CUmemLocation_st__bindgen_ty_1__bindgen_ty_1() {
     );
 }
 #[test]
-fn bindgen_test_layout_CUmemLocation_st__bindgen_ty_1() {
-    const UNINIT: ::core::mem::MaybeUninit<CUmemLocation_st__bindgen_ty_1> = ::core::mem::MaybeUninit::uninit();
-    let ptr = UNINIT.as_ptr();
-    assert_eq!(
-        ::core::mem::size_of::<CUmemLocation_st__bindgen_ty_1>(),
-        4usize,
-        "Size of CUmemLocation_st__bindgen_ty_1",
-    );
-    assert_eq!(
-        ::core::mem::align_of::<CUmemLocation_st__bindgen_ty_1>(),
-        4usize,
-        "Alignment of CUmemLocation_st__bindgen_ty_1",
-    );
-    assert_eq!(
-        unsafe { ::core::ptr::addr_of!((*ptr).id) as usize - ptr as usize },
-        0usize,
-        "Offset of field: CUmemLocation_st__bindgen_ty_1::id",
-    );
-    assert_eq!(
-        unsafe { ::core::ptr::addr_of!((*ptr).localized) as usize - ptr as usize },
-        0usize,
-        "Offset of field: CUmemLocation_st__bindgen_ty_1::localized",
-    );
-}
-#[test]
 fn bindgen_test_layout_CUmemLocation_st() {
     const UNINIT: ::core::mem::MaybeUninit<CUmemLocation_st> = ::core::mem::MaybeUninit::uninit();
     let ptr = UNINIT.as_ptr();
@@ -425,11 +400,41 @@ fn bindgen_test_layout_CUDA_MEM_ALLOC_NODE_PARAMS_v1_st() {
         "Offset of field: CUDA_MEM_ALLOC_NODE_PARAMS_v1_st::dptr",
     );
 }
-#[repr(C)]
-#[derive(Copy, Clone)]
-pub union CUmemLocation_st__bindgen_ty_1 {
-    pub id: ::core::ffi::c_int,
-    pub localized: CUmemLocation_st__bindgen_ty_1__bindgen_ty_1,
+/// The C union of `CUmemLocation_st` (`id`, `localized`), as 4 bytes that every constructor writes: build it
+/// with `from_FIELD`, read it with `FIELD()`. A read gives the bytes the C field of that name
+/// covers, so a value always reads as the driver would read it; a view narrower than the union
+/// writes zeros past its end. (bindgen's `union` let safe code leave bytes uninitialised.)
+#[repr(transparent)]
+#[derive(Debug, Default, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUmemLocation_st__bindgen_ty_1 {
+    raw: ::core::ffi::c_int,
+}
+impl CUmemLocation_st__bindgen_ty_1 {
+    /// The union holding `id`.
+    pub const fn from_id(id: ::core::ffi::c_int) -> Self {
+        Self { raw: id }
+    }
+    /// `id`: every byte of the union.
+    pub const fn id(self) -> ::core::ffi::c_int {
+        self.raw
+    }
+    /// Writes `id`.
+    pub fn set_id(&mut self, id: ::core::ffi::c_int) {
+        *self = Self::from_id(id);
+    }
+    /// The union holding `localized`, its bytes past `localized` zero.
+    pub const fn from_localized(v: CUmemLocation_st__bindgen_ty_1__bindgen_ty_1) -> Self {
+        Self { raw: ::core::ffi::c_int::from_ne_bytes([v.deviceId, v.localityDomainId, 0, 0]) }
+    }
+    /// `localized`: the union's first 2 bytes.
+    pub const fn localized(self) -> CUmemLocation_st__bindgen_ty_1__bindgen_ty_1 {
+        let b = self.raw.to_ne_bytes();
+        CUmemLocation_st__bindgen_ty_1__bindgen_ty_1 { deviceId: b[0], localityDomainId: b[1] }
+    }
+    /// Writes `localized`, and zeros past it.
+    pub fn set_localized(&mut self, v: CUmemLocation_st__bindgen_ty_1__bindgen_ty_1) {
+        *self = Self::from_localized(v);
+    }
 }
 impl Default for CUmemFabricHandle_st {
     fn default() -> Self {
@@ -1399,15 +1404,6 @@ impl CUmemAllocationType_enum {
     pub const CU_MEM_ALLOCATION_TYPE_MAX: CUmemAllocationType_enum = CUmemAllocationType_enum(
         2147483647,
     );
-}
-impl Default for CUmemLocation_st__bindgen_ty_1 {
-    fn default() -> Self {
-        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
-        unsafe {
-            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
-            s.assume_init()
-        }
-    }
 }
 impl Default for CUmemLocation_st {
     fn default() -> Self {
@@ -3273,11 +3269,10 @@ impl ::core::fmt::Debug for CUmemLocation_st {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         let mut s = f.debug_struct("CUmemLocation_st");
         s.field("type_", &self.type_);
-        // SAFETY: the union is read through the field the tag names, as the driver reads it.
         if self.type_ == CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN {
-            s.field("localized", unsafe { &self.__bindgen_anon_1.localized });
+            s.field("localized", &self.__bindgen_anon_1.localized());
         } else {
-            s.field("id", unsafe { &self.__bindgen_anon_1.id });
+            s.field("id", &self.__bindgen_anon_1.id());
         }
         s.finish()
     }
@@ -3286,11 +3281,10 @@ impl ::core::fmt::Debug for CUmemLocation_st {
 impl ::core::cmp::PartialEq for CUmemLocation_st {
     fn eq(&self, other: &Self) -> bool {
         self.type_ == other.type_
-            // SAFETY: the union is read through the field the tag names, as the driver reads it.
             && if self.type_ == CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN {
-                unsafe { self.__bindgen_anon_1.localized == other.__bindgen_anon_1.localized }
+                self.__bindgen_anon_1.localized() == other.__bindgen_anon_1.localized()
             } else {
-                unsafe { self.__bindgen_anon_1.id == other.__bindgen_anon_1.id }
+                self.__bindgen_anon_1.id() == other.__bindgen_anon_1.id()
             }
     }
 }
@@ -3299,11 +3293,10 @@ impl ::core::cmp::Eq for CUmemLocation_st {}
 impl ::core::hash::Hash for CUmemLocation_st {
     fn hash<H: ::core::hash::Hasher>(&self, state: &mut H) {
         ::core::hash::Hash::hash(&self.type_, state);
-        // SAFETY: the union is read through the field the tag names, as the driver reads it.
         if self.type_ == CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN {
-            ::core::hash::Hash::hash(unsafe { &self.__bindgen_anon_1.localized }, state);
+            ::core::hash::Hash::hash(&self.__bindgen_anon_1.localized(), state);
         } else {
-            ::core::hash::Hash::hash(unsafe { &self.__bindgen_anon_1.id }, state);
+            ::core::hash::Hash::hash(&self.__bindgen_anon_1.id(), state);
         }
     }
 }
@@ -3397,13 +3390,6 @@ impl ::core::hash::Hash for CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
         ::core::hash::Hash::hash(&self.dptr, state);
     }
 }
-/// Prints no field: the union alone does not say which one is meant ([`CUmemLocation_st`]'s `Debug`
-/// prints the one its tag names).
-impl ::core::fmt::Debug for CUmemLocation_st__bindgen_ty_1 {
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        f.debug_struct("CUmemLocation_st__bindgen_ty_1").finish_non_exhaustive()
-    }
-}
 
 /// The legacy default stream, whatever the compilation's default-stream mode.
 pub const CU_STREAM_LEGACY: CUstream = 0x1 as CUstream;
@@ -3417,7 +3403,7 @@ pub const CU_DEVICE_INVALID: CUdevice = -2;
 pub const fn mem_location(type_: CUmemLocationType, id: ::core::ffi::c_int) -> CUmemLocation {
     CUmemLocation {
         type_,
-        __bindgen_anon_1: CUmemLocation_st__bindgen_ty_1 { id },
+        __bindgen_anon_1: CUmemLocation_st__bindgen_ty_1::from_id(id),
     }
 }
 /// C API names as cuda.h's macros resolve them (no per-thread default stream); the module

@@ -634,6 +634,12 @@ int main(void) {
     printf("%s %lld\n", "const CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD", (long long)(CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD));
     printf("%s %lld\n", "const CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH", (long long)(CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH));
     printf("%s %lld\n", "const CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY", (long long)(CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY));
+    printf("%s %lld\n", "size CUmemLocation_st__bindgen_ty_1", (long long)(sizeof(((struct CUmemLocation_st *)0)->id)));
+    printf("%s %lld\n", "align CUmemLocation_st__bindgen_ty_1", (long long)(_Alignof(__typeof__(((struct CUmemLocation_st *)0)->id))));
+    printf("%s %lld\n", "offset CUmemLocation_st.id", (long long)(offsetof(struct CUmemLocation_st, id)));
+    printf("%s %lld\n", "offset CUmemLocation_st.localized", (long long)(offsetof(struct CUmemLocation_st, localized)));
+    printf("%s %lld\n", "byte CUmemLocation_st.localized.deviceId", (long long)(offsetof(struct CUmemLocation_st, localized.deviceId) - offsetof(struct CUmemLocation_st, localized)));
+    printf("%s %lld\n", "byte CUmemLocation_st.localized.localityDomainId", (long long)(offsetof(struct CUmemLocation_st, localized.localityDomainId) - offsetof(struct CUmemLocation_st, localized)));
     printf("%s %lld\n", "hand CU_STREAM_LEGACY", (long long)((unsigned long long)(uintptr_t)CU_STREAM_LEGACY));
     printf("%s %lld\n", "hand CU_STREAM_PER_THREAD", (long long)((unsigned long long)(uintptr_t)CU_STREAM_PER_THREAD));
     printf("%s %lld\n", "hand CU_DEVICE_CPU", (long long)((long long)CU_DEVICE_CPU));

@@ -1,8 +1,10 @@
 //! `Debug`, `PartialEq`, `Eq` and `Hash` for the structs bindgen cannot derive them for (those that
-//! hold a C union, directly or through a field): written field by field, the union read through the
-//! field its struct's tag names (allowlist::TAGGED_UNIONS); and the test, written into every
-//! module, that each of its public types implements `Debug`.
+//! hold a C union, directly or through a field): written field by field, the union (rewritten by
+//! unions.rs as a value every constructor writes whole) read through the view its struct's tag
+//! names (allowlist::TAGGED_UNIONS); and the test, written into every module, that each of its
+//! public types implements `Debug`.
 
+use super::unions::WholeUnion;
 use crate::allowlist::{TaggedUnion, TAGGED_UNIONS};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -73,30 +75,16 @@ fn view_text(t: &TaggedUnion) -> String {
     format!("its field that `{}` names ({})", t.tag, parts.join(", "))
 }
 
-/// The impls for every struct of bindgen's output that lacks one of [`TRAITS`], and `Debug` for
-/// every union. `enums`: the enum newtypes and their constants; `aliases`: bindgen's
-/// `pub use self::X_enum as X;` (enum to the name cuda.h gives it).
+/// The impls for every struct of bindgen's output that lacks one of [`TRAITS`]. `enums`: the enum
+/// newtypes and their constants; `aliases`: bindgen's `pub use self::X_enum as X;` (enum to the name
+/// cuda.h gives it); `whole`: the unions unions.rs rewrote (a C union left in `file` is refused).
 pub fn struct_traits(
     file: &syn::File,
     enums: &[(String, Vec<(String, i128)>)],
     aliases: &BTreeMap<String, String>,
+    whole: &[WholeUnion],
 ) -> Result<String, String> {
-    let unions: BTreeMap<String, Vec<String>> = file
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            syn::Item::Union(u) => Some((
-                u.ident.to_string(),
-                u.fields
-                    .named
-                    .iter()
-                    .filter_map(|f| f.ident.as_ref())
-                    .map(|i| i.to_string())
-                    .collect(),
-            )),
-            _ => None,
-        })
-        .collect();
+    let unions: BTreeMap<String, Vec<String>> = whole.iter().map(|w| (w.name.clone(), w.fields.clone())).collect();
     // An enum's constants, under its own name and cuda.h's.
     let mut consts: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (name, cs) in enums {
@@ -109,27 +97,11 @@ pub fn struct_traits(
     let mut out = String::new();
     for item in &file.items {
         match item {
-            syn::Item::Union(u) if !derived(&u.attrs).contains("Debug") => {
-                let name = u.ident.to_string();
-                let owner = TAGGED_UNIONS
-                    .iter()
-                    .find(|t| {
-                        file.items.iter().any(|i| {
-                            matches!(i, syn::Item::Struct(s) if s.ident == t.owner
-                                && s.fields.iter().any(|f| type_name(&f.ty).as_deref() == Some(name.as_str())))
-                        })
-                    })
-                    .map(|t| t.owner)
-                    .ok_or_else(|| format!("union {name}: no struct of allowlist::TAGGED_UNIONS holds it"))?;
-                writeln!(
-                    out,
-                    "/// Prints no field: the union alone does not say which one is meant ([`{owner}`]'s `Debug`\n\
-                     /// prints the one its tag names).\n\
-                     impl ::core::fmt::Debug for {name} {{\n    \
-                     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {{\n        \
-                     f.debug_struct(\"{name}\").finish_non_exhaustive()\n    }}\n}}"
-                )
-                .unwrap();
+            syn::Item::Union(u) => {
+                return Err(format!(
+                    "union {}: left as a C union (table::whole_unions runs first)",
+                    u.ident
+                ));
             }
             syn::Item::Struct(s) => {
                 let syn::Fields::Named(named) = &s.fields else { continue };
@@ -197,7 +169,6 @@ fn impls(
             tag_views.insert(field.clone(), (t, views(t, &tag_ty)));
         }
     }
-    let note = "// SAFETY: the union is read through the field the tag names, as the driver reads it.";
     let mut out = String::new();
     if wanted.contains(&"Debug") {
         let mut body = format!("        let mut s = f.debug_struct(\"{name}\");\n");
@@ -208,10 +179,8 @@ fn impls(
                     let (_, v) = &tag_views[n];
                     writeln!(
                         body,
-                        "        {note}\n        {}",
-                        by_view(v, "        ", |u| format!(
-                            "s.field(\"{u}\", unsafe {{ &self.{n}.{u} }});"
-                        ))
+                        "        {}",
+                        by_view(v, "        ", |u| format!("s.field(\"{u}\", &self.{n}.{u}());"))
                     )
                     .unwrap();
                 }
@@ -250,23 +219,12 @@ fn impls(
             .iter()
             .map(|f| match f {
                 Field::Plain(n) => format!("self.{n} == other.{n}"),
-                Field::Union(n, _) => format!(
-                    "{note}\n            && {}",
-                    by_view(&tag_views[n].1, "            ", |u| format!(
-                        "unsafe {{ self.{n}.{u} == other.{n}.{u} }}"
-                    ))
-                ),
+                Field::Union(n, _) => by_view(&tag_views[n].1, "            ", |u| {
+                    format!("self.{n}.{u}() == other.{n}.{u}()")
+                }),
             })
             .collect();
-        let mut expr = String::new();
-        for (i, t) in terms.iter().enumerate() {
-            if i > 0 && !t.starts_with("//") {
-                expr.push_str("\n            && ");
-            } else if i > 0 {
-                expr.push_str("\n            ");
-            }
-            expr.push_str(t);
-        }
+        let expr = terms.join("\n            && ");
         let doc = match tag_views.values().next() {
             None => String::new(),
             Some((t, _)) => format!(
@@ -290,9 +248,9 @@ fn impls(
                 Field::Plain(n) => writeln!(body, "        ::core::hash::Hash::hash(&self.{n}, state);").unwrap(),
                 Field::Union(n, _) => writeln!(
                     body,
-                    "        {note}\n        {}",
+                    "        {}",
                     by_view(&tag_views[n].1, "        ", |u| format!(
-                        "::core::hash::Hash::hash(unsafe {{ &self.{n}.{u} }}, state);"
+                        "::core::hash::Hash::hash(&self.{n}.{u}(), state);"
                     ))
                 )
                 .unwrap(),
@@ -350,52 +308,53 @@ pub fn debug_test(module: &str) -> Result<String, String> {
 mod tests {
     use super::*;
 
-    fn sample() -> syn::File {
-        syn::parse_quote! {
-            #[repr(transparent)]
-            #[derive(Copy, Clone, Hash, PartialEq, Eq)]
-            pub struct CUmemLocationType_enum(pub ::core::ffi::c_uint);
-            impl CUmemLocationType_enum {
-                pub const CU_MEM_LOCATION_TYPE_DEVICE: CUmemLocationType_enum = CUmemLocationType_enum(1);
-                pub const CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN: CUmemLocationType_enum = CUmemLocationType_enum(6);
-            }
-            pub use self::CUmemLocationType_enum as CUmemLocationType;
-            #[repr(C)]
-            #[derive(Copy, Clone)]
-            pub struct CUmemLocation_st {
-                pub type_: CUmemLocationType,
-                pub __bindgen_anon_1: CUmemLocation_st__bindgen_ty_1,
-            }
-            #[repr(C)]
-            #[derive(Copy, Clone)]
-            pub union CUmemLocation_st__bindgen_ty_1 {
-                pub id: ::core::ffi::c_int,
-                pub localized: Pair,
-            }
-            #[repr(C)]
-            #[derive(Copy, Clone)]
-            pub struct CUmemAccessDesc_st {
-                pub location: CUmemLocation,
-                pub flags: ::core::ffi::c_uint,
-            }
-            #[repr(C)]
-            #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
-            pub struct Pair {
-                pub a: u8,
-            }
-        }
-    }
+    /// bindgen's output as it prints it (unions.rs finds items by their lines).
+    const SAMPLE: &str = "\
+#[repr(transparent)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUmemLocationType_enum(pub ::core::ffi::c_uint);
+impl CUmemLocationType_enum {
+    pub const CU_MEM_LOCATION_TYPE_DEVICE: CUmemLocationType_enum = CUmemLocationType_enum(1);
+    pub const CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN: CUmemLocationType_enum = CUmemLocationType_enum(6);
+}
+pub use self::CUmemLocationType_enum as CUmemLocationType;
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub struct CUmemLocation_st {
+    pub type_: CUmemLocationType,
+    pub __bindgen_anon_1: CUmemLocation_st__bindgen_ty_1,
+}
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub union CUmemLocation_st__bindgen_ty_1 {
+    pub id: ::core::ffi::c_int,
+    pub localized: Pair,
+}
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub struct CUmemAccessDesc_st {
+    pub location: CUmemLocation,
+    pub flags: ::core::ffi::c_uint,
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct Pair {
+    pub a: u8,
+}
+";
 
-    fn generated(file: &syn::File) -> Result<String, String> {
-        let enums = crate::table::enum_newtypes(file);
+    fn generated(text: &str) -> Result<String, String> {
+        let (text, whole) = super::super::unions::whole_unions(text)?;
+        let file = syn::parse_file(&text).unwrap();
+        let enums = crate::table::enum_newtypes(&file);
         let mut aliases = BTreeMap::new();
         aliases.insert("CUmemLocationType_enum".to_string(), "CUmemLocationType".to_string());
-        struct_traits(file, &enums, &aliases)
+        struct_traits(&file, &enums, &aliases, &whole)
     }
 
     #[test]
     fn the_tag_picks_the_union_field() {
-        let out = generated(&sample()).unwrap();
+        let out = generated(SAMPLE).unwrap();
         // Every trait for both structs, none for the one that derives them.
         for t in ["fmt::Debug", "cmp::PartialEq", "cmp::Eq", "hash::Hash"] {
             assert!(
@@ -411,21 +370,18 @@ mod tests {
         assert!(
             out.contains(
                 "if self.type_ == CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN {\n            \
-             s.field(\"localized\", unsafe { &self.__bindgen_anon_1.localized });\n        } else {\n            \
-             s.field(\"id\", unsafe { &self.__bindgen_anon_1.id });\n        }"
+             s.field(\"localized\", &self.__bindgen_anon_1.localized());\n        } else {\n            \
+             s.field(\"id\", &self.__bindgen_anon_1.id());\n        }"
             ),
             "{out}"
         );
-        // The union alone: Debug only, printing no field.
-        assert!(
-            out.contains("impl ::core::fmt::Debug for CUmemLocation_st__bindgen_ty_1 {"),
-            "{out}"
-        );
-        assert!(!out.contains("PartialEq for CUmemLocation_st__bindgen_ty_1"), "{out}");
+        // The rewritten union derives its own; nothing reads a union field unsafely.
+        assert!(!out.contains("for CUmemLocation_st__bindgen_ty_1 "), "{out}");
+        assert!(!out.contains("unsafe"), "{out}");
         // Compared tag first.
         let eq = out.split("PartialEq for CUmemLocation_st ").nth(1).unwrap();
         assert!(
-            eq.find("self.type_ == other.type_").unwrap() < eq.find("unsafe").unwrap(),
+            eq.find("self.type_ == other.type_").unwrap() < eq.find("__bindgen_anon_1").unwrap(),
             "{out}"
         );
         syn::parse_file(&out).expect("the impls parse");
@@ -433,22 +389,18 @@ mod tests {
 
     #[test]
     fn an_unlisted_union_or_constant_is_refused() {
-        let mut file = sample();
         // A union in a struct nobody listed.
-        file.items.push(syn::parse_quote! {
-            #[derive(Copy, Clone)]
-            pub struct Other { pub u: CUmemLocation_st__bindgen_ty_1 }
-        });
+        let file = format!(
+            "{SAMPLE}#[derive(Copy, Clone)]\npub struct Other {{\n    pub u: CUmemLocation_st__bindgen_ty_1,\n}}\n"
+        );
         let e = generated(&file).unwrap_err();
         assert!(e.contains("Other.u") && e.contains("TAGGED_UNIONS"), "{e}");
         // A header without the case's constant.
-        let mut file = sample();
-        for item in &mut file.items {
-            if let syn::Item::Impl(imp) = item {
-                imp.items
-                    .retain(|c| !matches!(c, syn::ImplItem::Const(k) if k.ident.to_string().ends_with("DOMAIN")));
-            }
-        }
+        let file: String = SAMPLE
+            .lines()
+            .filter(|l| !l.contains("DOMAIN:"))
+            .map(|l| format!("{l}\n"))
+            .collect();
         let e = generated(&file).unwrap_err();
         assert!(e.contains("CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN"), "{e}");
     }

@@ -4,8 +4,8 @@ fn main() {
     assert_eq!(uses_root::MAJOR, 12, "the crate root stays CUDA 12");
     assert_eq!(uses_root::location(1).id, 1);
     // SAFETY: the union was written through `id`.
-    assert_eq!(unsafe { uses_cuda13::location(2).__bindgen_anon_1.id }, 2);
-    assert_eq!(unsafe { uses_cuda13::location_by_helper(3).__bindgen_anon_1.id }, 3);
+    assert_eq!(uses_cuda13::location(2).__bindgen_anon_1.id(), 2);
+    assert_eq!(uses_cuda13::location_by_helper(3).__bindgen_anon_1.id(), 3);
     assert_eq!(uses_cuda13::per_thread_stream(), 2);
     assert_eq!(format!("{:?}", uses_cuda13::no_device()), "CUDA_ERROR_NO_DEVICE");
     uses_root::check_free_functions("app (linked)");

@@ -8,7 +8,7 @@ use cuda_mempool_sys::cuda13::{
 pub fn location(id: i32) -> CUmemLocation {
     CUmemLocation {
         type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-        __bindgen_anon_1: CUmemLocation_st__bindgen_ty_1 { id },
+        __bindgen_anon_1: CUmemLocation_st__bindgen_ty_1::from_id(id),
     }
 }
 
