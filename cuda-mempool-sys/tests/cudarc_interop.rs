@@ -1,6 +1,7 @@
 //! The cudarc example's conversions (examples/with_cudarc/interop.rs), without a GPU: every
 //! `CUresult` the crate root's header names maps to cudarc's and back (the map is generated from
-//! that header); the crate's own code and unknown values do not.
+//! that header); the crate's own code and unknown values do not. Against the dev-dependency,
+//! cudarc for CUDA 13.0; tests/cudarc-versions checks older versions of cudarc's enum.
 #![cfg(feature = "cuda-12")]
 
 #[allow(dead_code)]
@@ -26,7 +27,8 @@ fn every_named_code_maps_both_ways() {
         // The same name on both sides.
         assert_eq!(Some(format!("{theirs:?}").as_str()), ours.name(), "{v}");
     }
-    // The CUDA 12.9 header names 100 codes; every one is mapped.
+    // The CUDA 12.9 header names 100 codes; cudarc's cuda-13000 names them all, so every one is
+    // mapped.
     assert_eq!(mapped, 100);
     assert_eq!(result_to_cudarc(CUresult::CUDA_MEMPOOL_SYS_LOAD_FAILED), None);
     assert_eq!(result_to_cudarc(CUresult(123_456)), None);

@@ -1,8 +1,10 @@
 //! `cargo xtask ci`: everything CI checks, in order, stopping at the first failure: what must be
 //! installed (preflight), formatting, clippy and rustdoc with warnings denied, the docs coverage,
 //! the fleet files, Windows (ci/windows.rs), `regen --check`, the ABI check and all tests, nextest,
-//! Miri over the generated types (ci/miri.rs), `.ci/gpu-job`, the matrix page in headless Chromium, and what a user of the crate builds: the
-//! feature-union workspace, the packaged crate and the MSRV (ci/package.rs).
+//! Miri over the generated types (ci/miri.rs), `.ci/gpu-job`, the matrix page in headless
+//! Chromium, and what a user of the crate builds: the feature-union workspace, the cudarc example's
+//! conversions under each CUDA version of cudarc (the cudarc-versions package), the packaged crate
+//! and the MSRV (ci/package.rs).
 
 mod miri;
 mod package;
@@ -84,6 +86,9 @@ fn disk(root: &Path) -> Result<(), String> {
 /// The test workspace that proves the major features additive (and builds with the MSRV).
 const FEATURE_UNION: &str = "cuda-mempool-sys/tests/feature-union";
 
+/// The test package of the cudarc example's conversions under each CUDA version feature of cudarc.
+const CUDARC_VERSIONS: &str = "cuda-mempool-sys/tests/cudarc-versions";
+
 /// `cargo xtask ci`: every check, in order; the first failure ends it.
 pub fn ci(root: &Path) -> Result<(), String> {
     preflight()?;
@@ -95,18 +100,23 @@ pub fn ci(root: &Path) -> Result<(), String> {
         ("CUDA_MEMPOOL_SYS_REQUIRE_LIBCUDA", "1"),
     ];
     run(root, "formatting", &["fmt", "--all", "--check"], &[])?;
-    run(
-        root,
-        "formatting (feature-union workspace)",
-        &[
-            "fmt",
-            "--all",
-            "--check",
-            "--manifest-path",
-            &format!("{FEATURE_UNION}/Cargo.toml"),
-        ],
-        &[],
-    )?;
+    for (what, dir) in [
+        ("formatting (feature-union workspace)", FEATURE_UNION),
+        ("formatting (cudarc-versions package)", CUDARC_VERSIONS),
+    ] {
+        run(
+            root,
+            what,
+            &[
+                "fmt",
+                "--all",
+                "--check",
+                "--manifest-path",
+                &format!("{dir}/Cargo.toml"),
+            ],
+            &[],
+        )?;
+    }
     run(
         root,
         "clippy",
@@ -188,6 +198,7 @@ pub fn ci(root: &Path) -> Result<(), String> {
     // The committed H100 reports as one page, drawn by headless Chromium, its counts checked.
     matrix::ci(root)?;
     package::feature_union(root)?;
+    package::cudarc_versions(root)?;
     package::package(root)?;
     package::msrv(root)?;
     println!("xtask ci: all checks passed");

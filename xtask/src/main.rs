@@ -3,13 +3,15 @@
 //!
 //!   cargo xtask regen [--check] [--cuda-include DIR]
 //!       Regenerate cuda-mempool-sys/src/generated/cudaNN.rs and the ABI probe under
-//!       cuda-mempool-sys/tests/abi/ for every pinned CUDA major (from the root's wrapper.h), and
+//!       cuda-mempool-sys/tests/abi/ for every pinned CUDA major (from the root's wrapper.h), the
+//!       cudarc example's CUresult map (also from cudarc's source, found by `cargo metadata`) and
 //!       the crate's copy of wrapper.h. `--check` writes nothing and fails if a committed file
 //!       differs from what would be generated.
 //!   cargo xtask ci
 //!       Everything CI checks: formatting, clippy (warnings denied), rustdoc (warnings denied),
 //!       `regen --check`, the ABI check with every major, all tests (linked and `dynamic-loading`),
-//!       the feature-union workspace (a cuda-12 and a cuda-13 dependent in one build), the packaged
+//!       the feature-union workspace (a cuda-12 and a cuda-13 dependent in one build), the cudarc
+//!       example's CUresult map against cudarc for CUDA 11.8, 12.2, 12.6 and 13.0, the packaged
 //!       crate's tests from the unpacked .crate, the MSRV build (installed with rustup), the suite
 //!       under nextest (`--profile ci`, JUnit), `.ci/gpu-job` with no GPU required, the matrix page of the committed H100 reports drawn by
 //!       headless Chromium (its counts equal to matrix.json, a screenshot kept), and Windows:

@@ -1,6 +1,7 @@
 //! `cargo xtask regen [--check] [--cuda-include DIR]`: every pinned CUDA major's bindings and ABI
-//! probe, the shared module and the cudarc example's CUresult map, generated from the pinned
-//! headers and the root's `wrapper.h` (gen, common, cudarc), and the crate's copy of that
+//! probe, the shared module and the cudarc example's CUresult map (with what the cudarc-versions
+//! test package expects of it, from cudarc's own source), generated from the pinned headers and
+//! the root's `wrapper.h` (gen, common, cudarc), and the crate's copy of that
 //! `wrapper.h` (`cuda-mempool-sys/wrapper.h`, which the packaged ABI test compiles); written where
 //! they differ from the committed files, stray files under the generated folders removed, or, with
 //! `--check`, nothing written and a short unified diff of each stale file in the error.
@@ -21,7 +22,7 @@ pub fn regen(root: &Path, check: bool, cuda_include: Option<&Path>) -> Result<()
     }
     let bindgen = gen::bindgen_version(root)?;
     expected.push(common::generate(&bindgen, &shared)?);
-    expected.push(cudarc::generate(&bindgen, &shared)?);
+    expected.extend(cudarc::generate(root, &bindgen, &shared)?);
     expected.push(wrapper_copy(root)?);
     // Files under the generated folders that nothing generates any more are stale too.
     let mut stray = Vec::new();

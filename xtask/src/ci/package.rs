@@ -1,9 +1,10 @@
 //! The steps of `cargo xtask ci` that build what a user of cuda-mempool-sys builds: the
 //! feature-union workspace (a CUDA 12 and a CUDA 13 dependent in one build, and `dynamic-loading`),
-//! the packaged crate (`cargo publish --dry-run`, then its own tests from the unpacked .crate) and
+//! the cudarc example's conversions against cudarc built for CUDA 11.8, 12.2, 12.6 and 13.0 (the
+//! cudarc-versions package), the packaged crate (`cargo publish --dry-run`, then its own tests from the unpacked .crate) and
 //! the declared MSRV (the feature-union programs built offline with that toolchain).
 
-use super::FEATURE_UNION;
+use super::{CUDARC_VERSIONS, FEATURE_UNION};
 use crate::exec::{cargo, run, run_in};
 use crate::pins;
 use std::path::Path;
@@ -21,6 +22,25 @@ pub fn feature_union(root: &Path) -> Result<(), String> {
             "feature-union workspace",
             &cargo(),
             &["run", "--locked", "--target-dir", target, "-p", bin],
+            &[],
+        )?;
+    }
+    Ok(())
+}
+
+/// The cudarc-versions package's tests once per CUDA version feature of cudarc it forwards: the
+/// example's `result_to_cudarc` compiles against each cudarc enum and maps exactly the codes it
+/// names. One target dir for the four runs (only cudarc and the package differ between them).
+pub fn cudarc_versions(root: &Path) -> Result<(), String> {
+    let dir = root.join(CUDARC_VERSIONS);
+    let target = root.join("target/cudarc-versions");
+    let target = target.to_str().ok_or("non-UTF-8 target path")?;
+    for feature in ["cuda-11080", "cuda-12020", "cuda-12060", "cuda-13000"] {
+        run_in(
+            &dir,
+            &format!("cudarc-versions tests ({feature})"),
+            &cargo(),
+            &["test", "--locked", "--target-dir", target, "--features", feature],
             &[],
         )?;
     }
