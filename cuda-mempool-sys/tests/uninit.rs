@@ -18,7 +18,7 @@ use std::hash::{Hash, Hasher};
 fn read_all<T: std::fmt::Debug + PartialEq + Hash + Copy>(v: &T) -> String {
     let text = format!("{v:?}");
     let copy = *v;
-    assert!(*v == copy && copy == *v, "{text}");
+    assert!(*v == copy, "{text}");
     let mut h = DefaultHasher::new();
     v.hash(&mut h);
     let mut h2 = DefaultHasher::new();
