@@ -3,7 +3,8 @@
 //! variant that hooks only cuGetProcAddress; `libmisbehave-no-proc-address.so`, the variant that
 //! hooks every path but cuGetProcAddress) that tests/shim.rs, tests/mutants.rs and
 //! tests/reports.rs load with LD_PRELOAD, and the test-only stand-in NVML
-//! (shim/fake_nvml/: `libfake-nvml.so`). The libraries' paths reach the tests as
+//! (shim/fake_nvml/: `libfake-nvml.so`), and the checkpoint leg's outside engine
+//! (shim/engine/: `cump-checkpoint-engine`, CONFORMANCE_CHECKPOINT_ENGINE_BUILT). The libraries' paths reach the tests as
 //! CONFORMANCE_SHIM_BUILT, CONFORMANCE_SHIM_BUILT_PROC_ONLY, CONFORMANCE_SHIM_BUILT_NO_PROC_ADDRESS
 //! and CONFORMANCE_FAKE_NVML_BUILT (compile-time variables). It also records the commit the suite is
 //! built from for every report's provenance (CONFORMANCE_GIT_COMMIT, CONFORMANCE_GIT_DIRTY).
@@ -56,6 +57,37 @@ fn main() {
     let nvml = out.join("libfake-nvml.so");
     shared_library(&nvml, &[PathBuf::from("shim/fake_nvml/fake_nvml.c")], None);
     println!("cargo:rustc-env=CONFORMANCE_FAKE_NVML_BUILT={}", nvml.display());
+    // The checkpoint leg's outside engine and its mutant engines (shim/engine/, issue 57): a program.
+    let engine = out.join("cump-checkpoint-engine");
+    compile(&engine, &[PathBuf::from("shim/engine/checkpoint_engine.c")], &["-ldl"]);
+    println!(
+        "cargo:rustc-env=CONFORMANCE_CHECKPOINT_ENGINE_BUILT={}",
+        engine.display()
+    );
+}
+
+/// One program from `sources`, with the compiler `cc` would use for the target.
+fn compile(exe: &Path, sources: &[PathBuf], libs: &[&str]) {
+    let compiler = cc::Build::new().get_compiler();
+    let status = compiler
+        .to_command()
+        .args(["-O2", "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(exe)
+        .args(sources)
+        .args(libs)
+        .status()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run the C compiler {:?} for {}: {e}",
+                compiler.path(),
+                exe.display()
+            )
+        });
+    assert!(
+        status.success(),
+        "compiling {} failed ({status}); the compiler's messages are above",
+        exe.display()
+    );
 }
 
 /// One shared library from `sources`, with the compiler `cc` would use for the target.

@@ -53,11 +53,11 @@ static const struct shim_entry plumbing_entries[] = {
 
 static const struct shim_entry *const ENTRIES[] = {
     plumbing_entries, init_entries, alloc_entries, pool_entries, ipc_entries, access_entries, attr_entries,
-    precondition_entries, caps_entries, depth_entries, vaspace_entries, broken_entries,
+    precondition_entries, caps_entries, depth_entries, vaspace_entries, broken_entries, checkpoint_entries,
 };
 static const struct shim_hook *const HOOKS[] = {
     init_hooks, alloc_hooks, pool_hooks, ipc_hooks, access_hooks, attr_hooks, precondition_hooks, caps_hooks,
-    depth_hooks, vaspace_hooks, broken_hooks,
+    depth_hooks, vaspace_hooks, broken_hooks, checkpoint_hooks,
 };
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 

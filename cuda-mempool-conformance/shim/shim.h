@@ -184,6 +184,16 @@ int shim_pool_is_default(CUmemoryPool pool);
 /* The number of devices the driver reports; 0 when it cannot say. */
 int shim_device_count(void);
 
+/* The checkpoint leg's damage mutants (mutants/checkpoint.c, issue 57), each a no-op unless one of
+ * them is on. shim_ckpt_note_pool: a pool whose attributes were set (attr.c); shim_ckpt_note_alloc
+ * and shim_ckpt_forget_alloc: a live allocation of `n` bytes made / freed (alloc.c);
+ * shim_ckpt_damage: after the mutant engine's SIGUSR2 (a restore), the mutant's damage, once
+ * (BEGIN). */
+void shim_ckpt_note_pool(CUmemoryPool pool);
+void shim_ckpt_note_alloc(CUdeviceptr p, size_t n);
+void shim_ckpt_forget_alloc(CUdeviceptr p);
+void shim_ckpt_damage(void);
+
 /* `real`: the driver's definition of this function, looked up once. */
 #define REAL(name, ret, args)             \
   static ret(*real) args;                 \
@@ -205,6 +215,7 @@ void shim_held_wait(void);
 #define BEGIN(api, name, ret, args)       \
   shim_calls_note(api);                   \
   shim_held_wait();                       \
+  shim_ckpt_damage();                     \
   REAL(name, ret, args);                  \
   {                                       \
     CUresult init_r_;                     \
@@ -220,8 +231,9 @@ void shim_held_wait(void);
   if (!var) *(void **)&var = shim_next(name)
 
 /* One mutant or fault: its name, the API it breaks (0 for none: a fault of the machine), what the
- * machine needs for the suite to be able to see it ("none", "gpu", "ipc", "peer", "multi"), mutant
- * or fault, and what it breaks. */
+ * machine needs for the suite to be able to see it ("none", "gpu", "ipc", "peer", "multi"; or
+ * "checkpoint": a run of the checkpoint leg with the mutant engine), mutant or fault, and what it
+ * breaks. */
 struct shim_entry {
   const char *name;
   unsigned api;
@@ -252,5 +264,6 @@ SHIM_GROUP(caps);
 SHIM_GROUP(depth);
 SHIM_GROUP(vaspace);
 SHIM_GROUP(broken);
+SHIM_GROUP(checkpoint);
 
 #endif

@@ -549,6 +549,7 @@ HOOK CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream strea
   size_t capped; /* the cap mutants (cap.c) */
   if (!shim_cap_take(1, stream, NULL, bytesize, &capped)) return CUDA_ERROR_OUT_OF_MEMORY;
   CUresult r = shim_cap_took(alloc_820(real, dptr, bytesize, stream), dptr, capped, NULL);
+  if (r == 0 && dptr) shim_ckpt_note_alloc(*dptr, bytesize); /* the checkpoint mutants (checkpoint.c) */
   if (r == 0 && dptr && shim_on("bad-result-822")) remember(*dptr);
   if (r == 0 && dptr && tracking()) tab_put(&live, *dptr, bytesize);
   return r;
@@ -564,6 +565,7 @@ HOOK CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemo
   if (dptr && bytesize > 0 && pool && shim_init_state == 1 && shim_on("821-failure-leaks"))
     (void)real(&held, 2u << 20, pool, stream);
   CUresult r = shim_cap_took(alloc_821(real, dptr, bytesize, pool, stream), dptr, capped, pool);
+  if (r == 0 && dptr) shim_ckpt_note_alloc(*dptr, bytesize); /* the checkpoint mutants (checkpoint.c) */
   if (held && r == CUDA_SUCCESS) (void)free_real(held, stream);
   if (r == 0 && dptr && shim_on("bad-result-822")) remember(*dptr);
   if (r == 0 && dptr && tracking()) tab_put(&live, *dptr, bytesize);
@@ -573,6 +575,7 @@ HOOK CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemo
 HOOK CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
   BEGIN(822, "cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream));
   if (shim_on("bad-result-822") && !forget(dptr)) return -1;
+  shim_ckpt_forget_alloc(dptr); /* the checkpoint mutants (checkpoint.c) */
   return shim_cap_freed(free_822(real, dptr, stream), dptr); /* the cap mutants (cap.c) */
 }
 

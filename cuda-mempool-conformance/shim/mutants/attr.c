@@ -397,6 +397,7 @@ HOOK CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
 
 HOOK CUresult cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value) {
   BEGIN(832, "cuMemPoolSetAttribute", CUresult, (CUmemoryPool, int, void *));
+  shim_ckpt_note_pool(pool); /* the checkpoint mutants (checkpoint.c) */
   shim_no_context_crash(832); /* issue 23: interposer */
   if (shim_init_state != 1) return real(pool, attr, value);
   if (shim_on("832-attribute-low-byte-only")) attr &= 0xff;

@@ -27,6 +27,7 @@ pub fn all() -> Vec<Case> {
     v.extend(super::multi::cases());
     v.extend(super::interposer::cases());
     v.extend(super::vaspace::cases());
+    v.extend(super::checkpoint::cases());
     v.sort_by_key(|c| c.group);
     v
 }

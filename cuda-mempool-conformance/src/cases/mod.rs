@@ -11,6 +11,7 @@ pub mod alloc;
 pub mod attr;
 pub mod caps;
 pub mod capture;
+pub mod checkpoint;
 pub mod edges;
 pub mod entry;
 pub mod interposer;

@@ -7,6 +7,7 @@ pub use crate::driver::departures::{crash_verified_here, expect_code, strict};
 pub use crate::driver::fail::{ignore, Fail, R};
 pub use crate::driver::{api_name, blame, observe};
 pub use crate::ensure;
+pub use crate::harness::checkpoint;
 pub use crate::harness::child::Role;
 pub use crate::harness::precondition::Precondition;
 pub use crate::harness::{Cap, Case, Crash, Env, Group, Shared, SIGSEGV, SIGSEGV_OR_SIGABRT};

@@ -25,6 +25,9 @@ pub enum Cap {
     /// A device that reports no memory-pool support (vGPU profiles, some embedded boards): the
     /// cases that check the APIs' answers there.
     PoolLess,
+    /// The checkpoint leg: an engine (CONFORMANCE_CHECKPOINT) that can take a process of this run
+    /// through a checkpoint and back (`harness::checkpoint`).
+    Checkpoint,
 }
 pub const ALL_CAPS: &[(Cap, &str)] = &[
     (Cap::Gpu, "gpu"),
@@ -37,6 +40,7 @@ pub const ALL_CAPS: &[(Cap, &str)] = &[
     (Cap::Imex, "imex"),
     (Cap::MultiPeer, "multi-peer"),
     (Cap::PoolLess, "pool-less"),
+    (Cap::Checkpoint, "checkpoint"),
 ];
 impl Cap {
     pub fn name(self) -> &'static str {

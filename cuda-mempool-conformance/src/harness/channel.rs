@@ -322,6 +322,11 @@ impl Peer {
     }
 
     /// A child that died or hung inside one of the 14 APIs makes that API the trial's blame.
+    /// Its process id, while it has a process.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
     pub fn fail(self, e: String) -> String {
         self.lost(e, false).message
     }

@@ -49,6 +49,9 @@ pub enum Role {
     /// Run one edge trial's rows from a row on, after one left its process stuck in the driver
     /// (`cases::edges`, `harness::bounded`).
     EdgeRows,
+    /// Take another process of the run through the driver's checkpoint engine, or read or restore
+    /// its state (`harness::checkpoint`).
+    Checkpoint,
     /// Run one case and print its answer (in-process mode's crash isolation).
     Case(String),
 }
@@ -80,6 +83,7 @@ const ROLES: &[(&str, Role)] = &[
     ("ipc-concurrent", Role::IpcConcurrent),
     ("ipc-kept", Role::IpcKept),
     ("edge-rows", Role::EdgeRows),
+    ("checkpoint", Role::Checkpoint),
 ];
 const CASE_PREFIX: &str = "case:";
 impl Role {

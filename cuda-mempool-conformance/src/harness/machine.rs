@@ -85,6 +85,9 @@ pub struct Machine {
     /// Which of the 14 APIs the entry-point table has, by index.
     pub exported: Vec<(u32, bool)>,
     pub selectors: bool,
+    /// The library has the driver's checkpoint engine: cuCheckpointProcess{GetState,Lock,Checkpoint,
+    /// Restore,Unlock} (R570+).
+    pub checkpoint_api: bool,
     /// How the suite reaches the driver (CONFORMANCE_ENTRY), in words.
     pub entry: String,
     /// Table entries the library lacks (symbol names).
@@ -239,6 +242,10 @@ impl Machine {
             Cap::Fabric => return Ok(()),
             Cap::Imex if self.imex_channels => return Ok(()),
             Cap::Imex => "no IMEX channel on this host (/dev/nvidia-caps-imex-channels is absent)".into(),
+            Cap::Checkpoint => match crate::harness::checkpoint::unavailable(self) {
+                None => return Ok(()),
+                Some(why) => why,
+            },
         };
         Err(why)
     }
@@ -356,6 +363,7 @@ impl Machine {
                 "performance_rank": p.rank, "native_atomics": p.atomic})).collect::<Vec<_>>(),
             "selection": self.selection.to_json(),
             "cuda13_selectors": self.selectors,
+            "checkpoint_api": self.checkpoint_api,
             "entry": self.entry,
             "missing": self.missing,
             "imex_channels": self.imex_channels,
@@ -383,6 +391,7 @@ impl Machine {
             libcuda: j["libcuda"].as_str().unwrap_or("unknown").to_string(),
             init: int(&j["cuInit"], "cuInit")? as i32,
             selectors: flag(&j["cuda13_selectors"]),
+            checkpoint_api: flag(&j["checkpoint_api"]),
             entry: j["entry"].as_str().unwrap_or("").to_string(),
             missing: j["missing"]
                 .as_array()

@@ -7,6 +7,7 @@ pub mod bounded;
 pub mod cap;
 pub mod case;
 pub mod channel;
+pub mod checkpoint;
 pub mod child;
 pub mod devices;
 pub mod execute;

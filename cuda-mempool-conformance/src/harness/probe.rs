@@ -204,6 +204,7 @@ pub fn probe() -> Machine {
     m.selectors = ["cuMemGetDefaultMemPool", "cuMemGetMemPool", "cuMemSetMemPool"]
         .iter()
         .all(|s| loaded.has(s));
+    m.checkpoint_api = crate::harness::checkpoint::SYMBOLS.iter().all(|s| loaded.has(s));
     m.imex_channels = std::path::Path::new("/dev/nvidia-caps-imex-channels").exists();
     m.resolved = loaded
         .addresses

@@ -98,6 +98,62 @@ pub fn main_table(r: &Report) -> String {
     table(&lines)
 }
 
+/// A trial of the checkpoint leg (`cases::checkpoint`, and the IPC round trips' `checkpoint::` ones).
+pub fn in_checkpoint_leg(t: &Trial) -> bool {
+    t.trial.contains("::checkpoint::")
+}
+
+/// The checkpoint leg's own table, where the leg ran (some trial of it was not ignored): per API,
+/// "Test Passed under checkpoint" and its counts, with the engine the run named. Empty otherwise,
+/// so a run without the leg (and every report written before it) renders as before.
+pub fn checkpoint_table(r: &Report) -> String {
+    let leg: Vec<&Trial> = r.trials.iter().flatten().filter(|t| in_checkpoint_leg(t)).collect();
+    if leg.iter().all(|t| Outcome::parse(&t.outcome) == Some(Outcome::Ignored)) {
+        return String::new();
+    }
+    let engine = r
+        .machine
+        .provenance
+        .iter()
+        .flat_map(|p| &p.environment)
+        .find(|(k, _)| k == crate::harness::settings::CHECKPOINT_VAR)
+        .map_or("unnamed".to_string(), |(_, v)| format!("`{v}`"));
+    let mut s = format!(
+        "\n## Under checkpoint\n\nEach trial took its process (or the exporter, or the importer) through a checkpoint and \
+         restore by the engine {engine}, then judged the state it had set up before.\n\n\
+         | API | Test Passed under checkpoint | passed | failed | known departures | ignored |\n|---|---|---|---|---|---|\n"
+    );
+    let mut groups: Vec<&str> = leg.iter().map(|t| t.group.as_str()).collect();
+    groups.dedup();
+    groups.sort();
+    groups.dedup();
+    for g in groups {
+        let of = |o: Outcome| {
+            leg.iter()
+                .filter(|t| t.group == g && Outcome::parse(&t.outcome) == Some(o))
+                .count()
+        };
+        let (passed, failed, known, ignored) = (
+            of(Outcome::Passed) + of(Outcome::Changed),
+            of(Outcome::Failed) + of(Outcome::Interrupted),
+            of(Outcome::Known) + of(Outcome::Expected) + of(Outcome::Flaky),
+            of(Outcome::Ignored),
+        );
+        let verdict = match (failed, passed + known) {
+            (0, 0) => "—",
+            (0, _) => "✓",
+            _ => "✗",
+        };
+        writeln!(
+            s,
+            "| {} | {verdict} | {passed} | {failed} | {known} | {ignored} |",
+            tables::group_row_name(g)
+        )
+        .unwrap();
+    }
+    s
+}
+
 /// The table of one device set. A report written before the sets carried `supported`, `expected_failures`
 /// and `secs` shows `supported` as its verdict says it, and no expected failures or time.
 pub fn set_table(set: &Set) -> String {
@@ -186,6 +242,7 @@ pub fn render(r: &Report) -> String {
     writeln!(s, "```\n{}```\n", machine_text::summary(&r.machine)).unwrap();
     s.push_str(&main_table(r));
     writeln!(s, "\n{}", totals_line(&r.totals)).unwrap();
+    s.push_str(&checkpoint_table(r));
     for set in r.sets.iter().flatten() {
         writeln!(s, "\n### {}\n", set.title).unwrap();
         s.push_str(&set_table(set));

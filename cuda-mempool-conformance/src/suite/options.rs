@@ -50,6 +50,7 @@ pub(super) fn settings() -> Result<Settings, String> {
     s.stress_checked()?;
     s.serial.checked()?;
     s.helper_connections.checked()?;
+    s.checkpoint.checked()?;
     Ok(Settings {
         devices: s.devices.checked()?,
         required: s.required.checked()?,

@@ -68,6 +68,7 @@ pub fn child(name: &str) -> ExitCode {
         Role::NoDevice => cases::uninit::child_main(true),
         Role::Worker => worker::main(all_cases()),
         Role::VaSpace => cases::vaspace::child_main(),
+        Role::Checkpoint => crate::harness::checkpoint::child_main(),
         Role::EdgeRows => cases::edges::rows_child_main(),
         Role::IpcImport | Role::IpcRules | Role::IpcScenario | Role::IpcConcurrent | Role::IpcKept => {
             let env = Env::on(Arc::new(probe::probe()), cases::xproc::importer_device());

@@ -92,6 +92,9 @@ pub fn missing(needs: &str) -> Option<String> {
         "ipc" => Cap::Ipc,
         "peer" => Cap::Peer,
         "multi" => Cap::MultiPeer,
+        // The checkpoint leg's damage mutants: judged only in a run of the leg with the mutant
+        // engine (docs/conformance/checkpoint/).
+        "checkpoint" => Cap::Checkpoint,
         other => return Some(format!("unknown `needs` {other:?} in the library's list")),
     };
     // Every capability beyond `gpu` needs a GPU first.

@@ -23,7 +23,7 @@ impl Drop for Graph {
 /// An instantiated graph; destroyed on drop.
 pub(crate) struct Exec(pub(crate) CUgraphExec);
 impl Exec {
-    pub(super) fn new(g: &Graph, flags: u64) -> R<Exec> {
+    pub(crate) fn new(g: &Graph, flags: u64) -> R<Exec> {
         let mut e = std::ptr::null_mut();
         ok("cuGraphInstantiateWithFlags", unsafe {
             cuGraphInstantiateWithFlags(&mut e, g.0, flags)

@@ -53,6 +53,19 @@ pub struct Spec {
     /// Importers started for this round trip alone, never kept ones (`harness::kept_children`): the
     /// trial counts the exporter's fds, which a kept importer's channel would change.
     pub fresh: bool,
+    /// The checkpoint leg: which side the run's engine takes through a checkpoint, where.
+    pub checkpoint: Option<Side>,
+}
+
+/// The side of a round trip the checkpoint leg checkpoints (`harness::checkpoint`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The exporter, once it has exported the pools and pointers and before any importer has them:
+    /// the importers then import what was exported before the checkpoint.
+    Exporter,
+    /// Each importer, once it has imported and checked the memory (its mappings then cross the
+    /// checkpoint): it then writes and frees as usual.
+    Importer,
 }
 
 impl Spec {
@@ -67,6 +80,7 @@ impl Spec {
             visible: None,
             expect_ordinal: None,
             fresh: false,
+            checkpoint: None,
         }
     }
 
@@ -75,6 +89,7 @@ impl Spec {
     /// fresh ones.
     fn reuses(&self) -> bool {
         !self.fresh
+            && self.checkpoint.is_none()
             && self.fault.is_none()
             && self.visible.is_none()
             && self.importer_device.is_none()
@@ -90,6 +105,36 @@ impl Spec {
             (false, false) => kept_children::Take::Unused,
         }
     }
+}
+
+/// The checkpoint leg on an importer that has mapped the exporter's memory. R580's own engine checkpoints
+/// it, then cannot restore it (Restore answers OPERATING_SYSTEM and the process stays checkpointed):
+/// a declared departure of the engine (`checkpoint_importer_not_restored`), after which the
+/// importer is lost (killed by the suite) and the round trip ends there, judged: false.
+fn checkpoint_importer(p: &Peer) -> R<bool> {
+    let pid = p.pid().ok_or("the importer has no process to checkpoint")? as i32;
+    let trip = checkpoint::trip(pid)?;
+    note(format!("checkpoint leg, importer {pid}: {}", trip.describe()));
+    // The engine's answer to the restore: the driver's code; a command's, where the process was
+    // left checkpointed, the driver's departure's (the same row).
+    let restore = match trip.steps.iter().find(|s| s.step.ends_with("restore")) {
+        Some(s) if s.code != 0 && trip.state == checkpoint::CHECKPOINTED => CUresult::CUDA_ERROR_OPERATING_SYSTEM,
+        Some(s) if s.step == "restore" => CUresult(s.code as u32),
+        Some(s) => CUresult(if s.code == 0 { 0 } else { 999 }),
+        None => CUresult(999),
+    };
+    let judged = expect_code(
+        "checkpoint_importer_not_restored",
+        "cuCheckpointProcessRestore",
+        restore,
+    );
+    if trip.failed().is_some() || trip.state != checkpoint::RUNNING {
+        let rescued = checkpoint::rescue(pid, crate::driver::deadline::trial());
+        judged?;
+        note(format!("the importer was lost to the checkpoint: {rescued}"));
+        return Ok(false);
+    }
+    judged.map(|()| true)
 }
 
 /// Exporter side of the round trip. Returns a one-line summary (bytes, time).
@@ -155,7 +200,13 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
         meta.push(json!({"sizes": sizes, "seeds": seeds, "data": data}));
     }
     phases.push(("exported", start.elapsed()));
-    let talk = |peers: &mut Vec<Peer>, phases: &mut Vec<(&str, Duration)>| -> R<Vec<Value>> {
+    if spec.checkpoint == Some(Side::Exporter) {
+        let trip = checkpoint::round_trip(std::process::id() as i32)?;
+        note(format!("checkpoint leg, the exporter: {}", trip.describe()));
+        phases.push(("exporter checkpointed", start.elapsed()));
+    }
+    // None: an importer was lost to the checkpoint leg (`checkpoint_importer`).
+    let talk = |peers: &mut Vec<Peer>, phases: &mut Vec<(&str, Duration)>| -> R<Option<Vec<Value>>> {
         for p in peers.iter() {
             for (i, e) in exported.iter().enumerate() {
                 p.chan
@@ -184,6 +235,14 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
             p.chan.set_timeout(spec.timeout.min(left.max(Duration::from_secs(1))))?;
         }
         phases.push(("verified", start.elapsed()));
+        if spec.checkpoint == Some(Side::Importer) {
+            for p in peers.iter() {
+                if !checkpoint_importer(p)? {
+                    return Ok(None);
+                }
+            }
+            phases.push(("importers checkpointed", start.elapsed()));
+        }
         for (i, p) in peers.iter().enumerate() {
             p.chan
                 .send(&json!({"op": if i == 0 { "write" } else { "skip" }}), None)?;
@@ -196,10 +255,16 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
             done.push(p.chan.recv()?.0);
         }
         phases.push(("freed", start.elapsed()));
-        Ok(done)
+        Ok(Some(done))
     };
     let done = match talk(&mut peers, &mut phases) {
-        Ok(d) => d,
+        Ok(Some(d)) => d,
+        Ok(None) => {
+            for p in peers.drain(..) {
+                let _ = p.fail("lost to the checkpoint".into());
+            }
+            return Ok("an importer was lost to the checkpoint, as the engine's declared departure says".into());
+        }
         Err(e) => {
             // Report the first importer whose death explains the failure, reap them all.
             let mut msgs = Vec::new();
@@ -413,6 +478,27 @@ pub(super) fn cases() -> Vec<Case> {
             .needs(Cap::Ipc)
             .slow()
             .lane(ROUND_TRIP_LANE),
+        );
+    }
+    // The checkpoint leg across processes: the exporter checkpointed between export and import (the
+    // importer imports a pool handle and pointers exported before it), and the importer checkpointed
+    // with the exporter's memory mapped.
+    for (api, name, side) in [
+        (829, "checkpoint::import_of_exports_made_before", Side::Exporter),
+        (830, "checkpoint::importer_checkpointed", Side::Importer),
+    ] {
+        v.push(
+            Case::gpu(api, name, move |e| {
+                let spec = Spec {
+                    checkpoint: Some(side),
+                    ..Spec::new(vec![vec![MIB, 3 * MIB + 5]], 1)
+                };
+                note(round_trip(e, &spec)?);
+                Ok(())
+            })
+            .needs(Cap::Ipc)
+            .needs(Cap::Checkpoint)
+            .own_process(),
         );
     }
     // Across devices: the importer works on the peer device and grants it access itself; data

@@ -35,6 +35,7 @@ pub const TRIAL_TIMEOUT_VAR: &str = "CONFORMANCE_TRIAL_TIMEOUT";
 pub const VERBOSE_VAR: &str = "CONFORMANCE_VERBOSE";
 pub const WORKERS_VAR: &str = "CONFORMANCE_WORKERS";
 pub const CRASH_VAR: &str = "CONFORMANCE_CRASH_TRIAL";
+pub const CHECKPOINT_VAR: &str = "CONFORMANCE_CHECKPOINT";
 pub const PLANT_VAR: &str = "CONFORMANCE_PLANT_LEAK";
 
 /// The leaks CONFORMANCE_PLANT_LEAK may plant (`harness::leaks::plant`).
@@ -89,6 +90,42 @@ pub fn entry(v: Option<&str>) -> Result<Entry, String> {
             Entry::all().map(Entry::name).collect::<Vec<_>>().join(", ")
         )
     })
+}
+
+/// The checkpoint leg's engine (CONFORMANCE_CHECKPOINT): what takes a process under test through a
+/// checkpoint and back (`harness::checkpoint`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// No leg: its trials are ignored, saying how to turn it on.
+    Off,
+    /// The driver's own engine, `cuCheckpointProcess{Lock,Checkpoint,Restore,Unlock}` (R570+),
+    /// called from a child of the suite on the process under test.
+    Driver,
+    /// An outside tool: the template, run by `sh -c` with `{pid}` replaced, once to checkpoint and
+    /// once to restore (`{step}`, where present, is `checkpoint` then `restore`; without it the
+    /// same command twice, as `cuda-checkpoint --toggle --pid {pid}` wants).
+    Command(String),
+}
+
+/// CONFORMANCE_CHECKPOINT: unset (no leg), `driver`, or `command:TEMPLATE` naming `{pid}`.
+pub fn checkpoint(v: Option<&str>) -> Result<Engine, String> {
+    let Some(v) = v.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(Engine::Off);
+    };
+    if v == "driver" {
+        return Ok(Engine::Driver);
+    }
+    match v.strip_prefix("command:").map(str::trim) {
+        Some(t) if t.contains("{pid}") => Ok(Engine::Command(t.to_string())),
+        Some(t) => Err(format!(
+            "{CHECKPOINT_VAR}={v:?}: the command {t:?} does not name {{pid}}, the process to checkpoint; \
+             write it as `command:cuda-checkpoint --toggle --pid {{pid}}`, say"
+        )),
+        None => Err(format!(
+            "{CHECKPOINT_VAR}={v:?}: expected `driver` (the driver's cuCheckpointProcess* calls) or \
+             `command:TEMPLATE` (a tool run with {{pid}} to checkpoint, then to restore; {{step}} says which)"
+        )),
+    }
 }
 
 /// CONFORMANCE_STRICT: unset (or empty) for the default policy, `documented` for strict.
@@ -375,6 +412,21 @@ mod tests {
             let e = helper_connections(Some(bad), false).unwrap_err();
             assert!(e.contains(HELPER_CONNECTIONS_VAR) && e.contains("inherit"), "{e}");
         }
+    }
+
+    #[test]
+    fn checkpoint_engines() {
+        assert_eq!(checkpoint(None), Ok(Engine::Off));
+        assert_eq!(checkpoint(Some(" ")), Ok(Engine::Off));
+        assert_eq!(checkpoint(Some("driver")), Ok(Engine::Driver));
+        assert_eq!(
+            checkpoint(Some("command: cuda-checkpoint --toggle --pid {pid}")),
+            Ok(Engine::Command("cuda-checkpoint --toggle --pid {pid}".into()))
+        );
+        let e = checkpoint(Some("command:cuda-checkpoint --toggle")).unwrap_err();
+        assert!(e.contains(CHECKPOINT_VAR) && e.contains("{pid}"), "{e}");
+        let e = checkpoint(Some("criu")).unwrap_err();
+        assert!(e.contains("driver") && e.contains("command:TEMPLATE"), "{e}");
     }
 
     #[test]

@@ -64,6 +64,7 @@ use Who::*;
 /// The table, by who sets it, then by name.
 #[rustfmt::skip]
 pub const SETTINGS: &[Setting] = &[
+    s("CONFORMANCE_CHECKPOINT", User, "`driver` or `command:TEMPLATE` with `{pid}` (and `{step}`)", "none: no checkpoint leg", "the checkpoint leg: trials holding pool state are taken through a checkpoint and restore by this engine and judged after it"),
     s("CONFORMANCE_DEVICES", User, "`all` or a list `0,2,3`", "device 0, its first peer pair and the devices that all reach it", "which devices: single-device trials per device (`…::devN`), pair trials on every ordered peer pair (`…::devA_devB`)"),
     s("CONFORMANCE_DEVICE_LOCK", User, "a file path", "none: turns are this run's only", "suites naming one lock file give a trial that needs the device alone the device across all of them"),
     s("CONFORMANCE_ENTRY", User, "`proc-address`, `dlsym` or `link`", "`proc-address`", "how the table of the 14 entry points is filled: through cuGetProcAddress, dlsym, or the linked symbols"),
@@ -76,7 +77,7 @@ pub const SETTINGS: &[Setting] = &[
     s("CONFORMANCE_NVML", User, "a library path", "`libnvidia-ml.so.1`", "the NVML library asked for the driver's version and the devices' modes"),
     s("CONFORMANCE_PARTITION", User, "`k/n`", "the whole run", "run shard k of n (by count over the sorted trial names; the `suite::` trials in every shard)"),
     s("CONFORMANCE_REPORT_DIR", User, "a folder", "`target/conformance-report/`", "where report.md, report.json and the timeline go"),
-    s("CONFORMANCE_REQUIRE", User, "`gpu,ipc,peer,host-pool,host-numa,cuda13,fabric,imex,pool-less`, any of them", "none", "a missing capability fails its trials instead of ignoring them (GPU CI: at least `gpu`)"),
+    s("CONFORMANCE_REQUIRE", User, "`gpu,ipc,peer,host-pool,host-numa,cuda13,fabric,imex,pool-less,checkpoint`, any of them", "none", "a missing capability fails its trials instead of ignoring them (GPU CI: at least `gpu`)"),
     s("CONFORMANCE_RERUN_FAILED", User, "a count N", "0", "rerun each failure up to N times in fresh processes (also `--rerun-failed N`); a pass on a rerun is `flaky`"),
     s("CONFORMANCE_RUN_BUDGET", User, "seconds, above 0", "none", "the whole run's budget: when it runs out (or on SIGTERM, SIGINT, SIGHUP) no trial starts, unfinished trials are `interrupted`, the reports are written, exit 124 (a signal: 128 + it)"),
     s("CONFORMANCE_SCHEDULE", User, "`budget` or `serial`", "`budget`", "`serial` runs one trial at a time, each with the device alone, to show the schedule changes no verdict"),
@@ -114,6 +115,8 @@ pub const SETTINGS: &[Setting] = &[
     s("CONFORMANCE_SHIM_SO_PROC_ONLY", Tests, "a library path", "the one build.rs made", "the shim that hooks only cuGetProcAddress"),
     s("CONFORMANCE_TEST_RUN_SUITE", Tests, "`1`", "off", "the crate's tests that run the whole suite on a GPU do so"),
     s("CONFORMANCE_TRAVEL_KEEP", Tests, "a folder", "none", "tests/travel.rs keeps every report there"),
+    s("CONFORMANCE_CHECKPOINT_PID", Child, "a process id", "none", "the process a `checkpoint` child takes through the driver's engine"),
+    s("CONFORMANCE_CHECKPOINT_STEP", Child, "`toggle`, `state`, `rescue` or `lock:MS`", "none", "what a `checkpoint` child does to that process"),
     s("CONFORMANCE_CHILD", Child, "a role", "none", "which role this process of the suite plays (worker, importer, a trial's own process…)"),
     s("CONFORMANCE_CHILD_MACHINE", Child, "a file path", "none", "a trial's own process reads the machine its parent probed from there"),
     s("CONFORMANCE_CHILD_READY", Child, "`1`", "off", "a child started ahead says when its context is made"),
@@ -126,6 +129,7 @@ pub const SETTINGS: &[Setting] = &[
     s("CONFORMANCE_WORKER_CALLS_FILE", Child, "a file path", "none", "where a worker finds the shim's call counts"),
     s("CONFORMANCE_WORKER_CONTEXT", Child, "`0` or `1`", "1", "whether a worker makes a context"),
     s("CONFORMANCE_WORKER_ID", Child, "a number", "none", "a worker's number"),
+    s("CONFORMANCE_CHECKPOINT_ENGINE_BUILT", Build, "a program path", "set by build.rs", "the checkpoint leg's outside engine build.rs made (`command:` engines, the mutant engines)"),
     s("CONFORMANCE_FAKE_NVML_BUILT", Build, "a library path", "set by build.rs", "the fake NVML library build.rs made"),
     s("CONFORMANCE_GIT_COMMIT", Build, "a commit", "set by build.rs", "the commit the suite was built from (the report's provenance)"),
     s("CONFORMANCE_GIT_DIRTY", Build, "`0` or `1`", "set by build.rs", "whether the tree had changes when built"),

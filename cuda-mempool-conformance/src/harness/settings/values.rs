@@ -114,6 +114,8 @@ pub struct Settings {
     pub crash_trial: Option<String>,
     /// CONFORMANCE_PLANT_LEAK (test-only): the leaks to plant.
     pub plant_leaks: Parsed<Vec<&'static str>>,
+    /// CONFORMANCE_CHECKPOINT: the checkpoint leg's engine (`Engine::Off`: no leg).
+    pub checkpoint: Parsed<parse::Engine>,
 }
 
 /// A setting's text (None: unset, or not UTF-8 as `std::env::var` failing).
@@ -160,6 +162,7 @@ impl Settings {
             in_process: Parsed::read(WORKERS_VAR, |v| in_process(v, nextest)),
             crash_trial: text(CRASH_VAR),
             plant_leaks: Parsed::read(PLANT_VAR, plants),
+            checkpoint: Parsed::read(CHECKPOINT_VAR, checkpoint),
         }
     }
 
