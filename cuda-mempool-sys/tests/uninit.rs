@@ -18,7 +18,10 @@ use std::hash::{Hash, Hasher};
 fn read_all<T: std::fmt::Debug + PartialEq + Hash + Copy>(v: &T) -> String {
     let text = format!("{v:?}");
     let copy = *v;
-    assert!(*v == copy && copy == *v, "{text}");
+    // Both operand orders on purpose: each runs `eq` with the other value as `self`.
+    #[allow(clippy::eq_op, clippy::nonminimal_bool)]
+    let equal = *v == copy && copy == *v;
+    assert!(equal, "{text}");
     let mut h = DefaultHasher::new();
     v.hash(&mut h);
     let mut h2 = DefaultHasher::new();
