@@ -21,6 +21,12 @@ pub struct EntryPoint {
     /// The flags passed to `cuGetProcAddress`: `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` for
     /// per-thread entries, `CU_GET_PROC_ADDRESS_LEGACY_STREAM` otherwise.
     pub flags: u64,
+    /// Whether a build without `dynamic-loading` links this symbol: the module's free function of
+    /// this name is then the driver's `extern` symbol. `false` for the functions the crate never
+    /// links, being newer than drivers a program must still start on (the checkpoint API of CUDA
+    /// 12.8, drivers R570+): their free function is the module's `global` one in every feature
+    /// combination, a call through the process's table, which `from_linked` holds too.
+    pub linked: bool,
     symbol_z: &'static str,
     c_name_z: &'static str,
 }
@@ -36,6 +42,7 @@ impl EntryPoint {
         cuda_version: i32,
         per_thread: bool,
         flags: u64,
+        linked: bool,
     ) -> Self {
         EntryPoint {
             symbol,
@@ -43,6 +50,7 @@ impl EntryPoint {
             cuda_version,
             per_thread,
             flags,
+            linked,
             symbol_z,
             c_name_z,
         }
@@ -69,6 +77,7 @@ impl fmt::Debug for EntryPoint {
             .field("cuda_version", &self.cuda_version)
             .field("per_thread", &self.per_thread)
             .field("flags", &self.flags)
+            .field("linked", &self.linked)
             .finish()
     }
 }

@@ -338,8 +338,11 @@ fn load_errors_name_the_dll_and_the_windows_error() {
     assert_eq!(EntryPoints::from_dlsym(&lib).missing().count(), EntryPoints::LEN);
 }
 
-/// Linked: every entry is the linked function, which is what the dynamic linker binds
-/// (`dlsym(RTLD_DEFAULT, …)`).
+/// Linked: every linked entry is the linked function, which is what the dynamic linker binds
+/// (`dlsym(RTLD_DEFAULT, …)`); a table-only entry (never linked: the checkpoint API) is
+/// `global`'s function instead, and the default namespace has it only where the driver library
+/// exports it. (The CUDA 13 module's `from_linked` would link its selectors, which CI's R535
+/// lacks: this is the root's.)
 #[cfg(all(unix, feature = "cuda-12", not(feature = "dynamic-loading")))]
 #[test]
 fn from_linked_is_what_the_dynamic_linker_binds() {
@@ -347,15 +350,20 @@ fn from_linked_is_what_the_dynamic_linker_binds() {
     let linked = EntryPoints::from_linked();
     assert_eq!(linked.missing().count(), 0);
     let ns = EntryPoints::from_default_namespace();
-    assert_eq!(
-        ns.missing().count(),
-        0,
-        "missing: {:?}",
-        ns.missing_symbols().collect::<Vec<_>>()
-    );
+    let missing: Vec<&str> = ns.missing().filter(|e| e.linked).map(|e| e.symbol).collect();
+    assert!(missing.is_empty(), "linked entries missing: {missing:?}");
     for ((e, a), b) in EntryPoints::ENTRIES.iter().zip(linked.addresses()).zip(ns.addresses()) {
-        assert_eq!(a, b, "{}", e.symbol);
+        if e.linked {
+            assert_eq!(a, b, "{}", e.symbol);
+        } else {
+            assert_ne!(a, b, "{}: from_linked holds global's function", e.symbol);
+        }
     }
+    let global_fn = cuda_mempool_sys::cuda12::global::cuCheckpointProcessGetState as *const std::ffi::c_void;
+    assert_eq!(
+        linked.cuCheckpointProcessGetState.map(|f| f as *const std::ffi::c_void),
+        Some(global_fn)
+    );
 }
 
 /// Linked, `global::install` changes what `global::*` calls reach and nothing else: the free
@@ -529,5 +537,150 @@ fn modules_share_handles_and_results() {
     assert_eq!(
         cuda11::CUresult(36).to_string(),
         "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER (36)"
+    );
+}
+
+/// The checkpoint API (cuda.h 12.8+, drivers R570+), by symbol.
+const CHECKPOINT: [&str; 6] = [
+    "cuCheckpointProcessCheckpoint",
+    "cuCheckpointProcessGetRestoreThreadId",
+    "cuCheckpointProcessGetState",
+    "cuCheckpointProcessLock",
+    "cuCheckpointProcessRestore",
+    "cuCheckpointProcessUnlock",
+];
+
+/// The checkpoint API in a module whose header declares it: six table-only entries at the ABI of
+/// CUDA 12.8 (never linked, so this test binary starts on a driver without them, such as CI's
+/// R535), free functions of their C types, and on a driver older than 12.8 a call through the
+/// table answers `CUDA_ERROR_NOT_FOUND` (the module's free function, which is `global`'s, that or
+/// `LOAD_FAILED`).
+macro_rules! checkpoint_in {
+    ($feature:literal, $m:ident, $test:ident) => {
+        #[cfg(feature = $feature)]
+        #[test]
+        fn $test() {
+            use cuda_mempool_sys::$m::*;
+            use std::ffi::c_int;
+            let checkpoint: Vec<&EntryPoint> = EntryPoints::ENTRIES
+                .iter()
+                .filter(|e| e.symbol.starts_with("cuCheckpoint"))
+                .collect();
+            let mut symbols: Vec<&str> = checkpoint.iter().map(|e| e.symbol).collect();
+            symbols.sort_unstable();
+            assert_eq!(symbols, crate::CHECKPOINT);
+            for e in &checkpoint {
+                assert_eq!((e.c_name, e.cuda_version, e.per_thread), (e.symbol, 12080, false), "{e:?}");
+                assert!(!e.linked, "{e:?}");
+            }
+            // Every other entry is linked, as before.
+            assert_eq!(
+                EntryPoints::ENTRIES.iter().filter(|e| !e.linked).count(),
+                crate::CHECKPOINT.len()
+            );
+
+            // Free functions of their C types in every feature combination, and the fields.
+            let _: unsafe extern "C" fn(c_int, *mut c_int) -> CUresult = cuCheckpointProcessGetRestoreThreadId;
+            let get_state: unsafe extern "C" fn(c_int, *mut CUprocessState) -> CUresult = cuCheckpointProcessGetState;
+            let _: unsafe extern "C" fn(c_int, *mut CUcheckpointLockArgs) -> CUresult = cuCheckpointProcessLock;
+            let _: unsafe extern "C" fn(c_int, *mut CUcheckpointCheckpointArgs) -> CUresult =
+                cuCheckpointProcessCheckpoint;
+            let _: unsafe extern "C" fn(c_int, *mut CUcheckpointRestoreArgs) -> CUresult = cuCheckpointProcessRestore;
+            let _: unsafe extern "C" fn(c_int, *mut CUcheckpointUnlockArgs) -> CUresult = cuCheckpointProcessUnlock;
+            // The free function is `global`'s in every feature combination: nothing of it is linked.
+            assert_eq!(get_state as usize, global::cuCheckpointProcessGetState as *const () as usize);
+            let t = EntryPoints::EMPTY;
+            assert!(t.cuCheckpointProcessGetRestoreThreadId.is_none() && t.cuCheckpointProcessGetState.is_none());
+            assert!(t.cuCheckpointProcessLock.is_none() && t.cuCheckpointProcessCheckpoint.is_none());
+            assert!(t.cuCheckpointProcessRestore.is_none() && t.cuCheckpointProcessUnlock.is_none());
+            let args = CUcheckpointLockArgs::default();
+            assert_eq!((args.timeoutMs, args.reserved0), (0, 0));
+            assert_eq!(CUprocessState::CU_PROCESS_STATE_LOCKED.name(), Some("CU_PROCESS_STATE_LOCKED"));
+
+            // Through the driver's table.
+            #[cfg(any(unix, windows))]
+            {
+                let Some(t) = crate::loaded(EntryPoints::load()) else { return };
+                let mut version = 0;
+                // SAFETY: a valid out-pointer.
+                assert_eq!(unsafe { t.cuDriverGetVersion(&mut version) }, CUresult::CUDA_SUCCESS);
+                let missing: Vec<&str> = t.missing_symbols().filter(|s| s.starts_with("cuCheckpoint")).collect();
+                let pid = std::process::id() as c_int;
+                let mut state = CUprocessState(u32::MAX);
+                // SAFETY: the table comes from the driver library; a valid out-pointer.
+                let r = unsafe { t.cuCheckpointProcessGetState(pid, &mut state) };
+                println!("driver {version}: checkpoint entries missing: {missing:?}; cuCheckpointProcessGetState: {r:?}, {state:?}");
+                if version < 12080 {
+                    assert_eq!(missing, [
+                        "cuCheckpointProcessGetRestoreThreadId",
+                        "cuCheckpointProcessGetState",
+                        "cuCheckpointProcessLock",
+                        "cuCheckpointProcessCheckpoint",
+                        "cuCheckpointProcessRestore",
+                        "cuCheckpointProcessUnlock",
+                    ]);
+                    assert_eq!(r, CUresult::CUDA_ERROR_NOT_FOUND);
+                    assert_eq!(state, CUprocessState(u32::MAX), "nothing was called");
+                    // The free function calls through the process's table: the same answer, or
+                    // LOAD_FAILED where the driver library cannot be loaded.
+                    // SAFETY: a valid out-pointer.
+                    let r = unsafe { cuCheckpointProcessGetState(pid, &mut state) };
+                    assert!(r == CUresult::CUDA_ERROR_NOT_FOUND || r == global::LOAD_FAILED, "{r:?}");
+                } else {
+                    assert!(missing.is_empty(), "{missing:?}");
+                    assert_ne!(r, CUresult::CUDA_ERROR_NOT_FOUND);
+                }
+            }
+        }
+    };
+}
+checkpoint_in!("cuda-12", cuda12, checkpoint_api_in_cuda12);
+checkpoint_in!("cuda-13", cuda13, checkpoint_api_in_cuda13);
+
+/// CUDA 11's header has no checkpoint API: no entry, no type.
+#[cfg(feature = "cuda-11")]
+#[test]
+fn cuda11_has_no_checkpoint_api() {
+    use cuda_mempool_sys::cuda11::EntryPoints;
+    assert!(!EntryPoints::ENTRIES
+        .iter()
+        .any(|e| e.symbol.starts_with("cuCheckpoint")));
+    assert!(EntryPoints::ENTRIES.iter().all(|e| e.linked));
+}
+
+/// A table-only function whose driver library cannot be loaded answers `LOAD_FAILED`, linked or
+/// not (it is `global`'s in every feature combination). Runs in a child of this test binary,
+/// since the process's table is loaded once.
+#[cfg(all(unix, feature = "cuda-12"))]
+#[test]
+fn checkpoint_without_a_driver_library_is_load_failed() {
+    const CHILD: &str = "CUDA_MEMPOOL_SYS_TEST_CHECKPOINT_CHILD";
+    use cuda_mempool_sys::cuda12::{cuCheckpointProcessGetState, global, CUprocessState, CUresult};
+    if std::env::var_os(CHILD).is_some() {
+        let mut state = CUprocessState(u32::MAX);
+        // SAFETY: a valid out-pointer.
+        let r = unsafe { cuCheckpointProcessGetState(std::process::id() as i32, &mut state) };
+        assert_eq!(r, global::LOAD_FAILED);
+        assert_ne!(r, CUresult::CUDA_ERROR_NOT_FOUND);
+        assert_eq!(state, CUprocessState(u32::MAX));
+        let e = global::load_error().expect("a load error");
+        assert!(format!("{e}").contains("/nonexistent/libcuda.so.1"), "{e}");
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "checkpoint_without_a_driver_library_is_load_failed",
+            "--nocapture",
+        ])
+        .env(CHILD, "1")
+        .env("CUDA_MEMPOOL_SYS_LIBCUDA", "/nonexistent/libcuda.so.1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
 }

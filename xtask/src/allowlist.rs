@@ -22,14 +22,37 @@ pub const POOL_APIS: &[(&str, u32)] = &[
     ("cuMemPoolTrimTo", 833),
 ];
 
-/// A function and the first CUDA major whose header declares it.
+/// A function, the first CUDA major whose header declares it, and whether a build without
+/// `dynamic-loading` links it.
 pub struct Func {
     pub name: &'static str,
     pub since_major: u32,
+    /// `true`: an `extern` declaration in the major's module (a linked program binds it at start-up
+    /// if it references it). `false`: table only, never linked (see [`table_only`]).
+    pub linked: bool,
 }
 
 const fn f(name: &'static str) -> Func {
-    Func { name, since_major: 11 }
+    Func {
+        name,
+        since_major: 11,
+        linked: true,
+    }
+}
+
+/// A function newer than drivers the crate must still start on, which is never linked: its module
+/// gets no `extern` declaration of it, only its `EntryPoints` field (loaded through
+/// `cuGetProcAddress` or from the library) and a free function of its name that is `global`'s in
+/// every feature combination (a call through the process's table, `CUDA_ERROR_NOT_FOUND` where
+/// the driver lacks it). A Rust program binds every linked symbol it references when it starts, so
+/// a linked one would keep a program that merely stores it (`from_linked`, a C function pointer)
+/// from starting on an older driver: CI's libcuda is R535 (CUDA 12.2).
+const fn table_only(name: &'static str, since_major: u32) -> Func {
+    Func {
+        name,
+        since_major,
+        linked: false,
+    }
 }
 
 /// Supporting driver API, sorted by name. Groups are noted per entry.
@@ -108,6 +131,24 @@ pub const SUPPORT: &[Func] = &[
     f("cuStreamSynchronize"),          // streams
     f("cuStreamWaitEvent"),            // streams
 ];
+
+/// The checkpoint API (NVIDIA's "CUDA Checkpointing" group), sorted by name: declared from cuda.h
+/// 12.8 on, for drivers R570+, hence table only. Each signature's types come along (CUDA 13's
+/// `CUcheckpointGpuPair`, custom-storage structs, ...). Not bound: `cuCheckpointOperationComplete`
+/// (cuda.h 13.4+), which only custom-storage checkpoints need.
+pub const CHECKPOINT: &[Func] = &[
+    table_only("cuCheckpointProcessCheckpoint", 12),
+    table_only("cuCheckpointProcessGetRestoreThreadId", 12),
+    table_only("cuCheckpointProcessGetState", 12),
+    table_only("cuCheckpointProcessLock", 12),
+    table_only("cuCheckpointProcessRestore", 12),
+    table_only("cuCheckpointProcessUnlock", 12),
+];
+
+/// Every function of SUPPORT and CHECKPOINT whose header in `major` declares it.
+pub fn functions(major: u32) -> impl Iterator<Item = &'static Func> {
+    SUPPORT.iter().chain(CHECKPOINT).filter(move |f| f.since_major <= major)
+}
 
 /// Declared by wrapper.h itself (cuda.h only declares them under CUDA_API_PER_THREAD_DEFAULT_STREAM).
 pub const PTSZ: &[&str] = &[
@@ -252,6 +293,7 @@ pub fn check_sorted() -> Result<(), String> {
     }
     sorted("POOL_APIS", &POOL_APIS.iter().map(|p| p.0).collect::<Vec<_>>())?;
     sorted("SUPPORT", &SUPPORT.iter().map(|p| p.name).collect::<Vec<_>>())?;
+    sorted("CHECKPOINT", &CHECKPOINT.iter().map(|p| p.name).collect::<Vec<_>>())?;
     sorted("PTSZ", PTSZ)?;
     sorted("CUDA13_SELECTORS", CUDA13_SELECTORS)?;
     sorted("TYPES", TYPES)?;

@@ -1,7 +1,8 @@
 //! One-line docs of our own for every bound driver function, and its anchor in NVIDIA's driver API
 //! reference (https://docs.nvidia.com/cuda/cuda-driver-api/group__GROUP.html#group__GROUP_ANCHOR).
 //! Anchors are copied from NVIDIA's pages (CUDA 13 release docs), never derived: doxygen hashes them.
-//! `cuGetProcAddress` has none yet (its page's links could not be read); `cuGraphInstantiateWithFlags`
+//! `cuGetProcAddress` has none yet (its page's links could not be read), nor have the checkpoint
+//! functions (`cuCheckpointProcess*`), which link their group's page; `cuGraphInstantiateWithFlags`
 //! links NVIDIA's `cuGraphInstantiate`, which cuda.h 12+ defines as this function.
 
 pub struct FnDoc {
@@ -19,6 +20,12 @@ pub struct FnDoc {
 }
 
 pub const FN_DOCS: &[FnDoc] = &[
+    FnDoc { name: "cuCheckpointProcessCheckpoint", group: "CUDA__CHECKPOINT", anchor: "", doc: "Moves a locked process's device memory off its GPUs (to host memory unless custom storage is asked for) and releases what it holds there", safety: "`args` is null or points to an initialised `CUcheckpointCheckpointArgs` whose reserved bytes are zero (`Default::default()` is). Where the header has `customStorageInfo_out`, a non-null one asks for custom storage, which needs `cuCheckpointOperationComplete`: not bound here." },
+    FnDoc { name: "cuCheckpointProcessGetRestoreThreadId", group: "CUDA__CHECKPOINT", anchor: "", doc: "Reads the id of a process's CUDA restore thread", safety: "" },
+    FnDoc { name: "cuCheckpointProcessGetState", group: "CUDA__CHECKPOINT", anchor: "", doc: "Reads where a process stands in the checkpoint cycle (running, locked, checkpointed, failed, ...)", safety: "" },
+    FnDoc { name: "cuCheckpointProcessLock", group: "CUDA__CHECKPOINT", anchor: "", doc: "Locks a running process ahead of a checkpoint: its further CUDA calls block until it is unlocked (with an optional timeout for taking the lock)", safety: "`args` is null or points to an initialised `CUcheckpointLockArgs` whose reserved fields are zero (`Default::default()` is)." },
+    FnDoc { name: "cuCheckpointProcessRestore", group: "CUDA__CHECKPOINT", anchor: "", doc: "Brings a checkpointed process's device memory back onto GPUs, optionally remapped by UUID; the process stays locked until unlocked", safety: "`args` is null or points to an initialised `CUcheckpointRestoreArgs` whose reserved bytes are zero (`Default::default()` is). Where the header has `gpuPairs`, it is null or points to `gpuPairsCount` pairs naming every checkpointed GPU; a non-null `customStorageInfo_out` asks for custom storage, which needs `cuCheckpointOperationComplete`: not bound here." },
+    FnDoc { name: "cuCheckpointProcessUnlock", group: "CUDA__CHECKPOINT", anchor: "", doc: "Unlocks a locked process, so that its CUDA calls run again", safety: "`args` is null or points to a `CUcheckpointUnlockArgs` whose reserved fields are zero (`Default::default()` is)." },
     FnDoc { name: "cuCtxDisablePeerAccess", group: "CUDA__PEER__ACCESS", anchor: "1g5b4b6936ea868d4954ce4d841a3b4810", doc: "Revokes the current context's direct access to a peer context's memory", safety: "No work of the current context, queued or future, may dereference the peer context's memory once access is revoked." },
     FnDoc { name: "cuCtxEnablePeerAccess", group: "CUDA__PEER__ACCESS", anchor: "1g0889ec6728e61c05ed359551d67b3f5a", doc: "Lets the current context directly access memory allocated in a peer context (one direction only)", safety: "" },
     FnDoc { name: "cuCtxGetCurrent", group: "CUDA__CTX", anchor: "1g8f13165846b73750693640fb3e8380d0", doc: "Reads the context bound to the calling thread (null when none is bound)", safety: "The returned handle is borrowed: the caller gains no reference and must not use it after its owner destroys or releases it." },

@@ -6,7 +6,7 @@ use crate::docs;
 use crate::headers::Headers;
 use crate::pins::{self, Pin};
 use crate::table;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
@@ -225,12 +225,7 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     let major = pin.major;
     // C API names wanted in this major.
     let mut c_names: Vec<&str> = allowlist::POOL_APIS.iter().map(|p| p.0).collect();
-    c_names.extend(
-        allowlist::SUPPORT
-            .iter()
-            .filter(|f: &&Func| f.since_major <= major)
-            .map(|f| f.name),
-    );
+    c_names.extend(allowlist::functions(major).map(|f: &Func| f.name));
     if major >= 13 {
         c_names.extend(allowlist::CUDA13_SELECTORS);
     }
@@ -238,6 +233,11 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     for p in allowlist::PTSZ {
         resolved.insert(p.to_string(), p.to_string());
     }
+    // The symbols never linked (table only): no `extern` declaration, a `global` free function.
+    let table_only: BTreeSet<String> = allowlist::functions(major)
+        .filter(|f| !f.linked)
+        .map(|f| resolved[f.name].clone())
+        .collect();
 
     let mut b = bindgen::Builder::default()
         .header(root.join(pins::WRAPPER).to_string_lossy())
@@ -318,11 +318,21 @@ pub fn generate(root: &Path, pin: &Pin, h: &Headers) -> Result<Generated, String
     // C names that cuda.h maps to a versioned symbol, as aliases a C programmer would recognise.
     let c_aliases: Vec<_> = resolved.iter().filter(|(c, s)| c != s).collect();
     let value_types = docs::value_types(&header_text);
-    let tbl = table::table(major, &funcs, &abis, &header_text, &c_aliases, &value_types)?;
+    let tbl = table::table(
+        major,
+        &funcs,
+        &abis,
+        &header_text,
+        &c_aliases,
+        &value_types,
+        &table_only,
+    )?;
 
-    // The opaque handles and CUresult are defined once, in `common`, for every major.
+    // The opaque handles and CUresult are defined once, in `common`, for every major; the
+    // table-only functions have no `extern` declaration.
     let shared = common::Shared::of(major, &file, &enums);
     let own = common::strip_shared(&bindings, &shared);
+    let own = table::without_extern_fns(&own, &table_only).map_err(|e| format!("CUDA {major}: {e}"))?;
 
     // Own docs above the allocator functions; NVIDIA's comments are not carried over. Enum newtypes
     // lose bindgen's derived Debug (they get `name()` and a Debug that prints it, below), and the

@@ -43,6 +43,12 @@ pub struct CUgraphExec_st {
 pub struct CUmemPoolHandle_st {
     _unused: [u8; 0],
 }
+/// The driver's opaque `CUIcheckpointOperation_st`: only ever behind a pointer; one type for every major's module.
+#[repr(C)]
+#[derive(Debug)]
+pub struct CUIcheckpointOperation_st {
+    _unused: [u8; 0],
+}
 /// `CUresult`: every code any of the pinned headers names (a value none names is still valid).
 #[repr(transparent)]
 #[must_use]
@@ -345,5 +351,6 @@ fn every_public_type_implements_debug() {
     debug::<CUgraphNode_st>();
     debug::<CUgraphExec_st>();
     debug::<CUmemPoolHandle_st>();
+    debug::<CUIcheckpointOperation_st>();
     debug::<cudaError_enum>();
 }

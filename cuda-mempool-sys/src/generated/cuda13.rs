@@ -15,6 +15,7 @@ pub type CUgraph = *mut CUgraph_st;
 pub type CUgraphNode = *mut CUgraphNode_st;
 pub type CUgraphExec = *mut CUgraphExec_st;
 pub type CUmemoryPool = *mut CUmemPoolHandle_st;
+pub type CUuuid = CUuuid_st;
 pub type CUmemFabricHandle_v1 = CUmemFabricHandle_st;
 pub type CUmemFabricHandle = CUmemFabricHandle_v1;
 pub type CUipcEventHandle_v1 = CUipcEventHandle_st;
@@ -32,6 +33,14 @@ pub type CUmemPoolPtrExportData_v1 = CUmemPoolPtrExportData_st;
 pub type CUmemPoolPtrExportData = CUmemPoolPtrExportData_v1;
 pub type CUDA_MEM_ALLOC_NODE_PARAMS_v1 = CUDA_MEM_ALLOC_NODE_PARAMS_v1_st;
 pub type CUDA_MEM_ALLOC_NODE_PARAMS = CUDA_MEM_ALLOC_NODE_PARAMS_v1;
+pub type CUcheckpointCustomStoragePerDeviceData = CUcheckpointCustomStoragePerDeviceData_st;
+pub type CUcheckpointOperationHandle = *mut CUIcheckpointOperation_st;
+pub type CUcheckpointCustomStorageInfo = CUcheckpointCustomStorageInfo_st;
+pub type CUcheckpointLockArgs = CUcheckpointLockArgs_st;
+pub type CUcheckpointCheckpointArgs = CUcheckpointCheckpointArgs_st;
+pub type CUcheckpointGpuPair = CUcheckpointGpuPair_st;
+pub type CUcheckpointRestoreArgs = CUcheckpointRestoreArgs_st;
+pub type CUcheckpointUnlockArgs = CUcheckpointUnlockArgs_st;
 pub type PFN_cuMemGetDefaultMemPool_v13000 = ::core::option::Option<
     unsafe extern "C" fn(
         pool_out: *mut CUmemoryPool,
@@ -53,6 +62,11 @@ pub type PFN_cuMemSetMemPool_v13000 = ::core::option::Option<
         pool: CUmemoryPool,
     ) -> CUresult,
 >;
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUuuid_st {
+    pub bytes: [::core::ffi::c_char; 16usize],
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemFabricHandle_st {
@@ -164,9 +178,71 @@ pub struct CUgraphMem_attribute_enum(pub ::core::ffi::c_uint);
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUgraphInstantiate_flags_enum(pub ::core::ffi::c_uint);
+#[repr(transparent)]
+#[derive(Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUprocessState_enum(pub ::core::ffi::c_uint);
+#[repr(C)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUcheckpointCustomStoragePerDeviceData_st {
+    pub devPtr: CUdeviceptr,
+    pub size: usize,
+    pub stream: CUstream,
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUcheckpointCustomStorageInfo_st {
+    pub handle: CUcheckpointOperationHandle,
+    pub perDeviceData: *mut CUcheckpointCustomStoragePerDeviceData,
+    pub deviceCount: ::core::ffi::c_uint,
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUcheckpointLockArgs_st {
+    pub timeoutMs: ::core::ffi::c_uint,
+    pub reserved0: ::core::ffi::c_uint,
+    pub reserved1: [cuuint64_t; 7usize],
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUcheckpointCheckpointArgs_st {
+    pub customStorageInfo_out: *mut *mut CUcheckpointCustomStorageInfo,
+    pub reserved: [::core::ffi::c_char; 56usize],
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUcheckpointGpuPair_st {
+    pub oldUuid: CUuuid,
+    pub newUuid: CUuuid,
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUcheckpointRestoreArgs_st {
+    pub gpuPairs: *mut CUcheckpointGpuPair,
+    pub gpuPairsCount: ::core::ffi::c_uint,
+    pub padding0: ::core::ffi::c_uint,
+    pub customStorageInfo_out: *mut *mut CUcheckpointCustomStorageInfo,
+    pub reserved: [::core::ffi::c_char; 40usize],
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUcheckpointUnlockArgs_st {
+    pub reserved: [cuuint64_t; 8usize],
+}
 pub const CUDA_VERSION: u32 = 13050;
 pub const CU_IPC_HANDLE_SIZE: u32 = 64;
 pub const CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS: u32 = 2;
+#[test]
+fn bindgen_test_layout_CUuuid_st() {
+    const UNINIT: ::core::mem::MaybeUninit<CUuuid_st> = ::core::mem::MaybeUninit::uninit();
+    let ptr = UNINIT.as_ptr();
+    assert_eq!(::core::mem::size_of::<CUuuid_st>(), 16usize, "Size of CUuuid_st");
+    assert_eq!(::core::mem::align_of::<CUuuid_st>(), 1usize, "Alignment of CUuuid_st");
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).bytes) as usize - ptr as usize },
+        0usize,
+        "Offset of field: CUuuid_st::bytes",
+    );
+}
 #[test]
 fn bindgen_test_layout_CUmemFabricHandle_st() {
     const UNINIT: ::core::mem::MaybeUninit<CUmemFabricHandle_st> = ::core::mem::MaybeUninit::uninit();
@@ -398,6 +474,210 @@ fn bindgen_test_layout_CUDA_MEM_ALLOC_NODE_PARAMS_v1_st() {
         unsafe { ::core::ptr::addr_of!((*ptr).dptr) as usize - ptr as usize },
         112usize,
         "Offset of field: CUDA_MEM_ALLOC_NODE_PARAMS_v1_st::dptr",
+    );
+}
+#[test]
+fn bindgen_test_layout_CUcheckpointCustomStoragePerDeviceData_st() {
+    const UNINIT: ::core::mem::MaybeUninit<CUcheckpointCustomStoragePerDeviceData_st> = ::core::mem::MaybeUninit::uninit();
+    let ptr = UNINIT.as_ptr();
+    assert_eq!(
+        ::core::mem::size_of::<CUcheckpointCustomStoragePerDeviceData_st>(),
+        24usize,
+        "Size of CUcheckpointCustomStoragePerDeviceData_st",
+    );
+    assert_eq!(
+        ::core::mem::align_of::<CUcheckpointCustomStoragePerDeviceData_st>(),
+        8usize,
+        "Alignment of CUcheckpointCustomStoragePerDeviceData_st",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).devPtr) as usize - ptr as usize },
+        0usize,
+        "Offset of field: CUcheckpointCustomStoragePerDeviceData_st::devPtr",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).size) as usize - ptr as usize },
+        8usize,
+        "Offset of field: CUcheckpointCustomStoragePerDeviceData_st::size",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).stream) as usize - ptr as usize },
+        16usize,
+        "Offset of field: CUcheckpointCustomStoragePerDeviceData_st::stream",
+    );
+}
+#[test]
+fn bindgen_test_layout_CUcheckpointCustomStorageInfo_st() {
+    const UNINIT: ::core::mem::MaybeUninit<CUcheckpointCustomStorageInfo_st> = ::core::mem::MaybeUninit::uninit();
+    let ptr = UNINIT.as_ptr();
+    assert_eq!(
+        ::core::mem::size_of::<CUcheckpointCustomStorageInfo_st>(),
+        24usize,
+        "Size of CUcheckpointCustomStorageInfo_st",
+    );
+    assert_eq!(
+        ::core::mem::align_of::<CUcheckpointCustomStorageInfo_st>(),
+        8usize,
+        "Alignment of CUcheckpointCustomStorageInfo_st",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).handle) as usize - ptr as usize },
+        0usize,
+        "Offset of field: CUcheckpointCustomStorageInfo_st::handle",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).perDeviceData) as usize - ptr as usize },
+        8usize,
+        "Offset of field: CUcheckpointCustomStorageInfo_st::perDeviceData",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).deviceCount) as usize - ptr as usize },
+        16usize,
+        "Offset of field: CUcheckpointCustomStorageInfo_st::deviceCount",
+    );
+}
+#[test]
+fn bindgen_test_layout_CUcheckpointLockArgs_st() {
+    const UNINIT: ::core::mem::MaybeUninit<CUcheckpointLockArgs_st> = ::core::mem::MaybeUninit::uninit();
+    let ptr = UNINIT.as_ptr();
+    assert_eq!(
+        ::core::mem::size_of::<CUcheckpointLockArgs_st>(),
+        64usize,
+        "Size of CUcheckpointLockArgs_st",
+    );
+    assert_eq!(
+        ::core::mem::align_of::<CUcheckpointLockArgs_st>(),
+        8usize,
+        "Alignment of CUcheckpointLockArgs_st",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).timeoutMs) as usize - ptr as usize },
+        0usize,
+        "Offset of field: CUcheckpointLockArgs_st::timeoutMs",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize },
+        4usize,
+        "Offset of field: CUcheckpointLockArgs_st::reserved0",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).reserved1) as usize - ptr as usize },
+        8usize,
+        "Offset of field: CUcheckpointLockArgs_st::reserved1",
+    );
+}
+#[test]
+fn bindgen_test_layout_CUcheckpointCheckpointArgs_st() {
+    const UNINIT: ::core::mem::MaybeUninit<CUcheckpointCheckpointArgs_st> = ::core::mem::MaybeUninit::uninit();
+    let ptr = UNINIT.as_ptr();
+    assert_eq!(
+        ::core::mem::size_of::<CUcheckpointCheckpointArgs_st>(),
+        64usize,
+        "Size of CUcheckpointCheckpointArgs_st",
+    );
+    assert_eq!(
+        ::core::mem::align_of::<CUcheckpointCheckpointArgs_st>(),
+        8usize,
+        "Alignment of CUcheckpointCheckpointArgs_st",
+    );
+    assert_eq!(
+        unsafe {
+            ::core::ptr::addr_of!((*ptr).customStorageInfo_out) as usize - ptr as usize
+        },
+        0usize,
+        "Offset of field: CUcheckpointCheckpointArgs_st::customStorageInfo_out",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).reserved) as usize - ptr as usize },
+        8usize,
+        "Offset of field: CUcheckpointCheckpointArgs_st::reserved",
+    );
+}
+#[test]
+fn bindgen_test_layout_CUcheckpointGpuPair_st() {
+    const UNINIT: ::core::mem::MaybeUninit<CUcheckpointGpuPair_st> = ::core::mem::MaybeUninit::uninit();
+    let ptr = UNINIT.as_ptr();
+    assert_eq!(
+        ::core::mem::size_of::<CUcheckpointGpuPair_st>(),
+        32usize,
+        "Size of CUcheckpointGpuPair_st",
+    );
+    assert_eq!(
+        ::core::mem::align_of::<CUcheckpointGpuPair_st>(),
+        1usize,
+        "Alignment of CUcheckpointGpuPair_st",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).oldUuid) as usize - ptr as usize },
+        0usize,
+        "Offset of field: CUcheckpointGpuPair_st::oldUuid",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).newUuid) as usize - ptr as usize },
+        16usize,
+        "Offset of field: CUcheckpointGpuPair_st::newUuid",
+    );
+}
+#[test]
+fn bindgen_test_layout_CUcheckpointRestoreArgs_st() {
+    const UNINIT: ::core::mem::MaybeUninit<CUcheckpointRestoreArgs_st> = ::core::mem::MaybeUninit::uninit();
+    let ptr = UNINIT.as_ptr();
+    assert_eq!(
+        ::core::mem::size_of::<CUcheckpointRestoreArgs_st>(),
+        64usize,
+        "Size of CUcheckpointRestoreArgs_st",
+    );
+    assert_eq!(
+        ::core::mem::align_of::<CUcheckpointRestoreArgs_st>(),
+        8usize,
+        "Alignment of CUcheckpointRestoreArgs_st",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).gpuPairs) as usize - ptr as usize },
+        0usize,
+        "Offset of field: CUcheckpointRestoreArgs_st::gpuPairs",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).gpuPairsCount) as usize - ptr as usize },
+        8usize,
+        "Offset of field: CUcheckpointRestoreArgs_st::gpuPairsCount",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).padding0) as usize - ptr as usize },
+        12usize,
+        "Offset of field: CUcheckpointRestoreArgs_st::padding0",
+    );
+    assert_eq!(
+        unsafe {
+            ::core::ptr::addr_of!((*ptr).customStorageInfo_out) as usize - ptr as usize
+        },
+        16usize,
+        "Offset of field: CUcheckpointRestoreArgs_st::customStorageInfo_out",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).reserved) as usize - ptr as usize },
+        24usize,
+        "Offset of field: CUcheckpointRestoreArgs_st::reserved",
+    );
+}
+#[test]
+fn bindgen_test_layout_CUcheckpointUnlockArgs_st() {
+    const UNINIT: ::core::mem::MaybeUninit<CUcheckpointUnlockArgs_st> = ::core::mem::MaybeUninit::uninit();
+    let ptr = UNINIT.as_ptr();
+    assert_eq!(
+        ::core::mem::size_of::<CUcheckpointUnlockArgs_st>(),
+        64usize,
+        "Size of CUcheckpointUnlockArgs_st",
+    );
+    assert_eq!(
+        ::core::mem::align_of::<CUcheckpointUnlockArgs_st>(),
+        8usize,
+        "Alignment of CUcheckpointUnlockArgs_st",
+    );
+    assert_eq!(
+        unsafe { ::core::ptr::addr_of!((*ptr).reserved) as usize - ptr as usize },
+        0usize,
+        "Offset of field: CUcheckpointUnlockArgs_st::reserved",
     );
 }
 /// The C union of `CUmemLocation_st` (`id`, `localized`), as 4 bytes that every constructor writes: build it
@@ -1572,6 +1852,54 @@ impl ::core::ops::BitAndAssign for CUgraphInstantiate_flags_enum {
         self.0 &= rhs.0;
     }
 }
+impl CUprocessState_enum {
+    pub const CU_PROCESS_STATE_RUNNING: CUprocessState_enum = CUprocessState_enum(0);
+    pub const CU_PROCESS_STATE_LOCKED: CUprocessState_enum = CUprocessState_enum(1);
+    pub const CU_PROCESS_STATE_CHECKPOINTED: CUprocessState_enum = CUprocessState_enum(
+        2,
+    );
+    pub const CU_PROCESS_STATE_FAILED: CUprocessState_enum = CUprocessState_enum(3);
+    pub const CU_PROCESS_STATE_CHECKPOINTING: CUprocessState_enum = CUprocessState_enum(
+        4,
+    );
+    pub const CU_PROCESS_STATE_RESTORING: CUprocessState_enum = CUprocessState_enum(5);
+}
+impl Default for CUcheckpointCustomStoragePerDeviceData_st {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+impl Default for CUcheckpointCustomStorageInfo_st {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+impl Default for CUcheckpointCheckpointArgs_st {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
+impl Default for CUcheckpointRestoreArgs_st {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
 pub use self::CUctx_flags_enum as CUctx_flags;
 pub use self::CUstream_flags_enum as CUstream_flags;
 pub use self::CUevent_flags_enum as CUevent_flags;
@@ -1591,6 +1919,7 @@ pub use self::CUmemAllocationType_enum as CUmemAllocationType;
 pub use self::CUmemPool_attribute_enum as CUmemPool_attribute;
 pub use self::CUgraphMem_attribute_enum as CUgraphMem_attribute;
 pub use self::CUgraphInstantiate_flags_enum as CUgraphInstantiate_flags;
+pub use self::CUprocessState_enum as CUprocessState;
 #[cfg(not(feature = "dynamic-loading"))]
 extern "C" {
     /// Gets a human-readable description of a CUresult as a static string.
@@ -2585,7 +2914,7 @@ pub use crate::EntryPoint;
 pub use crate::{Library, LoadError, LoadErrorKind};
 
 /// Shared by every major's module (see [`crate::common`]).
-pub use crate::common::{CUctx_st, CUevent_st, CUstream_st, CUgraph_st, CUgraphNode_st, CUgraphExec_st, CUmemPoolHandle_st, cudaError_enum, CUresult};
+pub use crate::common::{CUctx_st, CUevent_st, CUstream_st, CUgraph_st, CUgraphNode_st, CUgraphExec_st, CUmemPoolHandle_st, CUIcheckpointOperation_st, cudaError_enum, CUresult};
 impl CUctx_flags_enum {
     /// The constant's name in cuda.h (`CU_CTX_SCHED_AUTO`), or `None` for a value these headers do not name.
     pub const fn name(self) -> ::core::option::Option<&'static str> {
@@ -3264,6 +3593,28 @@ impl ::core::fmt::Debug for CUgraphInstantiate_flags_enum {
         Ok(())
     }
 }
+impl CUprocessState_enum {
+    /// The constant's name in cuda.h (`CU_PROCESS_STATE_RUNNING`), or `None` for a value these headers do not name.
+    pub const fn name(self) -> ::core::option::Option<&'static str> {
+        match self.0 {
+            0 => Some("CU_PROCESS_STATE_RUNNING"),
+            1 => Some("CU_PROCESS_STATE_LOCKED"),
+            2 => Some("CU_PROCESS_STATE_CHECKPOINTED"),
+            3 => Some("CU_PROCESS_STATE_FAILED"),
+            4 => Some("CU_PROCESS_STATE_CHECKPOINTING"),
+            5 => Some("CU_PROCESS_STATE_RESTORING"),
+            _ => None,
+        }
+    }
+}
+impl ::core::fmt::Debug for CUprocessState_enum {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => ::core::write!(f, "CUprocessState({})", self.0),
+        }
+    }
+}
 /// Prints the union through its field that `type_` names (`localized` for `CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN`, else `id`), as the driver reads it.
 impl ::core::fmt::Debug for CUmemLocation_st {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -3680,6 +4031,18 @@ pub struct EntryPoints {
     pub cuDeviceGetP2PAttribute: ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>,
     /// `cuGetProcAddress` at the ABI of CUDA 12.0.
     pub cuGetProcAddress_v2: ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult>,
+    /// `cuCheckpointProcessGetRestoreThreadId` at the ABI of CUDA 12.8.
+    pub cuCheckpointProcessGetRestoreThreadId: ::core::option::Option<unsafe extern "C" fn(pid: ::core::ffi::c_int, tid: *mut ::core::ffi::c_int) -> CUresult>,
+    /// `cuCheckpointProcessGetState` at the ABI of CUDA 12.8.
+    pub cuCheckpointProcessGetState: ::core::option::Option<unsafe extern "C" fn(pid: ::core::ffi::c_int, state: *mut CUprocessState) -> CUresult>,
+    /// `cuCheckpointProcessLock` at the ABI of CUDA 12.8.
+    pub cuCheckpointProcessLock: ::core::option::Option<unsafe extern "C" fn(pid: ::core::ffi::c_int, args: *mut CUcheckpointLockArgs) -> CUresult>,
+    /// `cuCheckpointProcessCheckpoint` at the ABI of CUDA 12.8.
+    pub cuCheckpointProcessCheckpoint: ::core::option::Option<unsafe extern "C" fn(pid: ::core::ffi::c_int, args: *mut CUcheckpointCheckpointArgs) -> CUresult>,
+    /// `cuCheckpointProcessRestore` at the ABI of CUDA 12.8.
+    pub cuCheckpointProcessRestore: ::core::option::Option<unsafe extern "C" fn(pid: ::core::ffi::c_int, args: *mut CUcheckpointRestoreArgs) -> CUresult>,
+    /// `cuCheckpointProcessUnlock` at the ABI of CUDA 12.8.
+    pub cuCheckpointProcessUnlock: ::core::option::Option<unsafe extern "C" fn(pid: ::core::ffi::c_int, args: *mut CUcheckpointUnlockArgs) -> CUresult>,
     /// `cuMemAllocAsync` at the ABI of CUDA 11.2, per-thread default stream.
     pub cuMemAllocAsync_ptsz: ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>,
     /// `cuMemAllocFromPoolAsync` at the ABI of CUDA 11.2, per-thread default stream.
@@ -3691,104 +4054,110 @@ pub struct EntryPoints {
 #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 impl EntryPoints {
     /// How many entry points the table has.
-    pub const LEN: usize = 93;
+    pub const LEN: usize = 99;
 
     /// Each field's symbol, the C name and CUDA version `cuGetProcAddress` is asked for, and the
     /// per-thread-default-stream flag, in field order.
-    pub const ENTRIES: &'static [crate::EntryPoint; 93] = &[
-        crate::EntryPoint::new("cuGetErrorString", "cuGetErrorString\0", "cuGetErrorString", "cuGetErrorString\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuGetErrorName", "cuGetErrorName\0", "cuGetErrorName", "cuGetErrorName\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuInit", "cuInit\0", "cuInit", "cuInit\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDriverGetVersion", "cuDriverGetVersion\0", "cuDriverGetVersion", "cuDriverGetVersion\0", 2020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDeviceGet", "cuDeviceGet\0", "cuDeviceGet", "cuDeviceGet\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDeviceGetCount", "cuDeviceGetCount\0", "cuDeviceGetCount", "cuDeviceGetCount\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDeviceGetName", "cuDeviceGetName\0", "cuDeviceGetName", "cuDeviceGetName\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDeviceTotalMem_v2", "cuDeviceTotalMem_v2\0", "cuDeviceTotalMem", "cuDeviceTotalMem\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDeviceGetAttribute", "cuDeviceGetAttribute\0", "cuDeviceGetAttribute", "cuDeviceGetAttribute\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDeviceSetMemPool", "cuDeviceSetMemPool\0", "cuDeviceSetMemPool", "cuDeviceSetMemPool\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDeviceGetMemPool", "cuDeviceGetMemPool\0", "cuDeviceGetMemPool", "cuDeviceGetMemPool\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDeviceGetDefaultMemPool", "cuDeviceGetDefaultMemPool\0", "cuDeviceGetDefaultMemPool", "cuDeviceGetDefaultMemPool\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain\0", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain\0", 7000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease_v2\0", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease\0", 11000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState\0", "cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState\0", 7000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxReset_v2\0", "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset\0", 11000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuCtxPushCurrent_v2", "cuCtxPushCurrent_v2\0", "cuCtxPushCurrent", "cuCtxPushCurrent\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuCtxPopCurrent_v2", "cuCtxPopCurrent_v2\0", "cuCtxPopCurrent", "cuCtxPopCurrent\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuCtxSetCurrent", "cuCtxSetCurrent\0", "cuCtxSetCurrent", "cuCtxSetCurrent\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuCtxGetCurrent", "cuCtxGetCurrent\0", "cuCtxGetCurrent", "cuCtxGetCurrent\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuCtxGetDevice", "cuCtxGetDevice\0", "cuCtxGetDevice", "cuCtxGetDevice\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuCtxSynchronize", "cuCtxSynchronize\0", "cuCtxSynchronize", "cuCtxSynchronize\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemGetInfo_v2", "cuMemGetInfo_v2\0", "cuMemGetInfo", "cuMemGetInfo\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemAlloc_v2", "cuMemAlloc_v2\0", "cuMemAlloc", "cuMemAlloc\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemFree_v2", "cuMemFree_v2\0", "cuMemFree", "cuMemFree\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuIpcGetEventHandle", "cuIpcGetEventHandle\0", "cuIpcGetEventHandle", "cuIpcGetEventHandle\0", 4010, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuIpcOpenEventHandle", "cuIpcOpenEventHandle\0", "cuIpcOpenEventHandle", "cuIpcOpenEventHandle\0", 4010, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemcpy", "cuMemcpy\0", "cuMemcpy", "cuMemcpy\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemcpyPeer", "cuMemcpyPeer\0", "cuMemcpyPeer", "cuMemcpyPeer\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2\0", "cuMemcpyHtoD", "cuMemcpyHtoD\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2\0", "cuMemcpyDtoH", "cuMemcpyDtoH\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemcpyAsync", "cuMemcpyAsync\0", "cuMemcpyAsync", "cuMemcpyAsync\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemcpyPeerAsync", "cuMemcpyPeerAsync\0", "cuMemcpyPeerAsync", "cuMemcpyPeerAsync\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync_v2\0", "cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync_v2\0", "cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemsetD8_v2", "cuMemsetD8_v2\0", "cuMemsetD8", "cuMemsetD8\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemsetD32_v2", "cuMemsetD32_v2\0", "cuMemsetD32", "cuMemsetD32\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemsetD8Async", "cuMemsetD8Async\0", "cuMemsetD8Async", "cuMemsetD8Async\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemsetD32Async", "cuMemsetD32Async\0", "cuMemsetD32Async", "cuMemsetD32Async\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemFreeAsync", "cuMemFreeAsync\0", "cuMemFreeAsync", "cuMemFreeAsync\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemAllocAsync", "cuMemAllocAsync\0", "cuMemAllocAsync", "cuMemAllocAsync\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemPoolTrimTo", "cuMemPoolTrimTo\0", "cuMemPoolTrimTo", "cuMemPoolTrimTo\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemPoolSetAttribute", "cuMemPoolSetAttribute\0", "cuMemPoolSetAttribute", "cuMemPoolSetAttribute\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemPoolGetAttribute", "cuMemPoolGetAttribute\0", "cuMemPoolGetAttribute", "cuMemPoolGetAttribute\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemPoolSetAccess", "cuMemPoolSetAccess\0", "cuMemPoolSetAccess", "cuMemPoolSetAccess\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemPoolGetAccess", "cuMemPoolGetAccess\0", "cuMemPoolGetAccess", "cuMemPoolGetAccess\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemPoolCreate", "cuMemPoolCreate\0", "cuMemPoolCreate", "cuMemPoolCreate\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemPoolDestroy", "cuMemPoolDestroy\0", "cuMemPoolDestroy", "cuMemPoolDestroy\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemGetDefaultMemPool", "cuMemGetDefaultMemPool\0", "cuMemGetDefaultMemPool", "cuMemGetDefaultMemPool\0", 13000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemGetMemPool", "cuMemGetMemPool\0", "cuMemGetMemPool", "cuMemGetMemPool\0", 13000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemSetMemPool", "cuMemSetMemPool\0", "cuMemSetMemPool", "cuMemSetMemPool\0", 13000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync\0", "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemPoolExportToShareableHandle", "cuMemPoolExportToShareableHandle\0", "cuMemPoolExportToShareableHandle", "cuMemPoolExportToShareableHandle\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemPoolImportFromShareableHandle", "cuMemPoolImportFromShareableHandle\0", "cuMemPoolImportFromShareableHandle", "cuMemPoolImportFromShareableHandle\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemPoolExportPointer", "cuMemPoolExportPointer\0", "cuMemPoolExportPointer", "cuMemPoolExportPointer\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemPoolImportPointer", "cuMemPoolImportPointer\0", "cuMemPoolImportPointer", "cuMemPoolImportPointer\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuPointerGetAttribute", "cuPointerGetAttribute\0", "cuPointerGetAttribute", "cuPointerGetAttribute\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuPointerGetAttributes", "cuPointerGetAttributes\0", "cuPointerGetAttributes", "cuPointerGetAttributes\0", 7000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuStreamCreate", "cuStreamCreate\0", "cuStreamCreate", "cuStreamCreate\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuStreamCreateWithPriority", "cuStreamCreateWithPriority\0", "cuStreamCreateWithPriority", "cuStreamCreateWithPriority\0", 5050, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuStreamGetCtx", "cuStreamGetCtx\0", "cuStreamGetCtx", "cuStreamGetCtx\0", 9020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuStreamWaitEvent", "cuStreamWaitEvent\0", "cuStreamWaitEvent", "cuStreamWaitEvent\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuStreamBeginCapture_v2", "cuStreamBeginCapture_v2\0", "cuStreamBeginCapture", "cuStreamBeginCapture\0", 10010, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuStreamEndCapture", "cuStreamEndCapture\0", "cuStreamEndCapture", "cuStreamEndCapture\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuStreamIsCapturing", "cuStreamIsCapturing\0", "cuStreamIsCapturing", "cuStreamIsCapturing\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuStreamQuery", "cuStreamQuery\0", "cuStreamQuery", "cuStreamQuery\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuStreamSynchronize", "cuStreamSynchronize\0", "cuStreamSynchronize", "cuStreamSynchronize\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuStreamDestroy_v2", "cuStreamDestroy_v2\0", "cuStreamDestroy", "cuStreamDestroy\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuEventCreate", "cuEventCreate\0", "cuEventCreate", "cuEventCreate\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuEventRecord", "cuEventRecord\0", "cuEventRecord", "cuEventRecord\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuEventQuery", "cuEventQuery\0", "cuEventQuery", "cuEventQuery\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuEventSynchronize", "cuEventSynchronize\0", "cuEventSynchronize", "cuEventSynchronize\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuEventDestroy_v2", "cuEventDestroy_v2\0", "cuEventDestroy", "cuEventDestroy\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuLaunchHostFunc", "cuLaunchHostFunc\0", "cuLaunchHostFunc", "cuLaunchHostFunc\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuGraphMemAllocNodeGetParams", "cuGraphMemAllocNodeGetParams\0", "cuGraphMemAllocNodeGetParams", "cuGraphMemAllocNodeGetParams\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuGraphMemFreeNodeGetParams", "cuGraphMemFreeNodeGetParams\0", "cuGraphMemFreeNodeGetParams", "cuGraphMemFreeNodeGetParams\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim\0", "cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute\0", "cuDeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDeviceSetGraphMemAttribute", "cuDeviceSetGraphMemAttribute\0", "cuDeviceSetGraphMemAttribute", "cuDeviceSetGraphMemAttribute\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuGraphNodeGetType", "cuGraphNodeGetType\0", "cuGraphNodeGetType", "cuGraphNodeGetType\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuGraphGetNodes", "cuGraphGetNodes\0", "cuGraphGetNodes", "cuGraphGetNodes\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags\0", "cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuGraphLaunch", "cuGraphLaunch\0", "cuGraphLaunch", "cuGraphLaunch\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuGraphExecDestroy", "cuGraphExecDestroy\0", "cuGraphExecDestroy", "cuGraphExecDestroy\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuGraphDestroy", "cuGraphDestroy\0", "cuGraphDestroy", "cuGraphDestroy\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDeviceCanAccessPeer", "cuDeviceCanAccessPeer\0", "cuDeviceCanAccessPeer", "cuDeviceCanAccessPeer\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuCtxEnablePeerAccess", "cuCtxEnablePeerAccess\0", "cuCtxEnablePeerAccess", "cuCtxEnablePeerAccess\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuCtxDisablePeerAccess", "cuCtxDisablePeerAccess\0", "cuCtxDisablePeerAccess", "cuCtxDisablePeerAccess\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuDeviceGetP2PAttribute", "cuDeviceGetP2PAttribute\0", "cuDeviceGetP2PAttribute", "cuDeviceGetP2PAttribute\0", 8000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuGetProcAddress_v2", "cuGetProcAddress_v2\0", "cuGetProcAddress", "cuGetProcAddress\0", 12000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemAllocAsync_ptsz", "cuMemAllocAsync_ptsz\0", "cuMemAllocAsync", "cuMemAllocAsync\0", 11020, true, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemAllocFromPoolAsync_ptsz", "cuMemAllocFromPoolAsync_ptsz\0", "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync\0", 11020, true, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.0 as u64),
-        crate::EntryPoint::new("cuMemFreeAsync_ptsz", "cuMemFreeAsync_ptsz\0", "cuMemFreeAsync", "cuMemFreeAsync\0", 11020, true, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.0 as u64),
+    pub const ENTRIES: &'static [crate::EntryPoint; 99] = &[
+        crate::EntryPoint::new("cuGetErrorString", "cuGetErrorString\0", "cuGetErrorString", "cuGetErrorString\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuGetErrorName", "cuGetErrorName\0", "cuGetErrorName", "cuGetErrorName\0", 6000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuInit", "cuInit\0", "cuInit", "cuInit\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDriverGetVersion", "cuDriverGetVersion\0", "cuDriverGetVersion", "cuDriverGetVersion\0", 2020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDeviceGet", "cuDeviceGet\0", "cuDeviceGet", "cuDeviceGet\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDeviceGetCount", "cuDeviceGetCount\0", "cuDeviceGetCount", "cuDeviceGetCount\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDeviceGetName", "cuDeviceGetName\0", "cuDeviceGetName", "cuDeviceGetName\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDeviceTotalMem_v2", "cuDeviceTotalMem_v2\0", "cuDeviceTotalMem", "cuDeviceTotalMem\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDeviceGetAttribute", "cuDeviceGetAttribute\0", "cuDeviceGetAttribute", "cuDeviceGetAttribute\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDeviceSetMemPool", "cuDeviceSetMemPool\0", "cuDeviceSetMemPool", "cuDeviceSetMemPool\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDeviceGetMemPool", "cuDeviceGetMemPool\0", "cuDeviceGetMemPool", "cuDeviceGetMemPool\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDeviceGetDefaultMemPool", "cuDeviceGetDefaultMemPool\0", "cuDeviceGetDefaultMemPool", "cuDeviceGetDefaultMemPool\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain\0", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain\0", 7000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease_v2\0", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease\0", 11000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState\0", "cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState\0", 7000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxReset_v2\0", "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset\0", 11000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuCtxPushCurrent_v2", "cuCtxPushCurrent_v2\0", "cuCtxPushCurrent", "cuCtxPushCurrent\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuCtxPopCurrent_v2", "cuCtxPopCurrent_v2\0", "cuCtxPopCurrent", "cuCtxPopCurrent\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuCtxSetCurrent", "cuCtxSetCurrent\0", "cuCtxSetCurrent", "cuCtxSetCurrent\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuCtxGetCurrent", "cuCtxGetCurrent\0", "cuCtxGetCurrent", "cuCtxGetCurrent\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuCtxGetDevice", "cuCtxGetDevice\0", "cuCtxGetDevice", "cuCtxGetDevice\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuCtxSynchronize", "cuCtxSynchronize\0", "cuCtxSynchronize", "cuCtxSynchronize\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemGetInfo_v2", "cuMemGetInfo_v2\0", "cuMemGetInfo", "cuMemGetInfo\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemAlloc_v2", "cuMemAlloc_v2\0", "cuMemAlloc", "cuMemAlloc\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemFree_v2", "cuMemFree_v2\0", "cuMemFree", "cuMemFree\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuIpcGetEventHandle", "cuIpcGetEventHandle\0", "cuIpcGetEventHandle", "cuIpcGetEventHandle\0", 4010, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuIpcOpenEventHandle", "cuIpcOpenEventHandle\0", "cuIpcOpenEventHandle", "cuIpcOpenEventHandle\0", 4010, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemcpy", "cuMemcpy\0", "cuMemcpy", "cuMemcpy\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemcpyPeer", "cuMemcpyPeer\0", "cuMemcpyPeer", "cuMemcpyPeer\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2\0", "cuMemcpyHtoD", "cuMemcpyHtoD\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2\0", "cuMemcpyDtoH", "cuMemcpyDtoH\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemcpyAsync", "cuMemcpyAsync\0", "cuMemcpyAsync", "cuMemcpyAsync\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemcpyPeerAsync", "cuMemcpyPeerAsync\0", "cuMemcpyPeerAsync", "cuMemcpyPeerAsync\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync_v2\0", "cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemcpyDtoHAsync_v2", "cuMemcpyDtoHAsync_v2\0", "cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemsetD8_v2", "cuMemsetD8_v2\0", "cuMemsetD8", "cuMemsetD8\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemsetD32_v2", "cuMemsetD32_v2\0", "cuMemsetD32", "cuMemsetD32\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemsetD8Async", "cuMemsetD8Async\0", "cuMemsetD8Async", "cuMemsetD8Async\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemsetD32Async", "cuMemsetD32Async\0", "cuMemsetD32Async", "cuMemsetD32Async\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemFreeAsync", "cuMemFreeAsync\0", "cuMemFreeAsync", "cuMemFreeAsync\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemAllocAsync", "cuMemAllocAsync\0", "cuMemAllocAsync", "cuMemAllocAsync\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemPoolTrimTo", "cuMemPoolTrimTo\0", "cuMemPoolTrimTo", "cuMemPoolTrimTo\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemPoolSetAttribute", "cuMemPoolSetAttribute\0", "cuMemPoolSetAttribute", "cuMemPoolSetAttribute\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemPoolGetAttribute", "cuMemPoolGetAttribute\0", "cuMemPoolGetAttribute", "cuMemPoolGetAttribute\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemPoolSetAccess", "cuMemPoolSetAccess\0", "cuMemPoolSetAccess", "cuMemPoolSetAccess\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemPoolGetAccess", "cuMemPoolGetAccess\0", "cuMemPoolGetAccess", "cuMemPoolGetAccess\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemPoolCreate", "cuMemPoolCreate\0", "cuMemPoolCreate", "cuMemPoolCreate\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemPoolDestroy", "cuMemPoolDestroy\0", "cuMemPoolDestroy", "cuMemPoolDestroy\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemGetDefaultMemPool", "cuMemGetDefaultMemPool\0", "cuMemGetDefaultMemPool", "cuMemGetDefaultMemPool\0", 13000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemGetMemPool", "cuMemGetMemPool\0", "cuMemGetMemPool", "cuMemGetMemPool\0", 13000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemSetMemPool", "cuMemSetMemPool\0", "cuMemSetMemPool", "cuMemSetMemPool\0", 13000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync\0", "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemPoolExportToShareableHandle", "cuMemPoolExportToShareableHandle\0", "cuMemPoolExportToShareableHandle", "cuMemPoolExportToShareableHandle\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemPoolImportFromShareableHandle", "cuMemPoolImportFromShareableHandle\0", "cuMemPoolImportFromShareableHandle", "cuMemPoolImportFromShareableHandle\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemPoolExportPointer", "cuMemPoolExportPointer\0", "cuMemPoolExportPointer", "cuMemPoolExportPointer\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemPoolImportPointer", "cuMemPoolImportPointer\0", "cuMemPoolImportPointer", "cuMemPoolImportPointer\0", 11020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuPointerGetAttribute", "cuPointerGetAttribute\0", "cuPointerGetAttribute", "cuPointerGetAttribute\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuPointerGetAttributes", "cuPointerGetAttributes\0", "cuPointerGetAttributes", "cuPointerGetAttributes\0", 7000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuStreamCreate", "cuStreamCreate\0", "cuStreamCreate", "cuStreamCreate\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuStreamCreateWithPriority", "cuStreamCreateWithPriority\0", "cuStreamCreateWithPriority", "cuStreamCreateWithPriority\0", 5050, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuStreamGetCtx", "cuStreamGetCtx\0", "cuStreamGetCtx", "cuStreamGetCtx\0", 9020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuStreamWaitEvent", "cuStreamWaitEvent\0", "cuStreamWaitEvent", "cuStreamWaitEvent\0", 3020, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuStreamBeginCapture_v2", "cuStreamBeginCapture_v2\0", "cuStreamBeginCapture", "cuStreamBeginCapture\0", 10010, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuStreamEndCapture", "cuStreamEndCapture\0", "cuStreamEndCapture", "cuStreamEndCapture\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuStreamIsCapturing", "cuStreamIsCapturing\0", "cuStreamIsCapturing", "cuStreamIsCapturing\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuStreamQuery", "cuStreamQuery\0", "cuStreamQuery", "cuStreamQuery\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuStreamSynchronize", "cuStreamSynchronize\0", "cuStreamSynchronize", "cuStreamSynchronize\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuStreamDestroy_v2", "cuStreamDestroy_v2\0", "cuStreamDestroy", "cuStreamDestroy\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuEventCreate", "cuEventCreate\0", "cuEventCreate", "cuEventCreate\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuEventRecord", "cuEventRecord\0", "cuEventRecord", "cuEventRecord\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuEventQuery", "cuEventQuery\0", "cuEventQuery", "cuEventQuery\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuEventSynchronize", "cuEventSynchronize\0", "cuEventSynchronize", "cuEventSynchronize\0", 2000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuEventDestroy_v2", "cuEventDestroy_v2\0", "cuEventDestroy", "cuEventDestroy\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuLaunchHostFunc", "cuLaunchHostFunc\0", "cuLaunchHostFunc", "cuLaunchHostFunc\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuGraphMemAllocNodeGetParams", "cuGraphMemAllocNodeGetParams\0", "cuGraphMemAllocNodeGetParams", "cuGraphMemAllocNodeGetParams\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuGraphMemFreeNodeGetParams", "cuGraphMemFreeNodeGetParams\0", "cuGraphMemFreeNodeGetParams", "cuGraphMemFreeNodeGetParams\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim\0", "cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute\0", "cuDeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDeviceSetGraphMemAttribute", "cuDeviceSetGraphMemAttribute\0", "cuDeviceSetGraphMemAttribute", "cuDeviceSetGraphMemAttribute\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuGraphNodeGetType", "cuGraphNodeGetType\0", "cuGraphNodeGetType", "cuGraphNodeGetType\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuGraphGetNodes", "cuGraphGetNodes\0", "cuGraphGetNodes", "cuGraphGetNodes\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags\0", "cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags\0", 11040, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuGraphLaunch", "cuGraphLaunch\0", "cuGraphLaunch", "cuGraphLaunch\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuGraphExecDestroy", "cuGraphExecDestroy\0", "cuGraphExecDestroy", "cuGraphExecDestroy\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuGraphDestroy", "cuGraphDestroy\0", "cuGraphDestroy", "cuGraphDestroy\0", 10000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDeviceCanAccessPeer", "cuDeviceCanAccessPeer\0", "cuDeviceCanAccessPeer", "cuDeviceCanAccessPeer\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuCtxEnablePeerAccess", "cuCtxEnablePeerAccess\0", "cuCtxEnablePeerAccess", "cuCtxEnablePeerAccess\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuCtxDisablePeerAccess", "cuCtxDisablePeerAccess\0", "cuCtxDisablePeerAccess", "cuCtxDisablePeerAccess\0", 4000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuDeviceGetP2PAttribute", "cuDeviceGetP2PAttribute\0", "cuDeviceGetP2PAttribute", "cuDeviceGetP2PAttribute\0", 8000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuGetProcAddress_v2", "cuGetProcAddress_v2\0", "cuGetProcAddress", "cuGetProcAddress\0", 12000, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuCheckpointProcessGetRestoreThreadId", "cuCheckpointProcessGetRestoreThreadId\0", "cuCheckpointProcessGetRestoreThreadId", "cuCheckpointProcessGetRestoreThreadId\0", 12080, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, false),
+        crate::EntryPoint::new("cuCheckpointProcessGetState", "cuCheckpointProcessGetState\0", "cuCheckpointProcessGetState", "cuCheckpointProcessGetState\0", 12080, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, false),
+        crate::EntryPoint::new("cuCheckpointProcessLock", "cuCheckpointProcessLock\0", "cuCheckpointProcessLock", "cuCheckpointProcessLock\0", 12080, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, false),
+        crate::EntryPoint::new("cuCheckpointProcessCheckpoint", "cuCheckpointProcessCheckpoint\0", "cuCheckpointProcessCheckpoint", "cuCheckpointProcessCheckpoint\0", 12080, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, false),
+        crate::EntryPoint::new("cuCheckpointProcessRestore", "cuCheckpointProcessRestore\0", "cuCheckpointProcessRestore", "cuCheckpointProcessRestore\0", 12080, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, false),
+        crate::EntryPoint::new("cuCheckpointProcessUnlock", "cuCheckpointProcessUnlock\0", "cuCheckpointProcessUnlock", "cuCheckpointProcessUnlock\0", 12080, false, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_LEGACY_STREAM.0 as u64, false),
+        crate::EntryPoint::new("cuMemAllocAsync_ptsz", "cuMemAllocAsync_ptsz\0", "cuMemAllocAsync", "cuMemAllocAsync\0", 11020, true, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemAllocFromPoolAsync_ptsz", "cuMemAllocFromPoolAsync_ptsz\0", "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync\0", 11020, true, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.0 as u64, true),
+        crate::EntryPoint::new("cuMemFreeAsync_ptsz", "cuMemFreeAsync_ptsz\0", "cuMemFreeAsync", "cuMemFreeAsync\0", 11020, true, CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.0 as u64, true),
     ];
 
     /// A table with no entry point: every call returns `CUDA_ERROR_NOT_FOUND`.
@@ -3883,6 +4252,12 @@ impl EntryPoints {
         cuCtxDisablePeerAccess: None,
         cuDeviceGetP2PAttribute: None,
         cuGetProcAddress_v2: None,
+        cuCheckpointProcessGetRestoreThreadId: None,
+        cuCheckpointProcessGetState: None,
+        cuCheckpointProcessLock: None,
+        cuCheckpointProcessCheckpoint: None,
+        cuCheckpointProcessRestore: None,
+        cuCheckpointProcessUnlock: None,
         cuMemAllocAsync_ptsz: None,
         cuMemAllocFromPoolAsync_ptsz: None,
         cuMemFreeAsync_ptsz: None,
@@ -3986,9 +4361,15 @@ impl EntryPoints {
             cuCtxDisablePeerAccess: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>>(resolve(&Self::ENTRIES[87])),
             cuDeviceGetP2PAttribute: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(value: *mut ::core::ffi::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult>>(resolve(&Self::ENTRIES[88])),
             cuGetProcAddress_v2: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult>>(resolve(&Self::ENTRIES[89])),
-            cuMemAllocAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[90])),
-            cuMemAllocFromPoolAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[91])),
-            cuMemFreeAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[92])),
+            cuCheckpointProcessGetRestoreThreadId: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pid: ::core::ffi::c_int, tid: *mut ::core::ffi::c_int) -> CUresult>>(resolve(&Self::ENTRIES[90])),
+            cuCheckpointProcessGetState: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pid: ::core::ffi::c_int, state: *mut CUprocessState) -> CUresult>>(resolve(&Self::ENTRIES[91])),
+            cuCheckpointProcessLock: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pid: ::core::ffi::c_int, args: *mut CUcheckpointLockArgs) -> CUresult>>(resolve(&Self::ENTRIES[92])),
+            cuCheckpointProcessCheckpoint: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pid: ::core::ffi::c_int, args: *mut CUcheckpointCheckpointArgs) -> CUresult>>(resolve(&Self::ENTRIES[93])),
+            cuCheckpointProcessRestore: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pid: ::core::ffi::c_int, args: *mut CUcheckpointRestoreArgs) -> CUresult>>(resolve(&Self::ENTRIES[94])),
+            cuCheckpointProcessUnlock: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(pid: ::core::ffi::c_int, args: *mut CUcheckpointUnlockArgs) -> CUresult>>(resolve(&Self::ENTRIES[95])),
+            cuMemAllocAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[96])),
+            cuMemAllocFromPoolAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[97])),
+            cuMemFreeAsync_ptsz: ::core::mem::transmute::<*mut ::core::ffi::c_void, ::core::option::Option<unsafe extern "C" fn(dptr: CUdeviceptr, hStream: CUstream) -> CUresult>>(resolve(&Self::ENTRIES[98])),
         }
     }
 
@@ -3999,6 +4380,11 @@ impl EntryPoints {
     /// each entry calls through the process's table, which loads the driver on first use, so no
     /// entry is `None` and a call answers [`global::LOAD_FAILED`] without a driver library
     /// ([`mode`] tells which).
+    ///
+    /// Never linked in any feature combination: the entries whose
+    /// [`EntryPoint::linked`](crate::EntryPoint::linked) is false (`cuCheckpointProcessGetRestoreThreadId`, `cuCheckpointProcessGetState`, `cuCheckpointProcessLock`, `cuCheckpointProcessCheckpoint`, `cuCheckpointProcessRestore`, `cuCheckpointProcessUnlock`), newer than drivers
+    /// a program must still start on. Their free functions are [`global`]'s, so this table holds
+    /// those, and referencing them links nothing.
     pub fn from_linked() -> Self {
         Self {
             cuGetErrorString: Some(cuGetErrorString),
@@ -4091,6 +4477,12 @@ impl EntryPoints {
             cuCtxDisablePeerAccess: Some(cuCtxDisablePeerAccess),
             cuDeviceGetP2PAttribute: Some(cuDeviceGetP2PAttribute),
             cuGetProcAddress_v2: Some(cuGetProcAddress_v2),
+            cuCheckpointProcessGetRestoreThreadId: Some(cuCheckpointProcessGetRestoreThreadId),
+            cuCheckpointProcessGetState: Some(cuCheckpointProcessGetState),
+            cuCheckpointProcessLock: Some(cuCheckpointProcessLock),
+            cuCheckpointProcessCheckpoint: Some(cuCheckpointProcessCheckpoint),
+            cuCheckpointProcessRestore: Some(cuCheckpointProcessRestore),
+            cuCheckpointProcessUnlock: Some(cuCheckpointProcessUnlock),
             cuMemAllocAsync_ptsz: Some(cuMemAllocAsync_ptsz),
             cuMemAllocFromPoolAsync_ptsz: Some(cuMemAllocFromPoolAsync_ptsz),
             cuMemFreeAsync_ptsz: Some(cuMemFreeAsync_ptsz),
@@ -4146,7 +4538,7 @@ impl EntryPoints {
     }
 
     /// The address of each entry (null where missing), in field order.
-    pub fn addresses(&self) -> [*const ::core::ffi::c_void; 93] {
+    pub fn addresses(&self) -> [*const ::core::ffi::c_void; 99] {
         [
             match self.cuGetErrorString { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuGetErrorName { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
@@ -4238,6 +4630,12 @@ impl EntryPoints {
             match self.cuCtxDisablePeerAccess { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuDeviceGetP2PAttribute { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuGetProcAddress_v2 { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuCheckpointProcessGetRestoreThreadId { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuCheckpointProcessGetState { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuCheckpointProcessLock { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuCheckpointProcessCheckpoint { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuCheckpointProcessRestore { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
+            match self.cuCheckpointProcessUnlock { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuMemAllocAsync_ptsz { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuMemAllocFromPoolAsync_ptsz { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
             match self.cuMemFreeAsync_ptsz { Some(f) => f as *const ::core::ffi::c_void, None => ::core::ptr::null() },
@@ -5248,6 +5646,72 @@ impl EntryPoints {
             None => CUresult::CUDA_ERROR_NOT_FOUND,
         }
     }
+    /// Calls `cuCheckpointProcessGetRestoreThreadId` at the ABI of CUDA 12.8; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCheckpointProcessGetRestoreThreadId`.
+    ///
+    /// # Safety
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCheckpointProcessGetRestoreThreadId`, if set, is the driver's `cuCheckpointProcessGetRestoreThreadId` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCheckpointProcessGetRestoreThreadId`].
+    #[inline]
+    pub unsafe fn cuCheckpointProcessGetRestoreThreadId(&self, pid: ::core::ffi::c_int, tid: *mut ::core::ffi::c_int) -> CUresult {
+        match self.cuCheckpointProcessGetRestoreThreadId {
+            Some(__f) => __f(pid, tid),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCheckpointProcessGetState` at the ABI of CUDA 12.8; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCheckpointProcessGetState`.
+    ///
+    /// # Safety
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCheckpointProcessGetState`, if set, is the driver's `cuCheckpointProcessGetState` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCheckpointProcessGetState`].
+    #[inline]
+    pub unsafe fn cuCheckpointProcessGetState(&self, pid: ::core::ffi::c_int, state: *mut CUprocessState) -> CUresult {
+        match self.cuCheckpointProcessGetState {
+            Some(__f) => __f(pid, state),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCheckpointProcessLock` at the ABI of CUDA 12.8; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCheckpointProcessLock`.
+    ///
+    /// # Safety
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCheckpointProcessLock`, if set, is the driver's `cuCheckpointProcessLock` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCheckpointProcessLock`].
+    #[inline]
+    pub unsafe fn cuCheckpointProcessLock(&self, pid: ::core::ffi::c_int, args: *mut CUcheckpointLockArgs) -> CUresult {
+        match self.cuCheckpointProcessLock {
+            Some(__f) => __f(pid, args),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCheckpointProcessCheckpoint` at the ABI of CUDA 12.8; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCheckpointProcessCheckpoint`.
+    ///
+    /// # Safety
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCheckpointProcessCheckpoint`, if set, is the driver's `cuCheckpointProcessCheckpoint` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCheckpointProcessCheckpoint`].
+    #[inline]
+    pub unsafe fn cuCheckpointProcessCheckpoint(&self, pid: ::core::ffi::c_int, args: *mut CUcheckpointCheckpointArgs) -> CUresult {
+        match self.cuCheckpointProcessCheckpoint {
+            Some(__f) => __f(pid, args),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCheckpointProcessRestore` at the ABI of CUDA 12.8; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCheckpointProcessRestore`.
+    ///
+    /// # Safety
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCheckpointProcessRestore`, if set, is the driver's `cuCheckpointProcessRestore` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCheckpointProcessRestore`].
+    #[inline]
+    pub unsafe fn cuCheckpointProcessRestore(&self, pid: ::core::ffi::c_int, args: *mut CUcheckpointRestoreArgs) -> CUresult {
+        match self.cuCheckpointProcessRestore {
+            Some(__f) => __f(pid, args),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
+    /// Calls `cuCheckpointProcessUnlock` at the ABI of CUDA 12.8; `CUDA_ERROR_NOT_FOUND` when the table has no `cuCheckpointProcessUnlock`.
+    ///
+    /// # Safety
+    /// The table's contract for this entry ([`EntryPoints`]): `self.cuCheckpointProcessUnlock`, if set, is the driver's `cuCheckpointProcessUnlock` at this ABI (a loader's or `from_linked`'s table, unedited, is); and the rules of the free function [`cuCheckpointProcessUnlock`].
+    #[inline]
+    pub unsafe fn cuCheckpointProcessUnlock(&self, pid: ::core::ffi::c_int, args: *mut CUcheckpointUnlockArgs) -> CUresult {
+        match self.cuCheckpointProcessUnlock {
+            Some(__f) => __f(pid, args),
+            None => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    }
     /// Calls `cuMemAllocAsync` at the ABI of CUDA 11.2, per-thread default stream; `CUDA_ERROR_NOT_FOUND` when the table has no `cuMemAllocAsync_ptsz`.
     ///
     /// # Safety
@@ -5448,6 +5912,9 @@ impl ::core::fmt::Debug for EntryPoints {
 /// `dynamic-loading`) the module's functions are the driver's symbols and this module stands
 /// beside them: only calls to `global::*` reach its table.
 ///
+/// Except `cuCheckpointProcessGetRestoreThreadId`, `cuCheckpointProcessGetState`, `cuCheckpointProcessLock`, `cuCheckpointProcessCheckpoint`, `cuCheckpointProcessRestore`, `cuCheckpointProcessUnlock`: never linked, the module's functions of those names are this module's in
+/// every feature combination (a program that uses them starts on a driver that lacks them).
+///
 /// The table loads itself on the first call ([`EntryPoints::load`], once per process, thread-safe),
 /// unless one was [`install`](global::install)ed before. A function answers
 /// [`LOAD_FAILED`](global::LOAD_FAILED) when the driver library could not be loaded (`load_error`
@@ -5478,7 +5945,7 @@ pub mod global {
     /// call call itself.
     ///
     /// Linked (no crate of the graph enables `dynamic-loading`), the module's free functions are the
-    /// driver's symbols and never read this table: installing changes what `global::*` calls
+    /// driver's symbols (except `cuCheckpointProcessGetRestoreThreadId`, `cuCheckpointProcessGetState`, `cuCheckpointProcessLock`, `cuCheckpointProcessCheckpoint`, `cuCheckpointProcessRestore`, `cuCheckpointProcessUnlock`, which are never linked: this module's own) and never read this table: installing changes what `global::*` calls
     /// reach, nothing else. Putting a mock under the free functions works only with
     /// `dynamic-loading`.
     ///
@@ -7027,6 +7494,104 @@ pub mod global {
             None => no_table(),
         }
     }
+    /// Reads the id of a process's CUDA restore thread.
+    ///
+    /// Since CUDA 12.8: needs a driver whose `cuDriverGetVersion` is at least 12080 (this ABI: cudaTypedefs.h `PFN_cuCheckpointProcessGetRestoreThreadId_v12080`). [NVIDIA: `cuCheckpointProcessGetRestoreThreadId`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CHECKPOINT.html)
+    ///
+    /// Never linked (table only): this is the module's `cuCheckpointProcessGetRestoreThreadId` in every feature combination, so a program that calls or stores it still starts on a driver without it. Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCheckpointProcessGetRestoreThreadId`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    #[inline(never)]
+    pub unsafe extern "C" fn cuCheckpointProcessGetRestoreThreadId(pid: ::core::ffi::c_int, tid: *mut ::core::ffi::c_int) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuCheckpointProcessGetRestoreThreadId(pid, tid),
+            None => no_table(),
+        }
+    }
+    /// Reads where a process stands in the checkpoint cycle (running, locked, checkpointed, failed, ...).
+    ///
+    /// Since CUDA 12.8: needs a driver whose `cuDriverGetVersion` is at least 12080 (this ABI: cudaTypedefs.h `PFN_cuCheckpointProcessGetState_v12080`). [NVIDIA: `cuCheckpointProcessGetState`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CHECKPOINT.html)
+    ///
+    /// Never linked (table only): this is the module's `cuCheckpointProcessGetState` in every feature combination, so a program that calls or stores it still starts on a driver without it. Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCheckpointProcessGetState`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    #[inline(never)]
+    pub unsafe extern "C" fn cuCheckpointProcessGetState(pid: ::core::ffi::c_int, state: *mut CUprocessState) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuCheckpointProcessGetState(pid, state),
+            None => no_table(),
+        }
+    }
+    /// Locks a running process ahead of a checkpoint: its further CUDA calls block until it is unlocked (with an optional timeout for taking the lock).
+    ///
+    /// Since CUDA 12.8: needs a driver whose `cuDriverGetVersion` is at least 12080 (this ABI: cudaTypedefs.h `PFN_cuCheckpointProcessLock_v12080`). [NVIDIA: `cuCheckpointProcessLock`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CHECKPOINT.html)
+    ///
+    /// Never linked (table only): this is the module's `cuCheckpointProcessLock` in every feature combination, so a program that calls or stores it still starts on a driver without it. Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCheckpointProcessLock`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `args` is null or points to an initialised `CUcheckpointLockArgs` whose reserved fields are zero (`Default::default()` is).
+    #[inline(never)]
+    pub unsafe extern "C" fn cuCheckpointProcessLock(pid: ::core::ffi::c_int, args: *mut CUcheckpointLockArgs) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuCheckpointProcessLock(pid, args),
+            None => no_table(),
+        }
+    }
+    /// Moves a locked process's device memory off its GPUs (to host memory unless custom storage is asked for) and releases what it holds there.
+    ///
+    /// Since CUDA 12.8: needs a driver whose `cuDriverGetVersion` is at least 12080 (this ABI: cudaTypedefs.h `PFN_cuCheckpointProcessCheckpoint_v12080`). [NVIDIA: `cuCheckpointProcessCheckpoint`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CHECKPOINT.html)
+    ///
+    /// Never linked (table only): this is the module's `cuCheckpointProcessCheckpoint` in every feature combination, so a program that calls or stores it still starts on a driver without it. Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCheckpointProcessCheckpoint`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `args` is null or points to an initialised `CUcheckpointCheckpointArgs` whose reserved bytes are zero (`Default::default()` is). Where the header has `customStorageInfo_out`, a non-null one asks for custom storage, which needs `cuCheckpointOperationComplete`: not bound here.
+    #[inline(never)]
+    pub unsafe extern "C" fn cuCheckpointProcessCheckpoint(pid: ::core::ffi::c_int, args: *mut CUcheckpointCheckpointArgs) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuCheckpointProcessCheckpoint(pid, args),
+            None => no_table(),
+        }
+    }
+    /// Brings a checkpointed process's device memory back onto GPUs, optionally remapped by UUID; the process stays locked until unlocked.
+    ///
+    /// Since CUDA 12.8: needs a driver whose `cuDriverGetVersion` is at least 12080 (this ABI: cudaTypedefs.h `PFN_cuCheckpointProcessRestore_v12080`). [NVIDIA: `cuCheckpointProcessRestore`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CHECKPOINT.html)
+    ///
+    /// Never linked (table only): this is the module's `cuCheckpointProcessRestore` in every feature combination, so a program that calls or stores it still starts on a driver without it. Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCheckpointProcessRestore`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `args` is null or points to an initialised `CUcheckpointRestoreArgs` whose reserved bytes are zero (`Default::default()` is). Where the header has `gpuPairs`, it is null or points to `gpuPairsCount` pairs naming every checkpointed GPU; a non-null `customStorageInfo_out` asks for custom storage, which needs `cuCheckpointOperationComplete`: not bound here.
+    #[inline(never)]
+    pub unsafe extern "C" fn cuCheckpointProcessRestore(pid: ::core::ffi::c_int, args: *mut CUcheckpointRestoreArgs) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuCheckpointProcessRestore(pid, args),
+            None => no_table(),
+        }
+    }
+    /// Unlocks a locked process, so that its CUDA calls run again.
+    ///
+    /// Since CUDA 12.8: needs a driver whose `cuDriverGetVersion` is at least 12080 (this ABI: cudaTypedefs.h `PFN_cuCheckpointProcessUnlock_v12080`). [NVIDIA: `cuCheckpointProcessUnlock`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__CHECKPOINT.html)
+    ///
+    /// Never linked (table only): this is the module's `cuCheckpointProcessUnlock` in every feature combination, so a program that calls or stores it still starts on a driver without it. Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `cuCheckpointProcessUnlock`.
+    ///
+    /// # Safety
+    /// A raw driver call: every pointer argument must be valid for the reads and writes the call makes (an output pointer writable for one value of its type), every handle a live object of this process, and no other thread may destroy a handle the call uses while it runs.
+    ///
+    /// `args` is null or points to a `CUcheckpointUnlockArgs` whose reserved fields are zero (`Default::default()` is).
+    #[inline(never)]
+    pub unsafe extern "C" fn cuCheckpointProcessUnlock(pid: ::core::ffi::c_int, args: *mut CUcheckpointUnlockArgs) -> CUresult {
+        match table() {
+            Some(__t) => __t.cuCheckpointProcessUnlock(pid, args),
+            None => no_table(),
+        }
+    }
     /// API 820: Allocates device memory from the current pool of the stream's device, ordered on the stream, with the per-thread default stream as stream 0.
     ///
     /// Since CUDA 11.2: needs a driver whose `cuDriverGetVersion` is at least 11020 (this ABI: cudaTypedefs.h `PFN_cuMemAllocAsync_v11020_ptsz`); cuda.h's `cuMemAllocAsync` is a macro for this symbol. [NVIDIA: `cuMemAllocAsync`](https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MALLOC__ASYNC.html#group__CUDA__MALLOC__ASYNC_1g13413273e84a641bce1929eae9e6501f)
@@ -7086,9 +7651,14 @@ pub mod global {
 #[cfg(feature = "dynamic-loading")]
 pub use self::global::{cuGetErrorString, cuGetErrorName, cuInit, cuDriverGetVersion, cuDeviceGet, cuDeviceGetCount, cuDeviceGetName, cuDeviceTotalMem_v2, cuDeviceGetAttribute, cuDeviceSetMemPool, cuDeviceGetMemPool, cuDeviceGetDefaultMemPool, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxReset_v2, cuCtxPushCurrent_v2, cuCtxPopCurrent_v2, cuCtxSetCurrent, cuCtxGetCurrent, cuCtxGetDevice, cuCtxSynchronize, cuMemGetInfo_v2, cuMemAlloc_v2, cuMemFree_v2, cuIpcGetEventHandle, cuIpcOpenEventHandle, cuMemcpy, cuMemcpyPeer, cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyAsync, cuMemcpyPeerAsync, cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemsetD8_v2, cuMemsetD32_v2, cuMemsetD8Async, cuMemsetD32Async, cuMemFreeAsync, cuMemAllocAsync, cuMemPoolTrimTo, cuMemPoolSetAttribute, cuMemPoolGetAttribute, cuMemPoolSetAccess, cuMemPoolGetAccess, cuMemPoolCreate, cuMemPoolDestroy, cuMemGetDefaultMemPool, cuMemGetMemPool, cuMemSetMemPool, cuMemAllocFromPoolAsync, cuMemPoolExportToShareableHandle, cuMemPoolImportFromShareableHandle, cuMemPoolExportPointer, cuMemPoolImportPointer, cuPointerGetAttribute, cuPointerGetAttributes, cuStreamCreate, cuStreamCreateWithPriority, cuStreamGetCtx, cuStreamWaitEvent, cuStreamBeginCapture_v2, cuStreamEndCapture, cuStreamIsCapturing, cuStreamQuery, cuStreamSynchronize, cuStreamDestroy_v2, cuEventCreate, cuEventRecord, cuEventQuery, cuEventSynchronize, cuEventDestroy_v2, cuLaunchHostFunc, cuGraphMemAllocNodeGetParams, cuGraphMemFreeNodeGetParams, cuDeviceGraphMemTrim, cuDeviceGetGraphMemAttribute, cuDeviceSetGraphMemAttribute, cuGraphNodeGetType, cuGraphGetNodes, cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy, cuGraphDestroy, cuDeviceCanAccessPeer, cuCtxEnablePeerAccess, cuCtxDisablePeerAccess, cuDeviceGetP2PAttribute, cuGetProcAddress_v2, cuMemAllocAsync_ptsz, cuMemAllocFromPoolAsync_ptsz, cuMemFreeAsync_ptsz};
 
+/// Never linked (table only): the module's functions of these names are [`global`]'s in every
+/// feature combination, so a program that uses them starts on a driver that lacks them.
+pub use self::global::{cuCheckpointProcessGetRestoreThreadId, cuCheckpointProcessGetState, cuCheckpointProcessLock, cuCheckpointProcessCheckpoint, cuCheckpointProcessRestore, cuCheckpointProcessUnlock};
+
 /// How this module's free functions reach the driver: [`Mode::Linked`](crate::Mode) without
 /// `dynamic-loading` (the linked symbols), else where [`global`]'s table stands
 /// ([`global::state`]). It loads nothing.
+/// Whatever the mode, `cuCheckpointProcessGetRestoreThreadId`, `cuCheckpointProcessGetState`, `cuCheckpointProcessLock`, `cuCheckpointProcessCheckpoint`, `cuCheckpointProcessRestore`, `cuCheckpointProcessUnlock` are [`global`]'s: never linked.
 pub fn mode() -> crate::Mode {
     if cfg!(feature = "dynamic-loading") {
         global::state()
@@ -7114,6 +7684,7 @@ fn every_public_type_implements_debug() {
     debug::<CUgraphNode>();
     debug::<CUgraphExec>();
     debug::<CUmemoryPool>();
+    debug::<CUuuid>();
     debug::<CUmemFabricHandle_v1>();
     debug::<CUmemFabricHandle>();
     debug::<CUipcEventHandle_v1>();
@@ -7129,9 +7700,18 @@ fn every_public_type_implements_debug() {
     debug::<CUmemPoolPtrExportData>();
     debug::<CUDA_MEM_ALLOC_NODE_PARAMS_v1>();
     debug::<CUDA_MEM_ALLOC_NODE_PARAMS>();
+    debug::<CUcheckpointCustomStoragePerDeviceData>();
+    debug::<CUcheckpointOperationHandle>();
+    debug::<CUcheckpointCustomStorageInfo>();
+    debug::<CUcheckpointLockArgs>();
+    debug::<CUcheckpointCheckpointArgs>();
+    debug::<CUcheckpointGpuPair>();
+    debug::<CUcheckpointRestoreArgs>();
+    debug::<CUcheckpointUnlockArgs>();
     debug::<PFN_cuMemGetDefaultMemPool_v13000>();
     debug::<PFN_cuMemGetMemPool_v13000>();
     debug::<PFN_cuMemSetMemPool_v13000>();
+    debug::<CUuuid_st>();
     debug::<CUmemFabricHandle_st>();
     debug::<CUipcEventHandle_st>();
     debug::<CUctx_flags_enum>();
@@ -7159,6 +7739,14 @@ fn every_public_type_implements_debug() {
     debug::<CUDA_MEM_ALLOC_NODE_PARAMS_v1_st>();
     debug::<CUgraphMem_attribute_enum>();
     debug::<CUgraphInstantiate_flags_enum>();
+    debug::<CUprocessState_enum>();
+    debug::<CUcheckpointCustomStoragePerDeviceData_st>();
+    debug::<CUcheckpointCustomStorageInfo_st>();
+    debug::<CUcheckpointLockArgs_st>();
+    debug::<CUcheckpointCheckpointArgs_st>();
+    debug::<CUcheckpointGpuPair_st>();
+    debug::<CUcheckpointRestoreArgs_st>();
+    debug::<CUcheckpointUnlockArgs_st>();
     debug::<CUmemLocation_st__bindgen_ty_1>();
     debug::<EntryPoints>();
 }

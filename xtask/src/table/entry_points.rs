@@ -9,7 +9,7 @@ use super::signatures::{c_ty, rs_ty, Func};
 use super::template;
 use crate::allowlist;
 use crate::docs;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 fn version_text(v: u32) -> String {
@@ -35,6 +35,7 @@ pub fn table(
     header: &str,
     c_names: &[(&String, &String)],   // (cuda.h's name, the symbol its macro resolves to)
     value_types: &[(String, String)], // (enumerator, value type) of this major's header
+    table_only: &BTreeSet<String>,    // symbols never linked (allowlist.rs's `table_only`)
 ) -> Result<Table, String> {
     let mut fields = String::new();
     let mut entries = String::new();
@@ -45,6 +46,7 @@ pub fn table(
     let mut calls = String::new();
     let mut globals = String::new();
     let mut reexports = Vec::new();
+    let mut always_global = Vec::new();
     let mut c_asserts = String::new();
     let mut probe = Vec::new();
     let mut pointers = String::new();
@@ -73,6 +75,7 @@ pub fn table(
             params_rs.join(", ")
         );
         let sym = &f.symbol;
+        let is_linked = !table_only.contains(sym);
         let what = format!(
             "`{}` at the ABI of CUDA {}{}",
             abi.c_name,
@@ -92,7 +95,7 @@ pub fn table(
         };
         writeln!(
             entries,
-            "        crate::EntryPoint::new(\"{sym}\", \"{sym}\\0\", \"{c}\", \"{c}\\0\", {}, {}, CUdriverProcAddress_flags::{flag}.0 as u64),",
+            "        crate::EntryPoint::new(\"{sym}\", \"{sym}\\0\", \"{c}\", \"{c}\\0\", {}, {}, CUdriverProcAddress_flags::{flag}.0 as u64, {is_linked}),",
             abi.version,
             abi.per_thread,
             c = abi.c_name
@@ -124,7 +127,11 @@ pub fn table(
             c = abi.c_name
         )
         .unwrap();
-        reexports.push(sym.clone());
+        if is_linked {
+            reexports.push(sym.clone());
+        } else {
+            always_global.push(sym.clone());
+        }
         writeln!(
             pointers,
             "    let {sym}: unsafe extern \"C\" fn({}) -> CUresult = cuda_mempool_sys::{sym};\n    \
@@ -133,9 +140,14 @@ pub fn table(
         )
         .unwrap();
         signatures.insert(sym.clone(), (params_rs.join(", "), args.join(", ")));
-        let note = format!(
+        let mut note = format!(
             "Here: a call through the process's table ([`table`]); [`LOAD_FAILED`] when the driver library could not be loaded, `CUDA_ERROR_NOT_FOUND` when it has no `{sym}`."
         );
+        if !is_linked {
+            note = format!(
+                "Never linked (table only): this is the module's `{sym}` in every feature combination, so a program that calls or stores it still starts on a driver without it. {note}"
+            );
+        }
         for l in docs::function(sym, &abi.bound(), &note, value_types)? {
             writeln!(globals, "    ///{}{l}", if l.is_empty() { "" } else { " " }).unwrap();
         }
@@ -177,6 +189,12 @@ pub fn table(
             ),
         ));
     }
+    let absent: Vec<&String> = table_only.iter().filter(|s| !signatures.contains_key(*s)).collect();
+    if !absent.is_empty() {
+        return Err(format!(
+            "CUDA {major}: the table has no entry for the table-only {absent:?}"
+        ));
+    }
     for (pfn, c_fn, since) in allowlist::LOADER_PFNS {
         if major >= *since {
             writeln!(
@@ -216,6 +234,7 @@ pub fn table(
         calls: &calls,
         globals: &globals,
         reexports: &reexports.join(", "),
+        table_only: &always_global,
     });
     Ok(Table {
         rust,

@@ -15,6 +15,6 @@ mod unions;
 pub use abi::{abi_versions, candidates, Abi};
 pub use entry_points::{table, Table};
 pub use enums::{enum_name_and_debug, enum_newtypes};
-pub use signatures::extern_fns;
+pub use signatures::{extern_fns, without_extern_fns};
 pub use traits::{debug_test, struct_traits};
 pub use unions::{probe_entries, whole_unions, WholeUnion};

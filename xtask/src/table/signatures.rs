@@ -1,6 +1,9 @@
 //! The functions bindgen declared, read back from its output with syn (`Func`: symbol, parameters,
 //! return type), and their types spelled again: as Rust for the table's fields and methods, and
-//! as C for the ABI probe's `__builtin_types_compatible_p` assertions against cudaTypedefs.h.
+//! as C for the ABI probe's `__builtin_types_compatible_p` assertions against cudaTypedefs.h; and
+//! bindgen's output without the declarations of the table-only functions (never linked).
+
+use std::collections::BTreeSet;
 
 /// One function of bindgen's extern block.
 pub struct Func {
@@ -43,6 +46,45 @@ pub fn extern_fns(file: &syn::File) -> Vec<Func> {
         }
     }
     out
+}
+
+/// bindgen's output without the `extern` declarations of `symbols` (prettyplease writes each one
+/// from `    pub fn NAME(` to the line that ends in `;`), and without the attributes above them.
+/// Every one of `symbols` must be declared there.
+pub fn without_extern_fns(bindings: &str, symbols: &BTreeSet<String>) -> Result<String, String> {
+    let mut out: Vec<&str> = Vec::new();
+    let mut removed = BTreeSet::new();
+    let (mut in_extern, mut skipping) = (false, false);
+    for line in bindings.lines() {
+        if skipping {
+            skipping = !line.ends_with(';');
+            continue;
+        }
+        in_extern = (in_extern && line != "}") || line == "extern \"C\" {";
+        let name = line
+            .trim_start()
+            .strip_prefix("pub fn ")
+            .and_then(|r| r.split('(').next())
+            .filter(|n| in_extern && symbols.contains(*n));
+        if let Some(name) = name {
+            while out.last().is_some_and(|l| l.trim_start().starts_with("#[")) {
+                out.pop();
+            }
+            removed.insert(name.to_string());
+            skipping = !line.ends_with(';');
+            continue;
+        }
+        out.push(line);
+    }
+    let absent: Vec<&String> = symbols.difference(&removed).collect();
+    if !absent.is_empty() {
+        return Err(format!(
+            "no extern declaration of the table-only {absent:?} to leave out"
+        ));
+    }
+    let mut s = out.join("\n");
+    s.push('\n');
+    Ok(s)
 }
 
 /// A Rust type from bindgen's signatures, written back as Rust (no spaces inside paths).
@@ -134,5 +176,26 @@ pub fn c_ty(t: &syn::Type, header: &str) -> Result<String, String> {
         }
         syn::Type::Tuple(t) if t.elems.is_empty() => Ok("void".into()),
         _ => Err("a function signature uses a type the table generator cannot write in C".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_extern_fns;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn table_only_declarations_are_left_out() {
+        let src = "pub struct A;\nextern \"C\" {\n    pub fn cuInit(Flags: u32) -> CUresult;\n    pub fn cuLock(\n        pid: i32,\n        args: *mut X,\n    ) -> CUresult;\n    pub fn cuState(pid: i32) -> CUresult;\n}\npub fn cuLock() {}\n";
+        let set = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<BTreeSet<_>>();
+        let out = without_extern_fns(src, &set(&["cuLock", "cuState"])).unwrap();
+        assert_eq!(
+            out,
+            "pub struct A;\nextern \"C\" {\n    pub fn cuInit(Flags: u32) -> CUresult;\n}\npub fn cuLock() {}\n"
+        );
+        assert_eq!(without_extern_fns(src, &set(&[])).unwrap(), src);
+        assert!(without_extern_fns(src, &set(&["cuMissing"]))
+            .unwrap_err()
+            .contains("cuMissing"));
     }
 }

@@ -21,6 +21,9 @@ pub struct Parts<'a> {
     pub globals: &'a str,
     /// The symbols, comma-separated, re-exported from `global` under `dynamic-loading`.
     pub reexports: &'a str,
+    /// The symbols never linked (allowlist.rs's `table_only`), re-exported from `global` in every
+    /// feature combination.
+    pub table_only: &'a [String],
 }
 
 /// The table's Rust source: `parts` in their places.
@@ -38,7 +41,32 @@ pub fn rust(parts: Parts) -> String {
         calls,
         globals,
         reexports,
+        table_only,
     } = parts;
+    let listed = table_only
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    // What the docs say of the table-only functions, where the module has any.
+    let (from_linked_note, global_note, install_note, mode_note, always_global) = if table_only.is_empty() {
+        Default::default()
+    } else {
+        (
+            format!(
+                "\n    ///\n    /// Never linked in any feature combination: the entries whose\n    /// [`EntryPoint::linked`](crate::EntryPoint::linked) is false ({listed}), newer than drivers\n    /// a program must still start on. Their free functions are [`global`]'s, so this table holds\n    /// those, and referencing them links nothing."
+            ),
+            format!(
+                "\n///\n/// Except {listed}: never linked, the module's functions of those names are this module's in\n/// every feature combination (a program that uses them starts on a driver that lacks them)."
+            ),
+            format!(" (except {listed}, which are never linked: this module's own)"),
+            format!("\n/// Whatever the mode, {listed} are [`global`]'s: never linked."),
+            format!(
+                "\n/// Never linked (table only): the module's functions of these names are [`global`]'s in every\n/// feature combination, so a program that uses them starts on a driver that lacks them.\npub use self::global::{{{}}};\n",
+                table_only.join(", ")
+            ),
+        )
+    };
     format!(
         r#"/// Every function of this module as an optional function pointer, filled at run time.
 ///
@@ -143,7 +171,7 @@ impl EntryPoints {{
     /// With `dynamic-loading` (enabled by any crate of the graph) they are [`global`]'s functions:
     /// each entry calls through the process's table, which loads the driver on first use, so no
     /// entry is `None` and a call answers [`global::LOAD_FAILED`] without a driver library
-    /// ([`mode`] tells which).
+    /// ([`mode`] tells which).{from_linked_note}
     pub fn from_linked() -> Self {{
         Self {{
 {linked}        }}
@@ -238,7 +266,7 @@ impl ::core::fmt::Debug for EntryPoints {{
 /// With the `dynamic-loading` feature the module's own functions are these, so code written
 /// against the C names compiles and runs the same in every feature combination. Linked (without
 /// `dynamic-loading`) the module's functions are the driver's symbols and this module stands
-/// beside them: only calls to `global::*` reach its table.
+/// beside them: only calls to `global::*` reach its table.{global_note}
 ///
 /// The table loads itself on the first call ([`EntryPoints::load`], once per process, thread-safe),
 /// unless one was [`install`](global::install)ed before. A function answers
@@ -270,7 +298,7 @@ pub mod global {{
     /// call call itself.
     ///
     /// Linked (no crate of the graph enables `dynamic-loading`), the module's free functions are the
-    /// driver's symbols and never read this table: installing changes what `global::*` calls
+    /// driver's symbols{install_note} and never read this table: installing changes what `global::*` calls
     /// reach, nothing else. Putting a mock under the free functions works only with
     /// `dynamic-loading`.
     ///
@@ -370,10 +398,10 @@ pub mod global {{
 /// (`unsafe extern "C" fn`) as the linked ones.
 #[cfg(feature = "dynamic-loading")]
 pub use self::global::{{{reexports}}};
-
+{always_global}
 /// How this module's free functions reach the driver: [`Mode::Linked`](crate::Mode) without
 /// `dynamic-loading` (the linked symbols), else where [`global`]'s table stands
-/// ([`global::state`]). It loads nothing.
+/// ([`global::state`]). It loads nothing.{mode_note}
 pub fn mode() -> crate::Mode {{
     if cfg!(feature = "dynamic-loading") {{
         global::state()

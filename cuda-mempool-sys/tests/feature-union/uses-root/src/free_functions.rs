@@ -183,6 +183,18 @@ pub fn free_functions() -> Vec<(&'static str, *const c_void)> {
     out.push(("cuDeviceGetP2PAttribute", cuDeviceGetP2PAttribute as *const c_void));
     let cuGetProcAddress_v2: unsafe extern "C" fn(symbol: *const ::core::ffi::c_char, pfn: *mut *mut ::core::ffi::c_void, cudaVersion: ::core::ffi::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult = cuda_mempool_sys::cuGetProcAddress_v2;
     out.push(("cuGetProcAddress_v2", cuGetProcAddress_v2 as *const c_void));
+    let cuCheckpointProcessGetRestoreThreadId: unsafe extern "C" fn(pid: ::core::ffi::c_int, tid: *mut ::core::ffi::c_int) -> CUresult = cuda_mempool_sys::cuCheckpointProcessGetRestoreThreadId;
+    out.push(("cuCheckpointProcessGetRestoreThreadId", cuCheckpointProcessGetRestoreThreadId as *const c_void));
+    let cuCheckpointProcessGetState: unsafe extern "C" fn(pid: ::core::ffi::c_int, state: *mut CUprocessState) -> CUresult = cuda_mempool_sys::cuCheckpointProcessGetState;
+    out.push(("cuCheckpointProcessGetState", cuCheckpointProcessGetState as *const c_void));
+    let cuCheckpointProcessLock: unsafe extern "C" fn(pid: ::core::ffi::c_int, args: *mut CUcheckpointLockArgs) -> CUresult = cuda_mempool_sys::cuCheckpointProcessLock;
+    out.push(("cuCheckpointProcessLock", cuCheckpointProcessLock as *const c_void));
+    let cuCheckpointProcessCheckpoint: unsafe extern "C" fn(pid: ::core::ffi::c_int, args: *mut CUcheckpointCheckpointArgs) -> CUresult = cuda_mempool_sys::cuCheckpointProcessCheckpoint;
+    out.push(("cuCheckpointProcessCheckpoint", cuCheckpointProcessCheckpoint as *const c_void));
+    let cuCheckpointProcessRestore: unsafe extern "C" fn(pid: ::core::ffi::c_int, args: *mut CUcheckpointRestoreArgs) -> CUresult = cuda_mempool_sys::cuCheckpointProcessRestore;
+    out.push(("cuCheckpointProcessRestore", cuCheckpointProcessRestore as *const c_void));
+    let cuCheckpointProcessUnlock: unsafe extern "C" fn(pid: ::core::ffi::c_int, args: *mut CUcheckpointUnlockArgs) -> CUresult = cuda_mempool_sys::cuCheckpointProcessUnlock;
+    out.push(("cuCheckpointProcessUnlock", cuCheckpointProcessUnlock as *const c_void));
     let cuMemAllocAsync_ptsz: unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult = cuda_mempool_sys::cuMemAllocAsync_ptsz;
     out.push(("cuMemAllocAsync_ptsz", cuMemAllocAsync_ptsz as *const c_void));
     let cuMemAllocFromPoolAsync_ptsz: unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult = cuda_mempool_sys::cuMemAllocFromPoolAsync_ptsz;
