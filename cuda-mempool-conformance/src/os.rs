@@ -33,6 +33,13 @@ pub fn setting(name: &str) -> Option<String> {
     setting_os(name).and_then(|v| v.into_string().ok())
 }
 
+/// The folders of PATH, in order (where `sh` looks a command up).
+pub fn path_dirs() -> Vec<std::path::PathBuf> {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default()
+}
+
 /// Set up the child `cmd` will start: each `(ours, theirs)` fd placed at `theirs` (inherited), the
 /// child killed when the thread that started it ends (so a worker killed for hanging takes its own
 /// children with it), and no core files (children crash on purpose; a core of a process holding a

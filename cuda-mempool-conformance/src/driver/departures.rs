@@ -45,19 +45,6 @@ pub const H100_SXM: &str = "NVIDIA H100 80GB HBM3";
 pub const H200: &str = "NVIDIA H200";
 
 pub const ALL: &[Deviation] = &[
-    // The checkpoint leg (issue 57): R580's own engine checkpoints a process that maps another
-    // process's pool memory, then cannot restore it; the process stays checkpointed and Unlock
-    // answers ILLEGAL_STATE. Seen on one H200, 2026-11-28, with a parent checkpointing its child.
-    Deviation {
-        id: "checkpoint_importer_not_restored",
-        api: 830,
-        documented: Some(CUresult::CUDA_SUCCESS),
-        docs: "cuCheckpointProcessRestore restores a checkpointed process; no exception is listed for imported pool memory",
-        observed: CUresult::CUDA_ERROR_OPERATING_SYSTEM,
-        seen_on: R580,
-        branches: (580, 580),
-        models: ANY,
-    },
     Deviation {
         id: "size_zero_succeeds",
         api: 820,
@@ -234,6 +221,19 @@ pub const ALL: &[Deviation] = &[
         documented: Some(CUresult::CUDA_SUCCESS),
         docs: "the Programming Guide calls trimming an imported pool harmless",
         observed: E_VALUE,
+        seen_on: R580,
+        branches: (580, 580),
+        models: ANY,
+    },
+    // The checkpoint leg (issue 57): R580's own engine checkpoints a process that maps another
+    // process's pool memory, then cannot restore it; the process stays checkpointed and Unlock
+    // answers ILLEGAL_STATE. Seen on one H200, 2026-11-28, with a parent checkpointing its child.
+    Deviation {
+        id: "checkpoint_importer_not_restored",
+        api: 830,
+        documented: Some(CUresult::CUDA_SUCCESS),
+        docs: "cuCheckpointProcessRestore restores a checkpointed process; no exception is listed for imported pool memory",
+        observed: CUresult::CUDA_ERROR_OPERATING_SYSTEM,
         seen_on: R580,
         branches: (580, 580),
         models: ANY,

@@ -94,14 +94,9 @@ pub fn find_program(program: &str) -> Option<std::path::PathBuf> {
         let p = std::path::PathBuf::from(program);
         return p.is_file().then_some(p);
     }
-    std::env::var_os("PATH")
-        .map(|paths| {
-            std::env::split_paths(&paths)
-                .map(|d| d.join(program))
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default()
+    crate::os::path_dirs()
         .into_iter()
+        .map(|d| d.join(program))
         .find(|p| p.is_file())
 }
 
@@ -312,7 +307,8 @@ pub fn child_main() -> i32 {
     match step.as_str() {
         "toggle" => {
             // SAFETY (every call below): a process id and null args, the engine's defaults.
-            let calls: [(&str, fn(i32) -> CUresult); 4] = [
+            type Call = fn(i32) -> CUresult;
+            let calls: [(&str, Call); 4] = [
                 ("lock", |p| unsafe { cuCheckpointProcessLock(p, std::ptr::null_mut()) }),
                 ("checkpoint", |p| unsafe {
                     cuCheckpointProcessCheckpoint(p, std::ptr::null_mut())

@@ -327,7 +327,7 @@ impl Machine {
     }
 
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut j = serde_json::json!({
             "identity": self.identity,
             "load_error": self.load_error,
             "hidden_init": self.hidden_init,
@@ -363,13 +363,17 @@ impl Machine {
                 "performance_rank": p.rank, "native_atomics": p.atomic})).collect::<Vec<_>>(),
             "selection": self.selection.to_json(),
             "cuda13_selectors": self.selectors,
-            "checkpoint_api": self.checkpoint_api,
             "entry": self.entry,
             "missing": self.missing,
             "imex_channels": self.imex_channels,
             "probe_error": self.probe_error,
             "provenance": self.provenance,
-        })
+        });
+        // Issue 57: only where the driver has it, so that reports of machines without it read as before.
+        if self.checkpoint_api {
+            j["checkpoint_api"] = true.into();
+        }
+        j
     }
 
     pub fn from_json(j: &serde_json::Value) -> Result<Machine, String> {

@@ -77,6 +77,7 @@ pub fn machine() -> Machine {
         .map(|(_, a)| (a.to_string(), LIBCUDA.to_string()))
         .collect();
     Machine {
+        checkpoint_api: false,
         driver_version: 13000,
         identity: Identity {
             version: "580.159.04".into(),

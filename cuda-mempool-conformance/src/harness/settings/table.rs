@@ -319,6 +319,8 @@ mod tests {
             "CALLS_FILE_VAR",
             "CONTEXT_VAR",
             "FAULT_VAR",
+            "PID_VAR",
+            "STEP_VAR",
         ];
         let calls = ["os::setting(", "os::setting_os("];
         let wrong = calls_outside(&calls, &protocol, &["os.rs", "harness/settings/"]);
