@@ -14,6 +14,8 @@ cargo build -q -p cuda-mempool-sys --example pool_roundtrip --features dynamic-l
 cp target/debug/examples/pool_roundtrip .gpu/pool_roundtrip_dynamic
 objcopy --strip-debug .gpu/pool_roundtrip_dynamic
 ls -l .gpu/*.so .gpu/pool_roundtrip_dynamic
+# The checkpoint leg's outside engine and mutant engines (shim/engine/, issue 57).
+cp "$(ls -t target/debug/build/conformance-*/out/cump-checkpoint-engine | head -1)" .gpu/
 # The fake NVML (branch simulation) and Debian's 535 libcuda, compressed (the mismatched driver).
 cp "$(ls -t target/debug/build/conformance-*/out/libfake-nvml.so | head -1)" .gpu/
 lib=$(readlink -f /usr/lib/x86_64-linux-gnu/libcuda.so.1 2>/dev/null || true)
