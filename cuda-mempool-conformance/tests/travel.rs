@@ -1,8 +1,9 @@
 //! A verdict that travels, tested without a GPU: another driver branch (a fake NVML), an unknown
 //! branch, cuInit answering 803 or initialising with every device hidden, a pool-less device (the
 //! shim's fake device), a layer that breaks for good after a crash, a slow layer, a library that
-//! crashes before cuInit or on any call from the coordinator, and a library the suite's entry path
-//! bypasses. Each scenario runs the whole
+//! crashes before cuInit or on any call from the coordinator, a library the suite's entry path
+//! bypasses, and the trials that hand the driver a freed handle in processes of their own. Each
+//! scenario runs the whole
 //! suite in a child and checks its report and exit code.
 //!
 //! The faults are shim/'s (LD_PRELOAD, built by build.rs) and the fake NVML is
@@ -407,6 +408,72 @@ fn bypassed_library() -> Result<(), String> {
     )
 }
 
+/// The trials that hand the driver a freed handle (`Case::hands_freed_handles`, issue 58; the
+/// table in `cases::all`'s tests) other than the crash case.
+const HANDS_FREED: &[&str] = &[
+    "821_cuMemAllocFromPoolAsync::destroyed_pool",
+    "822_cuMemFreeAsync::double_free",
+    "822_cuMemFreeAsync::accounting::pool_usable_after_a_refused_double_free",
+    "824_cuMemPoolDestroy::destroy_twice",
+    "824_cuMemPoolDestroy::interposer::no_current_context_succeeds",
+];
+
+/// Issue 58: each trial that hands the driver a freed handle runs in a process of its own, and
+/// its answer comes back from it. On the fake device where there is no GPU (the real one where
+/// there is): each such trial's `timing.children` holds a span of role `case:TRIAL`, and its
+/// answer is the child's, not a broken one (the child ends without exit handlers once it has
+/// answered); the declared crash case among them runs in its worker (which ends after it), and a
+/// neighbour without the builder, so neither starts a child.
+fn freed_handles_run_alone() -> Result<(), String> {
+    let crash = "820_cuMemAllocAsync::destroyed_stream_crashes_driver";
+    let plain = "821_cuMemAllocFromPoolAsync::null_pool_invalid_value";
+    let dir = keep_dir("freed-handles-list");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let list = dir.join("trials.txt");
+    let names: Vec<&str> = HANDS_FREED.iter().copied().chain([crash, plain]).collect();
+    std::fs::write(&list, names.join("\n") + "\n").map_err(|e| e.to_string())?;
+    let mut envs = vec![("CONFORMANCE_TRIALS_FILE", list.display().to_string())];
+    let preload = if no_gpu() {
+        envs.push(faults("fake-device"));
+        Some(Variant::EveryPath)
+    } else {
+        None
+    };
+    let r = run("freed-handles", preload, &envs)?;
+    let children = |t: &Value| -> Vec<String> {
+        t["timing"]["children"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["role"].as_str().map(String::from))
+            .collect()
+    };
+    for name in HANDS_FREED {
+        let t = r.trial(name).ok_or(format!("{name} is not in the report"))?;
+        let roles = children(t);
+        need(
+            &r,
+            roles.contains(&format!("case:{name}")),
+            &format!("{name} did not run in a process of its own: its children are {roles:?}"),
+        )?;
+        need(
+            &r,
+            t["kind"] != "broken",
+            &format!("{name}'s own process gave no answer: {}", t["message"]),
+        )?;
+    }
+    for name in [crash, plain] {
+        let t = r.trial(name).ok_or(format!("{name} is not in the report"))?;
+        let roles = children(t);
+        need(
+            &r,
+            !roles.iter().any(|c| c.starts_with("case:")),
+            &format!("{name} ran in a child of its own: {roles:?}"),
+        )?;
+    }
+    Ok(())
+}
+
 /// A scenario: Ok, a failure, or `skip: why` where this machine cannot show it.
 type Scenario = fn() -> Result<(), String>;
 
@@ -434,6 +501,10 @@ pub fn main() -> ExitCode {
         ),
         ("travel::crash_in_coordinator_changes_nothing", crash_in_coordinator),
         ("travel::bypassed_library_is_said", bypassed_library),
+        (
+            "travel::freed_handles_run_in_their_own_process",
+            freed_handles_run_alone,
+        ),
     ];
     let trials = scenarios
         .iter()

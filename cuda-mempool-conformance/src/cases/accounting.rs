@@ -260,6 +260,7 @@ pub fn cases() -> Vec<Case> {
             );
             Ok(())
         })
-        .alone(),
+        .alone()
+        .hands_freed_handles(),
     ]
 }

@@ -218,7 +218,8 @@ fn no_context_cases() -> Vec<Case> {
                 let _ = unsafe { cuMemFreeAsync(p, std::ptr::null_mut()) };
             }
             expect("cuMemAllocFromPoolAsync(the destroyed pool)", again, E_VALUE)
-        }),
+        })
+        .hands_freed_handles(),
         // Kills 825-no-context-crash.
         Case::gpu(825, "interposer::no_current_context_succeeds", |e| {
             let h = Held::new(Pool::ipc(e.dev)?, MIB)?;

@@ -323,7 +323,8 @@ pub fn cases() -> Vec<Case> {
                 unsafe { cuMemPoolDestroy(p) },
                 E_VALUE,
             )
-        }),
+        })
+        .hands_freed_handles(),
     ];
     for row in BAD_PROPS {
         let (edit, want, deviation) = (row.edit, row.want, row.deviation);

@@ -170,8 +170,16 @@ pub struct Case {
     pub need: Need,
     /// Runs in a fresh child process of its own (role `case:TRIAL`), whose end gives back whatever
     /// the driver keeps for the process after the trial (R580 keeps the memory a graph launch that it
-    /// refused OUT_OF_MEMORY had taken, until the process ends: issue 34's graph caps trials).
+    /// refused OUT_OF_MEMORY had taken, until the process ends: issue 34's graph caps trials), and
+    /// takes along whatever the trial did to the process (see [`Case::hands_freed_handles`]). A crash
+    /// case (`crash`) runs in its worker all the same, whose death is the verdict the coordinator
+    /// reads, and the worker ends after it (`run::worker`): no later trial shares its process either.
     pub own_process: bool,
+    /// It hands the driver a handle the driver has freed: a destroyed pool or stream (a pointer to
+    /// the driver's own heap, freed by cuMemPoolDestroy or cuStreamDestroy) or a device pointer
+    /// already freed. What the driver then reads or writes of freed memory must reach no other
+    /// trial, so it runs in a process of its own ([`Case::hands_freed_handles`]).
+    pub hands_freed_handles: bool,
     /// It makes calls the driver may leave unanswered, on watched threads (`harness::bounded`): a
     /// stuck one holds its process's driver, so where trials share the coordinator's process
     /// (in-process mode) it runs in a process of its own; a worker retires after it.
@@ -260,6 +268,7 @@ impl Case {
             alone: false,
             need: Need::Small,
             own_process: false,
+            hands_freed_handles: false,
             may_hang: false,
             relies: crate::harness::precondition::DEFAULT,
             warm: None,
@@ -346,9 +355,20 @@ impl Case {
         self.warm = Some(f);
         self
     }
+    /// It runs in a process of its own ([`Case::own_process`]).
     pub fn own_process(mut self) -> Case {
         self.own_process = true;
         self
+    }
+    /// It hands the driver a destroyed handle (a pool or stream after its destruction, a device
+    /// pointer after its free): run in a process of its own so whatever the driver does with freed
+    /// memory reaches no other trial. On R580 (H200, with glibc's heap checks) a worker that had
+    /// run such a trial died later inside cuMemAllocFromPoolAsync or cuMemPoolDestroy, or aborted in
+    /// cuMemPoolCreate on a corrupted heap, in trials that pass alone (issue 58). Every such trial
+    /// is listed in `cases::all`'s tests.
+    pub fn hands_freed_handles(mut self) -> Case {
+        self.hands_freed_handles = true;
+        self.own_process()
     }
     /// It needs the device alone ([`Need::Device`]).
     pub fn exclusive(self) -> Case {

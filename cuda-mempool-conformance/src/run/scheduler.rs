@@ -495,7 +495,8 @@ fn spawn_dispatcher(
                                 ctx.deadline
                             };
                             let raw = w.run(&case.trial_name(), &ctx.env.m, deadline);
-                            // A retired worker (a thread stuck in the driver) is dropped: killed.
+                            // A retired worker (a thread stuck in the driver, or the process of a crash case
+                            // that wants one of its own) is dropped: killed.
                             if matches!(raw, Raw::Answer(_) | Raw::Broken(_)) && !w.retired {
                                 worker = Some(w);
                             }

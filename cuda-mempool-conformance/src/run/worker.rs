@@ -8,7 +8,9 @@
 //! `{"op":"finish"}` (answered by `{"op":"leaks","leaks":[...]}`, after which the worker exits).
 //! `{"op":"ping"}`, answered by `{"op":"pong"}`, says it is up: its context made, the machine read.
 //! A result with `"retire": true` is the worker's last: a thread of its trial is stuck inside the
-//! driver (`harness::bounded`), so it exits, and the coordinator starts another for the next trial.
+//! driver (`harness::bounded`), or its trial wanted a process of its own and, being a crash case,
+//! ran in the worker (`Case::own_process`); it exits, and the coordinator starts another for the
+//! next trial.
 //!
 //! Under the mutation library a result carries `"calls"`: the APIs the trial reached
 //! (`driver::calls`), its own and those of the children it started, which append to a calls file
@@ -74,7 +76,8 @@ pub struct Worker {
     greeted: bool,
     /// Its children's calls file (removed with the worker).
     calls_file: std::path::PathBuf,
-    /// Its last trial left a thread stuck inside the driver (`harness::bounded`): it runs no more.
+    /// Its last trial left a thread stuck inside the driver (`harness::bounded`), or was a crash case
+    /// that wants a process of its own (`Case::own_process`): it runs no more.
     pub retired: bool,
 }
 
@@ -365,6 +368,16 @@ impl Drop for Worker {
     }
 }
 
+/// Where a worker runs `c`: (in a fresh `case:TRIAL` child, the worker ends after it). A case that
+/// wants a process of its own (`Case::own_process`) gets a child, unless it is a crash case: that
+/// runs in the worker all the same (the worker's death is the crash the coordinator judges; a
+/// child's would come back as a broken answer), and the worker ends after it, so that no later
+/// trial shares its process either.
+fn placement(c: &Case) -> (bool, bool) {
+    let in_child = c.own_process && c.crash.is_none();
+    (in_child, c.own_process && !in_child)
+}
+
 /// Child role `worker`: run trials for the coordinator until told to finish.
 pub fn main(templates: Vec<Case>) -> i32 {
     let mut cases = templates;
@@ -431,13 +444,17 @@ pub fn main(templates: Vec<Case>) -> i32 {
                     return 1;
                 };
                 let trial = msg["trial"].as_str().unwrap_or("");
+                // Whether the worker ends after this trial's answer (`last`), besides a stuck thread.
+                let mut last = false;
                 let answer = match cases.iter().find(|c| c.trial_name() == trial) {
                     Some(c) => {
                         let watch = crate::harness::child::Watch::start();
                         st.prepare(c, env);
                         // What the warm-up, an earlier trial or its leftovers reached is not this one's.
                         let _ = crate::driver::calls::take();
-                        let mut a = if c.own_process {
+                        let (in_child, ends_after) = placement(c);
+                        last = ends_after;
+                        let mut a = if in_child {
                             execute_in_child(c, &env.m, crate::driver::deadline::trial())
                         } else {
                             execute(c, env)
@@ -467,12 +484,17 @@ pub fn main(templates: Vec<Case>) -> i32 {
                 let mut j = answer.to_json();
                 j["op"] = json!("result");
                 let stuck = crate::harness::bounded::stuck();
-                j["retire"] = json!(stuck.is_some());
+                j["retire"] = json!(stuck.is_some() || last);
                 if chan.send(&j, None).is_err() {
                     return 1;
                 }
                 if let Some(call) = stuck {
                     eprintln!("worker: a thread is stuck inside {call}: retiring");
+                    crate::harness::bounded::exit_now(0);
+                }
+                // Its process was the trial's own: no other trial runs in it, and it ends without
+                // exit handlers (the driver's would run on whatever the trial left of its heap).
+                if last {
                     crate::harness::bounded::exit_now(0);
                 }
             }
@@ -560,5 +582,25 @@ impl Prestarted {
     /// Reap what nobody took.
     pub fn discard(&self) {
         self.0.lock().unwrap().clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::cu::CUresult;
+    use crate::harness::case::SIGSEGV;
+
+    /// A case of its own process runs in a child; a crash case of its own process runs in the
+    /// worker, which ends after it; any other case runs in the worker, which goes on.
+    #[test]
+    fn own_process_cases_share_no_worker_after_them() {
+        let plain = || Case::gpu(821, "x", |_| Ok(()));
+        let crash = || plain().crashes(SIGSEGV, CUresult::CUDA_ERROR_INVALID_HANDLE, "test");
+        assert_eq!(placement(&plain()), (false, false));
+        assert_eq!(placement(&plain().own_process()), (true, false));
+        assert_eq!(placement(&plain().hands_freed_handles()), (true, false));
+        assert_eq!(placement(&crash()), (false, false));
+        assert_eq!(placement(&crash().hands_freed_handles()), (false, true));
     }
 }

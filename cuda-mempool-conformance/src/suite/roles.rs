@@ -89,11 +89,16 @@ pub fn child(name: &str) -> ExitCode {
             match cases.iter().find(|c| c.trial_name() == trial) {
                 Some(c) => {
                     println!("{}", execute(c, &Env::on(Arc::new(m), 0)).to_json());
-                    // A thread stuck in the driver would hold the driver's exit handlers.
-                    if crate::harness::bounded::stuck().is_some() {
-                        crate::harness::bounded::exit_now(0);
-                    }
-                    0
+                    // The answer is given: end now, without exit handlers (`exit_now` flushes
+                    // stdout and stderr first). Nothing here needs them: the parent reads the
+                    // answer from stdout, the calls the trial reached went to the calls file as
+                    // they were made (shim/calls.c), and what the process holds (its context, device
+                    // memory, fds; its children, by their parent-death signal) goes back with it.
+                    // The driver's handlers would run on whatever the trial left of the heap: after
+                    // a freed handle (`Case::hands_freed_handles`) a crash there would turn an
+                    // answered trial into a broken one; and a thread stuck in the driver
+                    // (`harness::bounded`) would hold them.
+                    crate::harness::bounded::exit_now(0)
                 }
                 None => {
                     eprintln!("no case named {trial}");

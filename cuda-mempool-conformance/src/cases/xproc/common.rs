@@ -164,11 +164,36 @@ pub(super) fn code(r: CUresult) -> Value {
 pub(super) const KIB: usize = 1 << 10;
 pub(super) const MIB: usize = 1 << 20;
 
+/// Set once this importer handed cuMemPoolDestroy a pool it had already passed to it (the
+/// concurrent imports' further destroys, one per import: [`handed_a_destroyed_pool`]).
+static HANDED_DESTROYED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// This importer is about to hand cuMemPoolDestroy a pool it already passed to it: where the
+/// driver counted no imports, a pointer to its freed heap (`Case::hands_freed_handles`). From then
+/// on it is not clean ([`clean`]: no later trial takes it) and it ends without exit handlers
+/// ([`serve`]: the driver's would run on whatever that did to the heap).
+pub(super) fn handed_a_destroyed_pool() {
+    HANDED_DESTROYED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+fn handed_destroyed() -> bool {
+    HANDED_DESTROYED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// An importer role's body over the channel it inherited, once per trial for as long as the
 /// parent keeps it (`harness::kept_children`): a failure goes to stderr and to the exporter (with its
 /// blame) and ends the child; the exit code says whether it failed. Between trials the parent
-/// either closes the channel (the child exits 0) or asks whether it is clean ([`clean`]).
+/// either closes the channel (the child exits 0) or asks whether it is clean ([`clean`]). One that
+/// handed the driver a destroyed pool ([`handed_a_destroyed_pool`]) ends without exit handlers.
 pub(super) fn serve(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) -> i32 {
+    let code = serve_trials(who, env, body);
+    if handed_destroyed() {
+        crate::harness::bounded::exit_now(code);
+    }
+    code
+}
+
+fn serve_trials(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) -> i32 {
     let chan = match Channel::from_inherited() {
         Ok(c) => c,
         Err(e) => {
@@ -215,9 +240,14 @@ pub(super) fn serve(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) ->
 }
 
 /// Whether this importer is as clean as before the trial: nothing on the ledger (every pool it
-/// imported destroyed, every pointer freed), its context without an error, and no more fds open
-/// than after its first trial (which made its once-per-process files). Err says what is left.
+/// imported destroyed, every pointer freed), its context without an error, no more fds open
+/// than after its first trial (which made its once-per-process files), and no destroyed pool ever
+/// handed to the driver ([`handed_a_destroyed_pool`]). Err says what is left.
 fn clean(fds_after_first: &mut Option<usize>) -> R {
+    ensure!(
+        !handed_destroyed(),
+        "the importer handed cuMemPoolDestroy a pool it had already destroyed: it serves no later trial"
+    );
     let left = crate::driver::ledger::outstanding();
     ensure!(left.is_empty(), "the importer still holds: {}", left.join("; "));
     ok("cuCtxSynchronize(the importer's context after the trial)", unsafe {
@@ -237,6 +267,17 @@ fn clean(fds_after_first: &mut Option<usize>) -> R {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An importer that handed the driver a destroyed pool is not clean, whatever else holds (it
+    /// says so before any driver call): no later trial takes it.
+    #[test]
+    fn an_importer_that_handed_a_destroyed_pool_is_not_clean() {
+        handed_a_destroyed_pool();
+        let e = clean(&mut Some(usize::MAX))
+            .expect_err("clean after a destroyed pool")
+            .to_string();
+        assert!(e.contains("already destroyed"), "{e}");
+    }
 
     /// The check passes the pattern of its seed only, and names the first byte that differs,
     /// in a whole word or in the tail past the last one.

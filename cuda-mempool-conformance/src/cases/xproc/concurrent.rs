@@ -1,5 +1,6 @@
-//! Concurrent import (issue 38): an importer child (`ipc-concurrent`, kept between trials) whose
-//! 2, 4 or 16 threads import the same shareable handle, or the same pointer's export data, at once.
+//! Concurrent import (issue 38): an importer child (`ipc-concurrent`, kept between trials where the
+//! shape allows: [`importer_for`]) whose 2, 4 or 16 threads import the same shareable handle, or
+//! the same pointer's export data, at once.
 //!
 //! Three shapes: `handle` (each thread imports the pool from its own dup of the fd, then the
 //! pointer into it), `one_pool` (the pool imported once, every thread imports the pointer into it),
@@ -157,6 +158,9 @@ fn run(env: &Env, m: &Value, fd: OwnedFd) -> R<Value> {
     let mut destroyed: Vec<usize> = Vec::new();
     let mut destroys = Vec::new();
     for &p in &pools {
+        if destroyed.contains(&p) {
+            super::common::handed_a_destroyed_pool();
+        }
         let r = unsafe { cuMemPoolDestroy(p as CUmemoryPool) };
         destroys.push(json!({"code": r.0, "again": destroyed.contains(&p)}));
         destroyed.push(p);
@@ -179,8 +183,8 @@ fn run(env: &Env, m: &Value, fd: OwnedFd) -> R<Value> {
 }
 
 /// The exporter's side: one IPC pool with one allocation of `SEED`'s bytes, handed to an
-/// `ipc-concurrent` importer (kept between trials) with `n` threads importing as `shape` says; its
-/// answer judged.
+/// `ipc-concurrent` importer (kept between trials where [`importer_for`] allows) with `n` threads
+/// importing as `shape` says; its answer judged.
 fn concurrent(e: &Env, shape: &str, n: usize) -> R {
     let pool = Pool::ipc(e.dev)?;
     let fd = export_pool_fd(pool.0)?;
@@ -195,13 +199,14 @@ fn concurrent(e: &Env, shape: &str, n: usize) -> R {
         let d = export_ptr(p)?;
         let dev = e.dev.to_string();
         // A kept importer (`harness::kept_children`) when the worker has one: the claim is about
-        // concurrent imports, not a fresh process, and each start creates a context.
+        // concurrent imports, not a fresh process, and each start creates a context. Not for a
+        // shape that destroys one pool once per import ([`importer_for`]).
         let peer = kept_children::take(
             &Role::IpcConcurrent,
             &[(IMPORTER_DEVICE_VAR, &dev)],
             // One answer, the importer's start-up included.
             child_start(),
-            kept_children::Take::Kept,
+            importer_for(shape),
         )?;
         let msg = json!({"op": "concurrent", "shape": shape, "threads": n, "data": hex(&d.reserved)});
         match peer
@@ -220,6 +225,19 @@ fn concurrent(e: &Env, shape: &str, n: usize) -> R {
     free_async(p, s.0)?;
     s.sync()?;
     judge(&answer?, shape, n)
+}
+
+/// Which importer a shape takes. `handle` and `own_pools` import one handle once per thread, and
+/// R580 answers one pool to every import of one handle (rules' import_same_fd_twice_gives_same_pool),
+/// so the importer hands cuMemPoolDestroy that pool once per import: where the driver counted no
+/// imports, every destroy after the first hands it a pool it freed (`Case::hands_freed_handles`).
+/// Such an importer is a fresh one, and serves no later trial (`common::handed_a_destroyed_pool`
+/// says it is not clean); `one_pool` imports and destroys its pool once, and may take a kept one.
+fn importer_for(shape: &str) -> kept_children::Take {
+    match shape {
+        "one_pool" => kept_children::Take::Kept,
+        _ => kept_children::Take::Unused,
+    }
 }
 
 fn judge(a: &Value, shape: &str, n: usize) -> R {
@@ -369,4 +387,25 @@ pub(super) fn cases() -> Vec<Case> {
         }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kept_children::Take;
+
+    /// The shapes that destroy one imported pool once per import take a fresh importer, which no
+    /// later trial takes; the one that imports its pool once may take a kept one (issue 58).
+    #[test]
+    fn shapes_that_destroy_one_pool_per_import_take_no_kept_importer() {
+        let takes: Vec<(&str, Take)> = SHAPES.iter().map(|&s| (s, importer_for(s))).collect();
+        assert_eq!(
+            takes,
+            [
+                ("handle", Take::Unused),
+                ("one_pool", Take::Kept),
+                ("own_pools", Take::Unused)
+            ]
+        );
+    }
 }
