@@ -18,7 +18,6 @@
 use crate::driver::cu::*;
 use crate::driver::fail::{Fail, R};
 use crate::harness::child::{run_child_for, Role};
-use crate::harness::machine::Machine;
 use crate::harness::settings::{Engine, CHECKPOINT_VAR};
 use std::time::{Duration, Instant};
 
@@ -60,17 +59,17 @@ pub fn engine() -> Engine {
     crate::harness::settings::get().checkpoint.value()
 }
 
-/// Why the leg cannot run on `m`, if it cannot (the `checkpoint` capability's reason).
-pub fn unavailable(m: &Machine) -> Option<String> {
+/// Why the leg cannot run, if it cannot (the `checkpoint` capability's reason), on a machine whose
+/// library has the driver's engine (`checkpoint_api`) or not, at `driver_version`.
+pub fn unavailable(checkpoint_api: bool, driver_version: i32) -> Option<String> {
     match engine() {
         Engine::Off => Some(format!(
             "the checkpoint leg is off: {CHECKPOINT_VAR}=driver takes each trial's process through the driver's \
              checkpoint, {CHECKPOINT_VAR}=command:TEMPLATE through a tool of yours"
         )),
-        Engine::Driver if !m.checkpoint_api => Some(format!(
-            "the driver's checkpoint engine is absent: the library lacks cuCheckpointProcess* (driver {}; R570 and \
-             later have it)",
-            m.driver_version
+        Engine::Driver if !checkpoint_api => Some(format!(
+            "the driver's checkpoint engine is absent: the library lacks cuCheckpointProcess* (driver {driver_version}; \
+             R570 and later have it)"
         )),
         Engine::Driver => None,
         Engine::Command(t) => {
