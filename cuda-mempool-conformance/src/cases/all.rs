@@ -129,6 +129,10 @@ mod tests {
             "the imported pool is destroyed once",
         ),
         (
+            "824_cuMemPoolDestroy::checkpoint::destroy_and_create_after_restore",
+            "destroys a live pool once, after the checkpoint (its allocation freed first)",
+        ),
+        (
             "830_cuMemPoolImportPointer::import_same_pointer_twice",
             "the second import is freed only where it is not the first's address",
         ),

@@ -551,35 +551,55 @@ fn round_trip_figure(e: &Env, gib: usize) -> R {
     Ok(())
 }
 
-/// A leg trial: needs a GPU and the engine, runs in a process of its own.
-fn leg(api: u32, name: &str, body: fn(&Env) -> R) -> Case {
-    Case::gpu(api, format!("checkpoint::{name}"), body)
-        .needs(Cap::Checkpoint)
-        .own_process()
+/// A trial of the leg: it needs the engine too, and runs in a process of its own.
+fn leg(c: Case) -> Case {
+    c.needs(Cap::Checkpoint).own_process()
 }
 
 pub fn cases() -> Vec<Case> {
     vec![
-        leg(828, "every_attribute_kept", every_attribute_kept),
-        leg(832, "release_threshold_still_holds", release_threshold_still_holds),
-        leg(820, "contents_and_addresses_kept", contents_and_addresses_kept),
-        leg(821, "kept_block_reused", kept_block_reused),
-        leg(822, "free_after_restore", free_after_restore),
-        leg(833, "trim_after_restore", trim_after_restore),
-        leg(
+        leg(Case::gpu(828, "checkpoint::every_attribute_kept", every_attribute_kept)),
+        leg(Case::gpu(
+            832,
+            "checkpoint::release_threshold_still_holds",
+            release_threshold_still_holds,
+        )),
+        leg(Case::gpu(
+            820,
+            "checkpoint::contents_and_addresses_kept",
+            contents_and_addresses_kept,
+        )),
+        leg(Case::gpu(821, "checkpoint::kept_block_reused", kept_block_reused)),
+        leg(Case::gpu(822, "checkpoint::free_after_restore", free_after_restore)),
+        leg(Case::gpu(833, "checkpoint::trim_after_restore", trim_after_restore)),
+        leg(Case::gpu(
             824,
-            "destroy_and_create_after_restore",
+            "checkpoint::destroy_and_create_after_restore",
             destroy_and_create_after_restore,
-        ),
-        leg(826, "export_after_restore", export_after_restore).needs(Cap::Ipc),
-        leg(825, "export_pointer_after_restore", export_pointer_after_restore).needs(Cap::Ipc),
-        leg(827, "access_kept", access_kept),
-        leg(831, "peer_grant_kept", access_kept).pair(),
-        leg(820, "current_pool_kept", current_pool_kept),
-        leg(820, "mem_get_info_after_restore", mem_get_info_after_restore).memory_bytes(512 << 20),
-        leg(820, "graph_alloc_node_across", graph_across),
-        leg(820, "lock_waits_for_pending_work", lock_waits_for_pending_work),
-        leg(821, "round_trip_1_gib", |e| round_trip_figure(e, 1)).memory_bytes(2 << 30),
-        leg(821, "round_trip_8_gib", |e| round_trip_figure(e, 8)).memory_bytes(9 << 30),
+        )),
+        leg(Case::gpu(826, "checkpoint::export_after_restore", export_after_restore).needs(Cap::Ipc)),
+        leg(Case::gpu(
+            825,
+            "checkpoint::export_pointer_after_restore",
+            export_pointer_after_restore,
+        )
+        .needs(Cap::Ipc)),
+        leg(Case::gpu(827, "checkpoint::access_kept", access_kept)),
+        leg(Case::gpu(831, "checkpoint::peer_grant_kept", access_kept).pair()),
+        leg(Case::gpu(820, "checkpoint::current_pool_kept", current_pool_kept)),
+        leg(Case::gpu(
+            820,
+            "checkpoint::mem_get_info_after_restore",
+            mem_get_info_after_restore,
+        )
+        .memory_bytes(512 << 20)),
+        leg(Case::gpu(820, "checkpoint::graph_alloc_node_across", graph_across)),
+        leg(Case::gpu(
+            820,
+            "checkpoint::lock_waits_for_pending_work",
+            lock_waits_for_pending_work,
+        )),
+        leg(Case::gpu(821, "checkpoint::round_trip_1_gib", |e| round_trip_figure(e, 1)).memory_bytes(2 << 30)),
+        leg(Case::gpu(821, "checkpoint::round_trip_8_gib", |e| round_trip_figure(e, 8)).memory_bytes(9 << 30)),
     ]
 }

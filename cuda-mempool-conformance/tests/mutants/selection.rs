@@ -20,6 +20,26 @@ use std::path::PathBuf;
 /// `selection::beside_names_every_mutant_outside_its_hooks` keeps the list whole.
 pub const BESIDE: &[(&str, &str)] = &[
     (
+        "checkpoint-attributes-reset",
+        "named in mutants/checkpoint.c; acts in the next hook of any of the 14 APIs after the mutant engine's SIGUSR2 (BEGIN)",
+    ),
+    (
+        "checkpoint-contents-lost",
+        "named in mutants/checkpoint.c; acts in the next hook of any of the 14 APIs after the mutant engine's SIGUSR2 (BEGIN)",
+    ),
+    (
+        "checkpoint-reserve-released",
+        "named in mutants/checkpoint.c; acts in the next hook of any of the 14 APIs after the mutant engine's SIGUSR2 (BEGIN)",
+    ),
+    (
+        "checkpoint-allocation-moved",
+        "named in mutants/checkpoint.c; acts in the next hook of any of the 14 APIs after the mutant engine's SIGUSR2 (BEGIN)",
+    ),
+    (
+        "checkpoint-threshold-forgotten",
+        "named in mutants/checkpoint.c; acts in the next hook of any of the 14 APIs after the mutant engine's SIGUSR2 (BEGIN)",
+    ),
+    (
         "823-destroy-keeps-address-space",
         "named in mutants/vaspace.c; acts in 823's hook through BEGIN (address_space.c)",
     ),

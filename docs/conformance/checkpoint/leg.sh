@@ -22,7 +22,7 @@ left() { # what a run left behind: the suite's processes, the GPU's compute proc
 one() { # DIR [VAR=VALUE...]
   local d=$1; shift; mkdir -p "$d"
   local t0; t0=$(date +%s.%N)
-  env CONFORMANCE_REPORT_DIR="$d" "$@" timeout 500 "$BIN" > "$d/log" 2>&1; local rc=$?
+  env CONFORMANCE_REPORT_DIR="$d" "$@" timeout ${RUN_LIMIT:-240} "$BIN" > "$d/log" 2>&1; local rc=$?
   local t1; t1=$(date +%s.%N)
   echo "$(basename "$d") rc=$rc wall=$(python3 -c "print(round($t1-$t0,2))") $(grep -a '^test result' "$d/log")"
   python3 - "$d" <<'PY'

@@ -17,7 +17,7 @@ echo "libc_malloc_debug: ${DEBUG:-absent}"
 export TMPDIR=$D/tmp; mkdir -p "$TMPDIR"
 one() { # DIR [VAR=VALUE...]
   local d=$1; shift; mkdir -p "$d"
-  env CONFORMANCE_REPORT_DIR="$d" "$@" timeout 300 "$BIN" > "$d/log" 2>&1
+  env CONFORMANCE_REPORT_DIR="$d" "$@" timeout ${RUN_LIMIT:-200} "$BIN" > "$d/log" 2>&1
   echo "$(basename "$d") rc=$? $(grep -a '^test result' "$d/log")"
   [ "$(basename "$d")" = plain ] || python3 "$root/.ci/gpu/verdicts.py" "$D/plain/report.json" "$d/report.json" | sed 's/^/  /'
 }
