@@ -186,13 +186,11 @@ int shim_device_count(void);
 
 /* The checkpoint leg's damage mutants (mutants/checkpoint.c, issue 57), each a no-op unless one of
  * them is on. shim_ckpt_note_pool: a pool whose attributes were set (attr.c); shim_ckpt_note_alloc
- * and shim_ckpt_forget_alloc: a live allocation of `n` bytes made / freed (alloc.c);
- * shim_ckpt_damage: after the mutant engine's SIGUSR2 (a restore), the mutant's damage, once
- * (BEGIN). */
+ * and shim_ckpt_forget_alloc: a live allocation of `n` bytes made / freed (alloc.c). The damage
+ * itself is done by that file's own thread, after the mutant engine's SIGUSR2. */
 void shim_ckpt_note_pool(CUmemoryPool pool);
 void shim_ckpt_note_alloc(CUdeviceptr p, size_t n);
 void shim_ckpt_forget_alloc(CUdeviceptr p);
-void shim_ckpt_damage(void);
 
 /* `real`: the driver's definition of this function, looked up once. */
 #define REAL(name, ret, args)             \
@@ -215,7 +213,6 @@ void shim_held_wait(void);
 #define BEGIN(api, name, ret, args)       \
   shim_calls_note(api);                   \
   shim_held_wait();                       \
-  shim_ckpt_damage();                     \
   REAL(name, ret, args);                  \
   {                                       \
     CUresult init_r_;                     \

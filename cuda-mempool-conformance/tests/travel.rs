@@ -409,12 +409,18 @@ fn bypassed_library() -> Result<(), String> {
 }
 
 /// The trials that hand the driver a freed handle (`Case::hands_freed_handles`, issue 58; the
-/// table in `cases::all`'s tests) other than the crash case.
+/// table in `cases::all`'s tests) other than the crash cases.
 const HANDS_FREED: &[&str] = &[
-    "821_cuMemAllocFromPoolAsync::destroyed_pool",
     "822_cuMemFreeAsync::double_free",
     "822_cuMemFreeAsync::accounting::pool_usable_after_a_refused_double_free",
     "824_cuMemPoolDestroy::destroy_twice",
+];
+
+/// Those that also declare a crash that depends on the heap (R580 reads the destroyed handle's
+/// freed memory): each runs in its worker, which ends after it.
+const HANDS_FREED_CRASHING: &[&str] = &[
+    "820_cuMemAllocAsync::destroyed_stream_crashes_driver",
+    "821_cuMemAllocFromPoolAsync::destroyed_pool",
     "824_cuMemPoolDestroy::interposer::no_current_context_succeeds",
 ];
 
@@ -422,15 +428,19 @@ const HANDS_FREED: &[&str] = &[
 /// its answer comes back from it. On the fake device where there is no GPU (the real one where
 /// there is): each such trial's `timing.children` holds a span of role `case:TRIAL`, and its
 /// answer is the child's, not a broken one (the child ends without exit handlers once it has
-/// answered); the declared crash case among them runs in its worker (which ends after it), and a
-/// neighbour without the builder, so neither starts a child.
+/// answered); the declared crash cases among them run in their worker (which ends after each), and a
+/// neighbour without the builder, so none of them starts a child.
 fn freed_handles_run_alone() -> Result<(), String> {
-    let crash = "820_cuMemAllocAsync::destroyed_stream_crashes_driver";
     let plain = "821_cuMemAllocFromPoolAsync::null_pool_invalid_value";
     let dir = keep_dir("freed-handles-list");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let list = dir.join("trials.txt");
-    let names: Vec<&str> = HANDS_FREED.iter().copied().chain([crash, plain]).collect();
+    let names: Vec<&str> = HANDS_FREED
+        .iter()
+        .chain(HANDS_FREED_CRASHING)
+        .copied()
+        .chain([plain])
+        .collect();
     std::fs::write(&list, names.join("\n") + "\n").map_err(|e| e.to_string())?;
     let mut envs = vec![("CONFORMANCE_TRIALS_FILE", list.display().to_string())];
     let preload = if no_gpu() {
@@ -462,7 +472,7 @@ fn freed_handles_run_alone() -> Result<(), String> {
             &format!("{name}'s own process gave no answer: {}", t["message"]),
         )?;
     }
-    for name in [crash, plain] {
+    for name in HANDS_FREED_CRASHING.iter().copied().chain([plain]) {
         let t = r.trial(name).ok_or(format!("{name} is not in the report"))?;
         let roles = children(t);
         need(

@@ -11,16 +11,19 @@
  * 255) after a line on stderr naming it. The mutants, each an engine that gets one thing wrong:
  *   left-locked         restores but never unlocks (answers success)
  *   still-checkpointed  answers success to `restore` without restoring or unlocking
- *   damage              restores and unlocks, then sends the process SIGUSR2: the mutation
+ *   damage              restores and unlocks, then sends the process SIGUSR2 and waits (20 s at
+ *                       most) for the mark $TMPDIR/cump-checkpoint-damaged-PID: the mutation
  *                       library in that process (CONFORMANCE_MUTANT=checkpoint-*, shim/mutants/
- *                       checkpoint.c) then does the damage its mutant names, as an engine that
- *                       lost or changed that state would leave the process. */
+ *                       checkpoint.c) has then done the damage its mutant names, as an engine
+ *                       that lost or changed that state would leave the process. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 typedef int (*step_fn)(int pid, void *args);
 
@@ -82,9 +85,21 @@ int main(int argc, char **argv) {
     call(restore, "cuCheckpointProcessRestore", pid);
     if (strcmp(mutant, "left-locked") == 0) return 0;
     call(unlock, "cuCheckpointProcessUnlock", pid);
-    if (strcmp(mutant, "damage") == 0 && kill(pid, SIGUSR2) != 0) {
-      perror("cump-checkpoint-engine: kill(SIGUSR2)");
-      return 2;
+    if (strcmp(mutant, "damage") == 0) {
+      char mark[512];
+      const char *tmp = getenv("TMPDIR");
+      snprintf(mark, sizeof mark, "%s/cump-checkpoint-damaged-%d", tmp && *tmp ? tmp : "/tmp", pid);
+      unlink(mark);
+      if (kill(pid, SIGUSR2) != 0) {
+        perror("cump-checkpoint-engine: kill(SIGUSR2)");
+        return 2;
+      }
+      struct timespec tick = {0, 10 * 1000 * 1000};
+      for (int i = 0; i < 2000 && access(mark, F_OK) != 0; i++) nanosleep(&tick, NULL);
+      if (unlink(mark) != 0) {
+        fprintf(stderr, "cump-checkpoint-engine: process %d left no damage mark in 20 s (is the mutation library preloaded with a checkpoint-* mutant?)\n", pid);
+        return 3;
+      }
     }
   }
   return 0;

@@ -1,14 +1,17 @@
 /* The checkpoint leg's damage mutants (issue 57): the state a checkpoint/restore engine that gets
  * one thing wrong leaves a process in. The mutant engine (shim/engine/checkpoint_engine.c,
  * `--mutant damage`) takes the process through a real checkpoint and restore, then sends it
- * SIGUSR2; this file, in the process under test, then does its mutant's damage at the next hooked
- * call of the 14 APIs (BEGIN: shim_ckpt_damage), before that call reaches the driver, as if the
- * engine had restored the process so. It knows the pools and allocations from the hooks that note
- * them (alloc.c, attr.c). The engine mutants that need no help here (left locked, left
+ * SIGUSR2 and waits for this file's mark: a thread of this file, in the process under test, does
+ * its mutant's damage (on the device's primary context) and leaves the mark
+ * `$TMPDIR/cump-checkpoint-damaged-PID`, so the process resumes from the engine as if the engine
+ * had restored it so. It knows the pools and allocations from the hooks that note them (alloc.c,
+ * attr.c). The engine mutants that need no help here (left locked, left
  * checkpointed) are the engine's own. Killed by the `checkpoint::` trials (cases/checkpoint.rs). */
 #include "../shim.h"
 
+#include <semaphore.h>
 #include <signal.h>
+#include <stdio.h>
 
 const struct shim_entry checkpoint_entries[] = {
     MUTANT("checkpoint-attributes-reset", 828, "checkpoint",
@@ -35,15 +38,22 @@ static const char *which(void) {
   return on;
 }
 
-static volatile sig_atomic_t restored;
+static sem_t restored;
 static void on_restore(int sig) {
   (void)sig;
-  restored = 1;
+  sem_post(&restored); /* async-signal-safe */
 }
-/* The handler, installed at load only when a mutant of this file is on (SIGUSR2 otherwise ends a
- * process, as it should for a stray one). */
+static void *damage_thread(void *arg);
+/* The handler and the damage thread, installed at load only when a mutant of this file is on
+ * (SIGUSR2 otherwise ends a process, as it should for a stray one). */
 __attribute__((constructor)) static void install(void) {
-  if (which()) signal(SIGUSR2, on_restore);
+  if (!which()) return;
+  pthread_t t;
+  sem_init(&restored, 0, 0);
+  if (pthread_create(&t, NULL, damage_thread, NULL) == 0) {
+    pthread_detach(t);
+    signal(SIGUSR2, on_restore);
+  }
 }
 
 /* Pools whose attributes were set, and the live allocations (address, size, pool). */
@@ -77,6 +87,10 @@ void shim_ckpt_forget_alloc(CUdeviceptr p) {
   pthread_mutex_unlock(&live_lock);
 }
 
+/* cuPointerGetAttribute's attributes the damage asks. */
+#define DEVICE_ORDINAL 9
+#define MEMPOOL_HANDLE 17
+
 /* The driver's functions the damage takes, looked up once. */
 #define DRV(var, name, args) NEXT(var, name, CUresult, args)
 
@@ -88,7 +102,7 @@ static void each_pool(void (*f)(CUmemoryPool)) {
     if (pools.v[i]) shim_set_add(&seen, pools.v[i]);
   for (int i = 0; i < LIVE; i++) {
     CUmemoryPool p = NULL;
-    if (live[i].p && pool_of && pool_of(&p, 18 /* CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE */, live[i].p) == 0)
+    if (live[i].p && pool_of && pool_of(&p, MEMPOOL_HANDLE, live[i].p) == 0)
       shim_set_add(&seen, (uintptr_t)p);
   }
   CUmemoryPool d = NULL;
@@ -132,7 +146,7 @@ static void damage(const char *m) {
     if (!strcmp(m, "checkpoint-contents-lost") && memset8) memset8(live[i].p, 0, live[i].n);
     CUmemoryPool pool = NULL;
     if (!strcmp(m, "checkpoint-allocation-moved") && alloc && copy && free_async && pool_of &&
-        pool_of(&pool, 18, live[i].p) == 0) {
+        pool_of(&pool, MEMPOOL_HANDLE, live[i].p) == 0) {
       CUdeviceptr moved = 0;
       if (alloc(&moved, live[i].n, pool, NULL) == 0 && sync && sync() == 0) {
         copy(moved, live[i].p, live[i].n);
@@ -145,9 +159,28 @@ static void damage(const char *m) {
   if (sync) sync();
 }
 
-void shim_ckpt_damage(void) {
-  if (!restored) return;
-  restored = 0;
-  const char *m = which();
-  if (m) damage(m);
+/* After each SIGUSR2: the damage, on the primary context of the device of the first live allocation
+ * (device 0 without one), then the mark the mutant engine waits for. */
+static void *damage_thread(void *arg) {
+  (void)arg;
+  DRV(attr, "cuPointerGetAttribute", (void *, int, CUdeviceptr));
+  DRV(retain, "cuDevicePrimaryCtxRetain", (CUcontext *, CUdevice));
+  DRV(release, "cuDevicePrimaryCtxRelease_v2", (CUdevice));
+  DRV(set_current, "cuCtxSetCurrent", (CUcontext));
+  for (;;) {
+    while (sem_wait(&restored) != 0) {
+    }
+    int dev = 0;
+    for (int i = 0; i < LIVE && attr; i++)
+      if (live[i].p && attr(&dev, DEVICE_ORDINAL, live[i].p) == 0) break;
+    CUcontext ctx = NULL;
+    if (retain && set_current && retain(&ctx, dev) == 0 && set_current(ctx) == 0) damage(which());
+    if (ctx && release) release(dev);
+    char mark[512];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(mark, sizeof mark, "%s/cump-checkpoint-damaged-%d", tmp && *tmp ? tmp : "/tmp", (int)getpid());
+    FILE *f = fopen(mark, "w");
+    if (f) fclose(f);
+  }
+  return NULL;
 }

@@ -247,6 +247,7 @@ const ATTR_CALLS: &[(u32, AttrCall, &str, &str, Option<Crash>)] = &[
             seen_on: "R580 (580.159.04)",
             branches: (580, 580),
             later: &[],
+            heap: false,
         }),
     ),
 ];

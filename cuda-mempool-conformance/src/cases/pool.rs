@@ -196,7 +196,10 @@ pub fn cases() -> Vec<Case> {
             CUresult::CUDA_ERROR_NOT_PERMITTED,
             "R580 (580.159.04) without IMEX channels",
         )
-        .or_later_inside(&[824]),
+        .or_later_inside(&[824])
+        // Under jemalloc the corrupted heap aborted the process in the suite's own code, after
+        // cuMemPoolDestroy returned (one H200, 2026-11-29, 3 runs of 3; issue 58).
+        .heap_dependent(),
         Case::gpu(826, "fabric_export_with_imex_channel_succeeds", |e| {
             let (_p, r) = fabric_export(e)?;
             ok("cuMemPoolExportToShareableHandle(fabric)", r)

@@ -225,6 +225,20 @@ pub const ALL: &[Deviation] = &[
         branches: (580, 580),
         models: ANY,
     },
+    // The checkpoint leg (issue 57): R580's own engine restores a process's pool allocations into new
+    // memory; what was exported before the checkpoint (a pool's fd, a pointer's export data) still
+    // names the memory of before, which an importer then maps (its writes never reach the
+    // exporter), and the allocation exports no more. Seen on one H200, 2026-11-29, in the leg.
+    Deviation {
+        id: "checkpoint_earlier_exports_stale",
+        api: 825,
+        documented: Some(CUresult::CUDA_SUCCESS),
+        docs: "an allocation of a pool made with a handle type exports; nothing lists a checkpoint as ending that",
+        observed: CUresult::CUDA_ERROR_INVALID_VALUE,
+        seen_on: R580,
+        branches: (580, 580),
+        models: ANY,
+    },
     // The checkpoint leg (issue 57): R580's own engine checkpoints a process that maps another
     // process's pool memory, then cannot restore it; the process stays checkpointed and Unlock
     // answers ILLEGAL_STATE. Seen on one H200, 2026-11-28, with a parent checkpointing its child.
