@@ -184,10 +184,11 @@ pub fn departures(records: &[Record]) -> Vec<model::Deviation> {
                 .flat_map(|r| &r.observations)
                 .filter(|o| o.deviation.as_deref() == Some(d.id))
                 .collect();
-            let observed = crate::driver::check::code_name(d.observed);
-            let documented = d
-                .documented
-                .map_or("— (silent)".to_string(), crate::driver::check::code_name);
+            let observed = d.observed_text();
+            let documented = match d.documented {
+                None if d.shows.is_none() => "— (silent)".to_string(),
+                _ => d.documented_text(),
+            };
             let this_run = if seen.is_empty() {
                 "not checked".to_string()
             } else if seen.iter().all(|o| o.observed == observed) {
