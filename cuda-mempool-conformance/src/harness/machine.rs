@@ -242,10 +242,12 @@ impl Machine {
             Cap::Fabric => return Ok(()),
             Cap::Imex if self.imex_channels => return Ok(()),
             Cap::Imex => "no IMEX channel on this host (/dev/nvidia-caps-imex-channels is absent)".into(),
-            Cap::Checkpoint => match crate::harness::checkpoint::unavailable(self.checkpoint_api, self.driver_version) {
-                None => return Ok(()),
-                Some(why) => why,
-            },
+            Cap::Checkpoint => {
+                match crate::harness::checkpoint::unavailable(self.checkpoint_api, self.driver_version) {
+                    None => return Ok(()),
+                    Some(why) => why,
+                }
+            }
         };
         Err(why)
     }
