@@ -3,9 +3,9 @@
 //! shim's fake device), a layer that breaks for good after a crash or without one (and a stand-in
 //! device whose every call answers NOT_INITIALIZED, which is no break), a slow layer, a library that
 //! crashes before cuInit or on any call from the coordinator, a library the suite's entry path
-//! bypasses, and the trials that hand the driver a freed handle in processes of their own. Each
-//! scenario runs the whole suite (or the trials it names) in a child and checks its report and exit
-//! code.
+//! bypasses, a library that initialises the driver in its look-up (one cause, not a leak besides),
+//! and the trials that hand the driver a freed handle in processes of their own. Each scenario runs
+//! the whole suite (or the trials it names) in a child and checks its report and exit code.
 //!
 //! The faults are shim/'s (LD_PRELOAD, built by build.rs) and the fake NVML is
 //! shim/fake_nvml/ (CONFORMANCE_FAKE_NVML_SO=path uses a copy). Scenarios that need a machine
@@ -392,6 +392,66 @@ fn said_once(r: &Run, tag: &str) -> Result<Value, String> {
     Ok(b)
 }
 
+/// A library that initialises the driver in its look-up (issue 58): the mutation library's
+/// lookup-initialises, on the fake device where there is no GPU (there its look-ups also keep
+/// /dev/null open, as a driver keeps the device files it opens as it initialises), over the entry
+/// trials, which look the APIs up in their worker. One cause, one line: the fds those look-ups left
+/// open are `suite::lookup_does_not_initialise`'s (its message lists them), not `suite::no_leaks`'s.
+fn lookup_initialising_said_once() -> Result<(), String> {
+    const LOOKUP: &str = "suite::lookup_does_not_initialise";
+    let dir = keep_dir("lookup-initialises-list");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let list = dir.join("trials.txt");
+    let names = [
+        "820_cuMemAllocAsync::entry::lookup_before_its_version_hands_out_nothing",
+        "821_cuMemAllocFromPoolAsync::entry::per_thread_lookup_is_the_ptsz_symbol",
+    ];
+    std::fs::write(&list, names.join("\n") + "\n").map_err(|e| e.to_string())?;
+    let envs = [
+        ("CONFORMANCE_TRIALS_FILE", list.display().to_string()),
+        faults(&on_the_device("lookup-initialises")),
+    ];
+    let r = run("lookup-initialises", Some(Variant::EveryPath), &envs)?;
+    let lookup = r.trial(LOOKUP).ok_or(format!("{LOOKUP} is not in the report"))?;
+    need(&r, lookup["outcome"] == "failed", &format!("{LOOKUP} did not fail"))?;
+    let leaks = r
+        .trial("suite::no_leaks")
+        .ok_or("suite::no_leaks is not in the report")?;
+    let message = leaks["message"].as_str().unwrap_or("");
+    need(
+        &r,
+        !message.contains("still open"),
+        &format!("suite::no_leaks counts an fd as a leak: {message}"),
+    )?;
+    let said = lookup["message"].as_str().unwrap_or("");
+    if no_gpu() {
+        // The fake device's look-ups left /dev/null open: listed under the look-up's cause.
+        need(
+            &r,
+            said.contains("/dev/null still open (first open after trial 82"),
+            &format!("{LOOKUP} does not list what the look-ups left open: {said}"),
+        )?;
+        need(
+            &r,
+            leaks["notes"].to_string().contains(LOOKUP),
+            &format!("suite::no_leaks does not say where they went: {}", leaks["notes"]),
+        )?;
+    }
+    // One line of the causes names it.
+    let listed: Vec<String> = r.j["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["trials"].as_array().is_some_and(|t| t.iter().any(|t| t == LOOKUP)))
+        .map(|c| c["trials"].to_string())
+        .collect();
+    need(
+        &r,
+        listed.len() == 1,
+        &format!("{LOOKUP} is not on exactly one line of the causes: {listed:?}"),
+    )
+}
+
 fn slow_layer() -> Result<(), String> {
     // 0.7 s a call: a before-cuInit child (14 calls) takes ~10 s, past the old fixed 10 s bound and
     // inside a sixth of the raised deadline.
@@ -570,6 +630,7 @@ pub fn main() -> ExitCode {
         ("travel::broken_for_good_said_once", broken_for_good),
         ("travel::broken_without_crash_said_once", broken_without_crash),
         ("travel::no_gpu_answers_are_no_break", no_gpu_answers_are_no_break),
+        ("travel::lookup_initialising_said_once", lookup_initialising_said_once),
         ("travel::slow_layer_passes_with_a_raised_deadline", slow_layer),
         (
             "travel::crash_before_init_costs_trials_not_the_report",
