@@ -33,9 +33,12 @@
  * Mutants of the look-up (issue 34), seen by the suite's entry trials on every path:
  *   lookup-ignores-version  cuGetProcAddress hands out its hook where the driver hands out nothing
  *                           (a version before the API's), the driver's answer and status kept
- *   lookup-initialises      cuGetProcAddress initialises the driver (its cuInit(0)) before it looks up */
+ *   lookup-initialises      cuGetProcAddress initialises the driver (its cuInit(0)) before it looks up;
+ *                           under fake-device the fake's, and it keeps /dev/null open at each look-up
+ *                           (the device files a driver opens as it initialises) */
 #include "shim.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 
@@ -144,12 +147,18 @@ static int ptds_asked(const char *symbol, cuuint64_t flags) {
 #endif
 
 /* The look-up mutants before the driver is asked: lookup-initialises's cuInit(0), the driver's
- * own (this library's cuInit state stays "not called", as a layer's own bookkeeping would). */
+ * own (this library's cuInit state stays "not called", as a layer's own bookkeeping would). Under
+ * fake-device the driver is this library's fake: its cuInit (mutants/init.c's hook, which
+ * initialises the fake device), and in place of the device files a driver opens as it
+ * initialises, /dev/null opened and kept at every look-up (issue 58: what such a layer leaves open
+ * in a process is lookup_does_not_initialise's cause, not a leak of the trial that looked up). */
 static void lookup_begins(void) {
   if (!shim_on("lookup-initialises")) return;
   CUresult (*init)(unsigned);
-  *(void **)&init = shim_next("cuInit");
+  int fake = shim_on("fake-device");
+  *(void **)&init = fake ? hook("cuInit") : shim_next("cuInit");
   if (init) init(0);
+  if (fake) (void)open("/dev/null", O_RDONLY | O_CLOEXEC); /* kept: never closed */
 }
 
 /* This library's function for `symbol` in place of the driver's answer `fn` (NULL: none for that

@@ -138,13 +138,17 @@ int shim_cap_graph_node(size_t n);
 CUresult shim_cap_took(CUresult r, CUdeviceptr *dptr, size_t charge, CUmemoryPool pool);
 CUresult shim_cap_freed(CUresult r, CUdeviceptr p);
 
-/* 823-broken-after-crash (broken.c, issue 47). shim_broken_answer: 1 with DEVICE_UNAVAILABLE in *r
- * once any process of this run has crashed by it, 0 (and *r untouched) otherwise; every hook of the
- * 14 APIs asks it (BEGIN, after shim_precondition). shim_broken_crash: while it is on and cuInit has
- * succeeded, marks the run broken and ends the process by SIGSEGV (shim_crash); returns otherwise.
- * cuMemPoolCreate's hook calls it for a NULL out-pointer. */
+/* 823-broken-after-crash (issue 47) and broken-without-crash (issue 58), broken.c.
+ * shim_broken_answer: 1 with DEVICE_UNAVAILABLE in *r once this run is broken (a process crashed by
+ * the first, or the second counted its cuMemPoolCreate calls), 0 (and *r untouched) otherwise;
+ * every hook of the 14 APIs asks it (BEGIN, after shim_precondition). shim_broken_crash: while the
+ * first is on and cuInit has succeeded, marks the run broken and ends the process by SIGSEGV
+ * (shim_crash); returns otherwise. cuMemPoolCreate's hook calls it for a NULL out-pointer.
+ * shim_broken_count: while the second is on, counts one cuMemPoolCreate into the run's mark;
+ * cuMemPoolCreate's hook calls it past BEGIN. */
 int shim_broken_answer(CUresult *r);
 void shim_broken_crash(void);
+void shim_broken_count(void);
 
 /* The address-space and concurrent-import mutants of API `api` (address_space.c; named in
  * mutants/vaspace.c, issue 38): 1 when one answers in place of the driver, with its answer in *r; 0

@@ -1,10 +1,11 @@
 //! A verdict that travels, tested without a GPU: another driver branch (a fake NVML), an unknown
 //! branch, cuInit answering 803 or initialising with every device hidden, a pool-less device (the
-//! shim's fake device), a layer that breaks for good after a crash, a slow layer, a library that
+//! shim's fake device), a layer that breaks for good after a crash or without one (and a stand-in
+//! device whose every call answers NOT_INITIALIZED, which is no break), a slow layer, a library that
 //! crashes before cuInit or on any call from the coordinator, a library the suite's entry path
-//! bypasses, and the trials that hand the driver a freed handle in processes of their own. Each
-//! scenario runs the whole
-//! suite in a child and checks its report and exit code.
+//! bypasses, a library that initialises the driver in its look-up (one cause, not a leak besides),
+//! and the trials that hand the driver a freed handle in processes of their own. Each scenario runs
+//! the whole suite (or the trials it names) in a child and checks its report and exit code.
 //!
 //! The faults are shim/'s (LD_PRELOAD, built by build.rs) and the fake NVML is
 //! shim/fake_nvml/ (CONFORMANCE_FAKE_NVML_SO=path uses a copy). Scenarios that need a machine
@@ -266,56 +267,189 @@ fn pool_less_device() -> Result<(), String> {
     )
 }
 
+/// `fault` on the fake device where there is no GPU (alone where there is one).
+fn on_the_device(fault: &str) -> String {
+    if no_gpu() {
+        format!("fake-device,{fault}")
+    } else {
+        fault.to_string()
+    }
+}
+
 /// A layer that breaks for good (issue 47): the mutation library's 823-broken-after-crash, on the
 /// fake device where there is no GPU. The 823 trial that passes a NULL out-pointer crashes its
 /// process, and from then on every call of the 14 APIs, in every process of the run, answers
 /// DEVICE_UNAVAILABLE (46): the report opens with one line naming the crash and the first trial
 /// after it, said once, and the failures stay listed by cause below.
 fn broken_for_good() -> Result<(), String> {
-    let with = if no_gpu() {
-        "fake-device,823-broken-after-crash"
-    } else {
-        "823-broken-after-crash"
-    };
-    let r = run("broken-for-good", Some(Variant::EveryPath), &[faults(with)])?;
-    let causes = r.j["causes"].as_array().cloned().unwrap_or_default();
-    let opening = causes.first().cloned().unwrap_or_default();
-    let b = &opening["broken"];
-    need(
-        &r,
-        b.is_object(),
-        &format!("causes do not open with the break: {opening}"),
+    let r = run(
+        "broken-for-good",
+        Some(Variant::EveryPath),
+        &[faults(&on_the_device("823-broken-after-crash"))],
     )?;
+    let b = said_once(&r, "broken-for-good")?;
     need(
         &r,
         b["after"]["trial"] == "823_cuMemPoolCreate::null_pool_out_invalid_value",
         &format!("the break is not named after the crash: {b}"),
+    )
+}
+
+/// The same break with no crash (issue 58): the shim's fault broken-without-crash, on the fake
+/// device where there is no GPU. From the run's 40th cuMemPoolCreate on every call of the 14 APIs,
+/// in every process, answers DEVICE_UNAVAILABLE (46), and no process dies: the report opens with
+/// the one line all the same, naming the first trial of the break and no crash.
+fn broken_without_crash() -> Result<(), String> {
+    let r = run(
+        "broken-without-crash",
+        Some(Variant::EveryPath),
+        &[faults(&on_the_device("broken-without-crash"))],
     )?;
+    let b = said_once(&r, "broken-without-crash")?;
+    need(&r, b["after"].is_null(), &format!("a crash is named: {b}"))?;
+    let died: Vec<&str> = r.j["trials"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["outcome"] == "failed" && t["cause"]["answer"] == "signal")
+        .filter_map(|t| t["trial"].as_str())
+        .collect();
     need(
         &r,
+        died.is_empty(),
+        &format!("trials failed dying by a signal: {died:?}"),
+    )
+}
+
+/// No break where the only answers are those of a machine without a GPU: the shim's fake device
+/// alone, whose calls beyond the device queries reach a driver without one and answer
+/// NOT_INITIALIZED from the first trial on (hundreds of failures, one cause), opens nothing.
+fn no_gpu_answers_are_no_break() -> Result<(), String> {
+    if !no_gpu() {
+        return Err("skip: the fake device stands in for a GPU only where there is none".into());
+    }
+    let r = run("fake-device", Some(Variant::EveryPath), &[faults("fake-device")])?;
+    let broken: Vec<&Value> = r.j["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["broken"].is_object())
+        .collect();
+    need(&r, broken.is_empty(), &format!("a break is said: {broken:?}"))?;
+    let not_initialized = r.j["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["value"] == 3)
+        .map(|c| c["count"].as_u64().unwrap_or(0))
+        .sum::<u64>();
+    need(
+        &r,
+        not_initialized >= 100,
+        &format!("only {not_initialized} failures answered NOT_INITIALIZED: not the run this scenario is about"),
+    )?;
+    let md = std::fs::read_to_string(keep_dir("fake-device").join("report.md")).map_err(|e| e.to_string())?;
+    need(&r, !md.contains("Broken for good"), "report.md says a break")
+}
+
+/// The break a run's report opens with (report.json's first cause, report.md's first line, said
+/// once), answering DEVICE_UNAVAILABLE (46) with at least 5 failures after it, its first trial one
+/// of them; the failures listed by cause below; a failing exit code. `tag`: the run's folder.
+fn said_once(r: &Run, tag: &str) -> Result<Value, String> {
+    let causes = r.j["causes"].as_array().cloned().unwrap_or_default();
+    let opening = causes.first().cloned().unwrap_or_default();
+    let b = opening["broken"].clone();
+    need(
+        r,
+        b.is_object(),
+        &format!("causes do not open with the break: {opening}"),
+    )?;
+    need(
+        r,
         b["answer"] == "CUDA_ERROR_DEVICE_UNAVAILABLE (46)" && b["following"].as_u64().unwrap_or(0) >= 5,
         &format!("the break's answer or count: {b}"),
     )?;
     let first = b["first_trial"].as_str().unwrap_or("");
     need(
-        &r,
+        r,
         r.trial(first).is_some_and(|t| t["cause"]["value"] == 46),
         &format!("its first trial {first:?} did not answer 46"),
     )?;
     need(
-        &r,
+        r,
         causes.iter().filter(|c| c["broken"].is_object()).count() == 1
             && causes.iter().skip(1).any(|c| c["value"] == 46 && c["broken"].is_null()),
         "the break is not said once, or its failures are not listed by cause below it",
     )?;
-    let md = std::fs::read_to_string(keep_dir("broken-for-good").join("report.md")).map_err(|e| e.to_string())?;
+    let md = std::fs::read_to_string(keep_dir(tag).join("report.md")).map_err(|e| e.to_string())?;
     let line = format!("**{}.**", opening["text"].as_str().unwrap_or("?"));
     need(
-        &r,
+        r,
         md.matches(&line).count() == 1 && md.find(&line) < md.find("| Index |"),
         &format!("report.md does not open with {line}"),
     )?;
-    need(&r, r.code.is_some_and(|c| c != 0), "a broken library's run exits 0")
+    need(r, r.code.is_some_and(|c| c != 0), "a broken library's run exits 0")?;
+    Ok(b)
+}
+
+/// A library that initialises the driver in its look-up (issue 58): the mutation library's
+/// lookup-initialises, on the fake device where there is no GPU (there its look-ups also keep
+/// /dev/null open, as a driver keeps the device files it opens as it initialises), over the entry
+/// trials, which look the APIs up in their worker. One cause, one line: the fds those look-ups left
+/// open are `suite::lookup_does_not_initialise`'s (its message lists them), not `suite::no_leaks`'s.
+fn lookup_initialising_said_once() -> Result<(), String> {
+    const LOOKUP: &str = "suite::lookup_does_not_initialise";
+    let dir = keep_dir("lookup-initialises-list");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let list = dir.join("trials.txt");
+    let names = [
+        "820_cuMemAllocAsync::entry::lookup_before_its_version_hands_out_nothing",
+        "821_cuMemAllocFromPoolAsync::entry::per_thread_lookup_is_the_ptsz_symbol",
+    ];
+    std::fs::write(&list, names.join("\n") + "\n").map_err(|e| e.to_string())?;
+    let envs = [
+        ("CONFORMANCE_TRIALS_FILE", list.display().to_string()),
+        faults(&on_the_device("lookup-initialises")),
+    ];
+    let r = run("lookup-initialises", Some(Variant::EveryPath), &envs)?;
+    let lookup = r.trial(LOOKUP).ok_or(format!("{LOOKUP} is not in the report"))?;
+    need(&r, lookup["outcome"] == "failed", &format!("{LOOKUP} did not fail"))?;
+    let leaks = r
+        .trial("suite::no_leaks")
+        .ok_or("suite::no_leaks is not in the report")?;
+    let message = leaks["message"].as_str().unwrap_or("");
+    need(
+        &r,
+        !message.contains("still open"),
+        &format!("suite::no_leaks counts an fd as a leak: {message}"),
+    )?;
+    let said = lookup["message"].as_str().unwrap_or("");
+    if no_gpu() {
+        // The fake device's look-ups left /dev/null open: listed under the look-up's cause.
+        need(
+            &r,
+            said.contains("/dev/null still open (first open after trial 82"),
+            &format!("{LOOKUP} does not list what the look-ups left open: {said}"),
+        )?;
+        need(
+            &r,
+            leaks["notes"].to_string().contains(LOOKUP),
+            &format!("suite::no_leaks does not say where they went: {}", leaks["notes"]),
+        )?;
+    }
+    // One line of the causes names it.
+    let listed: Vec<String> = r.j["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["trials"].as_array().is_some_and(|t| t.iter().any(|t| t == LOOKUP)))
+        .map(|c| c["trials"].to_string())
+        .collect();
+    need(
+        &r,
+        listed.len() == 1,
+        &format!("{LOOKUP} is not on exactly one line of the causes: {listed:?}"),
+    )
 }
 
 fn slow_layer() -> Result<(), String> {
@@ -504,6 +638,9 @@ pub fn main() -> ExitCode {
         ("travel::init_with_devices_hidden_said_once", init_with_devices_hidden),
         ("travel::pool_less_device", pool_less_device),
         ("travel::broken_for_good_said_once", broken_for_good),
+        ("travel::broken_without_crash_said_once", broken_without_crash),
+        ("travel::no_gpu_answers_are_no_break", no_gpu_answers_are_no_break),
+        ("travel::lookup_initialising_said_once", lookup_initialising_said_once),
         ("travel::slow_layer_passes_with_a_raised_deadline", slow_layer),
         (
             "travel::crash_before_init_costs_trials_not_the_report",

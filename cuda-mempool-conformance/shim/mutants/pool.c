@@ -189,6 +189,7 @@ HOOK CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
   BEGIN(823, "cuMemPoolCreate", CUresult, (CUmemoryPool *, const CUmemPoolProps *));
   shim_no_context_crash(823); /* issue 23: interposer */
   if (!pool) shim_broken_crash(); /* issue 47: a layer broken for good (../broken.c) */
+  shim_broken_count();            /* issue 58: the same, with no crash (../broken.c) */
   if (!driver_up()) return real(pool, props);
   if (pool && props && props->maxSize && props->maxSize <= (64ull << 20) &&
       shim_on("823-small-pool-keeps-address-space"))

@@ -192,7 +192,7 @@ pub fn beyond_table(symbol: &std::ffi::CStr) -> (CUresult, *mut std::ffi::c_void
     let mut f: *mut std::ffi::c_void = std::ptr::null_mut();
     let mut found = CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
     let flags = CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT.0 as u64;
-    let r = match applications_lookup() {
+    let r = crate::driver::lookups::watch(|| match applications_lookup() {
         // SAFETY: the library's own cuGetProcAddress_v2 (CUDA 12.0's prototype), a NUL-terminated
         // name and valid out-pointers.
         Some(lookup) => unsafe {
@@ -206,7 +206,7 @@ pub fn beyond_table(symbol: &std::ffi::CStr) -> (CUresult, *mut std::ffi::c_void
         },
         // SAFETY: a NUL-terminated name and valid out-pointers.
         None => unsafe { cuGetProcAddress_v2(symbol.as_ptr(), &mut f, 12000, flags, &mut found) },
-    };
+    });
     (r, f)
 }
 
@@ -244,7 +244,7 @@ pub fn look_up(form: Form, name: &str, version: i32, flags: u64) -> Result<Looku
     let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
     // SAFETY: the driver's look-up functions have these signatures (cudaTypedefs.h
     // PFN_cuGetProcAddress_v12000 and _v11030); the name and out-pointers are valid.
-    unsafe {
+    crate::driver::lookups::watch(|| unsafe {
         match form {
             Form::V2 => {
                 let f: LookupV2 = std::mem::transmute::<usize, LookupV2>(f);
@@ -266,7 +266,7 @@ pub fn look_up(form: Form, name: &str, version: i32, flags: u64) -> Result<Looku
                 })
             }
         }
-    }
+    })
 }
 
 use crate::driver::crumb::enter;

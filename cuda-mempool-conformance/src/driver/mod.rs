@@ -1,6 +1,7 @@
 //! Layer 1, the driver as the suite sees it: the entry-point table and tracked calls, breadcrumbs,
 //! the ledger of what a process holds, observations and blame, checked calls, declared departures
-//! and hangs, figures of a GPU model, the settings handed down from the harness, and which APIs the mutation library saw a trial reach.
+//! and hangs, figures of a GPU model, the settings handed down from the harness, which APIs the mutation library saw a trial reach,
+//! and what the library opened while an entry point was looked up.
 //! Nothing here imports another layer.
 
 pub mod apis;
@@ -17,6 +18,7 @@ pub mod figures;
 pub mod given;
 pub mod hangs;
 pub mod ledger;
+pub mod lookups;
 pub mod observe;
 pub mod timed;
 

@@ -15,6 +15,11 @@
 //! nothing). The warm-up below makes the driver create its once-per-process files and state before
 //! the fd baseline is taken, and calls none of the 14 APIs: a library that breaks one of them costs
 //! the trials that call it, not every worker.
+//!
+//! The fds the library opened while the worker looked an entry point up (`driver::lookups`) are
+//! set apart (`Findings::by_lookup`): a library that initialises the driver in its look-up is
+//! `suite::lookup_does_not_initialise`'s one cause, not a leak of whichever trial looked up first
+//! (issue 58). `suite::no_leaks` decides where they go.
 
 use crate::driver::check::*;
 use crate::driver::cu::*;
@@ -28,6 +33,31 @@ use crate::driver::cu::CUmemPool_attribute_enum as A;
 // Test-only: CONFORMANCE_PLANT_LEAK=alloc,pool,fd (`harness::settings`) adds trials
 // `suite::planted_leak_*` that leak on purpose (`plant`), so that a run can show `suite::no_leaks`
 // catching and naming each.
+
+/// What a leak check found, each line in words: the leaks, and apart from them the fds still open
+/// that the library opened during a look-up of an entry point (worded as a leak, for the run whose
+/// look-up leaves the driver uninitialised: they are leaks there).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Findings {
+    pub leaks: Vec<String>,
+    pub by_lookup: Vec<String>,
+}
+
+impl Findings {
+    /// Both lists, each line prefixed with `who` (`worker 3: `).
+    pub fn of(self, who: &str) -> Findings {
+        let with = |v: Vec<String>| v.into_iter().map(|l| format!("{who}{l}")).collect();
+        Findings {
+            leaks: with(self.leaks),
+            by_lookup: with(self.by_lookup),
+        }
+    }
+    /// `other`'s lines after these.
+    pub fn extend(&mut self, other: Findings) {
+        self.leaks.extend(other.leaks);
+        self.by_lookup.extend(other.by_lookup);
+    }
+}
 
 /// What a worker knows at its start, to compare with at its end.
 pub struct WorkerState {
@@ -87,8 +117,10 @@ impl WorkerState {
         }
     }
 
-    /// Everything this worker still holds that it did not hold after its warm-up.
-    pub fn end_check(&self, env: &Env) -> Vec<String> {
+    /// Everything this worker still holds that it did not hold after its warm-up; the fds the
+    /// library opened in a look-up apart.
+    pub fn end_check(&self, env: &Env) -> Findings {
+        let mut by_lookup = Vec::new();
         let mut leaks = crate::driver::ledger::outstanding();
         if let Some(e) = &self.warm_error {
             leaks.push(format!(
@@ -111,14 +143,19 @@ impl WorkerState {
                     Some((_, trial)) => format!(" (first open after trial {trial})"),
                     None => String::new(),
                 };
-                leaks.push(format!("fd {fd} -> {target} still open{when}"));
+                let line = format!("fd {fd} -> {target} still open{when}");
+                if crate::driver::lookups::opened_by_lookup(*fd, target) {
+                    by_lookup.push(line);
+                } else {
+                    leaks.push(line);
+                }
             }
         }
         let kids = children();
         if !kids.is_empty() {
             leaks.push(format!("child processes still running: {}", kids.join(", ")));
         }
-        leaks
+        Findings { leaks, by_lookup }
     }
 }
 

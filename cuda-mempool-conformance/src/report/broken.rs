@@ -1,11 +1,17 @@
 //! Where the library broke for good: the point of a run after which no trial got a right answer
 //! again and the failures answered the same (`detect`, over the report's trials), said once: as
 //! the entry that opens report.json's `causes` (`opening`), and as the line report.md and the
-//! terminal open with (`line`).
+//! terminal open with (`line`). Only the trials' recorded answers count (outcome, cause, span,
+//! worker), so a report read back says the same; a crash the suite saw is named when there was one,
+//! and needed for nothing.
 //!
 //! The rule, over the trials of the 14 APIs that ran and were judged (ignored, interrupted and not
 //! run ones say nothing; an expected failure or a flaky one neither breaks nor counts), in the
 //! order they started:
+//! - the no-GPU answers (CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NO_DEVICE) are no answer here: a
+//!   machine without a GPU, or a stand-in device over a driver without one, answers them from the
+//!   first trial on, and that is the machine (the probe's cuInit line, each trial's "needs `gpu`"),
+//!   not a library that broke;
 //! - the tail: every trial after the last one that got a right answer (passed, changed, a known
 //!   departure);
 //! - for each answer its failures gave, the break: from the earliest of the tail's failures giving
@@ -20,12 +26,18 @@
 //! - it counts when at least [`MIN_FOLLOWING`] failures of the break gave the answer, in trials of
 //!   at least two APIs (one API's trials run last, an IPC lane's say, can all fail by that API
 //!   alone), and no failure that ended before the tail began gave it: the answer is new, not the
-//!   run's steady failure of one call that happens to end it.
+//!   run's steady failure of one call that happens to end it;
+//! - but for a process that broke first (in any process, issue 58): a failure giving the answer
+//!   before the tail began does not make it old when its worker (`timing.worker`) got no right
+//!   answer from it on and gave the answer again, and the break then reached another worker: the
+//!   break opens at the earliest such failure. A layer whose server lost one client's connection
+//!   first, then every client's, breaks so; one lane failing alone to the end does not count.
 //!
 //! `following` counts the break's failures from its earliest giving the answer on, the crash aside;
 //! `answering`, those of them that gave it. Each is also listed under its own cause.
 
 use crate::driver::blame::{Answered, Cause};
+use crate::driver::cu::CUresult;
 use crate::report::causes::{answer_text, text};
 use crate::report::model::{BrokenAfter, BrokenForGood, CauseGroup, Extra, Report, Trial};
 use std::collections::BTreeSet;
@@ -53,8 +65,16 @@ enum Seen {
     Waived(Option<Answered>),
 }
 
+/// What a machine without a GPU answers every call: the driver was never initialised, or found no
+/// device. Never a break's answer, nor one against it.
+pub fn no_gpu_answer(a: Answered) -> bool {
+    [CUresult::CUDA_ERROR_NOT_INITIALIZED, CUresult::CUDA_ERROR_NO_DEVICE]
+        .iter()
+        .any(|c| a == Answered::Code(c.0 as i32))
+}
+
 /// How trial `t` counts; None for one the rule does not judge (not one of the 14 APIs', not run,
-/// ignored or interrupted).
+/// ignored or interrupted). A no-GPU answer counts as none.
 fn seen(t: &Trial) -> Option<Seen> {
     if t.api.is_none() || t.span == (0.0, 0.0) {
         return None;
@@ -62,7 +82,8 @@ fn seen(t: &Trial) -> Option<Seen> {
     let answer = t
         .cause
         .as_ref()
-        .and_then(|c| Answered::from_parts(&c.answer, c.value.map(|v| v as i32)));
+        .and_then(|c| Answered::from_parts(&c.answer, c.value.map(|v| v as i32)))
+        .filter(|a| !no_gpu_answer(*a));
     match t.outcome.as_str() {
         "passed" | "changed" | "known-departure" => Some(Seen::Right),
         "failed" => Some(Seen::Failed(answer)),
@@ -116,11 +137,35 @@ pub fn detect(trials: &[Trial]) -> Option<Found> {
         .max_by_key(|f| f.broken.answering)
 }
 
-/// Whether a failure that gave `answer` ended by `began` (the tail's start).
-fn given_before(order: &[(&Trial, Seen)], answer: Answered, began: f64) -> bool {
+/// The failures that gave `answer` and ended by `began` (the tail's start), by their place in `order`.
+fn given_before(order: &[(&Trial, Seen)], answer: Answered, began: f64) -> Vec<usize> {
     order
         .iter()
-        .any(|(t, s)| matches!(s, Seen::Failed(Some(a)) | Seen::Waived(Some(a)) if *a == answer) && t.span.1 <= began)
+        .enumerate()
+        .filter(|(_, (t, s))| {
+            matches!(s, Seen::Failed(Some(a)) | Seen::Waived(Some(a)) if *a == answer) && t.span.1 <= began
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The worker a trial ran in (its dispatcher's: `general 0`, a lane's name), where the report says.
+fn worker(t: &Trial) -> Option<&str> {
+    t.timing.as_ref().and_then(|x| x.worker.as_deref())
+}
+
+/// Whether the worker of `order[i]` broke for good there: known, it ran a judged trial after it, got
+/// no right answer from it on, and gave `answer` again.
+fn worker_broke_at(order: &[(&Trial, Seen)], i: usize, answer: Answered) -> bool {
+    let Some(w) = worker(order[i].0) else {
+        return false;
+    };
+    let later: Vec<Seen> = order[i + 1..]
+        .iter()
+        .filter(|(t, _)| worker(t) == Some(w))
+        .map(|(_, s)| *s)
+        .collect();
+    !later.contains(&Seen::Right) && later.contains(&Seen::Failed(Some(answer)))
 }
 
 /// The break of the tail `tail` that answers `answer`, if it counts.
@@ -140,16 +185,25 @@ fn break_of(tail: &[(&Trial, Seen)], answer: Answered) -> Option<Found> {
             start = Some(i);
         }
     }
-    let start = start?;
+    let mut start = start?;
     // The answer is new: no failure gave it before the failures the break ends (those after the
     // last right answer before it): the run's steady failure of one call that happens to end it is
-    // no break.
+    // no break. Unless each of those is where its worker broke for good, and the break then
+    // reached another worker: the break opens at the first of them (in any process).
     let last_right = tail[..start]
         .iter()
         .rposition(|(_, s)| *s == Seen::Right)
         .map_or(0, |i| i + 1);
-    if given_before(tail, answer, tail[last_right].0.span.0) {
-        return None;
+    let before = given_before(tail, answer, tail[last_right].0.span.0);
+    if let Some(&first) = before.first() {
+        let broke_first: BTreeSet<&str> = before.iter().filter_map(|&i| worker(tail[i].0)).collect();
+        let spread = tail[start..]
+            .iter()
+            .any(|(t, s)| gives(s) && worker(t).is_some_and(|w| !broke_first.contains(w)));
+        if !(spread && before.iter().all(|&i| worker_broke_at(tail, i, answer))) {
+            return None;
+        }
+        start = first;
     }
     let part = &tail[start..];
     let answering: Vec<&Trial> = part.iter().filter(|(_, s)| gives(s)).map(|(t, _)| *t).collect();

@@ -1,15 +1,19 @@
 //! Where the library broke for good (`report::broken`), on made-up runs: a crash after which every
-//! call answers one code is found and said once (report.json's `causes`, report.md, the terminal);
+//! call answers one code is found and said once (report.json's `causes`, report.md, the terminal),
+//! and so is a break without a crash, one that reached one process first, then every other;
 //! scattered failures, a run's last few failures, one API's trials run last, an answer the run gave
-//! all along and an interrupted run are not taken for it; no committed run is.
+//! all along, one lane failing alone to the end, the no-GPU answers of a machine without one and an
+//! interrupted run are not taken for it; no committed run is.
 
 use super::broken::{detect, opening, MIN_FOLLOWING};
-use super::model::{FailureCause, Report, Trial};
+use super::model::{FailureCause, Report, Timing, Trial};
 use super::{causes, markdown, screen};
 use crate::driver::blame::Answered;
 
 const UNAVAILABLE: i64 = 46;
 const SIGSEGV: i64 = 11;
+const NOT_INITIALIZED: i64 = 3;
+const NO_DEVICE: i64 = 100;
 
 /// A trial of API `api` over `span`, that came to `outcome`.
 fn trial(name: &str, api: u64, outcome: &str, span: (f64, f64)) -> Trial {
@@ -293,7 +297,7 @@ fn an_interrupted_run_counts_only_what_ran() {
 fn a_stray_answer_in_the_break_is_borne_and_many_are_not() {
     // One failure of another call answering otherwise among the 21: still the break, from the crash.
     let mut v = broken_run();
-    v.push(failed("828_x::other", 828, 45.2, 828, "cuMemAlloc", "code", Some(3)));
+    v.push(failed("828_x::other", 828, 45.2, 828, "cuMemAlloc", "code", Some(2)));
     let f = detect(&v).expect("found");
     assert_eq!(f.broken.first_trial, "820_x::f00");
     assert_eq!((f.broken.following, f.broken.answering), (22, 21));
@@ -309,7 +313,7 @@ fn a_stray_answer_in_the_break_is_borne_and_many_are_not() {
             828,
             "cuMemAlloc",
             "code",
-            Some(3),
+            Some(2),
         ));
     }
     let f = detect(&v).expect("found");
@@ -331,6 +335,160 @@ fn a_stray_answer_in_the_break_is_borne_and_many_are_not() {
         )
     });
     assert_eq!(detect(&v).unwrap().broken.following, 21);
+}
+
+/// `t`, run by worker `w` (a dispatcher's name: `general 0`, a lane's).
+fn on(w: &str, t: Trial) -> Trial {
+    Trial {
+        timing: Some(Timing {
+            worker: Some(w.to_string()),
+            ..Timing::default()
+        }),
+        ..t
+    }
+}
+
+#[test]
+fn a_break_without_a_crash_is_found_at_its_first_failure() {
+    // The shim's broken-without-crash, made up: 40 passes, then every call answers
+    // DEVICE_UNAVAILABLE, no process dies.
+    let mut v = passing();
+    v.extend((0..20).map(|i| unavailable(&format!("{}_x::f{i:02}", 820 + i % 14), 820 + i % 14, 40.0 + i as f64)));
+    let f = detect(&v).expect("found");
+    assert_eq!((f.broken.first_trial.as_str(), f.broken.at_s), ("820_x::f00", 40.0));
+    assert_eq!((f.broken.following, f.broken.answering), (20, 20));
+    assert!(f.broken.after.is_none(), "no crash is made up");
+    assert_eq!(
+        super::broken::sentence(&f.broken),
+        "Broken for good from `820_x::f00` at 40.00 s: the library never answered right again; 20 failures \
+         follow, all answering CUDA_ERROR_DEVICE_UNAVAILABLE (46), each listed below by its cause"
+    );
+}
+
+#[test]
+fn the_no_gpu_answers_are_no_break() {
+    // A stand-in device over a driver without one (the shim's fake-device here): every call that
+    // needs the device answers NOT_INITIALIZED from the first trial on, beside the no-device
+    // trials that pass; and NO_DEVICE likewise.
+    for code in [NOT_INITIALIZED, NO_DEVICE] {
+        let mut v: Vec<Trial> = (0..10)
+            .map(|i| {
+                trial(
+                    &format!("{}_x::p{i}", 820 + i),
+                    820 + i,
+                    "passed",
+                    (i as f64, i as f64 + 0.5),
+                )
+            })
+            .collect();
+        v.extend((0..200).map(|i| {
+            let api = 820 + i % 14;
+            failed(
+                &format!("{api}_x::f{i:03}"),
+                api,
+                10.0 + i as f64,
+                api,
+                "cuStreamCreate",
+                "code",
+                Some(code),
+            )
+        }));
+        assert_eq!(detect(&v), None, "{code}");
+    }
+    // Beside a break, they answer nothing: neither the break's answer nor one against it.
+    let mut v = broken_run();
+    v.extend((0..10).map(|i| {
+        let api = 820 + i % 14;
+        failed(
+            &format!("{api}_x::n{i}"),
+            api,
+            45.05 + i as f64,
+            api,
+            "cuStreamCreate",
+            "code",
+            Some(NOT_INITIALIZED),
+        )
+    }));
+    let f = detect(&v).expect("found");
+    assert_eq!(f.broken.first_trial, "820_x::f00");
+    assert_eq!((f.broken.following, f.broken.answering), (31, 21));
+}
+
+/// 60 s of three general workers passing, one trial a second each (`general 0` at 0 s, 3 s, …),
+/// and from `broke` s on every trial of `general 0` failing with DEVICE_UNAVAILABLE; from `all` s
+/// on, every worker's.
+fn ragged(broke: f64, all: f64) -> Vec<Trial> {
+    let mut v = Vec::new();
+    for i in 0..60 {
+        let (at, w) = (i as f64, format!("general {}", i % 3));
+        let api = 820 + (i % 14) as u64;
+        let name = format!("{api}_x::t{i:02}");
+        v.push(on(
+            &w,
+            if at >= all || (w == "general 0" && at >= broke) {
+                unavailable(&name, api, at)
+            } else {
+                trial(&name, api, "passed", (at, at + 0.5))
+            },
+        ));
+    }
+    v
+}
+
+#[test]
+fn a_break_that_reached_one_process_first_opens_there() {
+    // A layer whose server lost one client first: general 0 fails from 21 s on (7 failures while
+    // the other two pass 13 trials), then every worker from 42 s. Its first failure is the break's.
+    let v = ragged(21.0, 42.0);
+    let f = detect(&v).expect("found");
+    assert_eq!((f.broken.first_trial.as_str(), f.broken.at_s), ("827_x::t21", 21.0));
+    assert_eq!((f.broken.following, f.broken.answering), (25, 25));
+    // Without the workers the report cannot tell a process that broke first from an answer the run
+    // gave before: nothing is said.
+    let bare: Vec<Trial> = v.into_iter().map(|t| Trial { timing: None, ..t }).collect();
+    assert_eq!(detect(&bare), None);
+    // A worker that answered right again after its failures did not break for good there.
+    let mut v = ragged(21.0, 42.0);
+    let t = v.iter_mut().find(|t| t.trial == "831_x::t39").unwrap();
+    *t = on("general 0", trial("831_x::t39", 831, "passed", (39.0, 39.5)));
+    assert_eq!(detect(&v), None);
+}
+
+#[test]
+fn one_lane_failing_alone_to_the_end_is_no_break() {
+    // The ipc lane's imports refused from 10 s on by a mutant of 830 (each of its trials, of 830
+    // and 831, fails at its import), its last trials run after the general workers are done: the
+    // lane broke, the library did not reach another process.
+    let mut v: Vec<Trial> = (0..40)
+        .map(|i| {
+            on(
+                &format!("general {}", i % 2),
+                trial(
+                    &format!("{}_x::p{i:02}", 820 + i % 14),
+                    820 + i % 14,
+                    "passed",
+                    (i as f64, i as f64 + 0.5),
+                ),
+            )
+        })
+        .collect();
+    v.extend((0..30).map(|i| {
+        let api = 830 + i % 2;
+        let at = 10.0 + 1.5 * i as f64;
+        on(
+            "ipc",
+            failed(
+                &format!("{api}_x::i{i:02}"),
+                api,
+                at,
+                830,
+                "cuMemPoolImportPointer",
+                "code",
+                Some(2),
+            ),
+        )
+    }));
+    assert_eq!(detect(&v), None);
 }
 
 /// No committed run, mutant runs and faulted ones included, broke for good but those made under

@@ -29,6 +29,7 @@
 
 use crate::driver::deadline::crash as crash_timeout;
 use crate::harness::case::{Case, Env};
+use crate::harness::leaks::Findings;
 use crate::harness::outcome::{Raw, Record, Timing};
 use crate::harness::verdict::judge;
 use crate::run::admission::Admission;
@@ -48,7 +49,7 @@ struct Slot {
     result: Mutex<Option<Record>>,
     ready: Condvar,
 }
-type Handles = Arc<Mutex<Vec<JoinHandle<Vec<String>>>>>;
+type Handles = Arc<Mutex<Vec<JoinHandle<Findings>>>>;
 
 pub struct Scheduler {
     slots: Arc<HashMap<String, Arc<Slot>>>,
@@ -261,21 +262,23 @@ impl Scheduler {
     }
 
     /// Wait for every dispatcher to finish and reap its worker; the leak checks' findings.
-    pub fn finish(&self) -> Vec<String> {
+    pub fn finish(&self) -> Findings {
         if let Some(m) = self.monitor.lock().unwrap().take() {
             let _ = m.join();
         }
         let handles: Vec<_> = std::mem::take(&mut *self.dispatchers.lock().unwrap());
         // Workers started ahead of the probe that no trial needed (their trials were ignored).
         self.pre.discard();
-        let mut leaks = Vec::new();
+        let mut found = Findings::default();
         for h in handles {
             match h.join() {
-                Ok(l) => leaks.extend(l),
-                Err(_) => leaks.push("a dispatcher thread panicked; its worker's leak check is missing".into()),
+                Ok(f) => found.extend(f),
+                Err(_) => found
+                    .leaks
+                    .push("a dispatcher thread panicked; its worker's leak check is missing".into()),
             }
         }
-        leaks
+        found
     }
 }
 
@@ -407,7 +410,7 @@ fn spawn_dispatcher(
     busy_slot: Option<usize>,
     context: bool,
     lane: Lane,
-) -> JoinHandle<Vec<String>> {
+) -> JoinHandle<Findings> {
     std::thread::spawn(move || {
         let (mut queue, mut steal) = (queue, lane.steal);
         // The lane's name (its row in the timeline), also for the general trials it takes.
@@ -518,11 +521,11 @@ fn spawn_dispatcher(
         // A dispatcher whose queue ran dry counts as moving: it holds no worker any more.
         set_busy(None);
         match worker {
-            Some(w) => match w.finish(&ctx.env.m, ctx.deadline) {
-                Ok(l) => l,
-                Err(e) => vec![e],
-            },
-            None => Vec::new(),
+            Some(w) => w.finish(&ctx.env.m, ctx.deadline).unwrap_or_else(|e| Findings {
+                leaks: vec![e],
+                by_lookup: vec![],
+            }),
+            None => Findings::default(),
         }
     })
 }

@@ -5,7 +5,8 @@
 //!
 //! Protocol (JSON over the `channel` socket): coordinator → worker `{"op":"machine", ...}` once,
 //! then `{"op":"run","trial":T}` (answered by `{"op":"result", ...}`) any number of times, then
-//! `{"op":"finish"}` (answered by `{"op":"leaks","leaks":[...]}`, after which the worker exits).
+//! `{"op":"finish"}` (answered by `{"op":"leaks","leaks":[...],"by_lookup":[...]}`, after which the
+//! worker exits).
 //! `{"op":"ping"}`, answered by `{"op":"pong"}`, says it is up: its context made, the machine read.
 //! A result with `"retire": true` is the worker's last: a thread of its trial is stuck inside the
 //! driver (`harness::bounded`), or its trial wanted a process of its own and, being a crash case,
@@ -22,7 +23,7 @@ use crate::harness::case::{Case, Env};
 use crate::harness::channel::{spawn_role, Channel, Got};
 use crate::harness::child::Role;
 use crate::harness::execute::{execute, execute_in_child};
-use crate::harness::leaks::WorkerState;
+use crate::harness::leaks::{Findings, WorkerState};
 use crate::harness::machine::Machine;
 use crate::harness::outcome::{Answer, Raw};
 use crate::harness::probe;
@@ -318,20 +319,22 @@ impl Worker {
     }
 
     /// Ask the worker for its end-of-run leak check, then reap it.
-    pub fn finish(mut self, m: &Machine, deadline: Duration) -> Result<Vec<String>, String> {
+    pub fn finish(mut self, m: &Machine, deadline: Duration) -> Result<Findings, String> {
         let id = self.id;
         self.greet(m)?;
         self.chan.set_timeout(deadline)?;
         self.chan.send(&json!({"op": "finish"}), None)?;
+        let lines = |v: &serde_json::Value| -> Vec<String> {
+            v.as_array()
+                .map(|a| a.iter().filter_map(|l| l.as_str().map(String::from)).collect())
+                .unwrap_or_default()
+        };
         let answer = match self.chan.poll() {
-            Got::Msg(msg, _) if msg["op"] == "leaks" => Ok(msg["leaks"]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|l| l.as_str().map(|s| format!("worker {id}: {s}")))
-                        .collect()
-                })
-                .unwrap_or_default()),
+            Got::Msg(msg, _) if msg["op"] == "leaks" => Ok(Findings {
+                leaks: lines(&msg["leaks"]),
+                by_lookup: lines(&msg["by_lookup"]),
+            }
+            .of(&format!("worker {id}: "))),
             Got::Msg(msg, _) => Err(format!("worker {id}: unexpected answer to finish: {msg}")),
             Got::Timeout => {
                 let inside = self.crumb.describe();
@@ -538,11 +541,14 @@ pub fn main(templates: Vec<Case>) -> i32 {
             Some("finish") => {
                 // The importers kept between trials end first: they are the worker's, not leaks.
                 crate::harness::kept_children::close_all();
-                let leaks: Vec<String> = match state.as_ref() {
+                let found = match state.as_ref() {
                     Some((env, st)) => st.end_check(env),
-                    None => Vec::new(),
+                    None => Findings::default(),
                 };
-                let _ = chan.send(&json!({"op": "leaks", "leaks": leaks}), None);
+                let _ = chan.send(
+                    &json!({"op": "leaks", "leaks": found.leaks, "by_lookup": found.by_lookup}),
+                    None,
+                );
                 return 0;
             }
             _ => {

@@ -241,7 +241,10 @@ pub fn main() -> ExitCode {
         None => LeakCheck::PerTrialProcesses,
     };
     let mut all = plan.trials;
-    all.push(trials::no_leaks(leak_check));
+    all.push(trials::no_leaks(
+        leak_check,
+        crate::harness::precondition::lookup(&m).is_some(),
+    ));
     let conclusion = libtest_mimic::run(&args, all);
     if let Some(s) = &scheduler {
         s.finish();

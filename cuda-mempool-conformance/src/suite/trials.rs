@@ -2,7 +2,7 @@
 //! `suite::no_leaks` last, and the records they leave for the report. A trial's outcome comes from
 //! the verdict; here it is only shown.
 
-use crate::harness::leaks::{Coordinator, WorkerState};
+use crate::harness::leaks::{Coordinator, Findings, WorkerState};
 use crate::harness::precondition::{self, Broken};
 use crate::harness::settings::{Partition, TRIALS_FILE_VAR};
 use crate::harness::verdict::{self, Before};
@@ -292,22 +292,36 @@ pub enum LeakCheck {
 
 /// `suite::no_leaks`, last: once every other trial is done, each worker's leak check and the
 /// coordinator's own. A failing trial like any other, so the exit code, the totals and JUnit agree.
-pub fn no_leaks(check: LeakCheck) -> Trial {
+/// Where looking up entry points initialises the driver (`lookup_initialises`: the machine's
+/// `precondition::lookup`), the fds the library opened in its look-ups are not leaks here but
+/// `suite::lookup_does_not_initialise`'s, listed there (`set_apart`): one cause, one line.
+pub fn no_leaks(check: LeakCheck, lookup_initialises: bool) -> Trial {
     Trial::ignorable_test(NO_LEAKS, move || {
         let start = Instant::now();
         let findings = match &check {
             LeakCheck::Workers(s, coordinator) => {
-                let mut l = s.finish();
+                let mut f = s.finish();
                 // The footprint's sampler ends first: NVML's session is the coordinator's own.
                 let _ = crate::harness::footprint::end();
-                l.extend(coordinator.check());
-                Some(l)
+                f.leaks.extend(coordinator.check());
+                Some(f)
             }
             LeakCheck::InProcess(state, env, jobs) => {
                 wait_for_others(*jobs);
                 Some(state.lock().unwrap().end_check(env))
             }
             LeakCheck::PerTrialProcesses => None,
+        };
+        let (findings, notes) = match findings {
+            Some(f) if lookup_initialises => {
+                let notes = set_apart(&f.by_lookup);
+                (Some(f.leaks), notes)
+            }
+            Some(Findings { mut leaks, by_lookup }) => {
+                leaks.extend(by_lookup);
+                (Some(leaks), vec![])
+            }
+            None => (None, vec![]),
         };
         let (outcome, kind, message) = match (findings, crate::run::interrupt::cut()) {
             // Workers killed for the interrupt are no leak: the check could not run.
@@ -326,10 +340,40 @@ pub fn no_leaks(check: LeakCheck) -> Trial {
         };
         let r = Record {
             secs: start.elapsed().as_secs_f64(),
+            notes,
             ..Record::new(NO_LEAKS, Group::Suite, outcome, kind, message)
         };
         finish(verdict::expected(r))
     })
+}
+
+/// The fds the library opened in its look-ups (`lines`), where looking up initialises the driver:
+/// added to `suite::lookup_does_not_initialise`'s message, the one cause they belong to (report.md
+/// and JUnit show it with the failure); the note `suite::no_leaks` keeps instead, saying where they
+/// went (all of them when that trial is not in the run).
+fn set_apart(lines: &[String]) -> Vec<String> {
+    if lines.is_empty() {
+        return vec![];
+    }
+    let noted = format!(
+        "The library's look-ups of entry points, which initialise the driver, also left open: {}.",
+        lines.join("; ")
+    );
+    let mut all = RECORDS.lock().unwrap();
+    match all.iter_mut().find(|r| r.trial == LOOKUP) {
+        Some(r) => {
+            r.message = format!("{}\n{noted}", r.message);
+            let fds = match lines.len() {
+                1 => "1 fd".to_string(),
+                n => format!("{n} fds"),
+            };
+            vec![format!(
+                "{fds} the library opened while an entry point was looked up, not counted as leaks: {LOOKUP}'s \
+                 cause (a library that initialises the driver in its look-up), listed there"
+            )]
+        }
+        None => vec![format!("not counted as leaks, {LOOKUP}'s cause: {noted}")],
+    }
 }
 
 /// In-process mode: wait until the other trials have recorded their results.
