@@ -104,6 +104,7 @@ pub const SETTINGS: &[Setting] = &[
     s("CONFORMANCE_SHIM_CALLS_FILE", Mutants, "a file path", "none", "the shim counts the calls it forwards there"),
     s("CONFORMANCE_SHIM_DELAY_MS", Mutants, "milliseconds", "0", "the shim delays every hooked call (a slow but faithful layer)"),
     s("CONFORMANCE_SHIM_FAULTS", Mutants, "fault names, comma-separated", "none", "the shim's faults of the same library, one or more at a time"),
+    s("CONFORMANCE_SHIM_FIRST_WAIT_MS", Mutants, "milliseconds", "3000", "with the shim's `first-call-wait`, how long each process's first call of GPU work is held (a layer that time-slices the GPU)"),
     s("CONFORMANCE_ENTRY_KEEP", Tests, "a folder", "none", "tests/entry.rs keeps each mode's report there"),
     s("CONFORMANCE_FAKE_NVML_SO", Tests, "a library path", "the one build.rs made", "the fake NVML library tests/travel.rs uses"),
     s("CONFORMANCE_FAKE_NVML_VERSION", Tests, "a driver version", "the fake's own", "the version the fake NVML library answers"),
