@@ -123,6 +123,7 @@ pub const SETTINGS: &[Setting] = &[
     s("CONFORMANCE_CHILD_READY", Child, "`1`", "off", "a child started ahead says when its context is made"),
     s("CONFORMANCE_CRUMB", Child, "a file path", "none", "where a process leaves the breadcrumb of the driver call it is in"),
     s("CONFORMANCE_EDGE_ROWS", Child, "`API:ARG:FROM:DEV`", "none", "the edge rows a fresh process runs after a hang"),
+    s("CONFORMANCE_FIRST_WAIT_MS", Child, "milliseconds", "0", "the library's wait at a new process's first GPU work that the run plans with; every wait takes it on top"),
     s("CONFORMANCE_IMPORTER_DEVICE", Child, "a device ordinal", "0", "the device an importer child works on"),
     s("CONFORMANCE_IMPORTER_GRANT", Child, "`1`", "off", "the importer grants its device access to each pool it imports"),
     s("CONFORMANCE_UNINIT_LOOKUP", Child, "`1`", "off", "the uninit child looks the 14 APIs up and counts devices, no cuInit"),
@@ -320,6 +321,7 @@ mod tests {
             "CALLS_FILE_VAR",
             "CONTEXT_VAR",
             "FAULT_VAR",
+            "FIRST_WAIT_VAR",
             "PID_VAR",
             "STEP_VAR",
         ];
