@@ -24,6 +24,12 @@
  *                         that probes the machine, not the children
  *   slow                  every hooked function sleeps CONFORMANCE_SHIM_DELAY_MS milliseconds (200
  *                         unset) first: a tracing, sanitizing or API-remoting layer
+ *   first-call-wait       each process's first call of GPU work (any hooked function but cuInit and
+ *                         this file's device, context and version queries: the 14 APIs, cuMemAlloc,
+ *                         cuMemFree, cuGraphAddMemAllocNode) first sleeps CONFORMANCE_SHIM_FIRST_WAIT_MS
+ *                         milliseconds (3000 unset), once; its other threads' calls wait with it: a
+ *                         layer that time-slices the GPU between processes, where a new process waits
+ *                         for its slice at its first copy, launch or allocation (issue 58)
  *   no-pools              after a successful cuInit, a device without memory pools (vGPU profiles,
  *                         some Jetson boards): the four pool attributes of cuDeviceGetAttribute answer
  *                         0, and 820, 821, 823, 829, cuDeviceGetDefaultMemPool and cuDeviceGetMemPool
@@ -35,8 +41,8 @@
  *                         that tests reach the suite's device path on a machine without one
  * init-803 wins over fake-device at cuInit.
  *
- * CONFORMANCE_SHIM_DELAY_MS is read at load: anything but a whole number of milliseconds up to
- * 600000 stops the process with a message naming it (exit 2). */
+ * CONFORMANCE_SHIM_DELAY_MS and CONFORMANCE_SHIM_FIRST_WAIT_MS are read at load: anything but a
+ * whole number of milliseconds up to 600000 stops the process with a message naming it (exit 2). */
 #include "shim.h"
 
 #include <errno.h>
@@ -62,6 +68,8 @@ const struct shim_entry precondition_entries[] = {
     FAULT("crash-in-coordinator", 0, "none",
           "without CONFORMANCE_CHILD: every hooked function, cuGetProcAddress and dlsym of cu* raise SIGSEGV"),
     FAULT("slow", 0, "none", "every hooked function first sleeps CONFORMANCE_SHIM_DELAY_MS (200) ms"),
+    FAULT("first-call-wait", 0, "none",
+          "each process's first call of GPU work sleeps CONFORMANCE_SHIM_FIRST_WAIT_MS (3000) ms, once"),
     FAULT("no-pools", 0, "none",
           "after cuInit: pool attributes 0; 820, 821, 823, 829 and the device pool getters NOT_SUPPORTED"),
     FAULT("fake-device", 0, "none", "one device (9.0, 1 GiB) answered without the driver; cuInit SUCCESS"),
@@ -72,22 +80,29 @@ const struct shim_entry precondition_entries[] = {
     {0},
 };
 
-/* slow's delay in milliseconds (CONFORMANCE_SHIM_DELAY_MS, read at load). */
+/* slow's delay and first-call-wait's hold in milliseconds (CONFORMANCE_SHIM_DELAY_MS,
+ * CONFORMANCE_SHIM_FIRST_WAIT_MS, read at load). */
 static unsigned long delay_ms = 200;
+static unsigned long first_wait_ms = 3000;
 
-__attribute__((constructor)) static void read_delay(void) {
-  const char *s = getenv("CONFORMANCE_SHIM_DELAY_MS");
+/* `var`'s milliseconds into *ms, when it is set. */
+static void read_ms(const char *var, unsigned long *ms) {
+  const char *s = getenv(var);
   if (!s) return;
   char *end;
   errno = 0;
   unsigned long v = strtoul(s, &end, 10);
   if (*s < '0' || *s > '9' || *end || errno || v > DELAY_MAX_MS) {
-    fprintf(stderr,
-            "libmisbehave: CONFORMANCE_SHIM_DELAY_MS is \"%s\"; it takes a whole number of milliseconds up to %lu\n", s,
+    fprintf(stderr, "libmisbehave: %s is \"%s\"; it takes a whole number of milliseconds up to %lu\n", var, s,
             DELAY_MAX_MS);
     _exit(2);
   }
-  delay_ms = v;
+  *ms = v;
+}
+
+__attribute__((constructor)) static void read_delays(void) {
+  read_ms("CONFORMANCE_SHIM_DELAY_MS", &delay_ms);
+  read_ms("CONFORMANCE_SHIM_FIRST_WAIT_MS", &first_wait_ms);
 }
 
 static void sleep_ms(unsigned long ms) {
@@ -138,11 +153,29 @@ static int init_fault(CUresult *r) {
   return 1;
 }
 
+/* This file's hooks (listed at its end): the device, context and version queries, no GPU work. */
+extern const struct shim_hook precondition_hooks[];
+
+/* Whether hooked function `name` is GPU work, which first-call-wait holds: not cuInit, nor one of
+ * this file's queries. */
+static int gpu_work(const char *name) {
+  if (!strcmp(name, "cuInit")) return 0;
+  for (const struct shim_hook *h = precondition_hooks; h->name; h++)
+    if (!strcmp(name, h->name)) return 0;
+  return 1;
+}
+
+/* first-call-wait's hold: once per process; a thread that calls meanwhile waits until it ends
+ * (pthread_once). */
+static pthread_once_t first_work_once = PTHREAD_ONCE_INIT;
+static void first_work_hold(void) { sleep_ms(first_wait_ms); }
+
 int shim_precondition(const char *name, CUresult *r) {
   int init = !strcmp(name, "cuInit");
   if (shim_on("crash-in-coordinator") && coordinator()) shim_crash();
   if (shim_on("crash-before-init") && !init && shim_init_state == 0) shim_crash();
   if (shim_on("slow")) sleep_ms(delay_ms);
+  if (shim_on("first-call-wait") && gpu_work(name)) pthread_once(&first_work_once, first_work_hold);
   if (init) return init_fault(r);
   if (shim_on("no-pools") && shim_init_state == 1 && pool_call(name)) {
     *r = CUDA_ERROR_NOT_SUPPORTED;

@@ -4,8 +4,9 @@
 //! device whose every call answers NOT_INITIALIZED, which is no break), a slow layer, a library that
 //! crashes before cuInit or on any call from the coordinator, a library the suite's entry path
 //! bypasses, a library that initialises the driver in its look-up (one cause, not a leak besides),
-//! and the trials that hand the driver a freed handle in processes of their own. Each scenario runs
-//! the whole suite (or the trials it names) in a child and checks its report and exit code.
+//! the trials that hand the driver a freed handle in processes of their own, and a library that
+//! holds each new process at its first GPU work (with and without a budget). Each scenario runs the
+//! whole suite (or the trials it names) in a child and checks its report and exit code.
 //!
 //! The faults are shim/'s (LD_PRELOAD, built by build.rs) and the fake NVML is
 //! shim/fake_nvml/ (CONFORMANCE_FAKE_NVML_SO=path uses a copy). Scenarios that need a machine
@@ -618,6 +619,173 @@ fn freed_handles_run_alone() -> Result<(), String> {
     Ok(())
 }
 
+/// The shim's hold at each new process's first GPU work in the scenarios below, in milliseconds.
+const FIRST_WAIT_MS: &str = "3000";
+
+/// The faults and settings of a run under `first-call-wait` (on the fake device where there is no
+/// GPU), and of the same run without it: a trial deadline of 10 s without a GPU (the fake device's
+/// trials answer at once: a wait of 3 s is then long against it, and the waits derived from it,
+/// crash cases' 3.3 s and short children's 1.7 s, are shorter than the wait), the default 60 s on one.
+fn first_wait_envs(with_wait: bool) -> (Option<Variant>, Vec<(&'static str, String)>) {
+    let mut f: Vec<&str> = Vec::new();
+    if no_gpu() {
+        f.push("fake-device");
+    }
+    if with_wait {
+        f.push("first-call-wait");
+    }
+    let mut envs = vec![("CONFORMANCE_SHIM_FIRST_WAIT_MS", FIRST_WAIT_MS.to_string())];
+    if no_gpu() {
+        envs.push(("CONFORMANCE_TRIAL_TIMEOUT", "10".to_string()));
+    }
+    if !f.is_empty() {
+        envs.push(faults(&f.join(",")));
+    }
+    (Some(Variant::EveryPath), envs)
+}
+
+/// The trials of `r` that hung, or were interrupted (cut short or not run), by name.
+fn hung_or_interrupted(r: &Run) -> Vec<String> {
+    r.j["trials"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["kind"] == "hung" || t["outcome"] == "interrupted")
+        .map(|t| format!("{} ({}: {})", t["trial"], t["kind"], t["message"]))
+        .collect()
+}
+
+/// Issue 58: a library that holds each new process at its first GPU work (the shim's
+/// `first-call-wait`, 3 s; a layer that time-slices the GPU between processes). The probe measures
+/// the wait (report.json's `machine.first_work`), the report names it as the library's behaviour
+/// at its top (report.json's `first_wait`, report.md's first line after the title's), the run plans
+/// with it (two general workers at most, every wait with the wait on top), and every trial is judged
+/// as without the wait: none hung, none interrupted, the same verdicts (without a GPU, trial by
+/// trial; on one, the same totals) and exit code.
+fn first_call_wait_is_planned_with() -> Result<(), String> {
+    let (preload, envs) = first_wait_envs(false);
+    let plain = run("first-call-wait-plain", preload, &envs)?;
+    let (preload, envs) = first_wait_envs(true);
+    let r = run("first-call-wait", preload, &envs)?;
+    let fw = &r.j["machine"]["first_work"];
+    let measured = fw["first_s"].as_f64().unwrap_or(0.0) - fw["again_s"].as_f64().unwrap_or(0.0);
+    need(
+        &r,
+        measured >= 2.5,
+        &format!("the probe did not measure the wait: {fw}"),
+    )?;
+    let plan = &r.j["first_wait"];
+    need(
+        &r,
+        plan["wait_s"].as_f64().is_some_and(|w| w >= 2.5) && plan["workers"].as_u64().is_some_and(|w| w <= 2),
+        &format!("the report has no plan for the wait: {plan}"),
+    )?;
+    need(
+        &r,
+        plain.j.get("first_wait").is_none(),
+        "a run without the wait plans with one",
+    )?;
+    let md = std::fs::read_to_string(keep_dir("first-call-wait").join("report.md")).map_err(|e| e.to_string())?;
+    let said = "holds each new process about 3.0 s at its first GPU work";
+    need(
+        &r,
+        md.find(said).is_some_and(|i| Some(i) < md.find("| Index |")) && md.contains("its behaviour, not a failure"),
+        &format!("report.md does not open with the wait ({said:?})"),
+    )?;
+    let bad = hung_or_interrupted(&r);
+    need(
+        &r,
+        bad.is_empty(),
+        &format!("{} trials hung or were interrupted: {}", bad.len(), bad.join("; ")),
+    )?;
+    if no_gpu() {
+        let verdicts = |run: &Run| -> std::collections::BTreeMap<String, String> {
+            run.j["trials"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| (t["trial"].to_string(), format!("{} {}", t["outcome"], t["kind"])))
+                .collect()
+        };
+        let (a, b) = (verdicts(&plain), verdicts(&r));
+        let differ: Vec<String> = a
+            .iter()
+            .filter(|(k, v)| b.get(*k) != Some(*v))
+            .map(|(k, v)| format!("{k}: {v} without the wait, {:?} with it", b.get(k)))
+            .collect();
+        need(
+            &r,
+            differ.is_empty() && a.len() == b.len(),
+            &format!("verdicts differ from a run without the wait: {}", differ.join("; ")),
+        )?;
+    } else {
+        need(
+            &r,
+            r.j["totals"] == plain.j["totals"],
+            &format!("totals differ from a run without the wait's {}", plain.j["totals"]),
+        )?;
+    }
+    need(
+        &r,
+        r.code == plain.code,
+        "exit code differs from a run without the wait's",
+    )
+}
+
+/// Issue 58, under a run budget too short for the waits: no trial starts once the budget leaves
+/// less than a trial's deadline (its waits included), and each trial not started says so, naming
+/// the wait; none is cut short by the budget, none hangs, and the run exits as one whose budget ran
+/// out (124). Without a GPU only (the fake device's trials answer within moments of their waits).
+fn first_call_wait_under_a_budget_says_why_not() -> Result<(), String> {
+    if !no_gpu() {
+        return Err("skip: the budget's timing is the fake device's (its trials answer at once)".into());
+    }
+    let (preload, mut envs) = first_wait_envs(true);
+    envs.push(("CONFORMANCE_RUN_BUDGET", "30".to_string()));
+    let r = run("first-call-wait-budget", preload, &envs)?;
+    let trials: Vec<&Value> = r.j["trials"].as_array().into_iter().flatten().collect();
+    let held: Vec<&&Value> = trials.iter().filter(|t| t["outcome"] == "interrupted").collect();
+    let why = "not run: the run budget of 30 s left less than a trial's deadline";
+    let other: Vec<String> = held
+        .iter()
+        .filter(|t| !t["message"].as_str().unwrap_or("").starts_with(why))
+        .map(|t| format!("{}: {}", t["trial"], t["message"]))
+        .collect();
+    need(
+        &r,
+        other.is_empty(),
+        &format!(
+            "trials interrupted otherwise than for want of room: {}",
+            other.join("; ")
+        ),
+    )?;
+    need(
+        &r,
+        held.first().is_some_and(|t| {
+            t["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("the wait the library under test holds each new process")
+        }),
+        "no trial held back, or its message does not name the wait",
+    )?;
+    need(
+        &r,
+        !trials.iter().any(|t| t["kind"] == "hung") && trials.len() > held.len(),
+        "a trial hung, or none was judged",
+    )?;
+    need(
+        &r,
+        r.j["first_wait"]["budget_s"] == 30.0,
+        "the plan does not name the budget",
+    )?;
+    need(
+        &r,
+        r.code == Some(124),
+        "the run does not exit as one whose budget ran out",
+    )
+}
+
 /// A scenario: Ok, a failure, or `skip: why` where this machine cannot show it.
 type Scenario = fn() -> Result<(), String>;
 
@@ -651,6 +819,14 @@ pub fn main() -> ExitCode {
         (
             "travel::freed_handles_run_in_their_own_process",
             freed_handles_run_alone,
+        ),
+        (
+            "travel::first_call_wait_is_the_librarys_and_planned_with",
+            first_call_wait_is_planned_with,
+        ),
+        (
+            "travel::first_call_wait_under_a_budget_says_why_not",
+            first_call_wait_under_a_budget_says_why_not,
         ),
     ];
     let trials = scenarios

@@ -185,6 +185,12 @@ pub fn command(
     if let Some(path) = crate::driver::calls::children_file() {
         cmd.env(crate::driver::calls::CALLS_FILE_VAR, path);
     }
+    // The wait at each new process's first GPU work the run plans with (issue 58): every descendant
+    // derives the same waits, those that never read the machine too.
+    let wait = crate::driver::deadline::first_wait();
+    if !wait.is_zero() {
+        cmd.env(crate::driver::deadline::FIRST_WAIT_VAR, wait.as_millis().to_string());
+    }
     let mut fds = fds.to_vec();
     match crumb {
         Some(c) => {

@@ -4,6 +4,7 @@
 use crate::driver::check::*;
 use crate::driver::cu::*;
 pub use crate::harness::cap::{Cap, ALL_CAPS};
+use crate::harness::first_work::FirstWork;
 use crate::harness::identity::Identity;
 use crate::harness::provenance::{LibraryFile, Provenance};
 use serde::{Deserialize, Serialize};
@@ -62,6 +63,10 @@ pub struct Machine {
     /// How long the probe's child took, start to answer (the coordinator's measure of how fast a
     /// process of this run starts: waits for children scale with it).
     pub startup_secs: f64,
+    /// What the library made the probe's child wait at its first GPU work (`harness::first_work`),
+    /// where the probe measured it (cuInit succeeded, device 0 has pools); left out of its start-up
+    /// figure above.
+    pub first_work: Option<FirstWork>,
     /// How many GPUs the host has, whatever this process is shown (`harness::gpu_model::host_gpus`).
     pub host_gpus: usize,
     /// Each entry point the table has and the object it resolved to (`dladdr`), in the mode used.
@@ -252,6 +257,12 @@ impl Machine {
         Err(why)
     }
 
+    /// The wait at each new process's first GPU work this run plans with (`harness::first_work`):
+    /// the probe's, where it is long for the run's trial deadline; zero otherwise.
+    pub fn planned_wait(&self) -> std::time::Duration {
+        crate::harness::first_work::planned(self.first_work.as_ref(), crate::driver::given::given().trial)
+    }
+
     /// The 14 APIs' entries by the object they resolved to: "libcuda.so.580.159.04 (14)".
     pub fn answered_by(&self) -> String {
         answered_by(&self.resolved, &self.entry)
@@ -375,6 +386,10 @@ impl Machine {
         if self.checkpoint_api {
             j["checkpoint_api"] = true.into();
         }
+        // Issue 58: only where the probe measured it, likewise.
+        if let Some(f) = &self.first_work {
+            j["first_work"] = f.to_json();
+        }
         j
     }
 
@@ -387,6 +402,7 @@ impl Machine {
             load_error: j["load_error"].as_str().map(String::from),
             hidden_init: j["hidden_init"].as_i64().map(|v| v as i32),
             startup_secs: j["startup_secs"].as_f64().unwrap_or(0.0),
+            first_work: FirstWork::from_json(&j["first_work"]),
             host_gpus: j["host_gpus"].as_u64().unwrap_or(0) as usize,
             resolved: serde_json::from_value(j["resolved"].clone()).unwrap_or_default(),
             preloaded: serde_json::from_value(j["preloaded"].clone()).unwrap_or_default(),
@@ -424,6 +440,8 @@ impl Machine {
         };
         crate::driver::departures::set_driver(&m.identity.version);
         crate::driver::hangs::set_host_gpus(m.host_gpus);
+        // Every process that reads the machine plans with the same wait (`driver::deadline`).
+        crate::driver::deadline::set_first_wait(m.planned_wait());
         for d in j["devices"].as_array().ok_or_else(|| bad("devices"))? {
             m.devices.push(Device {
                 ordinal: int(&d["ordinal"], "ordinal")? as i32,

@@ -1,6 +1,6 @@
 //! Layer 2, the harness: the machine and the devices a run uses, the case model, one typed result
-//! vocabulary, one way to start a child of this binary (and the channel to it, and the kept importers), the probe, the
-//! suite's own footprint on a device, running a case in this process, the verdict, the leak check,
+//! vocabulary, one way to start a child of this binary (and the channel to it, and the kept importers), the probe (and
+//! its measure of the library's wait at a new process's first GPU work), the suite's own footprint on a device, running a case in this process, the verdict, the leak check,
 //! and where a report came from. Imports only `driver` and `os`.
 
 pub mod bounded;
@@ -12,6 +12,7 @@ pub mod child;
 pub mod devices;
 pub mod execute;
 pub mod expect;
+pub mod first_work;
 pub mod footprint;
 pub mod gpu_model;
 pub mod identity;

@@ -1,6 +1,7 @@
 //! Probing the machine, once per process: driver, libcuda in use, which object answers each API on
 //! each path, the library under test, devices (UUID, PCI bus id), pool support, handle types,
-//! peers; in a child of its own for the coordinator; and the device contexts it retains.
+//! peers, what the library makes a new process wait at its first GPU work (`first_work`); in a
+//! child of its own for the coordinator; and the device contexts it retains.
 
 use crate::driver::check::*;
 use crate::driver::cu::*;
@@ -178,9 +179,9 @@ fn libcuda_path() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// Probe the machine (calls cuInit). Contexts are each process's own business (`retain_context`).
-/// Nothing is asked of the library before cuInit but the entry points themselves: a layer may
-/// crash on calls made before it.
+/// Probe the machine (calls cuInit). Contexts are each process's own business (`retain_context`);
+/// the probe retains device 0's last, for its measure of the first GPU work. Nothing is asked of the
+/// library before cuInit but the entry points themselves: a layer may crash on calls made before it.
 pub fn probe() -> Machine {
     let started = std::time::SystemTime::now();
     let loaded = crate::driver::cu::load();
@@ -307,6 +308,11 @@ pub fn probe() -> Machine {
             }
         }
     }
+    // Last, once every query is answered: what the library makes this new process wait at its first
+    // GPU work, on device 0 where it has pools (issue 58).
+    if m.devices.first().is_some_and(|d| d.pools) {
+        m.first_work = crate::harness::first_work::measure(|| try_retain_context(0).ok());
+    }
     // What a process without the coordinator's choice uses: the default.
     m.selection =
         crate::harness::devices::select(&crate::harness::devices::Request::Default, &m, false).unwrap_or_default();
@@ -356,7 +362,8 @@ pub fn child_main() -> i32 {
 }
 
 /// Probe in a child process, so that a driver (or interposer) that crashes or hangs in cuInit
-/// or a device query costs the probe, not the run. The time it took is the run's start-up measure.
+/// or a device query costs the probe, not the run. The time it took is the run's start-up measure,
+/// less the child's measure of its first GPU work (a figure of its own, `Machine::first_work`).
 pub fn probe_in_child(timeout: std::time::Duration) -> Machine {
     let started = std::time::SystemTime::now();
     let start = std::time::Instant::now();
@@ -374,7 +381,7 @@ pub fn probe_in_child(timeout: std::time::Duration) -> Machine {
         }
         Ok(out) => Machine::failed(out.describe()),
     };
-    m.startup_secs = start.elapsed().as_secs_f64();
+    m.startup_secs = (start.elapsed().as_secs_f64() - m.first_work.map_or(0.0, |f| f.total_s())).max(0.0);
     // The coordinator's own: the child's environment carries its role.
     m.provenance = Provenance::here(started);
     if m.probe_error.is_none() && m.load_error.is_none() {

@@ -28,6 +28,9 @@ pub struct Facts {
     pub partition: Option<Partition>,
     /// The suite's own footprint on the device, where NVML could list it (issue 47).
     pub footprint: Option<model::Footprint>,
+    /// The library's long wait at each new process's first GPU work and the run's plan for it
+    /// (issue 58).
+    pub first_wait: Option<model::FirstWait>,
 }
 
 impl Facts {
@@ -44,6 +47,7 @@ impl Facts {
             strict: crate::driver::departures::strict(),
             partition,
             footprint: None,
+            first_wait: None,
         }
     }
 }
@@ -78,6 +82,7 @@ pub fn report(m: &Machine, records: &[Record], f: &Facts) -> Report {
         wall_s: Some(f.wall_s),
         workers: f.workers as u64,
         footprint: f.footprint.clone(),
+        first_wait: f.first_wait.clone(),
         machine: machine(m),
         driver_version: Some(m.driver_version.into()),
         cu_init: m.init.into(),

@@ -1,7 +1,7 @@
 //! The machine in words, from the report's model of it (`model::Machine`): report.md's block
 //! between ``` fences, and the allocator bench's header. The driver and how it was found, what
 //! answered each API on each path, the libraries under test, the devices and their links, the
-//! devices the run used.
+//! devices the run used, what a new process's first GPU work took.
 
 use crate::driver::check::code_name;
 use crate::driver::cu::CUresult;
@@ -83,6 +83,18 @@ pub fn summary(m: &Machine) -> String {
             sel.devices,
             sel.pairs,
             sel.multi
+        )
+        .unwrap();
+    }
+    if let Some(f) = &m.first_work {
+        writeln!(
+            s,
+            "first GPU work of a new process (the probe's, device 0): context {:.3} s; an allocation, memset, free and \
+             synchronize {:.3} s, the same again {:.3} s (a wait of {:.3} s)",
+            f.context_s,
+            f.first_s,
+            f.again_s,
+            f.wait_s()
         )
         .unwrap();
     }

@@ -1,11 +1,12 @@
 //! report.md, drawn from the run's report (`model::Report`) alone: where the library broke for
-//! good (if it did: `report::broken`), where it came from, the machine, the table of APIs and
+//! good (if it did: `report::broken`), the library's long wait at a new process's first GPU work
+//! (if it had one: `report::first_wait`), where it came from, the machine, the table of APIs and
 //! groups with the totals, the rows per device set, the failures by cause, then every trial by
 //! outcome. The terminal's last screen prints its tables too (`report::screen`).
 
 use crate::harness::outcome::Outcome;
 use crate::report::model::{Report, Set, Totals, Trial};
-use crate::report::{broken, causes, machine_text, tables};
+use crate::report::{broken, causes, first_wait, machine_text, tables};
 use std::fmt::Write as _;
 
 /// One row of a table of report.md.
@@ -212,6 +213,9 @@ pub fn render(r: &Report) -> String {
     .unwrap();
     if let Some(line) = broken::line(r) {
         writeln!(s, "**{line}.**\n").unwrap();
+    }
+    if let Some(line) = first_wait::line(r) {
+        writeln!(s, "**{line}**\n").unwrap();
     }
     if let Some(f) = &r.footprint {
         writeln!(s, "{}\n", machine_text::footprint(f)).unwrap();

@@ -1,6 +1,7 @@
 //! Layer 3, what a run says. `model` is report.json as one typed model; `build` makes the run's one
 //! report from the harness's records and machine (the tables counted in `tables`, the failures
-//! grouped in `causes`, the point where the library broke for good found in `broken`), and every
+//! grouped in `causes`, the point where the library broke for good found in `broken`, the library's
+//! long wait at a new process's first GPU work said in `first_wait`), and every
 //! output is drawn from that report: report.json (its serialisation), report.md (`markdown`, the
 //! machine in `machine_text`), the last screen (`screen`), JUnit, the timeline, and the files of a
 //! run (`files`). Every reader of a report
@@ -15,6 +16,7 @@ pub mod causes;
 pub mod diff;
 pub mod expectations;
 pub mod files;
+pub mod first_wait;
 #[cfg(test)]
 mod fixture;
 pub mod junit;

@@ -28,13 +28,17 @@ fn some_names(names: &[&str], all: bool) -> String {
 }
 
 /// report.md's tables on the terminal, without their headings, opened by the line that says where
-/// the library broke for good (if it did: `report::broken`): the APIs and groups with the totals,
+/// the library broke for good (if it did: `report::broken`) and the one that names its long wait at
+/// a new process's first GPU work (if it had one: `report::first_wait`): the APIs and groups with the totals,
 /// each device set, the failures by cause (not the declared departures' table: report.md has it,
 /// one row each, checked or not).
 pub fn tables(r: &Report) -> Vec<String> {
     let mut text = String::new();
     if let Some(line) = crate::report::broken::line(r) {
         writeln!(text, "{line}.").unwrap();
+    }
+    if let Some(line) = crate::report::first_wait::line(r) {
+        writeln!(text, "{line}").unwrap();
     }
     text.push_str(&markdown::main_table(r));
     text.push_str(&markdown::totals_line(&r.totals));

@@ -8,7 +8,8 @@
 //! reaps it; `finish` collects those checks for `suite::no_leaks`.
 //!
 //! A trial that has run much longer than any trial should (a sixth of the deadline, 2 s at least;
-//! half of it where processes start slowly) no longer counts against the parallelism: another
+//! half of it where processes start slowly, or the library holds each new process at its first GPU
+//! work: `run::first_wait`) no longer counts against the parallelism: another
 //! general worker starts beside it. A library that hangs in one API then costs about one deadline
 //! of wall time, not one per hanging trial.
 //!
@@ -147,7 +148,9 @@ impl Scheduler {
         let budget = budget_of(&env.m);
         let mut slots = HashMap::new();
         let cheap_left = jobs.iter().filter(|c| !c.memory_need().heavy()).count();
-        let slow = slow_starts(env.m.startup_secs, deadline);
+        // A library that holds each new process at its first GPU work (issue 58) makes every start
+        // slow alike: no process started ahead or beside the others that would only wait.
+        let slow = slow_starts(env.m.startup_secs, deadline) || crate::driver::deadline::first_wait() > Duration::ZERO;
         let lead: HashSet<String> = jobs
             .iter()
             .filter(|c| stop.leads(c, rank))

@@ -12,14 +12,22 @@
 //! without starting the rest (a mutant's run: one worker's start-up and its killer, not the whole
 //! suite's start-up beside it); one that does not goes on as before. The order decides only which
 //! trials a fail-fast run gets to, never a verdict.
+//!
+//! Under a run budget where the library holds each new process at its first GPU work (issue 58,
+//! `run::first_wait`): once the budget left is shorter than a trial's deadline, no trial starts
+//! (`Stop::with_room`); each is recorded `interrupted`, saying so and naming the wait, rather than
+//! cut short when the budget runs out. The run then exits as one whose budget ran out.
 
 use crate::harness::case::Case;
 use crate::harness::outcome::{Kind, Outcome, Record};
 use crate::harness::verdict::of_case;
+use crate::run::clock::since_start;
 use crate::run::interrupt;
 use crate::run::order::Rank;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use crate::harness::settings::FAIL_FAST_VAR;
 
@@ -32,6 +40,18 @@ pub struct Stop {
     /// Fail-fast: how many of the ranked trials lead (run before any other starts).
     lead: usize,
     by: Mutex<Option<String>>,
+    /// Under a run budget: the room a trial needs before the budget ends ([`Stop::with_room`]).
+    room: Option<Room>,
+    /// Whether a trial was held back for want of room.
+    held: AtomicBool,
+}
+
+/// The room a trial needs before the run budget ends: no trial starts later than `deadline` before
+/// it; `why` is the record of each held back.
+struct Room {
+    budget: Duration,
+    deadline: Duration,
+    why: String,
 }
 
 impl Stop {
@@ -41,6 +61,8 @@ impl Stop {
             cheap_first: on,
             lead: 0,
             by: Mutex::new(None),
+            room: None,
+            held: AtomicBool::new(false),
         }
     }
     /// Fail-fast: the first `n` ranked trials lead (ignored when the run does not stop at a failure).
@@ -61,6 +83,19 @@ impl Stop {
             cheap_first: self.on || budget,
             ..self
         }
+    }
+    /// Under `budget` (if any), no trial starts once less than `deadline` is left of it: each is
+    /// recorded interrupted with `why` (issue 58: where each new process waits at its first GPU work,
+    /// a trial started late would be cut short by the budget for its waits).
+    pub fn with_room(self, budget: Option<Duration>, deadline: Duration, why: String) -> Stop {
+        Stop {
+            room: budget.map(|budget| Room { budget, deadline, why }),
+            ..self
+        }
+    }
+    /// Whether a trial was held back for want of room before the budget ends ([`Stop::with_room`]).
+    pub fn held_back(&self) -> bool {
+        self.held.load(Ordering::Relaxed)
     }
     /// Whether the run stops at its first failure (CONFORMANCE_FAIL_FAST=1).
     pub fn fail_fast(&self) -> bool {
@@ -87,6 +122,14 @@ impl Stop {
     pub fn skipped(&self, case: &Case) -> Option<Record> {
         if let Some(r) = self.interrupted(case) {
             return Some(r);
+        }
+        if let Some(room) = self
+            .room
+            .as_ref()
+            .filter(|r| since_start() + r.deadline.as_secs_f64() > r.budget.as_secs_f64())
+        {
+            self.held.store(true, Ordering::Relaxed);
+            return Some(of_case(case, Outcome::Interrupted, Kind::Interrupted, room.why.clone()));
         }
         let by = self.by.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
         Some(of_case(
@@ -194,6 +237,31 @@ mod tests {
         };
         assert_eq!(order(&Stop::new(false).under_budget(true)), ["long", "a", "c", "b"]);
         assert_eq!(order(&Stop::new(true)), ["a", "long", "c", "b"]);
+    }
+
+    /// With room to keep, a trial starts while the budget left holds its deadline, and is held back
+    /// after, recorded interrupted with the reason; without a budget nothing is held back.
+    #[test]
+    fn no_trial_starts_without_room_before_the_budget() {
+        let room = |budget: u64| {
+            Stop::new(false).with_room(
+                Some(Duration::from_secs(budget)),
+                Duration::from_secs(100),
+                "not run: no room".into(),
+            )
+        };
+        // The run has just started: 10,000 s leave room, 50 s do not.
+        let roomy = room(10_000);
+        assert!(roomy.skipped(&case("a")).is_none() && !roomy.held_back());
+        let tight = room(50);
+        let r = tight.skipped(&case("a")).expect("held back");
+        assert_eq!(
+            (r.outcome, r.kind, r.message.as_str()),
+            (Outcome::Interrupted, Kind::Interrupted, "not run: no room")
+        );
+        assert!(tight.held_back());
+        let none = Stop::new(false).with_room(None, Duration::from_secs(100), String::new());
+        assert!(none.skipped(&case("a")).is_none());
     }
 
     /// Only the first N ranked trials lead, never a heavy one, and only in a fail-fast run.

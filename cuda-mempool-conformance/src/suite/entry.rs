@@ -143,6 +143,18 @@ pub fn main() -> ExitCode {
         }
         _ => parallel,
     };
+    // Issue 58: where the library holds each new process long at its first GPU work, every wait of
+    // the run takes it on top (`driver::deadline`, handed down to every process), and the run starts
+    // fewer general workers; it says so, with the processes it expects to start, before the trials.
+    crate::driver::deadline::set_first_wait(m.planned_wait());
+    let wait = crate::driver::deadline::first_wait();
+    let before_wait = parallel;
+    let parallel = if !wait.is_zero() && workers {
+        crate::run::first_wait::workers(parallel)
+    } else {
+        parallel
+    };
+    let timeout = crate::driver::deadline::trial();
     let cap_seen = cap.map(|(reported, physical)| crate::report::model::CapSeen {
         reported,
         physical,
@@ -199,10 +211,30 @@ pub fn main() -> ExitCode {
     });
     let runner = Arc::new(OnceLock::new());
     let plan = trials::plan(&m, &cases, &s.required, &args, runner.clone());
+    let first_wait = (!wait.is_zero()).then(|| crate::report::model::FirstWait {
+        wait_s: wait.as_secs_f64(),
+        long_after_s: crate::harness::first_work::long_after(s.timeout).as_secs_f64(),
+        workers: if workers { parallel as u64 } else { 0 },
+        default_workers: if workers { before_wait as u64 } else { 0 },
+        trial_timeout_s: s.timeout.as_secs_f64(),
+        deadline_s: timeout.as_secs_f64(),
+        processes: crate::run::first_wait::processes(&plan.jobs, if workers { parallel } else { 0 }) as u64,
+        budget_s: s.budget.map(|b| b.as_secs_f64()),
+        extra: Default::default(),
+    });
+    if let (Some(w), false) = (&first_wait, args.list) {
+        let first = m.first_work.map(|f| (f.first_s, f.again_s));
+        println!("conformance: {}", crate::report::first_wait::text(w, first));
+    }
+    let room = s.budget.filter(|_| !wait.is_zero());
+    let no_room = room.map_or_else(String::new, |b| {
+        crate::run::first_wait::no_room(b, timeout, s.timeout, wait)
+    });
     let stop = Arc::new(
         Stop::new(s.fail_fast)
             .with_lead(s.lead)
-            .under_budget(s.budget.is_some()),
+            .under_budget(s.budget.is_some())
+            .with_room(room, timeout, no_room),
     );
     let _ = REPORTING.set(Reporting {
         env: env.clone(),
@@ -212,13 +244,14 @@ pub fn main() -> ExitCode {
         verbose: s.verbose,
         partition: s.partition,
         cap: cap_seen,
+        first_wait,
     });
     let scheduler = workers.then(|| {
         Arc::new(Scheduler::start(
             env.clone(),
             plan.jobs.clone(),
             parallel,
-            s.timeout,
+            timeout,
             pre.clone(),
             stop.clone(),
             s.chosen.as_ref().unwrap_or(&trials::Chosen::new()),
@@ -228,7 +261,7 @@ pub fn main() -> ExitCode {
         Some(s) => Runner::Workers(s.clone()),
         None => Runner::InProcess {
             env: env.clone(),
-            timeout: s.timeout,
+            timeout,
             stop: stop.clone(),
         },
     });
@@ -253,14 +286,24 @@ pub fn main() -> ExitCode {
     if args.list {
         return conclusion.exit_code();
     }
-    // Reruns only for a run that was not cut short (a cut run owes its report at once).
+    // Reruns only for a run that was not cut short (a cut run owes its report at once), nor held
+    // trials back for want of room before its budget (issue 58: its budget is spent).
     let flaky = match (reruns, interrupt::cut()) {
         (0, _) | (_, Some(_)) => 0,
-        (n, None) => rerun::failures(&cases, &trials::records(), n, s.timeout),
+        (_, None) if stop.held_back() => 0,
+        (n, None) => rerun::failures(&cases, &trials::records(), n, timeout),
     };
     report();
     if let Some(cut) = interrupt::cut() {
         return ExitCode::from(cut.exit_code());
+    }
+    // Trials held back for want of room before the budget (issue 58): a run whose budget ran out.
+    if stop.held_back() {
+        println!(
+            "conformance: trials not started for want of room before the run budget (recorded interrupted); exit code {}",
+            interrupt::BUDGET_EXIT
+        );
+        return ExitCode::from(interrupt::BUDGET_EXIT);
     }
     // Failures that all passed on a rerun: the run passes, and says so (the FAILED lines above are
     // their first runs; the report lists them as flaky).

@@ -22,6 +22,9 @@ pub(super) struct Reporting {
     pub(super) partition: Option<Partition>,
     /// The cap the probe saw, if it saw one (issue 47: the report's footprint says it).
     pub(super) cap: Option<crate::report::model::CapSeen>,
+    /// The library's long wait at a new process's first GPU work and the run's plan for it, if it
+    /// had one (issue 58: the report's opening line says it).
+    pub(super) first_wait: Option<crate::report::model::FirstWait>,
 }
 
 /// The run's footprint for the report: the sampler's (`harness::footprint`), with the cap the probe
@@ -102,6 +105,7 @@ fn write_report(r: &Reporting) {
     let records = records(&r.jobs);
     let mut facts = build::Facts::now(wall, r.parallel, r.partition);
     facts.footprint = footprint(r);
+    facts.first_wait = r.first_wait.clone();
     let report = build::report(&r.env.m, &records, &facts);
     println!();
     for line in screen::tables(&report) {

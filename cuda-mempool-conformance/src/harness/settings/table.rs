@@ -104,6 +104,7 @@ pub const SETTINGS: &[Setting] = &[
     s("CONFORMANCE_SHIM_CALLS_FILE", Mutants, "a file path", "none", "the shim counts the calls it forwards there"),
     s("CONFORMANCE_SHIM_DELAY_MS", Mutants, "milliseconds", "0", "the shim delays every hooked call (a slow but faithful layer)"),
     s("CONFORMANCE_SHIM_FAULTS", Mutants, "fault names, comma-separated", "none", "the shim's faults of the same library, one or more at a time"),
+    s("CONFORMANCE_SHIM_FIRST_WAIT_MS", Mutants, "milliseconds", "3000", "with the shim's `first-call-wait`, how long each process's first call of GPU work is held (a layer that time-slices the GPU)"),
     s("CONFORMANCE_ENTRY_KEEP", Tests, "a folder", "none", "tests/entry.rs keeps each mode's report there"),
     s("CONFORMANCE_FAKE_NVML_SO", Tests, "a library path", "the one build.rs made", "the fake NVML library tests/travel.rs uses"),
     s("CONFORMANCE_FAKE_NVML_VERSION", Tests, "a driver version", "the fake's own", "the version the fake NVML library answers"),
@@ -122,6 +123,7 @@ pub const SETTINGS: &[Setting] = &[
     s("CONFORMANCE_CHILD_READY", Child, "`1`", "off", "a child started ahead says when its context is made"),
     s("CONFORMANCE_CRUMB", Child, "a file path", "none", "where a process leaves the breadcrumb of the driver call it is in"),
     s("CONFORMANCE_EDGE_ROWS", Child, "`API:ARG:FROM:DEV`", "none", "the edge rows a fresh process runs after a hang"),
+    s("CONFORMANCE_FIRST_WAIT_MS", Child, "milliseconds", "0", "the library's wait at a new process's first GPU work that the run plans with; every wait takes it on top"),
     s("CONFORMANCE_IMPORTER_DEVICE", Child, "a device ordinal", "0", "the device an importer child works on"),
     s("CONFORMANCE_IMPORTER_GRANT", Child, "`1`", "off", "the importer grants its device access to each pool it imports"),
     s("CONFORMANCE_UNINIT_LOOKUP", Child, "`1`", "off", "the uninit child looks the 14 APIs up and counts devices, no cuInit"),
@@ -319,6 +321,7 @@ mod tests {
             "CALLS_FILE_VAR",
             "CONTEXT_VAR",
             "FAULT_VAR",
+            "FIRST_WAIT_VAR",
             "PID_VAR",
             "STEP_VAR",
         ];

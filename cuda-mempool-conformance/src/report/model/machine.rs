@@ -20,6 +20,10 @@ pub struct Machine {
     pub hidden_init: Nullable<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub startup_secs: Option<f64>,
+    /// What the library made the probe's child wait at its first GPU work (issue 58; reports since,
+    /// where the probe measured it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_work: Option<FirstWork>,
     /// Each API's symbol and the function it resolved to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resolved: Option<Vec<(String, String)>>,
@@ -74,6 +78,28 @@ pub struct Machine {
     pub provenance: Option<RunProvenance>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// The probe's measure of the first GPU work of a new process (`harness::first_work`), in seconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FirstWork {
+    /// Device 0's primary context retained and made current.
+    pub context_s: f64,
+    /// The first round of stream work: an allocation from the default pool, a memset of it, its
+    /// free and a synchronize.
+    pub first_s: f64,
+    /// The same round again.
+    pub again_s: f64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl FirstWork {
+    /// What the first round took beyond the second: the wait.
+    pub fn wait_s(&self) -> f64 {
+        (self.first_s - self.again_s).max(0.0)
+    }
 }
 
 /// The driver's version and where it was read.

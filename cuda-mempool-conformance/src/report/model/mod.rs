@@ -15,10 +15,10 @@ pub mod report;
 pub mod trial;
 
 pub use field::{Extra, Nullable};
-pub use machine::{Device, Identity, Machine, P2p, PathAnswer, Selection, UnderTest};
+pub use machine::{Device, FirstWork, Identity, Machine, P2p, PathAnswer, Selection, UnderTest};
 pub use provenance::{Library, LibraryFile, Provenance, ProvenanceDevice, RunProvenance};
 pub use report::{
-    ApiRow, BrokenAfter, BrokenForGood, CapSeen, CauseGroup, Deviation, Footprint, GroupRow, Partition, Precondition,
-    Report, Set, SetRow, Totals,
+    ApiRow, BrokenAfter, BrokenForGood, CapSeen, CauseGroup, Deviation, FirstWait, Footprint, GroupRow, Partition,
+    Precondition, Report, Set, SetRow, Totals,
 };
 pub use trial::{ChildSpan, FailureCause, Observation, Timing, Trial, Turn};

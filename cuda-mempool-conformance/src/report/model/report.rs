@@ -27,6 +27,10 @@ pub struct Report {
     /// reports since).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub footprint: Option<Footprint>,
+    /// Where the library held the probe's first GPU work long (issue 58; reports since): the wait
+    /// and how the run planned with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_wait: Option<FirstWait>,
     pub machine: Machine,
     /// cuDriverGetVersion (12090 for CUDA 12.9).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -325,4 +329,41 @@ pub struct CapSeen {
     pub default_workers: u64,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// The library's wait at each new process's first GPU work, where it was long for the run's trial
+/// deadline (`harness::first_work`), and how the run planned with it (`run::first_wait`): the
+/// library's behaviour, not a failure.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FirstWait {
+    /// The wait, seconds: the probe's first round of stream work beyond its second.
+    pub wait_s: f64,
+    /// The wait past which it is long for this run (a sixtieth of the trial deadline), seconds.
+    pub long_after_s: f64,
+    /// The general worker processes the run used.
+    pub workers: u64,
+    /// Those it would have used without the wait.
+    pub default_workers: u64,
+    /// CONFORMANCE_TRIAL_TIMEOUT, seconds.
+    pub trial_timeout_s: f64,
+    /// Each trial's deadline as planned: the timeout and room for the wait of each new process a
+    /// trial may start, seconds.
+    pub deadline_s: f64,
+    /// The new processes the run expected to start (workers, lanes, trials' own processes and
+    /// children), each waiting once.
+    pub processes: u64,
+    /// CONFORMANCE_RUN_BUDGET, seconds, where one was set: no trial starts once it leaves less than
+    /// a trial's deadline, and each says so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<f64>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl FirstWait {
+    /// The waits the run expected its new processes to add together, seconds.
+    pub fn waits_s(&self) -> f64 {
+        self.wait_s * self.processes as f64
+    }
 }
