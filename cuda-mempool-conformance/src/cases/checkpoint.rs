@@ -8,6 +8,7 @@
 
 use crate::cases::capture::{capture, Exec};
 use crate::cases::prelude::*;
+use crate::cases::xproc::{check_pattern, pattern};
 use crate::driver::cu::CUmemPool_attribute_enum as A;
 use std::time::{Duration, Instant};
 
@@ -73,13 +74,6 @@ fn checkpoint_self(held: u64) -> R {
     Ok(())
 }
 
-/// `n` bytes of a pattern only `seed` makes.
-fn pattern(seed: u8, n: usize) -> Vec<u8> {
-    (0..n)
-        .map(|i| (i as u8).wrapping_mul(31) ^ seed ^ (i >> 12) as u8)
-        .collect()
-}
-
 /// Write `seed`'s pattern to `p` and wait.
 fn fill(p: CUdeviceptr, n: usize, seed: u8, s: &Stream) -> R {
     let host = pattern(seed, n);
@@ -96,14 +90,7 @@ fn holds(what: &str, p: CUdeviceptr, n: usize, seed: u8, s: &Stream) -> R {
         cuMemcpyDtoHAsync_v2(host.as_mut_ptr().cast(), p, n, s.0)
     })?;
     s.sync()?;
-    let want = pattern(seed, n);
-    match host.iter().zip(&want).position(|(a, b)| a != b) {
-        None => Ok(()),
-        Some(i) => Err(Fail::Wrong(format!(
-            "{what}: byte {i} of {n} reads {:#04x} after the checkpoint, {:#04x} was written before it",
-            host[i], want[i]
-        ))),
-    }
+    check_pattern(&format!("{what}, read after the checkpoint"), &host, seed)
 }
 
 /// A pool that keeps what is freed to it (release threshold: all of it) and reuses nothing

@@ -25,7 +25,7 @@ pub(super) const LARGE_LANE: &str = crate::harness::case::LARGE;
 /// Position-dependent bytes, so a shifted or partial copy cannot pass.
 /// Every 8-byte word holds a mix of its index and the seed, so each byte depends on its position
 /// (a shifted or partial copy fails) while 256 MiB still takes milliseconds to make.
-pub(super) fn pattern(seed: u8, n: usize) -> Vec<u8> {
+pub(crate) fn pattern(seed: u8, n: usize) -> Vec<u8> {
     let mut v = vec![0u8; n];
     let mut chunks = v.chunks_exact_mut(8);
     for (i, c) in (&mut chunks).enumerate() {
@@ -46,7 +46,7 @@ fn word(seed: u8, i: usize) -> [u8; 8] {
 /// Whether `got` is [`pattern`]'s bytes for `seed`, compared a 64-bit word at a time with no
 /// second buffer (256 MiB in 10 ms, against 180 ms for a byte-wise comparison with a made copy);
 /// Err names the first byte that differs.
-pub(super) fn check_pattern(what: &str, got: &[u8], seed: u8) -> R {
+pub(crate) fn check_pattern(what: &str, got: &[u8], seed: u8) -> R {
     let mut words = got.chunks_exact(8);
     let at = (&mut words)
         .enumerate()

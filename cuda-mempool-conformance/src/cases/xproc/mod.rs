@@ -25,6 +25,7 @@ mod rules;
 mod scenarios;
 
 pub use all::cases;
+pub(crate) use common::{check_pattern, pattern};
 pub use common::{importer_device, FAULT_VAR, IMPORTER_DEVICE_VAR, IPC_LANE};
 pub use concurrent::concurrent_main;
 pub use kept::kept_main;
