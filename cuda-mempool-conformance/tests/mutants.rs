@@ -6,8 +6,8 @@
 //! API the machine cannot exercise (no GPU, no second GPU, ...) are ignored with that reason, so
 //! on a machine without a GPU (CI) this checks the mutants the no-device trials can judge.
 //!
-//!   cargo test -p conformance --test mutants                 every mutant this machine can judge
-//!   cargo test -p conformance --test mutants -- mutant::823  a subset, by the usual name filter
+//!   cargo test -p conformance --features selftest --test mutants                 every mutant this machine can judge
+//!   cargo test -p conformance --features selftest --test mutants -- mutant::823  a subset, by the usual name filter
 //!   cargo xtask mutants                                      the same, writing docs/conformance/mutants.md
 //!   CONFORMANCE_MUTANTS_NEEDS=peer ...                       only the mutants that need `peer`
 //!   CONFORMANCE_MUTANTS_ONLY=820-a,821-b ...                 only the mutants named

@@ -124,6 +124,9 @@ pub fn ci(root: &Path) -> Result<(), String> {
             "clippy",
             "--workspace",
             "--all-targets",
+            // The conformance suite's own test targets need their feature (`cargo selftest`).
+            "--features",
+            "conformance/selftest",
             "--locked",
             "--",
             "-D",
@@ -191,6 +194,9 @@ pub fn ci(root: &Path) -> Result<(), String> {
     }
     miri::uninit(root)?;
     run(root, "tests", &["test", "--workspace", "--locked"], &require)?;
+    // The conformance suite's own tests (`cargo selftest`, .cargo/config.toml): not part of
+    // `cargo test -p conformance`, which runs the suite alone.
+    run(root, "conformance self-tests", &["selftest", "--locked"], &require)?;
     // The same suite under nextest (one process per trial), with its JUnit (`.config/nextest.toml`).
     nextest(root)?;
     // The GPU-CI job's own script, end to end on this machine (no GPU: it requires nothing).

@@ -1,5 +1,5 @@
 //! `cargo xtask mutants [--report DIR] [FILTER...]`: the conformance suite against every mutant of
-//! the mutation library (`cargo test -p conformance --test mutants`), the report written to DIR
+//! the mutation library (`cargo test -p conformance --features selftest --test mutants`), the report written to DIR
 //! (default target/mutants), the last committed run's killers tried first; fails when a mutant
 //! survives or a run fails.
 
@@ -20,7 +20,7 @@ pub fn mutants(root: &Path, args: &[String]) -> Result<(), String> {
         std::env::current_dir().map_err(|e| e.to_string())?.join(report)
     };
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.args(["test", "-p", "conformance", "--test", "mutants", "--"])
+    cmd.args(["test", "-p", "conformance", "--features", "selftest", "--test", "mutants", "--"])
         .args(filters)
         .env("CONFORMANCE_MUTANTS_REPORT", &report)
         .current_dir(root);

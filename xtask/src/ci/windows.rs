@@ -193,6 +193,8 @@ pub fn windows(root: &Path) -> Result<(), String> {
         "test",
         "-p",
         "conformance",
+        "--features",
+        "selftest",
         "--tests",
         "--benches",
         "--no-run",

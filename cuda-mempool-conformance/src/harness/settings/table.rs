@@ -347,7 +347,7 @@ mod tests {
                 std::fs::write(&page, format!("{}{begin}{want}{}", &text[..a], &text[b..])).unwrap();
             } else {
                 panic!(
-                    "{} differs from harness/settings/table.rs: run `UPDATE_SETTINGS_PAGE=1 cargo test -p conformance --lib \
+                    "{} differs from harness/settings/table.rs: run `UPDATE_SETTINGS_PAGE=1 cargo test -p conformance --features selftest --lib \
                      settings` to write the table there",
                     page.display()
                 );
