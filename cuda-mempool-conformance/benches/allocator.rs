@@ -34,9 +34,11 @@ use conformance::driver::cu::*;
 use conformance::driver::timed;
 use conformance::harness::channel::{hex, unhex, Channel, Peer};
 use conformance::harness::child::Role;
+use conformance::harness::settings::Settings;
 use conformance::harness::{probe, Cap, Env, CHILD_VAR};
 use serde_json::{json, Value};
 use std::os::fd::AsRawFd;
+use std::sync::Arc;
 use std::time::Instant;
 
 #[path = "allocator/api_costs.rs"]
@@ -470,7 +472,7 @@ fn ipc(e: &Env, sc: Scale) -> R<Vec<Row>> {
         r.map_err(|r| format!("cuMemPoolExportPointer: {r}"))?;
         data.push(json!(hex(&d.reserved)));
     }
-    let peer = Peer::spawn(&Role::BenchIpc, &[], conformance::driver::deadline::trial())?;
+    let peer = Peer::spawn(&Role::BenchIpc, &[], conformance::driver::deadline::trial(), None)?;
     let answer = peer
         .chan
         .send(&json!({"data": data}), Some(fd.as_raw_fd()))
@@ -509,8 +511,8 @@ fn peer_fail(p: Peer, e: String) -> String {
 }
 
 /// Child role bench-ipc: import the pool and every pointer, timing each import.
-fn ipc_child() -> i32 {
-    let env = Env::on(std::sync::Arc::new(probe::probe()), 0);
+fn ipc_child(settings: Arc<Settings>) -> i32 {
+    let env = Env::on(std::sync::Arc::new(probe::probe(&settings)), settings.clone(), 0);
     env.bind();
     let run = || -> R<Value> {
         let chan = Channel::from_inherited()?;
@@ -559,20 +561,20 @@ fn ipc_child() -> i32 {
 type Group<'a> = Box<dyn Fn() -> R<Vec<Row>> + 'a>;
 
 pub fn main() -> std::process::ExitCode {
-    // The suite's settings first: reading them hands the driver its own (the trial deadline, the
-    // entry points' mode) before any driver call.
-    conformance::harness::settings::get();
+    // The suite's settings first, read once here and handed down: reading them hands the driver
+    // its own (the trial deadline, the entry points' mode) before any driver call.
+    let settings = Settings::at_entry();
     if std::env::var(CHILD_VAR).as_deref() == Ok(Role::BenchIpc.name().as_str()) {
-        return std::process::ExitCode::from(ipc_child() as u8);
+        return std::process::ExitCode::from(ipc_child(settings) as u8);
     }
     if std::env::args().any(|a| a == "--bench") {
-        return bench(FULL, true);
+        return bench(FULL, true, &settings);
     }
     // Under `cargo test` and nextest: one test, the smoke run (libtest-mimic answers --list,
     // --exact and the rest of the test-harness protocol).
     let args = libtest_mimic::Arguments::from_args();
-    let smoke = libtest_mimic::Trial::test("allocator::smoke_run", || {
-        if bench(SMOKE, false) == std::process::ExitCode::SUCCESS {
+    let smoke = libtest_mimic::Trial::test("allocator::smoke_run", move || {
+        if bench(SMOKE, false, &settings) == std::process::ExitCode::SUCCESS {
             Ok(())
         } else {
             Err("the smoke run failed (see its output)".into())
@@ -581,13 +583,13 @@ pub fn main() -> std::process::ExitCode {
     libtest_mimic::run(&args, vec![smoke]).exit_code()
 }
 
-fn bench(sc: Scale, full: bool) -> std::process::ExitCode {
-    let m = probe::probe();
+fn bench(sc: Scale, full: bool, settings: &Arc<Settings>) -> std::process::ExitCode {
+    let m = probe::probe(settings);
     if let Err(why) = m.has(Cap::Gpu) {
         println!("allocator bench: skipped, {why}; it needs a CUDA device with memory pools");
         return std::process::ExitCode::SUCCESS;
     }
-    let env = Env::on(std::sync::Arc::new(m), 0);
+    let env = Env::on(std::sync::Arc::new(m), settings.clone(), 0);
     env.bind();
     println!(
         "allocator bench ({}):\n{}",
@@ -647,7 +649,7 @@ fn bench(sc: Scale, full: bool) -> std::process::ExitCode {
     let dir = std::env::var_os("BENCH_REPORT_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| {
-            conformance::report::files::report_dir()
+            conformance::report::files::report_dir(settings)
                 .parent()
                 .map(|p| p.join("bench-report"))
                 .unwrap_or_else(|| "bench-report".into())

@@ -48,7 +48,7 @@ fn room(e: &Env, want: usize, why: &str) -> R<usize> {
         e.m.devices
             .get(e.dev as usize)
             .map_or("unknown", |d| d.pci_bus_id.as_str());
-    let suite = crate::harness::footprint::suite_now(bus).map_or_else(
+    let suite = crate::harness::footprint::suite_now(bus, &e.settings.nvml).map_or_else(
         |why| format!("what this suite's processes hold is unknown ({why})"),
         |s| s.text(),
     );

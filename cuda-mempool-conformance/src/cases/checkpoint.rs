@@ -64,8 +64,8 @@ fn changed(before: &[(&str, u64)], after: &[(&str, u64)]) -> Vec<String> {
 }
 
 /// This process through the run's engine; a note with what each step took for what it held.
-fn checkpoint_self(held: u64) -> R {
-    let trip = checkpoint::round_trip(std::process::id() as i32)?;
+fn checkpoint_self(e: &Env, held: u64) -> R {
+    let trip = checkpoint::round_trip(&e.m.checkpoint, std::process::id() as i32)?;
     note(format!(
         "checkpoint leg: {} GiB held by the pools: {}",
         held as f64 / (1u64 << 30) as f64,
@@ -121,7 +121,7 @@ fn every_attribute_kept(e: &Env) -> R {
     let d_live = alloc_async(4 * MIB, s.0)?;
     s.sync()?;
     let before = (attributes(pool.0)?, attributes(default)?);
-    checkpoint_self(get_u64(pool.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?)?;
+    checkpoint_self(e, get_u64(pool.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?)?;
     let after = (attributes(pool.0)?, attributes(default)?);
     let mut diffs: Vec<String> = changed(&before.0, &after.0)
         .into_iter()
@@ -153,7 +153,7 @@ fn release_threshold_still_holds(e: &Env) -> R {
     set_u64(keeping.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
     let releasing = Pool::on_device(e.dev)?;
     set_u64(releasing.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0)?;
-    checkpoint_self(0)?;
+    checkpoint_self(e, 0)?;
     let threshold = get_u64(keeping.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)?;
     ensure!(
         threshold == u64::MAX,
@@ -190,7 +190,7 @@ fn contents_and_addresses_kept(e: &Env) -> R {
     fill(a, n, 0x11, &s)?;
     fill(b, n, 0x22, &s)?;
     let default = default_pool(e.dev)?;
-    checkpoint_self(2 * n as u64)?;
+    checkpoint_self(e, 2 * n as u64)?;
     for (what, p, want, seed) in [
         ("cuMemAllocAsync's allocation", a, default, 0x11u8),
         ("cuMemAllocFromPoolAsync's allocation", b, pool.0, 0x22),
@@ -215,7 +215,7 @@ fn kept_block_reused(e: &Env) -> R {
     let first = alloc_from(pool.0, 8 * MIB, s.0)?;
     free_async(first, s.0)?;
     s.sync()?;
-    checkpoint_self(8 * MIB as u64)?;
+    checkpoint_self(e, 8 * MIB as u64)?;
     let again = alloc_from(pool.0, 8 * MIB, s.0)?;
     let reserved = get_u64(pool.0, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
     free_async(again, s.0)?;
@@ -237,7 +237,7 @@ fn free_after_restore(e: &Env) -> R {
     let pool = Pool::on_device(e.dev)?;
     let p = alloc_from(pool.0, 8 * MIB, s.0)?;
     s.sync()?;
-    checkpoint_self(8 * MIB as u64)?;
+    checkpoint_self(e, 8 * MIB as u64)?;
     ok("cuMemFreeAsync of an allocation made before the checkpoint", unsafe {
         cuMemFreeAsync(p, s.0)
     })?;
@@ -262,7 +262,7 @@ fn trim_after_restore(e: &Env) -> R {
         kept >= 32 * MIB as u64,
         "the pool reserves {kept} bytes before the checkpoint; 32 MiB were freed to it"
     );
-    checkpoint_self(kept)?;
+    checkpoint_self(e, kept)?;
     ok("cuMemPoolTrimTo(0) after the checkpoint", unsafe {
         cuMemPoolTrimTo(pool.0, 0)
     })?;
@@ -278,7 +278,7 @@ fn destroy_and_create_after_restore(e: &Env) -> R {
     let old = Pool::on_device(e.dev)?;
     let p = alloc_from(old.0, 4 * MIB, s.0)?;
     s.sync()?;
-    checkpoint_self(4 * MIB as u64)?;
+    checkpoint_self(e, 4 * MIB as u64)?;
     free_async(p, s.0)?;
     s.sync()?;
     ok("cuMemPoolDestroy of a pool made before the checkpoint", unsafe {
@@ -295,7 +295,7 @@ fn destroy_and_create_after_restore(e: &Env) -> R {
 /// 826: a pool made for POSIX-fd export before the checkpoint exports after it.
 fn export_after_restore(e: &Env) -> R {
     let pool = Pool::ipc(e.dev)?;
-    checkpoint_self(0)?;
+    checkpoint_self(e, 0)?;
     let fd = export_pool_fd(pool.0)?;
     ensure!(
         std::os::fd::AsRawFd::as_raw_fd(&fd) >= 0,
@@ -313,7 +313,7 @@ fn export_pointer_after_restore(e: &Env) -> R {
     let _fd = export_pool_fd(pool.0)?;
     let p = alloc_from(pool.0, 2 * MIB, s.0)?;
     s.sync()?;
-    checkpoint_self(2 * MIB as u64)?;
+    checkpoint_self(e, 2 * MIB as u64)?;
     let mut data = CUmemPoolPtrExportData::default();
     let r = unsafe { cuMemPoolExportPointer(&mut data, p) };
     free_async(p, s.0)?;
@@ -352,7 +352,7 @@ fn access_kept(e: &Env) -> R {
     if let Some(peer) = e.peer {
         grant(peer)?;
     }
-    checkpoint_self(0)?;
+    checkpoint_self(e, 0)?;
     let owner = get(e.dev)?;
     ensure!(owner == rw, "the owner's access reads {owner:?} after the checkpoint");
     if let Some(peer) = e.peer {
@@ -371,7 +371,7 @@ fn current_pool_kept(e: &Env) -> R {
     let s = Stream::new()?;
     let pool = Pool::on_device(e.dev)?;
     let _current = CurrentPool::set(e.dev, pool.0)?;
-    checkpoint_self(0)?;
+    checkpoint_self(e, 0)?;
     let now = current_pool(e.dev)?;
     ensure!(
         now == pool.0,
@@ -391,13 +391,13 @@ fn current_pool_kept(e: &Env) -> R {
 
 /// 820: cuMemGetInfo after the checkpoint counts what the process holds: the same total, and at
 /// least the live allocation's bytes in use.
-fn mem_get_info_after_restore(_e: &Env) -> R {
+fn mem_get_info_after_restore(e: &Env) -> R {
     let s = Stream::new()?;
     let n = 256 * MIB;
     let p = alloc_async(n, s.0)?;
     s.sync()?;
     let (_, total_before) = mem_info()?;
-    checkpoint_self(n as u64)?;
+    checkpoint_self(e, n as u64)?;
     let (free, total) = mem_info()?;
     free_async(p, s.0)?;
     s.sync()?;
@@ -427,7 +427,7 @@ fn graph_across(e: &Env) -> R {
     ok("cuStreamEndCapture", end)?;
     let graph = graph.ok_or("the capture made no graph")?;
     let exec = Exec::new(&graph, 0)?;
-    checkpoint_self(0)?;
+    checkpoint_self(e, 0)?;
     ok("cuGraphLaunch after the checkpoint", exec.launch(s.0))?;
     s.sync()
 }
@@ -435,8 +435,7 @@ fn graph_across(e: &Env) -> R {
 /// 820: stream-ordered work pending when the engine locks: with a timeout, the lock gives up
 /// (the process stays running); without, it waits for the work, which then completes.
 fn lock_waits_for_pending_work(e: &Env) -> R {
-    let _ = e;
-    if checkpoint::engine() != crate::harness::settings::Engine::Driver {
+    if e.m.checkpoint != crate::harness::settings::Engine::Driver {
         return ignore("the lock's timeout is the driver engine's own argument: needs CONFORMANCE_CHECKPOINT=driver");
     }
     let s = Stream::new()?;
@@ -521,7 +520,7 @@ fn round_trip_figure(e: &Env, gib: usize) -> R {
     let p = alloc_from(pool.0, gib << 30, s.0)?;
     ok("cuMemsetD8Async", unsafe { cuMemsetD8Async(p, 0x66, gib << 30, s.0) })?;
     s.sync()?;
-    let trip = checkpoint::round_trip(std::process::id() as i32)?;
+    let trip = checkpoint::round_trip(&e.m.checkpoint, std::process::id() as i32)?;
     let per = |step: &str| trip.secs(step) / gib as f64;
     note(format!(
         "checkpoint figure, {gib} GiB held: lock {:.3} s, checkpoint {:.3} s/GiB, restore {:.3} s/GiB, unlock {:.3} s",

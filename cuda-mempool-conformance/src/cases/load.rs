@@ -28,21 +28,18 @@ const MAX_SIZE: usize = 64 << 20;
 /// Bytes read back from each end and the middle of an allocation when it is freed.
 const WINDOW: usize = 64;
 
-/// How long the trial runs (CONFORMANCE_STRESS_SECS, default 1 s).
-fn duration() -> Result<Duration, String> {
-    Ok(crate::harness::settings::get().stress_secs.checked()?)
+/// How long the trial runs (CONFORMANCE_STRESS_SECS of the run's settings, default 1 s).
+fn duration(e: &Env) -> Result<Duration, String> {
+    Ok(e.settings.stress_secs.checked()?)
 }
 
-/// The trial's seed: CONFORMANCE_STRESS_SEED, else the clock's.
-fn seed() -> Result<u64, String> {
-    Ok(crate::harness::settings::get()
-        .stress_seed
-        .checked()?
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64)
-        }))
+/// The trial's seed: CONFORMANCE_STRESS_SEED of the run's settings, else the clock's.
+fn seed(e: &Env) -> Result<u64, String> {
+    Ok(e.settings.stress_seed.checked()?.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+    }))
 }
 
 /// splitmix64: small, seedable, and the same sequence on every machine.
@@ -199,8 +196,8 @@ fn quiescent(sh: &Shared, pool: CUmemoryPool, when: &str) -> R {
 }
 
 fn stress(e: &Env, via: Via) -> R {
-    let secs = duration()?;
-    let seed = seed()?;
+    let secs = duration(e)?;
+    let seed = seed(e)?;
     let own = Pool::on_device(e.dev)?;
     let pool = match via {
         Via::Current => current_pool(e.dev)?,
@@ -385,8 +382,8 @@ fn crowd_round(
 /// own, with no lock around the driver calls; the pool's used memory is back at its start value
 /// when they are done.
 fn crowd_on_one_pool(e: &Env) -> R {
-    let secs = duration()?;
-    let seed = seed()?;
+    let secs = duration(e)?;
+    let seed = seed(e)?;
     let n = crowd();
     let pool = Pool::on_device(e.dev)?;
     let start = get_u64(pool.0, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;

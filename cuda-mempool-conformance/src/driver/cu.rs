@@ -66,8 +66,8 @@ impl Loaded {
 static LOADED: std::sync::OnceLock<Loaded> = std::sync::OnceLock::new();
 
 /// Fill and install the table (once per process, before the first call), the way CONFORMANCE_ENTRY
-/// says (`given`: an unusable value of it is the default here; the coordinator has refused it with
-/// a clear error before starting anything).
+/// says (`driver::given`, installed by the entry point: an unusable value of it is the default
+/// there; the coordinator has refused it with a clear error before starting anything).
 pub fn load() -> &'static Loaded {
     LOADED.get_or_init(|| {
         let entry = crate::driver::given::given().entry;

@@ -8,9 +8,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// The user's trial deadline (CONFORMANCE_TRIAL_TIMEOUT, handed down by `harness::settings`; an
-/// unusable value was refused before any trial ran), without the library's wait.
-fn timeout() -> Duration {
+/// The user's trial deadline (CONFORMANCE_TRIAL_TIMEOUT, installed by the process's entry point:
+/// `driver::given`; an unusable value was refused before any trial ran), without the library's wait.
+pub fn timeout() -> Duration {
     crate::driver::given::given().trial
 }
 
@@ -164,6 +164,7 @@ mod tests {
     /// No wait planned in a process that was told none: every wait is the deadline's share alone.
     #[test]
     fn without_a_planned_wait_the_waits_are_the_deadlines_shares() {
+        crate::driver::given::install(crate::driver::given::Given::unset());
         if first_wait() != Duration::ZERO {
             return; // a test environment that hands a wait down (none does)
         }

@@ -345,8 +345,8 @@ pub fn in_branches(branches: (u32, u32)) -> bool {
 /// The variable that makes every departure from the documentation fail, verified or not.
 pub const STRICT_VAR: &str = "CONFORMANCE_STRICT";
 
-/// Whether this run is strict (CONFORMANCE_STRICT=documented, handed down by `harness::settings`;
-/// an unusable value was refused before any trial ran).
+/// Whether this run is strict (CONFORMANCE_STRICT=documented, installed by the process's entry point:
+/// `driver::given`; an unusable value was refused before any trial ran).
 pub fn strict() -> bool {
     crate::driver::given::given().strict
 }

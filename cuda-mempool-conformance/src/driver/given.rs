@@ -1,12 +1,21 @@
 //! The three settings the driver floor needs (how the entry points are filled, whether every
-//! departure fails, the trial deadline), typed, as `harness::settings` hands them down.
+//! departure fails, the trial deadline), typed, as each process's entry point hands them down.
 //!
 //! Why handed down: the settings are read and parsed in one place, `harness::settings`, which sits
 //! above this floor; the driver may not import it. So the types live here, on the lowest floor that
-//! uses them (`entry::Entry`, a bool, a `Duration`), and the harness hands their values down once per
-//! process, the first time anything asks for the settings (every `main` of the crate does so before
-//! its first driver call, and so does the mutation runner before its probe). Until then, and in a
-//! unit test that never asks, the driver sees the defaults: the values an unset environment gives.
+//! uses them (`entry::Entry`, a bool, a `Duration`), and every entry point of a process hands their
+//! values down (`harness::settings::Settings::at_entry`) before its first driver call.
+//!
+//! Why one process-wide store, set once, rather than a value in every call: the driver floor reads
+//! them where no caller's value reaches. The trial deadline bounds a gate's hold inside the host
+//! function the driver calls back (`check::gate_wait`, an `extern "C"` callback with only the
+//! gate's pointer), and every wait the floor derives (`deadline`) is taken by the checked-call
+//! helpers and departure checks that every case calls with no context; strictness is judged in
+//! those same checks; the entry mode is read once, when the one entry-point table of the process is
+//! filled (`cu::load`). The store is no default: [`given`] before [`install`] panics, naming the
+//! bug (an entry point that reads no settings), and a second [`install`] of other values panics too.
+//! Unit tests install [`Given::unset`] explicitly ([`install`]), the values an unset environment
+//! gives.
 
 use crate::driver::entry::Entry;
 use std::sync::OnceLock;
@@ -26,8 +35,9 @@ pub struct Given {
     pub trial: Duration,
 }
 
-impl Default for Given {
-    fn default() -> Given {
+impl Given {
+    /// The values an unset environment gives (what a test installs).
+    pub const fn unset() -> Given {
         Given {
             entry: Entry::ProcAddress,
             strict: false,
@@ -38,14 +48,23 @@ impl Default for Given {
 
 static GIVEN: OnceLock<Given> = OnceLock::new();
 
-/// Take the settings (once per process: `harness::settings` reads them once; a second hand-down
-/// changes nothing).
-pub fn hand_down(g: Given) {
-    let _ = GIVEN.set(g);
+/// Take this process's values, once, at its entry point. Installing the same values again changes
+/// nothing (a test binary whose tests each install theirs); other values are a bug and panic.
+pub fn install(g: Given) {
+    let now = *GIVEN.get_or_init(|| g);
+    assert_eq!(
+        now, g,
+        "driver::given::install: the driver floor was handed {g:?} after {now:?}; a process reads its settings \
+         once, at its entry point"
+    );
 }
 
-/// The settings handed down; the defaults while none were (nothing is cached then, so a unit test
-/// that reads the settings later still hands its own down).
+/// The values the entry point installed. Panics where none did: a bug (a process's entry point, a
+/// test binary or a unit test that reached the driver floor without `install`), never a default.
 pub fn given() -> Given {
-    GIVEN.get().copied().unwrap_or_default()
+    *GIVEN.get().expect(
+        "driver::given: read before this process's entry point installed the driver's settings (a bug: every \
+         entry point calls harness::settings::Settings::at_entry, and a test driver::given::install, before \
+         its first driver call)",
+    )
 }

@@ -7,13 +7,16 @@ use crate::harness::machine::Selection;
 use crate::harness::machine::{Cap, Machine};
 use crate::harness::precondition::Precondition;
 use crate::harness::probe::retain_context;
+use crate::harness::settings::Settings;
 use std::sync::{Arc, OnceLock};
 
-/// What a case gets: the probed machine, its device (whose primary context is current), and for
-/// pair and multi-device cases the other devices.
+/// What a case gets: the probed machine, the run's settings (as this process's entry point read
+/// them), its device (whose primary context is current), and for pair and multi-device cases the
+/// other devices.
 #[derive(Clone)]
 pub struct Env {
     pub m: Arc<Machine>,
+    pub settings: Arc<Settings>,
     pub dev: CUdevice,
     /// A pair case's other device.
     pub peer: Option<CUdevice>,
@@ -24,7 +27,7 @@ pub struct Env {
 }
 impl Env {
     /// A process's environment on device `dev` (retaining its context when there is a device).
-    pub fn on(m: Arc<Machine>, dev: CUdevice) -> Env {
+    pub fn on(m: Arc<Machine>, settings: Arc<Settings>, dev: CUdevice) -> Env {
         let ctx = if m.init == 0 && !m.devices.is_empty() {
             retain_context(dev)
         } else {
@@ -32,6 +35,7 @@ impl Env {
         };
         Env {
             m,
+            settings,
             dev,
             peer: None,
             multi: Vec::new(),
@@ -52,6 +56,7 @@ impl Env {
         }
         Env {
             m: self.m.clone(),
+            settings: self.settings.clone(),
             dev: c.dev,
             peer: c.peer,
             multi: c.multi.clone(),

@@ -177,18 +177,20 @@ pub enum Got {
     Error(String),
 }
 
-/// Start this binary in `role` with a channel to it at fd 3 and, if given, a breadcrumb file at fd 4.
+/// Start this binary in `role` with a channel to it at fd 3 and, if given, a breadcrumb file at fd 4
+/// (`helper_connections`: a helper role's, as `child::command` takes it).
 pub fn spawn_role(
     role: &Role,
     envs: &[(&str, &str)],
     stdout: Stdio,
     crumb: Option<&Crumb>,
     timeout: Duration,
+    helper_connections: Option<u32>,
 ) -> R<(Channel, Child)> {
     let (mine, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
         .map_err(|e| format!("socketpair: {e}"))?;
     let fds = [(theirs.as_raw_fd(), CHILD_FD)];
-    let mut cmd = crate::harness::child::command(role, envs, stdout, crumb, &fds)?;
+    let mut cmd = crate::harness::child::command(role, envs, stdout, crumb, &fds, helper_connections)?;
     let child = crate::harness::child::spawn(&mut cmd, role)?;
     drop(theirs);
     Ok((Channel::new(mine, timeout)?, child))
@@ -238,10 +240,11 @@ pub struct Peer {
 }
 
 impl Peer {
-    /// Start a child role; `timeout` bounds each receive and the wait for its exit.
-    pub fn spawn(role: &Role, envs: &[(&str, &str)], timeout: Duration) -> R<Peer> {
+    /// Start a child role; `timeout` bounds each receive and the wait for its exit;
+    /// `helper_connections`: a helper role's, as `child::command` takes it.
+    pub fn spawn(role: &Role, envs: &[(&str, &str)], timeout: Duration, helper_connections: Option<u32>) -> R<Peer> {
         let crumb = Crumb::new()?;
-        let (chan, mut child) = spawn_role(role, envs, Stdio::null(), Some(&crumb), timeout)?;
+        let (chan, mut child) = spawn_role(role, envs, Stdio::null(), Some(&crumb), timeout, helper_connections)?;
         let stderr = crate::harness::child::drain_stderr(&mut child);
         Ok(Peer {
             chan,

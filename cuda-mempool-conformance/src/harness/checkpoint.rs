@@ -54,15 +54,11 @@ pub fn state_name(s: i32) -> String {
     }
 }
 
-/// The run's engine.
-pub fn engine() -> Engine {
-    crate::harness::settings::get().checkpoint.value()
-}
-
-/// Why the leg cannot run, if it cannot (the `checkpoint` capability's reason), on a machine whose
-/// library has the driver's engine (`checkpoint_api`) or not, at `driver_version`.
-pub fn unavailable(checkpoint_api: bool, driver_version: i32) -> Option<String> {
-    match engine() {
+/// Why the leg cannot run with `engine` (the run's: `Machine::checkpoint`), if it cannot (the
+/// `checkpoint` capability's reason), on a machine whose library has the driver's engine
+/// (`checkpoint_api`) or not, at `driver_version`.
+pub fn unavailable(engine: &Engine, checkpoint_api: bool, driver_version: i32) -> Option<String> {
+    match engine {
         Engine::Off => Some(format!(
             "the checkpoint leg is off: {CHECKPOINT_VAR}=driver takes each trial's process through the driver's \
              checkpoint, {CHECKPOINT_VAR}=command:TEMPLATE through a tool of yours"
@@ -189,17 +185,17 @@ fn command_step(template: &str, pid: i32, step: &str, limit: Duration) -> Step {
 
 /// What the run's engine did to `pid` and the state it left it in, unjudged and not brought back:
 /// for a trial that judges the engine itself (`round_trip` judges and brings back).
-pub fn trip(pid: i32) -> R<Trip> {
+pub fn trip(engine: &Engine, pid: i32) -> R<Trip> {
     let limit = step_limit();
-    match engine() {
+    match engine {
         Engine::Off => Err(Fail::Ignore(format!(
             "the checkpoint leg is off ({CHECKPOINT_VAR} unset)"
         ))),
         Engine::Driver => child_step(pid, "toggle", limit * 4).map_err(Fail::Wrong),
         Engine::Command(t) => {
-            let mut steps = vec![command_step(&t, pid, "checkpoint", limit)];
+            let mut steps = vec![command_step(t, pid, "checkpoint", limit)];
             if steps[0].code == 0 {
-                steps.push(command_step(&t, pid, "restore", limit));
+                steps.push(command_step(t, pid, "restore", limit));
             }
             child_step(pid, "state", limit)
                 .map(|s| Trip { steps, state: s.state })
@@ -211,9 +207,9 @@ pub fn trip(pid: i32) -> R<Trip> {
 /// Take `pid` through a checkpoint and back with the run's engine. Ok when every step answered
 /// success and the process runs again; otherwise the trial fails, saying what the engine did, after
 /// the process was brought back (or, where it could not be, killed: this process itself ends).
-pub fn round_trip(pid: i32) -> R<Trip> {
+pub fn round_trip(engine: &Engine, pid: i32) -> R<Trip> {
     let limit = step_limit();
-    match trip(pid) {
+    match trip(engine, pid) {
         Err(Fail::Ignore(why)) => Err(Fail::Ignore(why)),
         Ok(t) if t.failed().is_none() && t.state == RUNNING => Ok(t),
         Ok(t) => {

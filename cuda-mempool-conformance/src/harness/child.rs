@@ -161,13 +161,16 @@ pub fn starts() -> u64 {
 /// This binary in `role`, ready to spawn: stdin null, stderr piped, `stdout` as given, the
 /// breadcrumb (if any) and the extra fds (ours, theirs) inherited, set up by [`crate::os::child_setup`].
 /// In a worker the child also gets the worker's calls file (`driver::calls`), so that the mutation
-/// library reports the APIs the child reaches as its trial's.
+/// library reports the APIs the child reaches as its trial's. A helper role (`Role::helper`) gets
+/// `helper_connections` as its CUDA_DEVICE_MAX_CONNECTIONS (the run's settings' value,
+/// `Settings::helper_connections`; None: the run's own); other roles take None.
 pub fn command(
     role: &Role,
     envs: &[(&str, &str)],
     stdout: Stdio,
     crumb: Option<&Crumb>,
     fds: &[(RawFd, RawFd)],
+    helper_connections: Option<u32>,
 ) -> Result<Command, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
     STARTED.fetch_add(1, Ordering::Relaxed);
@@ -177,10 +180,8 @@ pub fn command(
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(Stdio::piped());
-    if role.helper() {
-        if let Some(n) = crate::harness::settings::get().helper_connections.checked()? {
-            cmd.env(crate::harness::settings::MAX_CONNECTIONS_VAR, n.to_string());
-        }
+    if let Some(n) = helper_connections.filter(|_| role.helper()) {
+        cmd.env(crate::harness::settings::MAX_CONNECTIONS_VAR, n.to_string());
     }
     if let Some(path) = crate::driver::calls::children_file() {
         cmd.env(crate::driver::calls::CALLS_FILE_VAR, path);
@@ -296,10 +297,10 @@ pub fn run_child(role: &Role, envs: &[(&str, &str)]) -> Result<ChildOut, String>
     run_child_for(role, envs, crate::driver::deadline::trial())
 }
 
-/// [`run_child`] with its own bound.
+/// [`run_child`] with its own bound (for roles that are no helpers: `kept_children` starts those).
 pub fn run_child_for(role: &Role, envs: &[(&str, &str)], timeout: Duration) -> Result<ChildOut, String> {
     let crumb = Crumb::new()?;
-    let mut cmd = command(role, envs, Stdio::piped(), Some(&crumb), &[])?;
+    let mut cmd = command(role, envs, Stdio::piped(), Some(&crumb), &[], None)?;
     let mut child = spawn(&mut cmd, role)?;
     let to = drain(child.stdout.take().unwrap());
     let te = drain_stderr(&mut child);

@@ -147,7 +147,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
         }
     }
     let env = &env;
-    if crate::harness::settings::get().crash_trial.as_deref() == Some(name.as_str()) {
+    if env.settings.crash_trial.as_deref() == Some(name.as_str()) {
         crash_in_process(env);
     }
     env.bind();

@@ -45,7 +45,7 @@
 
 use crate::harness::machine::Machine;
 use crate::harness::outcome::{Outcome, Record};
-use crate::harness::settings::EXPECT_VAR;
+use crate::harness::settings::{Settings, EXPECT_VAR};
 use serde::Deserialize;
 use std::str::FromStr;
 use std::sync::OnceLock;
@@ -349,12 +349,13 @@ pub fn deviation_entry(trial: &str, observed: Option<&str>, reason: &str) -> Str
     format!("\n[[deviation]]\ntrial = {trial:?}\n{observed}reason = {reason:?}\n")
 }
 
-/// CONFORMANCE_EXPECT, read and parsed (once).
-pub fn load() -> Result<Option<&'static Expectations>, String> {
+/// CONFORMANCE_EXPECT (of `settings`, as the process's entry point read them), read and parsed
+/// (once: the entry point loads it, before any trial is judged; [`loaded`] is what it loaded).
+pub fn load(settings: &Settings) -> Result<Option<&'static Expectations>, String> {
     if let Some(l) = LOADED.get() {
         return Ok(l.as_ref());
     }
-    let e = match crate::harness::settings::get().expect.clone() {
+    let e = match settings.expect.clone() {
         None => None,
         Some(path) => {
             let text = std::fs::read_to_string(&path).map_err(|e| {
@@ -366,6 +367,12 @@ pub fn load() -> Result<Option<&'static Expectations>, String> {
     let loaded = LOADED.get_or_init(|| e).as_ref();
     crate::driver::departures::set_verified(loaded.map(|e| e.verified.clone()).unwrap_or_default());
     Ok(loaded)
+}
+
+/// The expectations this process's entry point loaded ([`load`]): None where CONFORMANCE_EXPECT
+/// names none, or where the file could not be read (the coordinator refused the run then).
+pub fn loaded() -> Option<&'static Expectations> {
+    LOADED.get().and_then(Option::as_ref)
 }
 
 /// The sha256 of a file, in lowercase hex; None when it cannot be read.

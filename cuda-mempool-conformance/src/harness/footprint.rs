@@ -239,8 +239,8 @@ pub fn of_suite(listed: &[Held], root: u32, me: u32, parent_of: impl Fn(u32) -> 
 
 /// What the suite's processes hold on the GPU at `bus` now, asked of NVML (one session, about 0.1
 /// s); or why NVML could not say.
-pub fn suite_now(bus: &str) -> Result<Suite, String> {
-    let mut nvml = Nvml::init(&crate::harness::identity::nvml_library())?;
+pub fn suite_now(bus: &str, nvml: &str) -> Result<Suite, String> {
+    let mut nvml = Nvml::init(nvml)?;
     nvml.bind(bus)?;
     let listed = nvml.processes()?;
     Ok(of_suite(&listed, coordinator(), std::process::id(), parent_of))
@@ -314,8 +314,8 @@ const READY_WITHIN: Duration = Duration::from_secs(2);
 
 /// Coordinator: open NVML on a thread of its own now (its start, about 0.1 s, overlaps the probe);
 /// nothing is sampled before [`watch`].
-pub fn begin() {
-    let library = crate::harness::identity::nvml_library();
+pub fn begin(nvml: &str) {
+    let library = nvml.to_string();
     let stop = Arc::new(AtomicBool::new(false));
     let halt = stop.clone();
     let (bus, bus_rx) = std::sync::mpsc::channel::<Option<String>>();

@@ -115,15 +115,11 @@ fn nvml_version(library: &str) -> Result<String, String> {
     }
 }
 
-/// The NVML library to ask: CONFORMANCE_NVML, or the system's.
-pub fn nvml_library() -> String {
-    crate::harness::settings::get().nvml.clone()
-}
-
 /// Ask every source (in this process: the probe's child), `libcuda` being the path of the
-/// libcuda file mapped here.
-pub fn identify(libcuda: &str) -> Identity {
-    let nvml = nvml_library();
+/// libcuda file mapped here and `nvml` the NVML library to ask (CONFORMANCE_NVML, or the system's:
+/// `Settings::nvml`).
+pub fn identify(libcuda: &str, nvml: &str) -> Identity {
+    let nvml = nvml.to_string();
     let module = std::fs::read_to_string(MODULE_VERSION_FILE)
         .map_err(|e| format!("not readable: {e}"))
         .and_then(|t| module_version(&t).ok_or_else(|| "no version on its first line".to_string()));

@@ -23,6 +23,7 @@
 use crate::driver::fail::R;
 use crate::harness::channel::Peer;
 use crate::harness::child::{Role, CHILD_VAR};
+use crate::harness::settings::Settings;
 use serde_json::json;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -63,9 +64,10 @@ pub enum Take {
 /// A child in `role` with `envs` for one trial, as `how` allows: an idle one when this process
 /// keeps children and one is alive with that role and environment, else a new one. `timeout`
 /// bounds each receive (and the wait for a new one's start). A taken child is kept after the
-/// trial ([`give_back`]) only when `how` is [`Take::Kept`].
-pub fn take(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take) -> R<Peer> {
-    let p = take_process(&process_role(role), envs, timeout, how)?;
+/// trial ([`give_back`]) only when `how` is [`Take::Kept`]. `settings`: the run's (a helper's
+/// connections, [`connections`]).
+pub fn take(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take, settings: &Settings) -> R<Peer> {
+    let p = take_process(&process_role(role), envs, timeout, how, settings)?;
     // A kept importer serves the role each trial names first.
     if process_role(role) != *role {
         p.chan.send(&json!({"op": "as", "role": role.name()}), None)?;
@@ -82,7 +84,16 @@ fn process_role(role: &Role) -> Role {
     }
 }
 
-fn take_process(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take) -> R<Peer> {
+/// CUDA_DEVICE_MAX_CONNECTIONS for a child in `role`, as the run's `settings` say
+/// (CONFORMANCE_HELPER_CONNECTIONS, for helper roles only: `Role::helper`).
+fn connections(role: &Role, settings: &Settings) -> R<Option<u32>> {
+    if !role.helper() {
+        return Ok(None);
+    }
+    Ok(settings.helper_connections.checked().map_err(String::from)?)
+}
+
+fn take_process(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take, settings: &Settings) -> R<Peer> {
     let reuse = how == Take::Kept;
     if keeps() && how != Take::New {
         let key = Peer::key_of(role, envs);
@@ -97,7 +108,7 @@ fn take_process(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take
             return Ok(p);
         }
     }
-    let mut p = Peer::spawn(role, envs, timeout)?;
+    let mut p = Peer::spawn(role, envs, timeout, connections(role, settings)?)?;
     p.reusable = reuse;
     p.fresh = false;
     Ok(p)
@@ -106,8 +117,9 @@ fn take_process(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take
 /// Have `n` children in `role` with `envs` idle ahead of the trials that will [`take`] them
 /// (starting those missing), and wait (at most `timeout` for them all) until each has made its
 /// context. Only in a process that keeps children.
-/// Err: one did not start or say it was ready (it is killed; those ready are kept).
-pub fn warm(role: &Role, envs: &[(&str, &str)], n: usize, timeout: Duration) -> R {
+/// Err: one did not start or say it was ready (it is killed; those ready are kept). `settings`: the
+/// run's (a helper's connections).
+pub fn warm(role: &Role, envs: &[(&str, &str)], n: usize, timeout: Duration, settings: &Settings) -> R {
     if !keeps() {
         return Ok(());
     }
@@ -121,7 +133,10 @@ pub fn warm(role: &Role, envs: &[(&str, &str)], n: usize, timeout: Duration) -> 
     };
     let mut with_ready = envs.to_vec();
     with_ready.push((READY_VAR, "1"));
-    let started: Vec<R<Peer>> = (idle..n).map(|_| Peer::spawn(role, &with_ready, timeout)).collect();
+    let helper_connections = connections(role, settings)?;
+    let started: Vec<R<Peer>> = (idle..n)
+        .map(|_| Peer::spawn(role, &with_ready, timeout, helper_connections))
+        .collect();
     // One bound for them all (they start side by side), so that the step ends within `timeout`.
     let until = std::time::Instant::now() + timeout;
     let mut first_error = None;

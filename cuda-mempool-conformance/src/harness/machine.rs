@@ -7,6 +7,7 @@ pub use crate::harness::cap::{Cap, ALL_CAPS};
 use crate::harness::first_work::FirstWork;
 use crate::harness::identity::Identity;
 use crate::harness::provenance::{LibraryFile, Provenance};
+use crate::harness::settings::{Engine, Settings};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default)]
@@ -109,6 +110,10 @@ pub struct Machine {
     /// Where the run's report comes from (the suite's build, host, settings), gathered by the
     /// coordinator.
     pub provenance: Provenance,
+    /// The run's checkpoint engine (CONFORMANCE_CHECKPOINT), from the settings of the process that
+    /// holds this machine (`probe`, `from_json`): what the `checkpoint` capability depends on. Not
+    /// part of the probe's answer (each process has its own settings).
+    pub checkpoint: Engine,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -248,7 +253,11 @@ impl Machine {
             Cap::Imex if self.imex_channels => return Ok(()),
             Cap::Imex => "no IMEX channel on this host (/dev/nvidia-caps-imex-channels is absent)".into(),
             Cap::Checkpoint => {
-                match crate::harness::checkpoint::unavailable(self.checkpoint_api, self.driver_version) {
+                match crate::harness::checkpoint::unavailable(
+                    &self.checkpoint,
+                    self.checkpoint_api,
+                    self.driver_version,
+                ) {
                     None => return Ok(()),
                     Some(why) => why,
                 }
@@ -260,7 +269,7 @@ impl Machine {
     /// The wait at each new process's first GPU work this run plans with (`harness::first_work`):
     /// the probe's, where it is long for the run's trial deadline; zero otherwise.
     pub fn planned_wait(&self) -> std::time::Duration {
-        crate::harness::first_work::planned(self.first_work.as_ref(), crate::driver::given::given().trial)
+        crate::harness::first_work::planned(self.first_work.as_ref(), crate::driver::deadline::timeout())
     }
 
     /// The 14 APIs' entries by the object they resolved to: "libcuda.so.580.159.04 (14)".
@@ -393,7 +402,8 @@ impl Machine {
         j
     }
 
-    pub fn from_json(j: &serde_json::Value) -> Result<Machine, String> {
+    /// The machine a probe's answer `j` describes, in a process whose entry point read `settings`.
+    pub fn from_json(j: &serde_json::Value, settings: &Settings) -> Result<Machine, String> {
         let bad = |what: &str| format!("probe answer: bad or missing {what}: {j}");
         let int = |v: &serde_json::Value, what: &str| v.as_i64().ok_or_else(|| bad(what));
         let flag = |v: &serde_json::Value| v.as_bool().unwrap_or(false);
@@ -436,6 +446,7 @@ impl Machine {
                         .collect()
                 })
                 .unwrap_or_default(),
+            checkpoint: settings.checkpoint.value(),
             ..Machine::default()
         };
         crate::driver::departures::set_driver(&m.identity.version);
@@ -580,7 +591,7 @@ mod tests {
         let j = m.to_json();
         assert_eq!(j["devices"][0]["physical_mem"], serde_json::json!(80u64 << 30));
         assert!(j["devices"][1].get("physical_mem").is_none());
-        let back = Machine::from_json(&j).unwrap();
+        let back = Machine::from_json(&j, &Settings::unset()).unwrap();
         assert_eq!(back.devices[0].physical_mem, Some(80 << 30));
         assert_eq!(back.devices[1].physical_mem, None);
     }

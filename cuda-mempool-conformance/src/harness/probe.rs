@@ -9,12 +9,13 @@ use crate::harness::machine::{same_file, Device, Machine, P2p, PathAnswer, Under
 use crate::harness::provenance::{library_file, Provenance};
 use std::ffi::{c_char, c_int, c_void, CStr};
 
+use crate::harness::settings::Settings;
 pub use crate::harness::settings::LIBRARY_VAR;
 
-/// CONFORMANCE_LIBRARY as the settings read it: None when unset; an error naming what is wrong and
+/// CONFORMANCE_LIBRARY as `settings` read it: None when unset; an error naming what is wrong and
 /// what to do.
-pub fn library_from_env() -> Result<Option<String>, String> {
-    crate::harness::settings::get().library.checked().map_err(String::from)
+pub fn library_from_env(settings: &Settings) -> Result<Option<String>, String> {
+    settings.library.checked().map_err(String::from)
 }
 
 /// How each way of filling the table resolves the 14 APIs, as objects.
@@ -48,8 +49,8 @@ fn paths() -> Vec<PathAnswer> {
 /// The libraries under test (CONFORMANCE_LIBRARY's, else LD_PRELOAD's) and the driver symbols each
 /// defines itself: found through its handle and, by `dladdr`, in its own file (not in a library it
 /// depends on).
-fn under_test(preloaded: &[String]) -> Vec<UnderTest> {
-    let named: Vec<(String, &str)> = match library_from_env() {
+fn under_test(preloaded: &[String], settings: &Settings) -> Vec<UnderTest> {
+    let named: Vec<(String, &str)> = match library_from_env(settings) {
         Ok(Some(p)) => vec![(p, LIBRARY_VAR)],
         _ => preloaded.iter().map(|p| (p.clone(), "LD_PRELOAD")).collect(),
     };
@@ -182,7 +183,9 @@ fn libcuda_path() -> String {
 /// Probe the machine (calls cuInit). Contexts are each process's own business (`retain_context`);
 /// the probe retains device 0's last, for its measure of the first GPU work. Nothing is asked of the
 /// library before cuInit but the entry points themselves: a layer may crash on calls made before it.
-pub fn probe() -> Machine {
+/// `settings`: this process's, as its entry point read them (the library under test, NVML, the
+/// checkpoint engine).
+pub fn probe(settings: &Settings) -> Machine {
     let started = std::time::SystemTime::now();
     let loaded = crate::driver::cu::load();
     let mut m = Machine {
@@ -195,10 +198,11 @@ pub fn probe() -> Machine {
             .filter(|s| !s.is_empty())
             .map(String::from)
             .collect(),
+        checkpoint: settings.checkpoint.value(),
         ..Machine::default()
     };
     m.paths = paths();
-    m.under_test = under_test(&m.preloaded);
+    m.under_test = under_test(&m.preloaded, settings);
     for (idx, api) in crate::driver::APIS {
         m.exported.push((*idx, loaded.has(api)));
     }
@@ -221,18 +225,18 @@ pub fn probe() -> Machine {
         m.load_error = Some(e.clone());
         m.init = CUresult::CUDA_ERROR_NOT_FOUND.0 as i32;
         m.libcuda = "none".into();
-        m.identity = crate::harness::identity::identify("");
+        m.identity = crate::harness::identity::identify("", &settings.nvml);
         crate::driver::departures::set_driver(&m.identity.version);
         return m;
     }
     // NVML's view of the devices' modes, beside cuInit (NVML's start is about 0.1 s).
-    let nvml = crate::harness::identity::nvml_library();
+    let nvml = settings.nvml.clone();
     let modes = std::thread::spawn(move || crate::harness::gpu_model::modes_by_bus(&nvml));
     unsafe {
         m.init = cuInit(0).0 as i32;
         let _ = cuDriverGetVersion(&mut m.driver_version);
         m.libcuda = libcuda_path();
-        m.identity = crate::harness::identity::identify(&m.libcuda);
+        m.identity = crate::harness::identity::identify(&m.libcuda, &settings.nvml);
         crate::driver::departures::set_driver(&m.identity.version);
         for path in stand_ins(&m) {
             m.under_test.push(examine(path, STAND_IN));
@@ -356,15 +360,15 @@ pub fn try_retain_context(dev: CUdevice) -> Result<usize, CUresult> {
 }
 
 /// Child role `probe`: probe and print the machine as one JSON line.
-pub fn child_main() -> i32 {
-    println!("{}", probe().to_json());
+pub fn child_main(settings: &Settings) -> i32 {
+    println!("{}", probe(settings).to_json());
     0
 }
 
 /// Probe in a child process, so that a driver (or interposer) that crashes or hangs in cuInit
 /// or a device query costs the probe, not the run. The time it took is the run's start-up measure,
 /// less the child's measure of its first GPU work (a figure of its own, `Machine::first_work`).
-pub fn probe_in_child(timeout: std::time::Duration) -> Machine {
+pub fn probe_in_child(timeout: std::time::Duration, settings: &Settings) -> Machine {
     let started = std::time::SystemTime::now();
     let start = std::time::Instant::now();
     let mut m = match crate::harness::child::run_child_for(&crate::harness::child::Role::Probe, &[], timeout) {
@@ -373,7 +377,7 @@ pub fn probe_in_child(timeout: std::time::Duration) -> Machine {
             let line = out.last_json().unwrap_or("");
             match serde_json::from_str(line)
                 .map_err(|e| e.to_string())
-                .and_then(|j| Machine::from_json(&j))
+                .and_then(|j| Machine::from_json(&j, settings))
             {
                 Ok(m) => m,
                 Err(e) => Machine::failed(format!("unreadable answer ({e}); {}", out.describe())),

@@ -74,7 +74,7 @@ pub fn judge(case: &Case, raw: Raw) -> Record {
 /// A record the user's expectation file (CONFORMANCE_EXPECT, checked before any trial ran) lists:
 /// a listed failure becomes an expected failure, a listed pass fails. Others are left as they are.
 pub fn expected(mut r: Record) -> Record {
-    if let Ok(Some(e)) = expect::load() {
+    if let Some(e) = expect::loaded() {
         if e.apply(&mut r) {
             r.kind = Kind::Expectation;
         }

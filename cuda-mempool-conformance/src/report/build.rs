@@ -34,8 +34,8 @@ pub struct Facts {
 }
 
 impl Facts {
-    /// The run's facts now, at its end.
-    pub fn now(wall_s: f64, workers: usize, partition: Option<Partition>) -> Facts {
+    /// The run's facts now, at its end; `strict`: CONFORMANCE_STRICT=documented, as the run's settings say.
+    pub fn now(wall_s: f64, workers: usize, partition: Option<Partition>, strict: bool) -> Facts {
         let now = SystemTime::now();
         let (version, branch) = crate::driver::departures::driver();
         Facts {
@@ -44,7 +44,7 @@ impl Facts {
             wall_s,
             workers,
             driver: (version.to_string(), branch),
-            strict: crate::driver::departures::strict(),
+            strict,
             partition,
             footprint: None,
             first_wait: None,

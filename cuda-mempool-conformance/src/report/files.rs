@@ -5,10 +5,10 @@ use crate::report::model::Report;
 use crate::report::timeline::{self, Bar};
 use std::path::{Path, PathBuf};
 
-/// CONFORMANCE_REPORT_DIR, else `conformance-report/` under the cargo target dir this binary was
-/// built in (found from its own path at run time), else under the current directory.
-pub fn report_dir() -> PathBuf {
-    if let Some(d) = crate::harness::settings::get().report_dir.clone() {
+/// CONFORMANCE_REPORT_DIR (of `settings`), else `conformance-report/` under the cargo target dir this
+/// binary was built in (found from its own path at run time), else under the current directory.
+pub fn report_dir(settings: &crate::harness::settings::Settings) -> PathBuf {
+    if let Some(d) = settings.report_dir.clone() {
         return d;
     }
     let exe = std::env::current_exe().ok();

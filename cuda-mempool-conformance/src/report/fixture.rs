@@ -79,6 +79,7 @@ pub fn machine() -> Machine {
         .collect();
     Machine {
         checkpoint_api: false,
+        checkpoint: crate::harness::settings::Engine::Off,
         driver_version: 13000,
         identity: Identity {
             version: "580.159.04".into(),

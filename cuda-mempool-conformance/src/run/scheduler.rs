@@ -144,7 +144,8 @@ impl Scheduler {
         // CONFORMANCE_SCHEDULE=serial: every trial has the device alone, one after another (the
         // check that the scheduler changes no verdict); checked with the other settings before the
         // run started.
-        let serial = crate::harness::settings::get().serial.value();
+        let serial = env.settings.serial.value();
+        let device_lock = env.settings.device_lock.clone();
         let budget = budget_of(&env.m);
         let mut slots = HashMap::new();
         let cheap_left = jobs.iter().filter(|c| !c.memory_need().heavy()).count();
@@ -181,7 +182,12 @@ impl Scheduler {
             pre: pre.clone(),
             next_id: Mutex::new(1000),
             busy: Mutex::new(Vec::new()),
-            admission: Admission::new(Turns::new(budget, serial), stop.clone(), cheap_left, lead),
+            admission: Admission::new(
+                Turns::new(budget, serial).with_device_lock(device_lock),
+                stop.clone(),
+                cheap_left,
+                lead,
+            ),
             stop,
             slow,
         });

@@ -43,6 +43,8 @@ const SMALL_PARTS: u64 = 64;
 pub(crate) struct Turns {
     budget: Budget,
     serial: bool,
+    /// CONFORMANCE_DEVICE_LOCK, from the run's settings ([`Turns::with_device_lock`]).
+    device_lock: Option<std::path::PathBuf>,
     state: Mutex<TurnState>,
     changed: Condvar,
 }
@@ -103,14 +105,6 @@ impl Default for Turns {
     }
 }
 
-/// CONFORMANCE_DEVICE_LOCK=path: a lock file that makes turns machine-wide: suites that name the same
-/// file (the mutation runner's side-by-side runs, two CI jobs on one GPU) give an exclusive trial the
-/// device alone across all of them. Unset: turns are this run's only (measured on the H100: three
-/// suites side by side with it were slower than one at a time, docs/conformance/mutants-selection/).
-fn device_lock_path() -> Option<std::path::PathBuf> {
-    crate::harness::settings::get().device_lock.clone()
-}
-
 /// `path` (created if need be; read-only where another user made it), or None when it cannot be
 /// opened: the turns are then this run's only.
 fn open_lock(path: &std::path::Path) -> Option<std::fs::File> {
@@ -134,8 +128,8 @@ fn flock(f: &std::fs::File, op: libc::c_int) {
 /// `.intent` file beside it so that a waiting exclusive turn goes before shared turns asked for after
 /// it in any process (flock alone would let a stream of shared turns starve it). Each turn opens its
 /// own descriptions: flock locks belong to an open file description, not to a thread.
-fn machine_turn(exclusive: bool) -> Option<std::fs::File> {
-    machine_turn_at(device_lock_path()?, exclusive)
+fn machine_turn(lock: Option<&std::path::Path>, exclusive: bool) -> Option<std::fs::File> {
+    machine_turn_at(lock?.to_path_buf(), exclusive)
 }
 
 fn machine_turn_at(path: std::path::PathBuf, exclusive: bool) -> Option<std::fs::File> {
@@ -160,9 +154,20 @@ impl Turns {
         Turns {
             budget,
             serial,
+            device_lock: None,
             state: Mutex::new(TurnState::default()),
             changed: Condvar::new(),
         }
+    }
+
+    /// CONFORMANCE_DEVICE_LOCK=path (of the run's settings): a lock file that makes turns
+    /// machine-wide: suites that name the same file (the mutation runner's side-by-side runs, two CI
+    /// jobs on one GPU) give an exclusive trial the device alone across all of them. None: turns are
+    /// this run's only (measured on the H100: three suites side by side with it were slower than one
+    /// at a time, docs/conformance/mutants-selection/).
+    pub(crate) fn with_device_lock(mut self, path: Option<std::path::PathBuf>) -> Turns {
+        self.device_lock = path;
+        self
     }
 
     /// Wait for a turn fit for `need`: none for `Nothing` (but in a serial run), the device alone
@@ -209,8 +214,8 @@ impl Turns {
         self.changed.notify_all();
         let machine = match kind {
             Held::Free => None,
-            Held::Memory(_) => machine_turn(false),
-            Held::Beyond | Held::Device => machine_turn(true),
+            Held::Memory(_) => machine_turn(self.device_lock.as_deref(), false),
+            Held::Beyond | Held::Device => machine_turn(self.device_lock.as_deref(), true),
         };
         Turn {
             turns: self,

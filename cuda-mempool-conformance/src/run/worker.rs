@@ -27,6 +27,7 @@ use crate::harness::leaks::{Findings, WorkerState};
 use crate::harness::machine::Machine;
 use crate::harness::outcome::{Answer, Raw};
 use crate::harness::probe;
+use crate::harness::settings::Settings;
 use crate::run::gates::Queue;
 use serde_json::json;
 use std::collections::VecDeque;
@@ -99,6 +100,7 @@ impl Worker {
             Stdio::piped(),
             Some(&crumb),
             crate::driver::deadline::worker_start(),
+            None,
         )?;
         // Its own process group (`child::command`), killed with its children if the run is cut.
         if !crate::run::interrupt::track(child.id()) {
@@ -382,7 +384,7 @@ fn placement(c: &Case) -> (bool, bool) {
 }
 
 /// Child role `worker`: run trials for the coordinator until told to finish.
-pub fn main(templates: Vec<Case>) -> i32 {
+pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
     let mut cases = templates;
     let chan = match Channel::from_inherited() {
         Ok(c) => c,
@@ -412,7 +414,7 @@ pub fn main(templates: Vec<Case>) -> i32 {
         };
         match msg["op"].as_str() {
             Some("machine") => {
-                let m = match Machine::from_json(&msg["machine"]) {
+                let m = match Machine::from_json(&msg["machine"], &settings) {
                     Ok(m) => m,
                     Err(e) => {
                         eprintln!("worker: {e}");
@@ -426,10 +428,11 @@ pub fn main(templates: Vec<Case>) -> i32 {
                 // meanwhile: seen on the H100 as a context's fds "left open" by the lane's first
                 // trial) retains it now, before its leak baseline: the context is the worker's.
                 let env = if ctx0 != 0 || (want && init == crate::driver::check::SUCCESS) {
-                    Env::on(m, 0)
+                    Env::on(m, settings.clone(), 0)
                 } else {
                     Env {
                         m,
+                        settings: settings.clone(),
                         dev: 0,
                         peer: None,
                         multi: vec![],

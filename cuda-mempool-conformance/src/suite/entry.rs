@@ -3,13 +3,14 @@
 
 use crate::harness::devices::select;
 use crate::harness::leaks::{Coordinator, WorkerState};
+use crate::harness::settings::Settings;
 use crate::harness::{probe, Cap, Case, Env, Outcome, CHILD_VAR};
 use crate::run::interrupt;
 use crate::run::scheduler::{Prestarted, Scheduler};
 use crate::run::stop::Stop;
 use crate::run::{Runner, RUN_START};
 use crate::suite::commands::command;
-use crate::suite::options::{default_parallel, settings};
+use crate::suite::options::{self, default_parallel};
 use crate::suite::reporting::{last_resort, report, Reporting, REPORTING};
 use crate::suite::rerun;
 use crate::suite::roles::{self, all_cases};
@@ -24,16 +25,18 @@ use std::time::Instant;
 /// (the probe, workers), and the coordinator reads their answers. Only CONFORMANCE_WORKERS=0 makes
 /// it a worker too.
 pub fn main() -> ExitCode {
-    // The settings first: reading them hands the driver its own before any driver call.
-    crate::harness::settings::get();
+    // The settings first, read once here and handed down from here (a child reads its own, from
+    // the environment its parent gave it); reading them hands the driver its own before any driver
+    // call.
+    let settings = Settings::at_entry();
     if let Some(role) = crate::os::setting(CHILD_VAR) {
-        return roles::child(&role);
+        return roles::child(&role, &settings);
     }
     let argv: Vec<String> = std::env::args().collect();
     if let Some(code) = command(&argv) {
         return code;
     }
-    let (reruns, argv) = match rerun::from_args(argv) {
+    let (reruns, argv) = match rerun::from_args(argv, &settings) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("conformance: {e}");
@@ -41,7 +44,7 @@ pub fn main() -> ExitCode {
         }
     };
     let mut args = Arguments::from_iter(argv);
-    let s = match settings() {
+    let s = match options::settings(&settings) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("conformance: {e}");
@@ -55,7 +58,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let templates: Vec<Case> = all_cases();
+    let templates: Vec<Case> = all_cases(&settings);
     let parallel = args.test_threads.unwrap_or_else(default_parallel);
     args.test_threads = Some(parallel);
     let workers = !s.in_process && !args.list;
@@ -83,17 +86,17 @@ pub fn main() -> ExitCode {
     });
     // NVML's start for the footprint's sampler (issue 47) overlaps the probe.
     if workers {
-        crate::harness::footprint::begin();
+        crate::harness::footprint::begin(&settings.nvml);
     }
     // The lookup child (no cuInit) runs beside the probe: both are on every trial's path.
     let timeout = s.timeout;
     let lookup = std::thread::spawn(move || crate::cases::uninit::lookup_in_child(timeout));
     let mut m = if s.in_process {
-        let mut m = probe::probe();
+        let mut m = probe::probe(&settings);
         m.hidden_init = probe::hidden_init_in_child(s.timeout);
         m
     } else {
-        probe::probe_in_child(s.timeout)
+        probe::probe_in_child(s.timeout, &settings)
     };
     let looked_up = lookup
         .join()
@@ -175,7 +178,7 @@ pub fn main() -> ExitCode {
     // Every entry of an expectation file must name a trial of this run; its selectors match this
     // machine.
     crate::harness::expect::bind(&m);
-    if let Ok(Some(known)) = crate::harness::expect::load() {
+    if let Ok(Some(known)) = crate::harness::expect::load(&settings) {
         let mut names: Vec<String> = cases.iter().map(|c| c.trial_name()).collect();
         names.push(NO_LEAKS.to_string());
         names.extend(trials::FROM_PROBE.iter().map(|n| n.to_string()));
@@ -199,10 +202,11 @@ pub fn main() -> ExitCode {
     trials::keep_partition(&mut cases, s.partition);
     let coordinator = Coordinator::baseline();
     let env = Arc::new(if s.in_process {
-        Env::on(Arc::new(m.clone()), 0)
+        Env::on(Arc::new(m.clone()), settings.clone(), 0)
     } else {
         Env {
             m: Arc::new(m.clone()),
+            settings: settings.clone(),
             dev: 0,
             peer: None,
             multi: vec![],

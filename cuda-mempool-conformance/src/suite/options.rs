@@ -37,14 +37,14 @@ pub(super) struct Settings {
     /// CONFORMANCE_PARTITION: this runner's shard of the run (None: all of it).
     pub(super) partition: Option<Partition>,
 }
-/// The run's settings (`harness::settings`), each checked in this order, with what only a file or
-/// the library tells (the expectation file, the library under test, the trials file).
-pub(super) fn settings() -> Result<Settings, String> {
-    let s = crate::harness::settings::get();
+/// The run's settings (`harness::settings`, as the entry point read them), each checked in this
+/// order, with what only a file or the library tells (the expectation file, the library under test,
+/// the trials file).
+pub(super) fn settings(s: &crate::harness::settings::Settings) -> Result<Settings, String> {
     s.plant_leaks.checked()?;
     s.entry.checked()?;
-    probe::library_from_env()?;
-    crate::harness::expect::load()?;
+    probe::library_from_env(s)?;
+    crate::harness::expect::load(s)?;
     let timeout = s.trial_timeout.checked()?;
     s.strict.checked()?;
     s.stress_checked()?;
@@ -56,7 +56,7 @@ pub(super) fn settings() -> Result<Settings, String> {
         required: s.required.checked()?,
         timeout,
         in_process: s.in_process.checked()?,
-        chosen: trials::chosen()?,
+        chosen: trials::chosen(s)?,
         fail_fast: s.fail_fast.checked()?,
         lead: s.fail_fast_lead.checked()?,
         budget: s.run_budget.checked()?,

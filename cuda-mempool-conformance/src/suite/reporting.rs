@@ -103,7 +103,7 @@ fn records(jobs: &[Arc<Case>]) -> Vec<Record> {
 fn write_report(r: &Reporting) {
     let wall = r.start.elapsed().as_secs_f64();
     let records = records(&r.jobs);
-    let mut facts = build::Facts::now(wall, r.parallel, r.partition);
+    let mut facts = build::Facts::now(wall, r.parallel, r.partition, r.env.settings.strict.value());
     facts.footprint = footprint(r);
     facts.first_wait = r.first_wait.clone();
     let report = build::report(&r.env.m, &records, &facts);
@@ -130,9 +130,9 @@ fn write_report(r: &Reporting) {
         // One process per trial under nextest: its JUnit output is the report.
         return;
     }
-    let dir = files::report_dir();
+    let dir = files::report_dir(&r.env.settings);
     let written = files::write(&dir, &report, &bars);
-    if let Some(path) = crate::harness::settings::get().junit.clone() {
+    if let Some(path) = r.env.settings.junit.clone() {
         match std::fs::write(&path, junit::render(&report)) {
             Ok(()) => println!("conformance: JUnit written to {path}"),
             Err(e) => eprintln!("conformance: cannot write JUnit to {path} ({e}); check {JUNIT_VAR}"),

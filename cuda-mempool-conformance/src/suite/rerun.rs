@@ -3,6 +3,7 @@
 //! names the rerun that passed and keeps the first failure), one that fails every time stays failed.
 
 use crate::harness::settings::parse::rerun_count;
+use crate::harness::settings::Settings;
 use crate::harness::{Case, Kind, Outcome, Record};
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,10 +11,10 @@ use std::time::Duration;
 const FLAG: &str = "--rerun-failed";
 
 /// How many reruns a failed trial gets (0: none), and `argv` without `--rerun-failed N` (libtest
-/// does not know it). The flag wins over the variable.
-pub fn from_args(argv: Vec<String>) -> Result<(u32, Vec<String>), String> {
+/// does not know it). The flag wins over the variable (`settings`' CONFORMANCE_RERUN_FAILED).
+pub fn from_args(argv: Vec<String>, settings: &Settings) -> Result<(u32, Vec<String>), String> {
     let Some(i) = argv.iter().position(|a| a == FLAG || a.starts_with("--rerun-failed=")) else {
-        return Ok((crate::harness::settings::get().rerun_failed.checked()?, argv));
+        return Ok((settings.rerun_failed.checked()?, argv));
     };
     let mut argv = argv;
     let flag = argv.remove(i);
@@ -131,13 +132,19 @@ mod tests {
     #[test]
     fn the_flag_is_taken_out_of_argv() {
         let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let (n, rest) = from_args(argv(&["suite", "--rerun-failed", "2", "--exact"])).unwrap();
+        let s = Settings::from_vars(&[(crate::harness::settings::RERUN_VAR, "3")]);
+        let (n, rest) = from_args(argv(&["suite", "--rerun-failed", "2", "--exact"]), &s).unwrap();
         assert_eq!((n, rest), (2, argv(&["suite", "--exact"])));
-        let (n, _) = from_args(argv(&["suite", "--rerun-failed=5"])).unwrap();
+        let (n, _) = from_args(argv(&["suite", "--rerun-failed=5"]), &s).unwrap();
         assert_eq!(n, 5);
-        assert!(from_args(argv(&["suite", "--rerun-failed", "x"]))
+        assert!(from_args(argv(&["suite", "--rerun-failed", "x"]), &s)
             .unwrap_err()
             .contains("--rerun-failed"));
-        assert!(from_args(argv(&["suite", "--rerun-failed"])).is_err());
+        assert!(from_args(argv(&["suite", "--rerun-failed"]), &s).is_err());
+        assert_eq!(
+            from_args(argv(&["suite"]), &s).unwrap().0,
+            3,
+            "the variable, without the flag"
+        );
     }
 }

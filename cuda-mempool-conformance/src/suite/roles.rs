@@ -6,15 +6,16 @@ use crate::harness::child::{Role, CHILD_VAR};
 use crate::harness::devices::select;
 use crate::harness::execute::{execute, MACHINE_FILE_VAR};
 use crate::harness::leaks;
+use crate::harness::settings::Settings;
 use crate::harness::{probe, Cap, Case, Env, Group, Machine};
 use crate::run::worker;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-/// The suite's cases plus the test-only planted leaks.
-pub fn all_cases() -> Vec<Case> {
+/// The suite's cases plus the test-only planted leaks (CONFORMANCE_PLANT_LEAK of `settings`).
+pub fn all_cases(settings: &Settings) -> Vec<Case> {
     let mut v = cases::all();
-    for p in crate::harness::settings::get().plant_leaks.value() {
+    for p in settings.plant_leaks.value() {
         let needs: &[Cap] = if p == "fd" { &[] } else { &[Cap::Gpu] };
         v.push(Case::of(Group::Suite, format!("planted_leak_{p}"), needs, move |e| {
             leaks::plant(p, e)
@@ -24,24 +25,26 @@ pub fn all_cases() -> Vec<Case> {
 }
 
 /// A child's view of the run: the machine probed again, the devices chosen as the coordinator
-/// chose them (same CONFORMANCE_DEVICES), and the cases spread over them.
-fn child_machine() -> (Machine, Vec<Case>) {
-    let m = given_machine().unwrap_or_else(|| {
-        let mut m = probe::probe();
-        let req = crate::harness::settings::get().devices.value();
-        m.selection = select(&req, &m, false).unwrap_or_default();
+/// chose them (same CONFORMANCE_DEVICES, in `settings`), and the cases spread over them.
+fn child_machine(settings: &Settings) -> (Machine, Vec<Case>) {
+    let m = given_machine(settings).unwrap_or_else(|| {
+        let mut m = probe::probe(settings);
+        m.selection = select(&settings.devices.value(), &m, false).unwrap_or_default();
         m
     });
-    let cases = all_cases().iter().flat_map(|c| c.spread(&m.selection)).collect();
+    let cases = all_cases(settings)
+        .iter()
+        .flat_map(|c| c.spread(&m.selection))
+        .collect();
     (m, cases)
 }
 
 /// The machine the parent gave ([`MACHINE_FILE_VAR`]), the driver initialised as the probe would
 /// have: None where none was given or it cannot be read (the child then probes).
-fn given_machine() -> Option<Machine> {
+fn given_machine(settings: &Settings) -> Option<Machine> {
     let path = crate::os::setting(MACHINE_FILE_VAR)?;
     let text = std::fs::read_to_string(path).ok()?;
-    let m = Machine::from_json(&serde_json::from_str(&text).ok()?).ok()?;
+    let m = Machine::from_json(&serde_json::from_str(&text).ok()?, settings).ok()?;
     if m.init == 0 {
         // SAFETY: cuInit takes a flags word; 0 is the only defined value.
         let r = unsafe { crate::driver::cu::cuInit(0) };
@@ -52,26 +55,31 @@ fn given_machine() -> Option<Machine> {
     Some(m)
 }
 
-/// Run as the child `name` ([`CHILD_VAR`]) asks.
-pub fn child(name: &str) -> ExitCode {
+/// Run as the child `name` ([`CHILD_VAR`]) asks, with the settings its entry point read (from the
+/// environment its parent gave it).
+pub fn child(name: &str, settings: &Arc<Settings>) -> ExitCode {
     let Some(role) = Role::parse(name) else {
         eprintln!("{CHILD_VAR}={name:?}: unknown child role");
         return ExitCode::from(2);
     };
     crate::driver::cu::load();
-    let _ = crate::harness::expect::load();
+    let _ = crate::harness::expect::load(settings);
     let code = match role {
         Role::Noop => 0,
-        Role::Probe => probe::child_main(),
+        Role::Probe => probe::child_main(settings),
         Role::HiddenInit => probe::hidden_init_main(),
         Role::Uninit => cases::uninit::child_main(false),
         Role::NoDevice => cases::uninit::child_main(true),
-        Role::Worker => worker::main(all_cases()),
-        Role::VaSpace => cases::vaspace::child_main(),
+        Role::Worker => worker::main(all_cases(settings), settings.clone()),
+        Role::VaSpace => cases::vaspace::child_main(settings),
         Role::Checkpoint => crate::harness::checkpoint::child_main(),
-        Role::EdgeRows => cases::edges::rows_child_main(),
+        Role::EdgeRows => cases::edges::rows_child_main(settings),
         Role::IpcImport | Role::IpcRules | Role::IpcScenario | Role::IpcConcurrent | Role::IpcKept => {
-            let env = Env::on(Arc::new(probe::probe()), cases::xproc::importer_device());
+            let env = Env::on(
+                Arc::new(probe::probe(settings)),
+                settings.clone(),
+                cases::xproc::importer_device(),
+            );
             match role {
                 Role::IpcImport => cases::xproc::import_main(&env),
                 Role::IpcRules => cases::xproc::rules_main(&env),
@@ -85,10 +93,10 @@ pub fn child(name: &str) -> ExitCode {
             2
         }
         Role::Case(trial) => {
-            let (m, cases) = child_machine();
+            let (m, cases) = child_machine(settings);
             match cases.iter().find(|c| c.trial_name() == trial) {
                 Some(c) => {
-                    println!("{}", execute(c, &Env::on(Arc::new(m), 0)).to_json());
+                    println!("{}", execute(c, &Env::on(Arc::new(m), settings.clone(), 0)).to_json());
                     // The answer is given: end now, without exit handlers (`exit_now` flushes
                     // stdout and stderr first). Nothing here needs them: the parent reads the
                     // answer from stdout, the calls the trial reached went to the calls file as

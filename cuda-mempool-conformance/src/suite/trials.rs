@@ -34,8 +34,8 @@ pub type Chosen = BTreeMap<String, usize>;
 
 /// The trials CONFORMANCE_TRIALS_FILE names (None: unset, every trial); an unreadable file is an
 /// error naming the variable.
-pub fn chosen() -> Result<Option<Chosen>, String> {
-    let Some(path) = crate::harness::settings::get().trials_file.clone() else {
+pub fn chosen(settings: &crate::harness::settings::Settings) -> Result<Option<Chosen>, String> {
+    let Some(path) = settings.trials_file.clone() else {
         return Ok(None);
     };
     let text = std::fs::read_to_string(&path).map_err(|e| {

@@ -22,7 +22,7 @@ pub fn cases() -> Vec<Case> {
     every().map(run::case).collect()
 }
 
-/// Child role `edge-rows`: see `run::rows_child_main`.
-pub fn rows_child_main() -> i32 {
-    run::rows_child_main(&every().collect::<Vec<_>>())
+/// Child role `edge-rows`, with the settings its entry point read: see `run::rows_child_main`.
+pub fn rows_child_main(settings: &std::sync::Arc<crate::harness::settings::Settings>) -> i32 {
+    run::rows_child_main(&every().collect::<Vec<_>>(), settings)
 }

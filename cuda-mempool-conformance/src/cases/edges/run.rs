@@ -12,8 +12,10 @@ pub fn case(edge: &'static Edge) -> Case {
     let mut c = Case::gpu(edge.api, format!("edges_{}", edge.arg), move |e| run(e, edge));
     // Rows that may leave a thread stuck in the driver: where trials share the coordinator's
     // process (in-process mode) it runs in a process of its own.
+    // A stand-in, its rows only listed: the settings an unset environment gives.
     let probe = Env {
         m: std::sync::Arc::new(Default::default()),
+        settings: std::sync::Arc::new(crate::harness::settings::Settings::unset()),
         dev: 0,
         peer: None,
         multi: vec![],
@@ -252,7 +254,7 @@ fn read_child_rows(stdout: &str, from: usize, n: usize) -> (Vec<(usize, Got)>, O
 
 /// Child role `edge-rows` (`EDGE_ROWS_VAR`): run one edge's rows from a row on, each answer a JSON
 /// line; after a row that hangs, exit at once (the driver is held: the parent starts another).
-pub fn rows_child_main(edges: &[&'static Edge]) -> i32 {
+pub fn rows_child_main(edges: &[&'static Edge], settings: &std::sync::Arc<crate::harness::settings::Settings>) -> i32 {
     let spec = crate::os::setting(EDGE_ROWS_VAR).unwrap_or_default();
     let parts: Vec<&str> = spec.split(':').collect();
     let parsed = match parts.as_slice() {
@@ -272,8 +274,8 @@ pub fn rows_child_main(edges: &[&'static Edge]) -> i32 {
         eprintln!("{EDGE_ROWS_VAR}={spec:?}: no edge trial {api} {arg}");
         return 2;
     };
-    let m = std::sync::Arc::new(crate::harness::probe::probe());
-    let e = Env::on(m, dev);
+    let m = std::sync::Arc::new(crate::harness::probe::probe(settings));
+    let e = Env::on(m, settings.clone(), dev);
     e.bind();
     let rows = (edge.rows)(&e);
     for (i, row) in rows.iter().enumerate().skip(from) {

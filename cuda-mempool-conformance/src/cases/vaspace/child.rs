@@ -75,7 +75,8 @@ fn still_mapped(new: &Maps, now: &Maps) -> u64 {
 
 /// Child role `vaspace`: every step of [`STEPS`] in order, each answer sent as soon as it is
 /// known (a step that fails answers why; one that kills the child leaves the earlier answers).
-pub fn child_main() -> i32 {
+/// `settings`: the child's, as its entry point read them.
+pub fn child_main(settings: &std::sync::Arc<crate::harness::settings::Settings>) -> i32 {
     let chan = match Channel::from_inherited() {
         Ok(c) => c,
         Err(e) => {
@@ -83,7 +84,13 @@ pub fn child_main() -> i32 {
             return 1;
         }
     };
-    let on = |dev| Env::on(std::sync::Arc::new(crate::harness::probe::probe()), dev);
+    let on = |dev| {
+        Env::on(
+            std::sync::Arc::new(crate::harness::probe::probe(settings)),
+            settings.clone(),
+            dev,
+        )
+    };
     // Started ahead (`harness::kept_children::warm`): the context first, then the wait for the trial.
     let mut early = None;
     if crate::harness::kept_children::started_ahead() {

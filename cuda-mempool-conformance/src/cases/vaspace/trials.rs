@@ -85,6 +85,7 @@ fn measure_all(env: &Env) -> R<Answers> {
         &[(crate::cases::xproc::IMPORTER_DEVICE_VAR, &dev)],
         crate::driver::deadline::shared_child_step(),
         crate::harness::kept_children::Take::Unused,
+        &env.settings,
     )?;
     let mut answers = Answers::new();
     let ended = match peer.chan.send(&msg, fd) {
@@ -139,6 +140,7 @@ fn warm(e: &Env) -> R {
         &[(var, &dev)],
         1,
         crate::driver::deadline::shared_child_step(),
+        &e.settings,
     )
 }
 

@@ -154,7 +154,7 @@ pub fn child_start() -> Duration {
 /// environment its trials take them with (two for the round trips: one trial has two importers).
 pub(super) fn warm(e: &Env, role: Role, n: usize) -> R {
     let dev = e.dev.to_string();
-    crate::harness::kept_children::warm(&role, &[(IMPORTER_DEVICE_VAR, &dev)], n, child_start())
+    crate::harness::kept_children::warm(&role, &[(IMPORTER_DEVICE_VAR, &dev)], n, child_start(), &e.settings)
 }
 
 pub(super) fn code(r: CUresult) -> Value {

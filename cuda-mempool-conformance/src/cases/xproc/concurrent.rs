@@ -207,6 +207,7 @@ fn concurrent(e: &Env, shape: &str, n: usize) -> R {
             // One answer, the importer's start-up included.
             child_start(),
             importer_for(shape),
+            &e.settings,
         )?;
         let msg = json!({"op": "concurrent", "shape": shape, "threads": n, "data": hex(&d.reserved)});
         match peer

@@ -111,9 +111,9 @@ impl Spec {
 /// it, then cannot restore it (Restore answers OPERATING_SYSTEM and the process stays checkpointed):
 /// a declared departure of the engine (`checkpoint_importer_not_restored`), after which the
 /// importer is lost (killed by the suite) and the round trip ends there, judged: false.
-fn checkpoint_importer(p: &Peer) -> R<bool> {
+fn checkpoint_importer(env: &Env, p: &Peer) -> R<bool> {
     let pid = p.pid().ok_or("the importer has no process to checkpoint")? as i32;
-    let trip = checkpoint::trip(pid)?;
+    let trip = checkpoint::trip(&env.m.checkpoint, pid)?;
     note(format!("checkpoint leg, importer {pid}: {}", trip.describe()));
     // The engine's answer to the restore: the driver's code; a command's, where the process was
     // left checkpointed, the driver's departure's (the same row).
@@ -181,6 +181,7 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
             &envs,
             child_start().max(spec.timeout),
             spec.take(),
+            &env.settings,
         )?);
     }
     let started = crate::harness::child::starts() - starts;
@@ -223,7 +224,7 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
     }
     phases.push(("exported", start.elapsed()));
     if spec.checkpoint == Some(Side::Exporter) {
-        let trip = checkpoint::round_trip(std::process::id() as i32)?;
+        let trip = checkpoint::round_trip(&env.m.checkpoint, std::process::id() as i32)?;
         note(format!("checkpoint leg, the exporter: {}", trip.describe()));
         phases.push(("exporter checkpointed", start.elapsed()));
     }
@@ -259,7 +260,7 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
         phases.push(("verified", start.elapsed()));
         if spec.checkpoint == Some(Side::Importer) {
             for p in peers.iter() {
-                if !checkpoint_importer(p)? {
+                if !checkpoint_importer(env, p)? {
                     return Ok(None);
                 }
             }

@@ -345,6 +345,7 @@ pub(super) fn rules_answers(env: &Env) -> R<&'static Answers> {
                 &[(IMPORTER_DEVICE_VAR, &dev)],
                 child_wait(),
                 kept_children::Take::Unused,
+                &env.settings,
             )?;
             peer.chan.send(&msg, Some(fd.as_raw_fd()))?;
             let ended = peer.chan.answers_until_done(&mut answers);

@@ -93,6 +93,7 @@ impl Offer {
             } else {
                 kept_children::Take::Unused
             },
+            &env.settings,
         )
         .map_err(|e| lost(e.to_string()))?;
         let data: Vec<String> = data.iter().map(|d| hex(&d.reserved)).collect();

@@ -1,6 +1,10 @@
 //! The suite's settings: every `CONFORMANCE_*` variable once in a table (its name, who sets it, what
 //! it accepts, its default and what it does), what each setting of a run accepts as a typed value,
-//! and the one read of them, once per process.
+//! and the one read of them into a [`Settings`] value at each process's entry point
+//! (`Settings::at_entry`), handed down from there as a value (as an argument, or a field of the
+//! contexts that flow: the case `Env`, the scheduler's inputs, the report writer's): nothing looks
+//! the settings up. The driver floor's three are installed at the same entry point
+//! (`driver::given`).
 
 pub mod parse;
 pub mod table;
@@ -13,4 +17,4 @@ pub use parse::{
     STRESS_SECS_VAR, STRESS_SEED_VAR, STRICT_VAR, TRIALS_FILE_VAR, TRIAL_TIMEOUT_VAR, VERBOSE_VAR, WORKERS_VAR,
 };
 pub use table::{find, reference_tables, Setting, Who, SETTINGS};
-pub use values::{get, Parsed, SettingError, Settings};
+pub use values::{Parsed, SettingError, Settings};

@@ -94,9 +94,10 @@ pub fn entry(v: Option<&str>) -> Result<Entry, String> {
 
 /// The checkpoint leg's engine (CONFORMANCE_CHECKPOINT): what takes a process under test through a
 /// checkpoint and back (`harness::checkpoint`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Engine {
     /// No leg: its trials are ignored, saying how to turn it on.
+    #[default]
     Off,
     /// The driver's own engine, `cuCheckpointProcess{Lock,Checkpoint,Restore,Unlock}` (R570+),
     /// called from a child of the suite on the process under test.

@@ -1,10 +1,12 @@
 //! The one read of the run's settings: the `CONFORMANCE_*` variables a run takes (the `User` and
-//! `TestOnly` rows of the table), read once per process into typed values, each with the error its
-//! text was if it was unusable. The coordinator checks them all before anything runs (exit code 2);
-//! a child takes the values, whose text its parent has checked. The driver's three are handed down
-//! to it here (`driver::given`). Not here: CONFORMANCE_IPC_FAULT (test-only, read by the importer
-//! child it breaks); the `Child` rows are a protocol between the suite and its children, read by the
-//! role they start.
+//! `TestOnly` rows of the table), read at each process's entry point ([`Settings::at_entry`]) into
+//! one typed value, each setting with the error its text was if it was unusable, and handed down
+//! from there as a value (no global holds it). The coordinator checks them all before anything runs
+//! (exit code 2); a child reads its own at its entry point, from the environment its parent gave it,
+//! and takes the values, whose text its parent has checked. The driver's three go to the driver floor
+//! at the entry point too (`driver::given::install`). Not here: CONFORMANCE_IPC_FAULT (test-only,
+//! read by the importer child it breaks); the `Child` rows are a protocol between the suite and its
+//! children, read by the role they start.
 
 use super::parse::{self, Partition, Request};
 use crate::driver::entry::Entry;
@@ -12,7 +14,7 @@ use crate::driver::given::Given;
 use crate::harness::cap::Cap;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A setting whose text is not one it accepts: the message names the variable, the value and what
@@ -47,9 +49,9 @@ pub struct Parsed<T> {
 }
 
 impl<T> Parsed<T> {
-    /// `var` read and parsed by `parse`; where its text is unusable, the value unset gives.
-    fn read(var: &'static str, parse: impl Fn(Option<&str>) -> Result<T, String>) -> Parsed<T> {
-        match parse(text(var).as_deref()) {
+    /// `var`'s text (`text`) parsed by `parse`; where it is unusable, the value unset gives.
+    fn read(var: &'static str, text: Option<String>, parse: impl Fn(Option<&str>) -> Result<T, String>) -> Parsed<T> {
+        match parse(text.as_deref()) {
             Ok(value) => Parsed { value, error: None },
             Err(message) => Parsed {
                 value: parse(None).expect("every setting accepts being unset"),
@@ -118,56 +120,88 @@ pub struct Settings {
     pub checkpoint: Parsed<parse::Engine>,
 }
 
-/// A setting's text (None: unset, or not UTF-8 as `std::env::var` failing).
-fn text(var: &str) -> Option<String> {
-    crate::os::setting(var)
-}
-
-/// A setting that is a path (None: unset or empty).
-fn path(var: &str) -> Option<OsString> {
-    crate::os::setting_os(var).filter(|v| !v.is_empty())
-}
-
 impl Settings {
-    /// Read and parse every setting from this process's environment.
-    fn read() -> Settings {
-        use parse::*;
+    /// Read at a process's entry point (`suite::main`, which child roles go through too; a test
+    /// binary that runs trials; the mutation runner's setup): every setting from this process's
+    /// environment, and the driver floor handed its three (`driver::given::install`) before the
+    /// entry point makes its first driver call. Called once per process; the value is handed down.
+    pub fn at_entry() -> Arc<Settings> {
+        let s = Settings::from_env();
+        crate::driver::given::install(s.given());
+        Arc::new(s)
+    }
+
+    /// Every setting from this process's environment (`os::setting`, the one read of it), not
+    /// handed to the driver (see [`Settings::at_entry`]).
+    pub fn from_env() -> Settings {
+        use parse::MAX_CONNECTIONS_VAR;
         let nextest = std::env::var_os("NEXTEST").is_some();
         let own_connections = std::env::var_os(MAX_CONNECTIONS_VAR).is_some();
+        Settings::read_with(crate::os::setting_os, nextest, own_connections)
+    }
+
+    /// The settings `vars` give (`(name, text)`; any other unset), as in a process outside nextest
+    /// with no CUDA_DEVICE_MAX_CONNECTIONS of its own: for tests, which build their own.
+    pub fn from_vars(vars: &[(&str, &str)]) -> Settings {
+        let vars: Vec<(String, OsString)> = vars.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect();
+        Settings::read_with(
+            |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()),
+            false,
+            false,
+        )
+    }
+
+    /// The settings an unset environment gives: for tests, and for a stand-in `Env` whose rows are
+    /// only listed, never run (`cases::edges`).
+    pub fn unset() -> Settings {
+        Settings::from_vars(&[])
+    }
+
+    /// Read and parse every setting, each variable's text as `lookup` gives it (None: unset); under
+    /// nextest (`nextest`) or not, with a CUDA_DEVICE_MAX_CONNECTIONS of the run's own
+    /// (`own_connections`) or not.
+    fn read_with(lookup: impl Fn(&str) -> Option<OsString>, nextest: bool, own_connections: bool) -> Settings {
+        use parse::*;
+        // A setting's text (None: unset, or not UTF-8 as `std::env::var` failing).
+        let text = |var: &str| lookup(var).and_then(|v| v.into_string().ok());
+        // A setting that is a path (None: unset or empty).
+        let path = |var: &str| lookup(var).filter(|v| !v.is_empty());
         Settings {
-            devices: Parsed::read(DEVICES_VAR, devices),
+            devices: Parsed::read(DEVICES_VAR, text(DEVICES_VAR), devices),
             device_lock: path(DEVICE_LOCK_VAR).map(PathBuf::from),
-            entry: Parsed::read(ENTRY_VAR, entry),
+            entry: Parsed::read(ENTRY_VAR, text(ENTRY_VAR), entry),
             expect: text(EXPECT_VAR).filter(|p| !p.trim().is_empty()),
-            fail_fast: Parsed::read(FAIL_FAST_VAR, fail_fast),
-            fail_fast_lead: Parsed::read(LEAD_VAR, lead),
-            helper_connections: Parsed::read(HELPER_CONNECTIONS_VAR, |v| helper_connections(v, own_connections)),
+            fail_fast: Parsed::read(FAIL_FAST_VAR, text(FAIL_FAST_VAR), fail_fast),
+            fail_fast_lead: Parsed::read(LEAD_VAR, text(LEAD_VAR), lead),
+            helper_connections: Parsed::read(HELPER_CONNECTIONS_VAR, text(HELPER_CONNECTIONS_VAR), |v| {
+                helper_connections(v, own_connections)
+            }),
             junit: text(JUNIT_VAR),
-            library: Parsed::read(LIBRARY_VAR, library),
+            library: Parsed::read(LIBRARY_VAR, text(LIBRARY_VAR), library),
             nvml: text(NVML_VAR)
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| "libnvidia-ml.so.1".to_string()),
-            partition: Parsed::read(PARTITION_VAR, partition),
+            partition: Parsed::read(PARTITION_VAR, text(PARTITION_VAR), partition),
             report_dir: path(REPORT_DIR_VAR).map(PathBuf::from),
-            required: Parsed::read(REQUIRE_VAR, required),
-            rerun_failed: Parsed::read(RERUN_VAR, rerun_failed),
-            run_budget: Parsed::read(RUN_BUDGET_VAR, run_budget),
-            serial: Parsed::read(SCHEDULE_VAR, serial),
-            stress_secs: Parsed::read(STRESS_SECS_VAR, stress_secs),
-            stress_seed: Parsed::read(STRESS_SEED_VAR, stress_seed),
-            strict: Parsed::read(STRICT_VAR, strict),
-            trials_file: crate::os::setting_os(TRIALS_FILE_VAR),
-            trial_timeout: Parsed::read(TRIAL_TIMEOUT_VAR, trial_timeout),
-            verbose: Parsed::read(VERBOSE_VAR, verbose),
-            in_process: Parsed::read(WORKERS_VAR, |v| in_process(v, nextest)),
+            required: Parsed::read(REQUIRE_VAR, text(REQUIRE_VAR), required),
+            rerun_failed: Parsed::read(RERUN_VAR, text(RERUN_VAR), rerun_failed),
+            run_budget: Parsed::read(RUN_BUDGET_VAR, text(RUN_BUDGET_VAR), run_budget),
+            serial: Parsed::read(SCHEDULE_VAR, text(SCHEDULE_VAR), serial),
+            stress_secs: Parsed::read(STRESS_SECS_VAR, text(STRESS_SECS_VAR), stress_secs),
+            stress_seed: Parsed::read(STRESS_SEED_VAR, text(STRESS_SEED_VAR), stress_seed),
+            strict: Parsed::read(STRICT_VAR, text(STRICT_VAR), strict),
+            trials_file: lookup(TRIALS_FILE_VAR),
+            trial_timeout: Parsed::read(TRIAL_TIMEOUT_VAR, text(TRIAL_TIMEOUT_VAR), trial_timeout),
+            verbose: Parsed::read(VERBOSE_VAR, text(VERBOSE_VAR), verbose),
+            in_process: Parsed::read(WORKERS_VAR, text(WORKERS_VAR), |v| in_process(v, nextest)),
             crash_trial: text(CRASH_VAR),
-            plant_leaks: Parsed::read(PLANT_VAR, plants),
-            checkpoint: Parsed::read(CHECKPOINT_VAR, checkpoint),
+            plant_leaks: Parsed::read(PLANT_VAR, text(PLANT_VAR), plants),
+            checkpoint: Parsed::read(CHECKPOINT_VAR, text(CHECKPOINT_VAR), checkpoint),
         }
     }
 
-    /// What the driver floor is told.
-    fn given(&self) -> Given {
+    /// What the driver floor is told (`driver::given`).
+    pub fn given(&self) -> Given {
         Given {
             entry: self.entry.value(),
             strict: self.strict.value(),
@@ -187,13 +221,24 @@ impl Settings {
     }
 }
 
-/// The settings of this process, read at the first call (which hands the driver its three: every
-/// `main` of the crate calls this before its first driver call).
-pub fn get() -> &'static Settings {
-    static SETTINGS: OnceLock<Settings> = OnceLock::new();
-    SETTINGS.get_or_init(|| {
-        let s = Settings::read();
-        crate::driver::given::hand_down(s.given());
-        s
-    })
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_come_from_the_vars_given() {
+        let s = Settings::from_vars(&[(parse::TRIAL_TIMEOUT_VAR, "120"), (parse::STRICT_VAR, "documented")]);
+        assert_eq!(s.trial_timeout.checked(), Ok(Duration::from_secs(120)));
+        assert!(s.given().strict);
+        let d = Settings::unset();
+        assert_eq!(d.given(), Given::unset());
+        let bad = Settings::from_vars(&[(parse::TRIAL_TIMEOUT_VAR, "soon")]);
+        let e = bad.trial_timeout.checked().unwrap_err();
+        assert_eq!(e.var, parse::TRIAL_TIMEOUT_VAR);
+        assert_eq!(
+            bad.trial_timeout.value(),
+            d.trial_timeout.value(),
+            "the default stands in for a child"
+        );
+    }
 }
