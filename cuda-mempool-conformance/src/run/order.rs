@@ -1,4 +1,4 @@
-//! What runs when: the run's queues and their order (one function, [`queues`]), how many general
+//! What runs when: the run's queues and their order (one function, `queues`), how many general
 //! workers a run gets, and whether its processes start slowly (the scheduler then starts fewer of
 //! them at once).
 
