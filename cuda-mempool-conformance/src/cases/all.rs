@@ -173,13 +173,13 @@ mod tests {
         let all = super::all();
         let declared: BTreeSet<String> = all
             .iter()
-            .filter(|c| c.hands_freed_handles)
+            .filter(|c| c.placement.hands_freed_handles())
             .map(|c| c.trial_name())
             .collect();
         assert_eq!(declared, names(HANDS_FREED));
-        for c in all.iter().filter(|c| c.hands_freed_handles) {
+        for c in all.iter().filter(|c| c.placement.hands_freed_handles()) {
             assert!(
-                c.own_process,
+                c.placement.own_process(),
                 "{} hands the driver freed handles but shares its process",
                 c.trial_name()
             );

@@ -7,7 +7,7 @@
 
 use super::capture::{capture, Exec, Graph};
 use crate::cases::prelude::*;
-use crate::harness::case::LARGE;
+use crate::harness::placement::LARGE;
 
 use CUmemPool_attribute as A;
 const MIB: usize = 1 << 20;

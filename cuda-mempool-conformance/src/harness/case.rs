@@ -1,10 +1,11 @@
-//! The case model: what a case is (its group, needs, lane, declared crash, body), how it spreads
+//! The case model: what a case is (its group, needs, placement, declared crash, body), how it spreads
 //! over a run's devices, the environment its body gets, and a result several cases share.
 
 use crate::driver::cu::*;
 use crate::driver::fail::{Fail, R};
 use crate::harness::machine::Selection;
 use crate::harness::machine::{Cap, Machine};
+use crate::harness::placement::{Need, Own, Placement, SERIAL};
 use crate::harness::precondition::Precondition;
 use crate::harness::probe::retain_context;
 use crate::harness::settings::Settings;
@@ -162,38 +163,10 @@ pub struct Case {
     pub multi: Vec<CUdevice>,
     /// What the trial name ends with once spread (`::dev2`, `::dev0_dev1`), when devices are named.
     pub suffix: String,
-    /// Cases of one lane run one after another in a worker of their own: `serial` (they change
-    /// the current pool or default-pool attributes), or a lane whose cases share one expensive
-    /// answer (a child process's observations).
-    pub lane: Option<&'static str>,
     pub crash: Option<Crash>,
-    /// Long-running: scheduled first so that it overlaps the many short ones.
-    pub slow: bool,
-    /// Its lane only paces it (one at a time, for the bare device's sake): where processes start
-    /// slowly (`run::order::slow_starts`) it runs in the general queue, beside the others.
-    pub paced: bool,
-    /// Runs with no other trial in its process (it compares process-wide counts such as open fds).
-    /// Workers run one trial at a time anyway; this matters when trials share one process.
-    pub alone: bool,
-    /// What it needs of the device's memory while it runs: `run::turns` lets trials run side by
-    /// side while their needs fit, and gives the device alone only to those that need it.
-    pub need: Need,
-    /// Runs in a fresh child process of its own (role `case:TRIAL`), whose end gives back whatever
-    /// the driver keeps for the process after the trial (R580 keeps the memory a graph launch that it
-    /// refused OUT_OF_MEMORY had taken, until the process ends: issue 34's graph caps trials), and
-    /// takes along whatever the trial did to the process (see [`Case::hands_freed_handles`]). A crash
-    /// case (`crash`) runs in its worker all the same, whose death is the verdict the coordinator
-    /// reads, and the worker ends after it (`run::worker`): no later trial shares its process either.
-    pub own_process: bool,
-    /// It hands the driver a handle the driver has freed: a destroyed pool or stream (a pointer to
-    /// the driver's own heap, freed by cuMemPoolDestroy or cuStreamDestroy) or a device pointer
-    /// already freed. What the driver then reads or writes of freed memory must reach no other
-    /// trial, so it runs in a process of its own ([`Case::hands_freed_handles`]).
-    pub hands_freed_handles: bool,
-    /// It makes calls the driver may leave unanswered, on watched threads (`harness::bounded`): a
-    /// stuck one holds its process's driver, so where trials share the coordinator's process
-    /// (in-process mode) it runs in a process of its own; a worker retires after it.
-    pub may_hang: bool,
+    /// Where and how it runs: its process, its queue, its memory need, long-running or alone
+    /// (`harness::placement`).
+    pub placement: Placement,
     /// The run's preconditions it relies on: where one does not hold, it is not run
     /// (`harness::precondition`).
     pub relies: &'static [Precondition],
@@ -205,51 +178,6 @@ pub struct Case {
 
 /// A lane's start-ahead step (`Case::warm`), run in its worker with the case's environment.
 pub type Warm = fn(&Env) -> R;
-
-/// What a trial needs of the device's memory while it runs (`run::turns` schedules by it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Need {
-    /// None: it needs no device (its children, if any, see none), so it runs beside anything.
-    Nothing,
-    /// A little: the default for a trial on a device (`run::turns` counts a 64th of
-    /// the device each).
-    Small,
-    /// At most this share (numerator, denominator) of the device's memory.
-    Share(u32, u32),
-    /// At most these bytes of device memory.
-    Bytes(u64),
-    /// It asks for more than the device has, and must be refused: meanwhile the driver may take
-    /// every free byte (and is slow beside processes creating contexts), so it runs beside no trial
-    /// that holds memory; beside others of its kind it may (each is refused whatever the others do).
-    Beyond,
-    /// The device alone: it reads device-wide free memory, or holds most of it and asks for more
-    /// (a context made meanwhile would move the one, and may come up broken beside the other).
-    Device,
-}
-/// The device memory the trials running at once may hold: three quarters of the device's total, or
-/// all of it but 16 GiB where that is more, the rest left to the contexts of the run's processes
-/// (504 MiB each on the H100, R580; a run keeps up to about twenty: 10 GiB), the driver's own
-/// reserve and other users of the device. On a large device a quarter is far more than they take
-/// (the H200's 35 GiB), and a trial of three quarters then ran beside nothing (issue 45).
-pub fn budget_capacity(total: u64) -> u64 {
-    (total / 4 * 3).max(total.saturating_sub(RESERVE_BESIDE_TRIALS))
-}
-/// The least device memory the turns leave to what is not a trial ([`budget_capacity`]).
-const RESERVE_BESIDE_TRIALS: u64 = 16 << 30;
-
-impl Need {
-    /// It keeps every memory-holding trial off the device while it runs (`Beyond`, `Device`).
-    pub fn heavy(self) -> bool {
-        matches!(self, Need::Beyond | Need::Device)
-    }
-}
-
-/// The lane of cases that change device state visible to the whole process.
-pub const SERIAL: &str = "serial";
-/// The lane of cases that hold GiB each (the large imports, the reserve trials of most of the
-/// device): one at a time, so that one of them waiting for memory never holds the other queues'
-/// turns back (issue 45), and beside the rest of the run rather than after it.
-pub const LARGE: &str = "large";
 
 impl Case {
     pub fn new(
@@ -271,15 +199,8 @@ impl Case {
             peer: None,
             multi: Vec::new(),
             suffix: String::new(),
-            lane: None,
             crash: None,
-            slow: false,
-            paced: false,
-            alone: false,
-            need: Need::Small,
-            own_process: false,
-            hands_freed_handles: false,
-            may_hang: false,
+            placement: Placement::default(),
             relies: crate::harness::precondition::DEFAULT,
             warm: None,
             body: Arc::new(body),
@@ -315,14 +236,16 @@ impl Case {
         self.needs.push(cap);
         self
     }
+    /// In `lane` ([`Queue::Lane`](crate::harness::placement::Queue::Lane)).
     pub fn lane(mut self, lane: &'static str) -> Case {
-        self.lane = Some(lane);
+        self.placement = self.placement.in_lane(lane);
         self
     }
-    /// In `lane` only for its pace ([`Case::paced`]): its trials do not depend on each other.
+    /// In `lane` only for its pace ([`Queue::Paced`](crate::harness::placement::Queue::Paced)): its
+    /// trials do not depend on each other.
     pub fn paced(mut self, lane: &'static str) -> Case {
-        self.paced = true;
-        self.lane(lane)
+        self.placement = self.placement.paced_in(lane);
+        self
     }
     pub fn serial(self) -> Case {
         self.lane(SERIAL)
@@ -360,12 +283,14 @@ impl Case {
         }
         self
     }
+    /// Long-running ([`Placement::long_running`]).
     pub fn slow(mut self) -> Case {
-        self.slow = true;
+        self.placement = self.placement.long_running();
         self
     }
+    /// With no other trial in its process ([`Placement::alone_in_process`]).
     pub fn alone(mut self) -> Case {
-        self.alone = true;
+        self.placement = self.placement.alone_in_process();
         self
     }
     /// Its lane's worker runs `f` before the lane's first turn ([`Case::warm`]).
@@ -373,9 +298,10 @@ impl Case {
         self.warm = Some(f);
         self
     }
-    /// It runs in a process of its own ([`Case::own_process`]).
+    /// It runs in a process of its own ([`Own::Leaves`]): what it leaves in the process goes
+    /// with it.
     pub fn own_process(mut self) -> Case {
-        self.own_process = true;
+        self.placement = self.placement.in_own_process(Own::Leaves);
         self
     }
     /// It hands the driver a destroyed handle (a pool or stream after its destruction, a device
@@ -383,10 +309,16 @@ impl Case {
     /// memory reaches no other trial. On R580 (H200, with glibc's heap checks) a worker that had
     /// run such a trial died later inside cuMemAllocFromPoolAsync or cuMemPoolDestroy, or aborted in
     /// cuMemPoolCreate on a corrupted heap, in trials that pass alone (issue 58). Every such trial
-    /// is listed in `cases::all`'s tests.
+    /// is listed in `cases::all`'s tests ([`Own::FreedHandles`]).
     pub fn hands_freed_handles(mut self) -> Case {
-        self.hands_freed_handles = true;
-        self.own_process()
+        self.placement = self.placement.in_own_process(Own::FreedHandles);
+        self
+    }
+    /// It makes calls the driver may leave unanswered, on watched threads
+    /// ([`Process::Watched`](crate::harness::placement::Process::Watched)).
+    pub fn may_hang(mut self) -> Case {
+        self.placement = self.placement.watched();
+        self
     }
     /// It needs the device alone ([`Need::Device`]).
     pub fn exclusive(self) -> Case {
@@ -404,23 +336,19 @@ impl Case {
     pub fn memory_bytes(self, bytes: u64) -> Case {
         self.needing(Need::Bytes(bytes))
     }
-    /// It needs `need` of the device's memory; alone in its process too, which is what an
-    /// in-process run can honour (an out-of-memory answer there would be another trial's).
+    /// It needs `need` of the device's memory, alone in its process ([`Placement::needing`]).
     fn needing(mut self, need: Need) -> Case {
-        self.need = need;
-        self.alone()
+        self.placement = self.placement.needing(need);
+        self
     }
     /// What it needs of the device's memory, as the scheduler takes it: a case that needs no
     /// device ([`Cap::Gpu`] not among its needs) holds no device memory.
     pub fn memory_need(&self) -> Need {
-        match self.need {
-            Need::Small if !self.needs.contains(&Cap::Gpu) => Need::Nothing,
-            n => n,
-        }
+        self.placement.memory_need(self.needs.contains(&Cap::Gpu))
     }
     /// `820_cuMemAllocAsync::case`, `…::serial::case`, `harness::case`, `suite::case`.
     pub fn trial_name(&self) -> String {
-        match (self.group, self.lane) {
+        match (self.group, self.placement.lane()) {
             (Group::Api(_), Some(SERIAL)) => format!("{}::serial::{}{}", self.group.label(), self.name, self.suffix),
             _ => format!("{}::{}{}", self.group.label(), self.name, self.suffix),
         }
@@ -531,6 +459,30 @@ impl<T> Default for Shared<T> {
 
 #[cfg(test)]
 mod tests {
+    /// The builders cases use land in the placement: a case of its own process runs in a child of
+    /// its worker, a crash case of its own process in the worker, which ends after it, any other in
+    /// the worker; a case that needs memory runs alone in its process.
+    #[test]
+    fn builders_place_the_case() {
+        use super::*;
+        use crate::harness::placement::InWorker;
+        let plain = || Case::gpu(821, "x", |_| Ok(()));
+        let crash = || plain().crashes(SIGSEGV, CUresult::CUDA_ERROR_INVALID_HANDLE, "test");
+        let place = |c: Case| c.placement.in_worker(c.crash.is_some());
+        assert_eq!(place(plain()), InWorker::Worker);
+        assert_eq!(place(plain().own_process()), InWorker::Child);
+        assert_eq!(place(plain().hands_freed_handles()), InWorker::Child);
+        assert_eq!(place(crash()), InWorker::Worker);
+        assert_eq!(place(crash().hands_freed_handles()), InWorker::WorkerThenEnd);
+        assert!(plain()
+            .hands_freed_handles()
+            .own_process()
+            .placement
+            .hands_freed_handles());
+        assert!(plain().memory_share(1, 2).placement.alone());
+        assert_eq!(plain().serial().trial_name(), "821_cuMemAllocFromPoolAsync::serial::x");
+    }
+
     #[test]
     fn device_suffixes_come_off_and_nothing_else() {
         use super::without_device_suffix as w;

@@ -47,7 +47,7 @@ const SETTLE_STABLE: std::time::Duration = std::time::Duration::from_millis(100)
 /// Answers how long it waited, in seconds (the trial's timeline shows it).
 ///
 /// It ends as soon as the level before is back, or as soon as free memory covers all that the
-/// scheduler's turns may give out at once (`case::budget_capacity`): the next trials then find their
+/// scheduler's turns may give out at once (`placement::budget_capacity`): the next trials then find their
 /// memory whatever else is missing. Free memory that stops rising counts as settled too: what is still missing then is not coming
 /// back (contexts of workers started during the trial: 504 MiB each on the H100, and every run's
 /// first exclusive trial waited out its whole limit for three of them, 1512 MiB).
@@ -61,7 +61,7 @@ fn settle(before: usize) -> f64 {
         let now = memory.map(|(free, _)| free);
         // Back to the level before, or everything the scheduler may give out is free again (the
         // measured condition: what is missing then is contexts started meanwhile, not coming back).
-        let room = memory.is_some_and(|(f, t)| f as u64 >= crate::harness::case::budget_capacity(t as u64));
+        let room = memory.is_some_and(|(f, t)| f as u64 >= crate::harness::placement::budget_capacity(t as u64));
         if room || !matches!(now, Some(f) if f + SETTLE_SLACK < before) {
             return waited();
         }
@@ -153,7 +153,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
     env.bind();
     // A trial in its own process settles in its parent, once the process has ended and given
     // back what it held (`execute_in_child`).
-    let before = if case.need == crate::harness::case::Need::Device && !case.own_process {
+    let before = if case.placement.need() == crate::harness::placement::Need::Device && !case.placement.own_process() {
         device_memory().map(|(free, _)| free)
     } else {
         None
@@ -193,7 +193,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
 /// probe, as JSON): the child reads it instead of probing again.
 pub const MACHINE_FILE_VAR: &str = "CONFORMANCE_CHILD_MACHINE";
 
-/// Run a case's body in a fresh child of this binary (role `case:TRIAL`; `Case::own_process`),
+/// Run a case's body in a fresh child of this binary (role `case:TRIAL`; `placement::Process::Own`),
 /// within `timeout`: the child's answer, or a broken one saying how the child ended. A trial that
 /// has the device's memory to itself is settled here, once its process has ended (the driver
 /// keeps some of what such a process held until it ends: R580 after a refused graph launch).
@@ -231,7 +231,7 @@ pub fn execute_in_child(case: &Case, m: &crate::harness::Machine, timeout: Durat
     };
     let path = file.to_string_lossy().into_owned();
     let envs: Vec<(&str, &str)> = if given { vec![(MACHINE_FILE_VAR, &path)] } else { vec![] };
-    let before = (case.need == crate::harness::case::Need::Device)
+    let before = (case.placement.need() == crate::harness::placement::Need::Device)
         .then(device_memory)
         .flatten()
         .map(|(free, _)| free);

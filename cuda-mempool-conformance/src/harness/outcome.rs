@@ -194,7 +194,7 @@ impl Record {
     }
 }
 
-/// A trial's turn at the device (`run::turns`, by `case::Need`): none needed (it needs no device),
+/// A trial's turn at the device (`run::turns`, by `placement::Need`): none needed (it needs no device),
 /// shared within the memory budget, beside no memory holder (a request beyond the device), or the
 /// device alone.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]

@@ -5,7 +5,8 @@
 //! one waits for) are its parts; the scheduler asks it which case comes next, whether a case may
 //! start, and tells it what is done. Which order the queue holds is `order.rs`'s.
 
-use crate::harness::case::{Case, Need};
+use crate::harness::case::Case;
+use crate::harness::placement::Need;
 use crate::run::gates::{Lead, Pending, Queue};
 use crate::run::stop::Stop;
 use crate::run::turns::Turns;

@@ -23,10 +23,10 @@ pub fn workers(parallel: usize) -> usize {
 }
 
 /// Whether `c` starts a process beside its worker, or ends its worker for the next trial to start
-/// another: in a process of its own (`Case::own_process`), a declared crash (its worker dies with
+/// another: in a process of its own (`placement::Process::Own`), a declared crash (its worker dies with
 /// it), an IPC trial (its importers; the kept ones of a lane counted here too).
 fn starts_a_process(c: &Case) -> bool {
-    c.own_process || c.crash.is_some() || c.needs.contains(&Cap::Ipc)
+    c.placement.own_process() || c.crash.is_some() || c.needs.contains(&Cap::Ipc)
 }
 
 /// The new processes a run of `jobs` on `workers` general workers is expected to start, each waiting
@@ -34,7 +34,7 @@ fn starts_a_process(c: &Case) -> bool {
 /// starts a process ([`starts_a_process`]). An estimate: a trial with two importers starts two, a
 /// worker that dies unexpectedly is replaced.
 pub fn processes(jobs: &[Arc<Case>], workers: usize) -> usize {
-    let lanes: BTreeSet<&str> = jobs.iter().filter_map(|c| c.lane).collect();
+    let lanes: BTreeSet<&str> = jobs.iter().filter_map(|c| c.placement.lane()).collect();
     workers + lanes.len() + jobs.iter().filter(|c| starts_a_process(c)).count()
 }
 

@@ -103,15 +103,15 @@ impl Runner {
                     let _shared = ALONE.read().unwrap_or_else(|p| p.into_inner());
                     run_isolated(case, crash_timeout(*timeout))
                 } else {
-                    let lane = case.lane.map(lane_lock);
+                    let lane = case.placement.lane().map(lane_lock);
                     let _lane = lane.as_ref().map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
                     let (_alone, _shared);
-                    if case.alone {
+                    if case.placement.alone() {
                         _alone = ALONE.write().unwrap_or_else(|p| p.into_inner());
                     } else {
                         _shared = ALONE.read().unwrap_or_else(|p| p.into_inner());
                     }
-                    if case.own_process || case.may_hang {
+                    if case.placement.child_in_process() {
                         run_isolated(case, *timeout)
                     } else {
                         Raw::Answer(execute(case, env))

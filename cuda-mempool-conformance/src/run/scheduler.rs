@@ -36,7 +36,7 @@ use crate::harness::verdict::judge;
 use crate::run::admission::Admission;
 use crate::run::clock::since_start;
 use crate::run::gates::Queue;
-use crate::run::order::{general_heavy, run_first, slow_starts, workers_for};
+use crate::run::order::{general_heavy, queues, slow_starts, workers_for, Queues};
 use crate::run::stop::Stop;
 use crate::run::turns::{Budget, Turns};
 pub use crate::run::worker::Prestarted;
@@ -131,7 +131,8 @@ fn stuck_after(deadline: Duration, slow: bool) -> Duration {
 
 impl Scheduler {
     /// Start running `jobs` (the cases libtest-mimic will run), `parallel` general workers at once;
-    /// `stop` says whether the run stops at its first failure, `rank` the order it then runs them in.
+    /// `stop` says whether the run stops at its first failure, `rank` the order it then runs them in
+    /// (the queues and their order: `run::order::queues`).
     pub fn start(
         env: Arc<Env>,
         jobs: Vec<Arc<Case>>,
@@ -157,9 +158,7 @@ impl Scheduler {
             .filter(|c| stop.leads(c, rank))
             .map(|c| c.trial_name())
             .collect();
-        let mut general = Vec::new();
-        let mut lanes: BTreeMap<&'static str, VecDeque<Arc<Case>>> = BTreeMap::new();
-        for c in jobs {
+        for c in &jobs {
             slots.insert(
                 c.trial_name(),
                 Arc::new(Slot {
@@ -167,13 +166,14 @@ impl Scheduler {
                     ready: Condvar::new(),
                 }),
             );
-            match c.lane {
-                Some(l) if !(slow && c.paced) => lanes.entry(l).or_default().push_back(c),
-                _ => general.push(c),
-            }
         }
-        // A stable sort keeps the suite's order among equals.
-        general.sort_by_key(|c| stop.order_key(c, rank, run_first(c, &budget)));
+        let order = crate::run::order::Run {
+            budget,
+            slow_starts: slow,
+            stop: &stop,
+            rank,
+        };
+        let Queues { general, lanes } = queues(jobs, &order);
         let slots = Arc::new(slots);
         let ctx = Arc::new(Ctx {
             env,
@@ -225,18 +225,12 @@ impl Scheduler {
         for _ in 0..n {
             add_general(&general, &ctx, &handles);
         }
-        for (lane, mut q) in lanes {
-            if ctx.stop.cheap_first() && lane != crate::harness::case::SERIAL {
-                q.make_contiguous()
-                    .sort_by_key(|c| ctx.stop.order_key(c, rank, crate::run::order::Rank::default()));
-            } else {
-                crate::run::order::lane_order(q.make_contiguous(), &budget);
-            }
+        for (lane, q) in lanes {
             let context = context_of(&q);
             // Not the serial lane (its trials leave the process's current pool and default-pool
             // attributes as they found them, but a general trial should not be the one to find
             // out), nor a lane without a context.
-            let steal = (context && lane != crate::harness::case::SERIAL && !slow).then(|| general.clone());
+            let steal = (context && lane != crate::harness::placement::SERIAL && !slow).then(|| general.clone());
             let lane = Lane {
                 steal,
                 early: early && context,
@@ -423,7 +417,12 @@ fn spawn_dispatcher(
     std::thread::spawn(move || {
         let (mut queue, mut steal) = (queue, lane.steal);
         // The lane's name (its row in the timeline), also for the general trials it takes.
-        let own_lane = queue.lock().unwrap().front().and_then(|c| c.lane).unwrap_or("lane");
+        let own_lane = queue
+            .lock()
+            .unwrap()
+            .front()
+            .and_then(|c| c.placement.lane())
+            .unwrap_or("lane");
         let mut general = busy_slot.is_some();
         let mut worker: Option<Worker> = None;
         // A lane with start-ahead steps runs them once its worker is there (`warm_lane`).
@@ -547,7 +546,9 @@ mod tests {
 
     fn fake(name: String, exclusive: bool, slow: bool) -> Arc<Case> {
         let mut c = Case::of(Group::Harness, name, &[crate::harness::Cap::Gpu], |_| Ok(()));
-        c.slow = slow;
+        if slow {
+            c = c.slow();
+        }
         if exclusive {
             c = c.exclusive();
         }
@@ -559,8 +560,15 @@ mod tests {
     /// exclusive trial's record spans a moment another trial's does, and shared ones do overlap.
     #[test]
     fn an_exclusive_trial_overlaps_no_other() {
-        let mut general: Vec<_> = (0..48).map(|i| fake(format!("g{i}"), i % 8 == 5, i % 5 == 0)).collect();
-        general.sort_by_key(|c| run_first(c, &Turns::unbounded()));
+        let general: Vec<_> = (0..48).map(|i| fake(format!("g{i}"), i % 8 == 5, i % 5 == 0)).collect();
+        let (stop, rank) = (Stop::default(), BTreeMap::new());
+        let order = crate::run::order::Run {
+            budget: Turns::unbounded(),
+            slow_starts: false,
+            stop: &stop,
+            rank: &rank,
+        };
+        let general = queues(general, &order).general;
         let lane: VecDeque<_> = (0..12).map(|i| fake(format!("l{i}"), i % 3 == 1, false)).collect();
         let general: Queue = Arc::new(Mutex::new(VecDeque::from(general)));
         let lane: Queue = Arc::new(Mutex::new(lane));
@@ -576,7 +584,7 @@ mod tests {
                         break;
                     };
                     let rec = on_turn(&turns, &Stop::default(), &c, &|_| {}, None, || {
-                        std::thread::sleep(Duration::from_millis(if c.slow { 6 } else { 3 }));
+                        std::thread::sleep(Duration::from_millis(if c.placement.slow() { 6 } else { 3 }));
                         Raw::Broken("a fake trial".into())
                     });
                     assert_eq!(

@@ -2,7 +2,7 @@
 //! trial not yet started is recorded ignored (`stopped`), naming the failure; the leak check still
 //! runs. The mutation runner (tests/mutants.rs) uses it: a mutant's verdict needs one kill. In that
 //! mode the queues also run cheap trials first: CONFORMANCE_TRIALS_FILE's order, the `exclusive`
-//! ones (the device alone) last (`run::scheduler`). A run under CONFORMANCE_RUN_BUDGET takes the
+//! ones (the device alone) last (`run::order::queues`). A run under CONFORMANCE_RUN_BUDGET takes the
 //! same order (the widest coverage a short budget can give), and a run cut short (`run::interrupt`)
 //! stops the same way, its trials not yet started recorded `interrupted`.
 //!
@@ -23,7 +23,6 @@ use crate::harness::outcome::{Kind, Outcome, Record};
 use crate::harness::verdict::of_case;
 use crate::run::clock::since_start;
 use crate::run::interrupt;
-use crate::run::order::Rank;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -145,23 +144,6 @@ impl Stop {
         let cut = interrupt::cut()?;
         Some(of_case(case, Outcome::Interrupted, Kind::Interrupted, cut.text()))
     }
-    /// The order of the general queue, as a sort key: in fail-fast mode (or under a budget) the `exclusive` trials
-    /// last, the others in `rank`'s order (CONFORMANCE_TRIALS_FILE's lines; unranked ones after,
-    /// in the suite's order), under a budget alone the long-running ones first among equals (they
-    /// decide when the run ends: under compute-sanitizer the IPC fault trials, 80-180 s each, began
-    /// after 120 s of short ones); otherwise the scheduler's own order (`throughput`).
-    pub fn order_key(&self, c: &Case, rank: &BTreeMap<String, usize>, throughput: Rank) -> (bool, usize, bool, Rank) {
-        if self.cheap_first {
-            (
-                c.memory_need().heavy(),
-                rank.get(&c.trial_name()).copied().unwrap_or(usize::MAX),
-                !self.on && !c.slow,
-                Rank::default(),
-            )
-        } else {
-            (false, 0, false, throughput)
-        }
-    }
 }
 
 #[cfg(test)]
@@ -190,53 +172,10 @@ mod tests {
         let r = on.skipped(&case("later")).expect("stopped");
         assert_eq!((r.outcome, r.kind), (Outcome::Ignored, Kind::Stopped));
         assert!(r.message.contains("`a` failed first"), "{}", r.message);
-    }
-
-    /// Fail-fast order: exclusive trials last whatever their rank, the rest by rank, unranked
-    /// after the ranked.
-    #[test]
-    fn fail_fast_runs_ranked_trials_first_and_exclusive_ones_last() {
-        let mut cases = [case("unranked"), case("big").exclusive(), case("second"), case("first")];
-        let rank: BTreeMap<String, usize> = [("big", 0), ("first", 1), ("second", 2)]
-            .iter()
-            .map(|(n, r)| (case(n).trial_name(), *r))
-            .collect();
-        let on = Stop::new(true);
-        cases.sort_by_key(|c| on.order_key(c, &rank, Rank::default()));
-        let names: Vec<_> = cases.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["first", "second", "unranked", "big"]);
-        // A run budget takes the same order, and stops at no failure.
+        // A run budget runs cheap trials first, and stops at no failure.
         let budget = Stop::new(false).under_budget(true);
-        cases.reverse();
-        cases.sort_by_key(|c| budget.order_key(c, &rank, (true, true, true, true)));
-        let names: Vec<_> = cases.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["first", "second", "unranked", "big"]);
-        budget.note(&Record::new(
-            "a",
-            Group::Harness,
-            Outcome::Failed,
-            Kind::Check,
-            "x".into(),
-        ));
-        assert!(!budget.stopped() && budget.cheap_first());
-    }
-
-    /// Among unranked trials, a run budget starts the long-running ones first (they decide when
-    /// it ends); fail-fast keeps the suite's order (its first failure comes sooner).
-    #[test]
-    fn a_budget_starts_the_long_trials_first_among_equals() {
-        let slow = |n: &str| {
-            let mut c = case(n);
-            c.slow = true;
-            c
-        };
-        let order = |stop: &Stop| {
-            let mut cases = [case("a"), slow("long"), case("b").exclusive(), case("c")];
-            cases.sort_by_key(|c| stop.order_key(c, &BTreeMap::new(), Rank::default()));
-            cases.iter().map(|c| c.name.clone()).collect::<Vec<_>>()
-        };
-        assert_eq!(order(&Stop::new(false).under_budget(true)), ["long", "a", "c", "b"]);
-        assert_eq!(order(&Stop::new(true)), ["a", "long", "c", "b"]);
+        budget.note(&fail("a"));
+        assert!(!budget.stopped() && budget.cheap_first() && !budget.fail_fast());
     }
 
     /// With room to keep, a trial starts while the budget left holds its deadline, and is held back

@@ -1,9 +1,9 @@
-//! Turns at the device, by what each trial needs of its memory (`harness::case::Need`): trials
+//! Turns at the device, by what each trial needs of its memory (`harness::placement::Need`): trials
 //! run side by side while the memory they may hold fits the device's budget; a trial that asks
 //! for more than the device has runs beside none that holds memory; a trial that needs the device
 //! alone gets it. This run's only, or machine-wide through a lock file (CONFORMANCE_DEVICE_LOCK).
 
-use crate::harness::case::Need;
+use crate::harness::placement::Need;
 use std::collections::BTreeSet;
 use std::sync::{Condvar, Mutex};
 
@@ -16,11 +16,11 @@ pub(crate) struct Budget {
     pub capacity: u64,
 }
 impl Budget {
-    /// The part of `total` trials may hold at once (`case::budget_capacity`).
+    /// The part of `total` trials may hold at once (`placement::budget_capacity`).
     pub fn of_device(total: u64) -> Budget {
         Budget {
             total,
-            capacity: crate::harness::case::budget_capacity(total),
+            capacity: crate::harness::placement::budget_capacity(total),
         }
     }
     /// The bytes a trial of `need` counts for (0 for one that waits for the device instead).

@@ -10,7 +10,7 @@
 //! `{"op":"ping"}`, answered by `{"op":"pong"}`, says it is up: its context made, the machine read.
 //! A result with `"retire": true` is the worker's last: a thread of its trial is stuck inside the
 //! driver (`harness::bounded`), or its trial wanted a process of its own and, being a crash case,
-//! ran in the worker (`Case::own_process`); it exits, and the coordinator starts another for the
+//! ran in the worker (`Placement::in_worker`); it exits, and the coordinator starts another for the
 //! next trial.
 //!
 //! Under the mutation library a result carries `"calls"`: the APIs the trial reached
@@ -26,6 +26,7 @@ use crate::harness::execute::{execute, execute_in_child};
 use crate::harness::leaks::{Findings, WorkerState};
 use crate::harness::machine::Machine;
 use crate::harness::outcome::{Answer, Raw};
+use crate::harness::placement::InWorker;
 use crate::harness::probe;
 use crate::harness::settings::Settings;
 use crate::run::gates::Queue;
@@ -79,7 +80,7 @@ pub struct Worker {
     /// Its children's calls file (removed with the worker).
     calls_file: std::path::PathBuf,
     /// Its last trial left a thread stuck inside the driver (`harness::bounded`), or was a crash case
-    /// that wants a process of its own (`Case::own_process`): it runs no more.
+    /// that wants a process of its own (`Placement::in_worker`): it runs no more.
     pub retired: bool,
 }
 
@@ -373,16 +374,6 @@ impl Drop for Worker {
     }
 }
 
-/// Where a worker runs `c`: (in a fresh `case:TRIAL` child, the worker ends after it). A case that
-/// wants a process of its own (`Case::own_process`) gets a child, unless it is a crash case: that
-/// runs in the worker all the same (the worker's death is the crash the coordinator judges; a
-/// child's would come back as a broken answer), and the worker ends after it, so that no later
-/// trial shares its process either.
-fn placement(c: &Case) -> (bool, bool) {
-    let in_child = c.own_process && c.crash.is_none();
-    (in_child, c.own_process && !in_child)
-}
-
 /// Child role `worker`: run trials for the coordinator until told to finish.
 pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
     let mut cases = templates;
@@ -458,9 +449,10 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                         st.prepare(c, env);
                         // What the warm-up, an earlier trial or its leftovers reached is not this one's.
                         let _ = crate::driver::calls::take();
-                        let (in_child, ends_after) = placement(c);
-                        last = ends_after;
-                        let mut a = if in_child {
+                        // A crash case of its own process dies in the worker, which then ends.
+                        let place = c.placement.in_worker(c.crash.is_some());
+                        last = place == InWorker::WorkerThenEnd;
+                        let mut a = if place == InWorker::Child {
                             execute_in_child(c, &env.m, crate::driver::deadline::trial())
                         } else {
                             execute(c, env)
@@ -591,25 +583,5 @@ impl Prestarted {
     /// Reap what nobody took.
     pub fn discard(&self) {
         self.0.lock().unwrap().clear();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::driver::cu::CUresult;
-    use crate::harness::case::SIGSEGV;
-
-    /// A case of its own process runs in a child; a crash case of its own process runs in the
-    /// worker, which ends after it; any other case runs in the worker, which goes on.
-    #[test]
-    fn own_process_cases_share_no_worker_after_them() {
-        let plain = || Case::gpu(821, "x", |_| Ok(()));
-        let crash = || plain().crashes(SIGSEGV, CUresult::CUDA_ERROR_INVALID_HANDLE, "test");
-        assert_eq!(placement(&plain()), (false, false));
-        assert_eq!(placement(&plain().own_process()), (true, false));
-        assert_eq!(placement(&plain().hands_freed_handles()), (true, false));
-        assert_eq!(placement(&crash()), (false, false));
-        assert_eq!(placement(&crash().hands_freed_handles()), (false, true));
     }
 }

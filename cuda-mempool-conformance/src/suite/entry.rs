@@ -77,7 +77,7 @@ pub fn main() -> ExitCode {
             .collect();
         // Lanes start their own workers later: eleven contexts created here instead of four made
         // the H100's runs start 0.6 s later (the driver creates contexts one at a time).
-        let general = chosen.iter().filter(|c| c.lane.is_none()).count();
+        let general = chosen.iter().filter(|c| c.placement.lane().is_none()).count();
         // A fail-fast run with a lead needs one worker before its lead is done (`run::stop`).
         let n = crate::run::order::workers_for(general, parallel);
         Prestarted::start(if s.fail_fast && s.lead > 0 { n.min(1) } else { n })

@@ -22,7 +22,7 @@ pub fn case(edge: &'static Edge) -> Case {
         ctx: 0,
     };
     if (edge.rows)(&probe).iter().any(|r| r.watch != Watch::Off) {
-        c.may_hang = true;
+        c = c.may_hang();
     }
     for &cap in edge.needs {
         c = c.needs(cap);

@@ -15,7 +15,7 @@ pub fn cases() -> Vec<Case> {
     // the IPC lane two kept importers (one trial takes two at once) and the rules' importer, the
     // large imports' lane its first importer.
     v.into_iter()
-        .map(|c| match c.lane {
+        .map(|c| match c.placement.lane() {
             Some(common::IPC_LANE) => c.warmed_by(|e| {
                 common::warm(e, Role::IpcKept, 2)?;
                 common::warm(e, Role::IpcRules, 1)

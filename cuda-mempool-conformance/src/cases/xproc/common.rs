@@ -20,7 +20,7 @@ pub(super) const ROUND_TRIP_LANE: &str = IPC_LANE;
 pub(super) const SCENARIO_LANE: &str = IPC_LANE;
 pub(super) const CONCURRENT_LANE: &str = IPC_LANE;
 /// The large imports, one at a time, each with an importer of its own (`scenarios`).
-pub(super) const LARGE_LANE: &str = crate::harness::case::LARGE;
+pub(super) const LARGE_LANE: &str = crate::harness::placement::LARGE;
 
 /// Position-dependent bytes, so a shifted or partial copy cannot pass.
 /// Every 8-byte word holds a mix of its index and the seed, so each byte depends on its position
