@@ -43,6 +43,9 @@ use std::time::Instant;
 
 #[path = "allocator/api_costs.rs"]
 mod api_costs;
+#[path = "allocator/measure.rs"]
+mod measure;
+use measure::{row, Row, Scale, FULL, SMOKE};
 
 extern "C" {
     fn cump_c_alloc_free_loop(
@@ -52,77 +55,6 @@ extern "C" {
         size: usize,
         iters: std::ffi::c_ulong,
     ) -> i32;
-}
-
-/// Counts for a full run and for the smoke run under `cargo test`.
-#[derive(Clone, Copy)]
-struct Scale {
-    ffi_rounds: usize,
-    ffi_iters: usize,
-    pair_iters_small: usize,
-    pair_iters_large: usize,
-    reuse_iters: usize,
-    ipc_ptrs: usize,
-    /// Pairs per thread per round, and rounds, of the threads group.
-    thread_pairs: usize,
-    thread_rounds: usize,
-    capture_iters: usize,
-    /// Rounds of the api group, calls per round, and calls per round of its IPC cases.
-    api_rounds: usize,
-    api_calls: usize,
-    api_ipc_calls: usize,
-}
-const FULL: Scale = Scale {
-    ffi_rounds: 31,
-    ffi_iters: 20_000,
-    pair_iters_small: 2_000,
-    pair_iters_large: 40,
-    reuse_iters: 2_000,
-    ipc_ptrs: 200,
-    thread_pairs: 2_000,
-    thread_rounds: 7,
-    capture_iters: 2_000,
-    api_rounds: 31,
-    api_calls: 10_000,
-    api_ipc_calls: 200,
-};
-const SMOKE: Scale = Scale {
-    ffi_rounds: 3,
-    ffi_iters: 100,
-    pair_iters_small: 5,
-    pair_iters_large: 2,
-    reuse_iters: 5,
-    ipc_ptrs: 3,
-    thread_pairs: 5,
-    thread_rounds: 1,
-    capture_iters: 5,
-    api_rounds: 3,
-    api_calls: 20,
-    api_ipc_calls: 3,
-};
-
-struct Row {
-    group: &'static str,
-    case: String,
-    unit: &'static str,
-    median: f64,
-    min: f64,
-    max: f64,
-    iters: usize,
-}
-
-fn row(group: &'static str, case: String, unit: &'static str, mut v: Vec<f64>) -> Row {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let iters = v.len();
-    Row {
-        group,
-        case,
-        unit,
-        median: v[iters / 2],
-        min: v[0],
-        max: v[iters - 1],
-        iters,
-    }
 }
 
 fn us(t: Instant) -> f64 {

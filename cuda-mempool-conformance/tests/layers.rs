@@ -1,13 +1,28 @@
-//! The conformance crate's layers, checked from its own paths (`crate::…`, `super::…`, `self::…`
-//! and a module's own children): every import runs downward (os → driver → harness → cases |
-//! report | run → suite), the three middle folders never import one another, no files import each
-//! other in a circle, and a `mod.rs` only declares modules and re-exports. Off Linux, where the
+//! The workspace's module structure, checked from its own paths. In the conformance crate every
+//! import runs downward (os → driver → harness → cases | report | run → suite) and the three
+//! middle folders never import one another; in every module tree of the workspace (the conformance
+//! crate, each of its test and bench targets, xtask, cuda-mempool-sys, ffi-bench) no modules import
+//! one another in a circle, a child's `use super::{a, b}` and a parent's `pub use child::X`
+//! counted (the reader: layers/source.rs, layers/tree.rs, layers/graph.rs); a `mod.rs` only
+//! declares modules and re-exports; no hand-written file is over 700 lines. Off Linux, where the
 //! suite does not run, one test that fails saying so.
+
+#[cfg(target_os = "linux")]
+#[path = "layers/graph.rs"]
+mod graph;
+#[cfg(target_os = "linux")]
+#[path = "layers/source.rs"]
+mod source;
+#[cfg(target_os = "linux")]
+#[path = "layers/tree.rs"]
+mod tree;
 
 #[cfg(target_os = "linux")]
 use std::collections::{BTreeMap, BTreeSet};
 #[cfg(target_os = "linux")]
-use std::path::Path;
+use std::path::{Path, PathBuf};
+#[cfg(target_os = "linux")]
+use tree::Module;
 
 /// Layer of each top-level module; modules of one rank but different names must not import each other.
 #[cfg(target_os = "linux")]
@@ -53,109 +68,6 @@ fn files_with(dir: &Path, prefix: &str, out: &mut BTreeMap<String, String>, mods
     }
 }
 
-/// A file's text before its unit tests (`#[cfg(test)] mod …`: their `super::` is the file itself,
-/// and what tests import is no layer's business).
-#[cfg(target_os = "linux")]
-fn production(text: &str) -> &str {
-    let mut at = 0;
-    let mut lines = text.lines().peekable();
-    while let Some(l) = lines.next() {
-        if l.trim() == "#[cfg(test)]" && lines.peek().is_some_and(|n| n.trim_start().starts_with("mod ")) {
-            return &text[..at];
-        }
-        at += l.len() + 1;
-    }
-    text
-}
-
-/// The modules `module`'s file names: through `crate::…`, `super::…` (each `super` one step up),
-/// `self::…`, and the child modules it declares (`mod name;`, then `name::…`). A `mod.rs` naming
-/// its own children is its front door, not an import, and is left out (a mod.rs only declares and
-/// re-exports: `mod_rs_files_only_declare`). Grouped `use crate::{a, b}` is not used here.
-#[cfg(target_os = "linux")]
-fn imports(module: &str, is_mod: bool, text: &str, known: &BTreeMap<String, String>) -> BTreeSet<String> {
-    let text = production(text);
-    let parts_of = |m: &str| -> Vec<String> { m.split("::").filter(|s| !s.is_empty()).map(String::from).collect() };
-    let children: BTreeSet<String> = text
-        .lines()
-        .filter_map(|l| {
-            let l = l.trim();
-            let l = l
-                .strip_prefix("pub(crate) ")
-                .or_else(|| l.strip_prefix("pub "))
-                .unwrap_or(l);
-            l.strip_prefix("mod ")?.strip_suffix(';').map(|n| n.trim().to_string())
-        })
-        .collect();
-    let mut out = BTreeSet::new();
-    for line in text.lines().map(|l| l.split("//").next().unwrap_or("")) {
-        let bytes = line.as_bytes();
-        let mut i = 0;
-        while i < line.len() {
-            // A path starts where no identifier character or `::` comes before it.
-            let starts =
-                i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_' || bytes[i - 1] == b':');
-            let path: String = line[i..]
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
-                .collect();
-            if !starts || path.is_empty() {
-                i += line[i..].chars().next().map_or(1, char::len_utf8);
-                continue;
-            }
-            i += path.len();
-            let mut segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
-            if segs.len() < 2 && !path.ends_with("::") {
-                continue;
-            }
-            let mut base: Vec<String> = match segs.first().copied() {
-                Some("crate") => {
-                    segs.remove(0);
-                    Vec::new()
-                }
-                Some("self") => {
-                    segs.remove(0);
-                    parts_of(module)
-                }
-                Some("super") => {
-                    let mut b = parts_of(module);
-                    while segs.first() == Some(&"super") {
-                        segs.remove(0);
-                        b.pop();
-                    }
-                    b
-                }
-                Some(child) if children.contains(child) => {
-                    if is_mod {
-                        continue;
-                    }
-                    parts_of(module)
-                }
-                _ => continue,
-            };
-            base.extend(segs.iter().map(|s| s.to_string()));
-            // The longest prefix that is a file.
-            if let Some(m) = (1..=base.len())
-                .rev()
-                .map(|n| base[..n].join("::"))
-                .find(|m| known.contains_key(m))
-            {
-                out.insert(m);
-            } else if base.first().map(String::as_str) == Some("ensure") {
-                // `crate::ensure!`, the macro driver/fail.rs exports at the crate root.
-                out.insert("driver::fail".to_string());
-            } else if let Some(top) = base.first() {
-                out.insert(top.clone());
-            }
-        }
-    }
-    if is_mod {
-        // A mod.rs's `use` of its own folder is its front door.
-        out.retain(|t| !(t.starts_with(module) && (module.is_empty() || t[module.len()..].starts_with("::"))));
-    }
-    out
-}
-
 /// The crate's modules under src/ with their text, and which of them are a folder's mod.rs.
 #[cfg(target_os = "linux")]
 fn src_modules() -> (BTreeMap<String, String>, BTreeSet<String>) {
@@ -169,27 +81,75 @@ fn src_modules() -> (BTreeMap<String, String>, BTreeSet<String>) {
     (known, mods)
 }
 
+/// The workspace's crates whose module trees are checked (their generated bindings left out).
+#[cfg(target_os = "linux")]
+const CRATES: &[&str] = &["cuda-mempool-conformance", "cuda-mempool-sys", "xtask", "ffi-bench"];
+
+#[cfg(target_os = "linux")]
+fn workspace() -> PathBuf {
+    tree::normal(&Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+}
+
+/// A file as the workspace names it (cuda-mempool-conformance/tests/mutants.rs).
+#[cfg(target_os = "linux")]
+fn shown(f: &Path) -> String {
+    f.strip_prefix(workspace()).unwrap_or(f).display().to_string()
+}
+
+/// A file's text for the reader; a generated file's (bindgen's) is left unread.
+#[cfg(target_os = "linux")]
+fn source(f: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(f).ok()?;
+    Some(if f.components().any(|c| c.as_os_str() == "generated") {
+        String::new()
+    } else {
+        text
+    })
+}
+
+/// Every module tree of the workspace's crates, by root file: a root is a .rs file that no other
+/// file's tree holds as a module (lib.rs, main.rs, build.rs, tests/root/NAME.rs, examples; not
+/// tests/NAME.rs, which tests/root/NAME.rs holds as its module `linux`).
+#[cfg(target_os = "linux")]
+fn workspace_trees() -> Vec<(PathBuf, BTreeMap<String, Module>)> {
+    let mut files = Vec::new();
+    for c in CRATES {
+        sources(&workspace().join(c), &mut files);
+    }
+    let trees: Vec<(PathBuf, BTreeMap<String, Module>)> = files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|x| x == "rs"))
+        .map(|f| (tree::normal(f), tree::tree(f, &source)))
+        .collect();
+    let held: BTreeSet<PathBuf> = trees
+        .iter()
+        .flat_map(|(root, t)| t.values().map(|m| m.file.clone()).filter(move |f| f != root))
+        .collect();
+    trees.into_iter().filter(|(root, _)| !held.contains(root)).collect()
+}
+
+/// The conformance crate's tree (src/lib.rs and every module under it).
+#[cfg(target_os = "linux")]
+fn src_tree() -> BTreeMap<String, Module> {
+    tree::tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"), &source)
+}
+
 #[cfg(target_os = "linux")]
 #[test]
-fn imports_run_downward_without_cycles() {
-    let (known, mods) = src_modules();
-    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+fn imports_run_downward() {
+    let tree = src_tree();
     let mut wrong = Vec::new();
-    for (m, text) in &known {
-        if m.is_empty() {
-            continue;
-        }
+    for (m, targets) in graph::imports(&tree) {
         let top = m.split("::").next().unwrap();
-        for t in imports(m, mods.contains(m), text, &known) {
+        for t in targets {
             let ttop = t.split("::").next().unwrap();
-            if t == *m || ttop.is_empty() {
+            if m.is_empty() || ttop.is_empty() {
                 continue;
             }
             let (a, b) = (rank(top), rank(ttop));
             if b > a || (a == b && top != ttop) {
                 wrong.push(format!("{m} (layer {a}) imports {t} (layer {b})"));
             }
-            edges.entry(m.clone()).or_default().insert(t);
         }
     }
     assert!(
@@ -197,22 +157,52 @@ fn imports_run_downward_without_cycles() {
         "imports that do not run downward:\n{}",
         wrong.join("\n")
     );
-    // A cycle: a module that reaches itself (each such module named once, with what it imports).
-    let mut cycles = Vec::new();
-    for start in edges.keys() {
-        let mut seen = BTreeSet::new();
-        let mut todo: Vec<&String> = edges[start].iter().collect();
-        while let Some(n) = todo.pop() {
-            if n == start {
-                cycles.push(format!("{start} (imports {:?})", edges[start]));
-                break;
-            }
-            if seen.insert(n.clone()) {
-                todo.extend(edges.get(n).into_iter().flatten());
-            }
+}
+
+/// No module tree of the workspace has modules that import one another in a circle: not a parent
+/// and its child (the child's `use super::{…}`, the parent's `pub use child::…` or `child::f()`),
+/// not siblings, not a chain of them.
+#[cfg(target_os = "linux")]
+#[test]
+fn no_import_cycles_in_the_workspace() {
+    let trees = workspace_trees();
+    let root = |p: &str| trees.iter().find(|(r, _)| shown(r) == p).map(|(_, t)| t);
+    // The reader sees what it must: the crate, xtask's #[path] module, a test target's tree
+    // through its Linux root, the sys crate's OS loaders.
+    let lib = root("cuda-mempool-conformance/src/lib.rs").expect("no tree for the conformance crate");
+    assert!(lib.len() > 100, "the conformance crate has only {} modules", lib.len());
+    let holds = |r: &str, m: &str, f: &str| root(r).and_then(|t| t.get(m)).is_some_and(|x| shown(&x.file) == f);
+    assert!(holds(
+        "xtask/src/main.rs",
+        "report_model",
+        "cuda-mempool-conformance/src/report/model/mod.rs"
+    ));
+    assert!(holds(
+        "cuda-mempool-conformance/tests/root/mutants.rs",
+        "linux::verdict",
+        "cuda-mempool-conformance/tests/mutants/verdict.rs"
+    ));
+    assert!(holds(
+        "cuda-mempool-sys/src/lib.rs",
+        "loader::windows",
+        "cuda-mempool-sys/src/loader/windows.rs"
+    ));
+    let mut found = Vec::new();
+    for (r, t) in &trees {
+        for cycle in graph::cycles(&graph::imports(t)) {
+            let named: Vec<String> = cycle
+                .iter()
+                .map(|m| format!("{} ({})", if m.is_empty() { "(root)" } else { m }, shown(&t[m].file)))
+                .collect();
+            found.push(format!("{}: {}", shown(r), named.join(" ↔ ")));
         }
     }
-    assert!(cycles.is_empty(), "modules on an import cycle:\n{}", cycles.join("\n"));
+    assert!(
+        found.is_empty(),
+        "modules that import one another in a circle (move what a child takes from its parent into a \
+         sibling both import):\n{}",
+        found.join("\n")
+    );
 }
 
 /// The lines of a `mod.rs` that are neither comments, attributes, module declarations nor `use`s.
@@ -273,28 +263,86 @@ fn mod_rs_files_only_declare() {
     );
 }
 
-/// The checks' own readers, on made-up text: a `super::` and a child path are followed, a unit
-/// test's `super::*` and a mod.rs's front door are not, and code in a mod.rs is found.
+/// A tree of made-up files under p/ (p/lib.rs its root).
+#[cfg(target_os = "linux")]
+fn planted(files: &[(&str, &str)]) -> BTreeMap<String, Module> {
+    let files: BTreeMap<PathBuf, String> = files.iter().map(|(p, t)| (PathBuf::from(p), t.to_string())).collect();
+    tree::tree(Path::new("p/lib.rs"), &|f: &Path| files.get(f).cloned())
+}
+
+#[cfg(target_os = "linux")]
+fn set(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+/// The reader on planted text: a child's grouped `use super::{…}` of its parent's item and a
+/// parent's re-export of a child whose code names the parent are cycles, whatever the real code
+/// does; a sibling reached through the parent's re-export, a `#[path]` module reached by `super::`,
+/// a unit test's `super::*`, comments and literals are not.
 #[cfg(target_os = "linux")]
 #[test]
-fn the_readers_follow_relative_paths() {
-    let known: BTreeMap<String, String> = ["a", "a::b", "a::c", "d"]
+fn the_reader_sees_grouped_super_and_reexport_cycles() {
+    let t = planted(&[
+        ("p/lib.rs", "mod a;\nmod b;\nmod m;\npub fn helper() {}\nfn main() { a::run(); }\n"),
+        ("p/a.rs", "use super::{b, helper};\npub fn run() { helper(); b::go(); }\n"),
+        (
+            "p/b.rs",
+            "//! use super::helper;\n#[path = \"../shared/common.rs\"]\nmod common;\npub fn go() { let q = '\"'; \
+             let r = r#\"super::helper \"#; common::f(q, r) }\n#[cfg(test)]\nmod tests {\n    use super::super::*;\n}\n",
+        ),
+        ("shared/common.rs", "pub fn f<'a>(_: char, _: &'a str) {}\n"),
+        ("p/m/mod.rs", "mod c;\nmod d;\npub use c::Thing;\npub const LIMIT: u32 = 1;\n"),
+        ("p/m/c.rs", "pub struct Thing;\nfn f() -> u32 {\n    super::LIMIT\n}\n"),
+        ("p/m/d.rs", "use super::Thing;\nuse crate::b::{self as bee};\n"),
+    ]);
+    assert_eq!(shown(&t["b::common"].file), "shared/common.rs");
+    let edges = graph::imports(&t);
+    assert_eq!(edges["a"], set(&["", "b"]));
+    assert_eq!(edges["b"], set(&["b::common"]));
+    assert_eq!(edges["m"], set(&["m::c"]));
+    assert_eq!(edges["m::d"], set(&["b", "m::c"]));
+    assert_eq!(
+        graph::cycles(&edges),
+        vec![
+            vec!["".to_string(), "a".to_string()],
+            vec!["m".to_string(), "m::c".to_string()]
+        ]
+    );
+    // The same tree with the parent's item moved into a sibling both import: no cycle left.
+    let t = planted(&[
+        ("p/lib.rs", "mod a;\nmod h;\nfn main() { a::run(); }\n"),
+        ("p/a.rs", "use super::{h::helper};\npub fn run() { helper() }\n"),
+        ("p/h.rs", "pub fn helper() {}\n"),
+    ]);
+    assert_eq!(graph::cycles(&graph::imports(&t)), Vec::<Vec<String>>::new());
+}
+
+/// The reader's pieces: literals and comments blanked in place, `use` trees expanded.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_reader_blanks_literals_and_expands_use_trees() {
+    let (code, bare) = source::blank("let s = \"a::b\"; // c::d\nlet c = '\\''; x::y");
+    assert_eq!(code.len(), bare.len());
+    assert!(!code.contains("c::d") && code.contains("a::b") && !bare.contains("a::b") && bare.ends_with("x::y"));
+    let d = tree::read("pub(crate) use super::{a::{self, B as C}, d::*};\nuse crate::e;\n");
+    let uses: Vec<(String, Option<String>, bool)> = d
+        .uses
         .iter()
-        .map(|m| (m.to_string(), String::new()))
+        .map(|u| (u.path.join("::"), u.name.clone(), u.public))
         .collect();
-    let file = "use super::c::Thing;\nuse crate::d::x;\n#[cfg(test)]\nmod tests {\n    use super::*;\n    use crate::a::c;\n}\n";
     assert_eq!(
-        imports("a::b", false, file, &known),
-        BTreeSet::from(["a::c".to_string(), "d".to_string()])
+        uses,
+        [
+            ("super::a".to_string(), Some("a".to_string()), true),
+            ("super::a::B".to_string(), Some("C".to_string()), true),
+            ("super::d".to_string(), None, true),
+            ("crate::e".to_string(), Some("e".to_string()), false),
+        ]
     );
-    let parent = "mod b;\nmod c;\npub use b::Thing;\nuse self::c::Other;\nuse crate::d::y;\n";
-    assert_eq!(imports("a", true, parent, &known), BTreeSet::from(["d".to_string()]));
-    let holder = "mod b;\nfn run() { b::go() }\n";
     assert_eq!(
-        imports("a::x", false, holder, &known),
-        BTreeSet::from(["a".to_string()])
+        more_than_declarations("mod b;\npub use b::{\n    One,\n    Two,\n};\n"),
+        Vec::<String>::new()
     );
-    assert_eq!(more_than_declarations(parent), Vec::<String>::new());
     assert_eq!(
         more_than_declarations("//! doc\nmod b;\npub use b::{\n    One,\n    Two,\n};\nfn f() {}\n"),
         ["fn f() {}"]

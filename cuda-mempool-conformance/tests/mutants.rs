@@ -2,7 +2,7 @@
 //! LD_PRELOAD, `CONFORMANCE_MUTANT=name`), against a baseline run under the same library with no
 //! mutant switched on. A mutant is killed when a trial that passed in the baseline fails under it;
 //! one that no trial fails SURVIVES, and its trial here fails (unless it is listed in
-//! [`EQUIVALENT`](verdict::EQUIVALENT), with the reason no program can tell it from the real driver). Mutants whose
+//! [`EQUIVALENT`](record::EQUIVALENT), with the reason no program can tell it from the real driver). Mutants whose
 //! API the machine cannot exercise (no GPU, no second GPU, ...) are ignored with that reason, so
 //! on a machine without a GPU (CI) this checks the mutants the no-device trials can judge.
 //!
@@ -59,24 +59,26 @@
 //!   trials of a mutant can differ, its verdict should not.
 //!
 //! The runner's parts, one file each under tests/mutants/: [`settings`] (the variables above),
-//! [`library`] (the mutants and what this machine can show), [`suite`] (one run of the suite),
-//! [`baseline`], [`selection`] (which trials run against a mutant), [`order`] (the hint file, and
-//! the order that finds a kill soonest), [`verdict`] (the kill rule), [`resume`], [`report`]
-//! (mutants.md and mutants.json) and [`trials`] (what libtest-mimic runs). Here: only `main`.
+//! [`launch`] (the suite as a child under the library), [`library`] (the mutants and what this
+//! machine can show), [`suite`] (one run of the suite), [`baseline`], [`selection`] (which trials
+//! run against a mutant), [`order`] (the hint file, and the order that finds a kill soonest),
+//! [`record`] (what a run under a mutant showed), [`verdict`] (the kill rule), [`resume`],
+//! [`report`] (mutants.md and mutants.json) and [`trials`] (what libtest-mimic runs). Here: only
+//! `main`; the parts import one another, never this file.
 
 use libtest_mimic::{Arguments, Trial};
 use std::time::Instant;
 
-mod common;
-#[path = "common/shimlib.rs"]
-mod shimlib;
-
 #[path = "mutants/baseline.rs"]
 mod baseline;
+#[path = "mutants/launch.rs"]
+mod launch;
 #[path = "mutants/library.rs"]
 mod library;
 #[path = "mutants/order.rs"]
 mod order;
+#[path = "mutants/record.rs"]
+mod record;
 #[path = "mutants/report.rs"]
 mod report;
 #[path = "mutants/resume.rs"]
@@ -92,12 +94,8 @@ mod trials;
 #[path = "mutants/verdict.rs"]
 mod verdict;
 
-// What mutants/resume.rs takes from its parent module (`super::`).
-use settings::{SELECT_VAR, STOP_VAR};
-use verdict::Verdict;
-
 pub fn main() -> std::process::ExitCode {
-    if let Some(code) = common::run_suite_if_asked() {
+    if let Some(code) = launch::run_suite_if_asked() {
         return code;
     }
     let mut args = Arguments::from_args();
@@ -116,7 +114,7 @@ pub fn main() -> std::process::ExitCode {
         settings::select_mode(),
         settings::stop_mode(),
         order::hint(),
-        verdict::earlier(),
+        resume::earlier(),
     ) {
         (Ok(m), Ok(s), Ok(_), Ok(e)) => (m, s, e),
         (Err(e), _, _, _) | (_, Err(e), _, _) | (_, _, Err(e), _) | (_, _, _, Err(e)) => {
@@ -142,14 +140,14 @@ pub fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     }
-    verdict::VERDICTS
+    record::VERDICTS
         .lock()
         .unwrap()
         .extend(earlier.verdicts.iter().map(|(n, v)| (n.clone(), Ok(v.clone()))));
     let trials = trials::all(&mutants, earlier, mode, stop);
     let _ = report::RUN.set((start, mutants.clone()));
     let conclusion = libtest_mimic::run(&args, trials);
-    if let Some(dir) = report::report_dir() {
+    if let Some(dir) = settings::report_dir() {
         match report::write_report(&dir, &mutants, start.elapsed().as_secs_f64()) {
             Ok(()) => println!("mutants: wrote {}", dir.join("mutants.md").display()),
             Err(e) => {

@@ -3,12 +3,15 @@
 //! Windows (`windows.rs`); the rest is the same everywhere. The OS functions are declared in those
 //! files rather than taken from a crate, so the crate stays `no_std` with no dependencies.
 
-use alloc::string::String;
 use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
-use core::fmt;
-use core::ptr::{self, NonNull};
+use core::ptr;
 
 use crate::EntryPoint;
+
+mod error;
+mod library;
+pub use error::{LoadError, LoadErrorKind};
+pub use library::Library;
 
 #[cfg(unix)]
 mod unix;
@@ -21,86 +24,6 @@ pub(crate) use unix::default_namespace_symbol;
 mod windows;
 #[cfg(windows)]
 use windows as os;
-
-/// What went wrong while loading the driver library.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum LoadErrorKind {
-    /// `dlopen` (Windows: `LoadLibraryExW`) failed: no such file, wrong architecture, missing
-    /// dependency, …
-    Open,
-    /// The library exports neither `cuGetProcAddress_v2` nor `cuGetProcAddress` (a driver older
-    /// than CUDA 11.3, or not a driver library).
-    NoProcAddress,
-}
-
-/// Loading the driver library failed: which library, what failed, and the reason (`dlerror`; on
-/// Windows the `GetLastError` code and its `FormatMessageW` text).
-///
-/// It is `Display` always and `std::error::Error` only with the crate's `std` feature (the crate
-/// is `no_std`): without it, `?` into `Box<dyn std::error::Error>` fails with "the trait
-/// `std::error::Error` is not implemented for `LoadError`". Enable `std`
-/// (`cuda-mempool-sys = { features = ["std"] }`), or convert with `to_string()`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoadError {
-    kind: LoadErrorKind,
-    library: String,
-    reason: String,
-}
-
-impl LoadError {
-    /// What failed.
-    pub fn kind(&self) -> LoadErrorKind {
-        self.kind
-    }
-    /// The library as it was named to `dlopen` / `LoadLibraryExW`.
-    pub fn library(&self) -> &str {
-        &self.library
-    }
-    /// The reason, as `dlerror` gave it; on Windows the function that failed, where it searched,
-    /// and the error: `LoadLibraryExW (System32 only) failed with error 126: The specified module
-    /// could not be found.`
-    pub fn reason(&self) -> &str {
-        &self.reason
-    }
-}
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            LoadErrorKind::Open => write!(
-                f,
-                "cannot open the CUDA driver library {}: {}",
-                self.library, self.reason
-            ),
-            LoadErrorKind::NoProcAddress => write!(
-                f,
-                "{} exports neither cuGetProcAddress_v2 nor cuGetProcAddress (older than CUDA 11.3, or not \
-                 the driver library): {}",
-                self.library, self.reason
-            ),
-        }
-    }
-}
-
-/// With the `std` feature only.
-#[cfg(feature = "std")]
-#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-impl std::error::Error for LoadError {}
-
-/// An opened driver library. It is never closed (libcuda does not support being unloaded, and
-/// tables filled from it keep its addresses), so it can be cloned and shared freely.
-#[derive(Clone, Debug)]
-pub struct Library {
-    handle: NonNull<c_void>,
-    name: String,
-}
-
-// SAFETY: a dlopen handle (an HMODULE) is a process-wide token; dlsym (GetProcAddress) on it is
-// thread-safe.
-unsafe impl Send for Library {}
-// SAFETY: as above.
-unsafe impl Sync for Library {}
 
 impl Library {
     /// The driver library's run-time name: `libcuda.so.1` on Unix, `nvcuda.dll` on Windows.

@@ -12,6 +12,7 @@ mod windows;
 
 use crate::exec::{run, runs};
 use crate::{coverage, deploy, matrix, regen};
+use package::{CUDARC_VERSIONS, FEATURE_UNION};
 use std::path::Path;
 use std::process::Command;
 
@@ -82,12 +83,6 @@ fn disk(root: &Path) -> Result<(), String> {
         root.display()
     ))
 }
-
-/// The test workspace that proves the major features additive (and builds with the MSRV).
-const FEATURE_UNION: &str = "cuda-mempool-sys/tests/feature-union";
-
-/// The test package of the cudarc example's conversions under each CUDA version feature of cudarc.
-const CUDARC_VERSIONS: &str = "cuda-mempool-sys/tests/cudarc-versions";
 
 /// `cargo xtask ci`: every check, in order; the first failure ends it.
 pub fn ci(root: &Path) -> Result<(), String> {

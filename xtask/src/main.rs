@@ -74,16 +74,11 @@ mod regen;
 #[path = "../../cuda-mempool-conformance/src/report/model/mod.rs"]
 mod report_model;
 mod table;
+mod usage;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-/// The usage text (`cargo xtask help`; after an unknown command or argument).
-pub const USAGE: &str =
-    "usage: cargo xtask regen [--check] [--cuda-include DIR]\n       cargo xtask ci\n       cargo xtask docs\n       \
-                     cargo xtask bench-diff OLD.json NEW.json [--group G]\n       \
-                     cargo xtask diff OLD.json NEW.json\n       cargo xtask matrix REPORT.json… [--out DIR] [--expect FILE]\n       cargo xtask mutants [--report DIR] [FILTER...]\n       \
-                     cargo xtask expectations prune EXPECT.toml REPORT.json... [--write]";
+use usage::USAGE;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -3,7 +3,7 @@
 //! (default target/mutants), the last committed run's killers tried first; fails when a mutant
 //! survives or a run fails.
 
-use crate::USAGE;
+use crate::usage::USAGE;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

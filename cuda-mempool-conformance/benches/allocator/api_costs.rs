@@ -4,7 +4,7 @@
 //! synchronising) happen outside the timed region. Run the bench under a library's `LD_PRELOAD`
 //! and compare with `cargo xtask bench-diff` to see what that library adds per API.
 
-use super::{row, Row, Scale};
+use super::measure::{row, Row, Scale};
 use conformance::driver::check::*;
 use conformance::driver::cu::untracked as raw;
 use conformance::driver::cu::*;

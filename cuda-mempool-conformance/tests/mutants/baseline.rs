@@ -4,7 +4,6 @@
 //! its per-trial times the order they run in.
 
 use super::resume;
-use super::selection::{reaches, selects};
 use super::suite::{calls, outcomes, run};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -32,20 +31,6 @@ impl Baseline {
             .filter(|(_, (o, _))| o == "passed")
             .map(|(t, _)| t.clone())
             .collect()
-    }
-
-    /// The trials a mutant of API `api` runs against (CONFORMANCE_MUTANTS_SELECT=calls), and
-    /// whether one of them may reach `api` (else the mutant cannot be seen).
-    pub fn selected(&self, api: u32) -> (Vec<String>, bool) {
-        let calls = |t: &String| self.calls.get(t).map(Vec::as_slice);
-        let chosen: Vec<String> = self
-            .outcomes
-            .iter()
-            .filter(|(t, (o, _))| selects(t, o, calls(t), api))
-            .map(|(t, _)| t.clone())
-            .collect();
-        let reached = chosen.iter().any(|t| reaches(calls(t), api));
-        (chosen, reached)
     }
 }
 

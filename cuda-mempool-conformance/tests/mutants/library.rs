@@ -4,7 +4,7 @@
 //! not), and the capabilities every run then requires (CONFORMANCE_REQUIRE), so that a mutant that
 //! hides one fails trials instead of turning them into ignored ones.
 
-use super::{common, shimlib};
+use super::launch::suite_under_library;
 use std::sync::OnceLock;
 
 /// One mutant as the library lists it: its name, API, what the machine needs to show it, its kind
@@ -22,8 +22,7 @@ pub struct Mutant {
 /// machine's faults (API 0, shim/precondition.c): they sabotage no API but what every run finds (a
 /// coordinator that crashes, a device that is not there), so no trial can be said to kill them.
 pub fn list() -> Result<Vec<Mutant>, String> {
-    let out = common::suite()?
-        .env("LD_PRELOAD", shimlib::path(shimlib::Variant::EveryPath)?)
+    let out = suite_under_library()?
         .env("CONFORMANCE_MUTANT", "list")
         .output()
         .map_err(|e| format!("cannot list the mutants: {e}"))?;

@@ -7,10 +7,10 @@
 
 use super::baseline::baseline;
 use super::library::{missing, Mutant};
-use super::resume;
+use super::record::{EQUIVALENT, VERDICTS};
+use super::resume::{self, earlier};
 use super::selection::BESIDE;
-use super::settings::{not_selected, select_mode, stop_mode, Select, Stop, DEADLINE, SELECT_VAR, STOP_VAR};
-use super::verdict::{earlier, EQUIVALENT, VERDICTS};
+use super::settings::{not_selected, report_dir, select_mode, stop_mode, Select, Stop, DEADLINE, SELECT_VAR, STOP_VAR};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -64,11 +64,6 @@ const REASONS: &[(&str, &str)] = &[
 /// The run's start and every mutant, so that the report can be rewritten as each verdict comes in
 /// (a run stopped early still leaves what it judged).
 pub static RUN: OnceLock<(Instant, Vec<Mutant>)> = OnceLock::new();
-
-/// CONFORMANCE_MUTANTS_REPORT=DIR: where the report goes (none without it).
-pub fn report_dir() -> Option<PathBuf> {
-    std::env::var_os("CONFORMANCE_MUTANTS_REPORT").map(PathBuf::from)
-}
 
 /// The report again, with the verdicts so far (nothing without a report directory, or before the
 /// run has started).

@@ -4,10 +4,12 @@
 //! report for the whole: the matrix (`CONFORMANCE_MUTANTS_STOP=never`) takes longer than one
 //! 10-minute device call.
 
-use super::{Verdict, SELECT_VAR, STOP_VAR};
+use super::record::Verdict;
+use super::settings::{select_mode, stop_mode, SELECT_VAR, STOP_VAR};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::OnceLock;
 
 /// CONFORMANCE_MUTANTS_RESUME=FILE[:FILE...] (the platform's path-list separator): mutants.json of
 /// earlier parts of the same run: the same CONFORMANCE_MUTANTS_SELECT and _STOP, device and driver.
@@ -111,6 +113,14 @@ pub fn read(select: &str, stop: &str) -> Result<Earlier, String> {
         read_part(&j, &path.display().to_string(), select, stop, &mut e)?;
     }
     Ok(e)
+}
+
+/// The earlier parts' verdicts (CONFORMANCE_MUTANTS_RESUME), read once.
+pub fn earlier() -> Result<&'static Earlier, String> {
+    static E: OnceLock<Result<Earlier, String>> = OnceLock::new();
+    E.get_or_init(|| read(select_mode()?.name(), stop_mode()?.name()))
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 /// The check (no run of the suite): a killed, a survived and an unjudged mutant read back, and a

@@ -172,6 +172,22 @@ pub fn reaches(calls: Option<&[u32]>, api: u32) -> bool {
     calls.is_none_or(|c| c.contains(&api))
 }
 
+impl Baseline {
+    /// The trials a mutant of API `api` runs against (CONFORMANCE_MUTANTS_SELECT=calls), and
+    /// whether one of them may reach `api` (else the mutant cannot be seen).
+    pub fn selected(&self, api: u32) -> (Vec<String>, bool) {
+        let calls = |t: &String| self.calls.get(t).map(Vec::as_slice);
+        let chosen: Vec<String> = self
+            .outcomes
+            .iter()
+            .filter(|(t, (o, _))| selects(t, o, calls(t), api))
+            .map(|(t, _)| t.clone())
+            .collect();
+        let reached = chosen.iter().any(|t| reaches(calls(t), api));
+        (chosen, reached)
+    }
+}
+
 /// The trials every selection keeps: the harness's (fault injection) and the run's own.
 fn always(trial: &str) -> bool {
     trial.starts_with("suite::") || trial.starts_with("harness::")

@@ -5,6 +5,7 @@
 //! (CONFORMANCE_MUTANTS_NEEDS, CONFORMANCE_MUTANTS_ONLY). A SELECT, STOP or SUITE_THREADS value
 //! it does not take is an error that names the variable and what it expects.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The trial deadline of every run (a hanging mutant costs about this much).
@@ -126,4 +127,9 @@ pub fn not_listed(name: &str) -> Option<String> {
     } else {
         Some(format!("not selected: {ONLY_VAR} does not name it"))
     }
+}
+
+/// CONFORMANCE_MUTANTS_REPORT=DIR: where the report goes (none without it).
+pub fn report_dir() -> Option<PathBuf> {
+    std::env::var_os("CONFORMANCE_MUTANTS_REPORT").map(PathBuf::from)
 }

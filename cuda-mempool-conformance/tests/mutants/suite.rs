@@ -6,11 +6,10 @@
 //! and the APIs it reached; the run's scratch folder goes afterwards, or is kept under the
 //! report's runs/ (CONFORMANCE_MUTANTS_KEEP=1).
 
+use super::launch::suite_under_library;
 use super::library::required;
 use super::order::{lead, LEAD_VAR};
-use super::report::report_dir;
-use super::settings::{suite_threads, DEADLINE};
-use super::{common, shimlib};
+use super::settings::{report_dir, suite_threads, DEADLINE};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -46,9 +45,8 @@ pub fn run(mutant: Option<&str>, trials: Option<&[String]>, fail_fast: bool) -> 
     let err_path = dir.join("stderr");
     let err = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
     let start = Instant::now();
-    let mut cmd = common::suite()?;
-    cmd.env("LD_PRELOAD", shimlib::path(shimlib::Variant::EveryPath)?)
-        .env("CONFORMANCE_REPORT_DIR", &dir)
+    let mut cmd = suite_under_library()?;
+    cmd.env("CONFORMANCE_REPORT_DIR", &dir)
         .env("CONFORMANCE_TRIAL_TIMEOUT", DEADLINE.as_secs().to_string())
         .env("CONFORMANCE_REQUIRE", required())
         .envs(STRESS)

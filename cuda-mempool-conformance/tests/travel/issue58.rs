@@ -2,7 +2,8 @@
 //! where nothing they do reaches another trial, and a library that holds each new process at its
 //! first GPU work is named and planned with (with and without a run budget).
 
-use super::*;
+use super::scenario::{faults, keep_dir, need, no_gpu, run, Run, Variant};
+use serde_json::Value;
 
 /// The trials that hand the driver a freed handle (`Case::hands_freed_handles`, issue 58; the
 /// table in `cases::all`'s tests) other than the crash cases.

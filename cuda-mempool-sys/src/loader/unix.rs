@@ -11,7 +11,8 @@ use core::ffi::c_char;
 use core::ffi::{c_void, CStr};
 use core::ptr::NonNull;
 
-use super::{Library, LoadError, LoadErrorKind};
+use super::error::{LoadError, LoadErrorKind};
+use super::library::Library;
 
 mod sys {
     use core::ffi::{c_char, c_int, c_void};

@@ -16,7 +16,8 @@ use core::ffi::{c_char, c_void, CStr};
 use core::fmt::Write as _;
 use core::ptr::{self, NonNull};
 
-use super::{Library, LoadError, LoadErrorKind};
+use super::error::{LoadError, LoadErrorKind};
+use super::library::Library;
 
 mod sys {
     use core::ffi::{c_char, c_void};

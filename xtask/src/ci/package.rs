@@ -4,10 +4,15 @@
 //! cudarc-versions package), the packaged crate (`cargo publish --dry-run`, then its own tests from the unpacked .crate) and
 //! the declared MSRV (the feature-union programs built offline with that toolchain).
 
-use super::{CUDARC_VERSIONS, FEATURE_UNION};
 use crate::exec::{cargo, run, run_in};
 use crate::pins;
 use std::path::Path;
+
+/// The test workspace that proves the major features additive (and builds with the MSRV).
+pub(super) const FEATURE_UNION: &str = "cuda-mempool-sys/tests/feature-union";
+
+/// The test package of the cudarc example's conversions under each CUDA version feature of cudarc.
+pub(super) const CUDARC_VERSIONS: &str = "cuda-mempool-sys/tests/cudarc-versions";
 
 /// Two dependents, one on the crate root (CUDA 12) and one on `cuda13`, in one build; and one
 /// program with `dynamic-loading`. Both run: against CI's R535 driver (CUDA 12.2) they print the

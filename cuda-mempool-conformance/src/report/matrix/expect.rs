@@ -7,17 +7,7 @@
 //! red `missing` column, and the program's exit code is not zero. A file that cannot be read, is
 //! not UTF-8, lists no entry or lists one twice is an error naming the file and the line.
 
-use super::{Column, Matrix};
-use serde::{Deserialize, Serialize};
-
-/// An `--expect` entry and the columns (1-based) that have it; none: it is missing.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Expected {
-    pub entry: String,
-    /// Its line in the file.
-    pub line: usize,
-    pub columns: Vec<usize>,
-}
+use super::columns::{Column, Expected, Matrix};
 
 /// The entries of `text` (the file `path`), with their lines.
 pub(super) fn parse(path: &str, text: &str) -> Result<Vec<(usize, String)>, String> {

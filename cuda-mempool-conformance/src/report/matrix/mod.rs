@@ -9,6 +9,7 @@
 //! - `verdict`: an API's Test Passed in a column, ✓ only when every trial of it was judged;
 //! - `expect`: `--expect FILE`, a fleet's inventory, and its `missing` columns;
 //! - `markdown` and `html`: the two drawings (the page opens with the API × column grid);
+//! - `rows`: a column's rows (an API's, a cause's, a trial's cell), what `origin` reads a report into;
 //! - `columns`: the matrix as data (matrix.json); `program`: reading the files, writing the page,
 //!   `--matrix` as a program.
 
@@ -19,11 +20,12 @@ mod html;
 mod markdown;
 mod origin;
 mod program;
+mod rows;
 #[cfg(test)]
 mod tests;
 mod verdict;
 
-pub use columns::{ApiRow, CauseRow, Cell, Column, Difference, Matrix, Run, Unreadable};
-pub use expect::Expected;
+pub use columns::{Column, Difference, Expected, Matrix, Run, Unreadable};
 pub use origin::Origin;
 pub use program::{from_files, from_files_expecting, main, DEFAULT_OUT, INCOMPLETE};
+pub use rows::{ApiRow, CauseRow, Cell};

@@ -11,7 +11,7 @@
 //! (`identity::is_driver_file`; the soname libcuda.so.1 resolved); anything else is not the driver,
 //! whatever its name.
 
-use super::{ApiRow, CauseRow, Cell};
+use super::rows::{ApiRow, CauseRow, Cell};
 use crate::harness::identity::is_driver_file;
 use crate::harness::machine::NOTHING;
 use crate::report::model;
