@@ -8,7 +8,7 @@
 //! selectors did not match (the trial then failed, or passed, unexpected), the report did not need
 //! it. The reports must come from runs with this version of the file (the lines must agree).
 
-use crate::report_model::Report;
+use conformance_model::Report;
 use serde::Deserialize;
 use std::path::Path;
 
@@ -73,7 +73,7 @@ fn needed(e: &Listed, file_name: &str, report: &Report) -> bool {
         .trials
         .iter()
         .flatten()
-        .any(|t| t.trial == e.trial && t.outcome == e.outcome() && t.message.contains(&at))
+        .any(|t| t.trial == e.trial && t.outcome.as_str() == e.outcome() && t.message.contains(&at))
 }
 
 /// `text` without the tables whose `trial` key is on one of `lines`: from each one's `[[…]]` header

@@ -497,7 +497,7 @@ impl Expectations {
                     (Some(_), None) => false,
                 };
                 if matches {
-                    r.outcome = Outcome::Expected;
+                    r.outcome = Outcome::ExpectedFailure;
                     r.message = format!("expected failure ({at}: {}): {}", k.reason, r.message);
                     return true;
                 } else {
@@ -509,7 +509,7 @@ impl Expectations {
                     );
                 }
             }
-            Outcome::Passed | Outcome::Changed | Outcome::Known => {
+            Outcome::Passed | Outcome::Changed | Outcome::KnownDeparture => {
                 r.outcome = Outcome::Failed;
                 r.message = format!(
                     "unexpectedly passing: {at} lists it as a known deviation ({}); remove that entry",

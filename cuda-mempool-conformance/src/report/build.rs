@@ -6,8 +6,8 @@
 use crate::harness::machine::Machine;
 use crate::harness::outcome::{Record, Timing};
 use crate::harness::settings::Partition;
-use crate::report::model::{self, Extra, Report};
 use crate::report::{broken, causes, tables};
+use conformance_model::{self as model, Extra, Report};
 use std::time::SystemTime;
 
 /// What the report says of the run beside its machine and records.
@@ -231,8 +231,8 @@ fn trial(r: &Record) -> model::Trial {
         trial: r.trial.clone(),
         api: r.group.api().map(u64::from),
         group: r.group.label(),
-        outcome: r.outcome.as_str().to_string(),
-        kind: Some(r.kind.as_str().to_string()),
+        outcome: r.outcome,
+        kind: Some(r.kind),
         message: r.message.clone(),
         blame: r.blame.map(u64::from),
         secs: r.secs,
@@ -260,11 +260,11 @@ fn trial(r: &Record) -> model::Trial {
         cause: r.cause.as_ref().map(|c| model::FailureCause {
             api: c.api.map(u64::from),
             call: c.call.clone(),
-            answer: c.answer.as_str().to_string(),
+            answer: c.answer.name(),
             value: c.answer.value().map(i64::from),
             extra: Extra::new(),
         }),
-        timing: (r.timing != Timing::default()).then(|| crate::report::timing::to_model(&r.timing)),
+        timing: (r.timing != Timing::default()).then(|| r.timing.clone()),
         extra: Extra::new(),
     }
 }

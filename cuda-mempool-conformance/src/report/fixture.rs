@@ -9,14 +9,14 @@ use crate::driver::check::code_name;
 use crate::driver::cu::CUresult;
 use crate::driver::observe::Observation;
 use crate::harness::case::{Group, Per};
-use crate::harness::child::ChildSpan;
 use crate::harness::identity::Identity;
 use crate::harness::machine::{Device, Machine, P2p, PathAnswer, Selection, UnderTest};
 use crate::harness::outcome::{Kind, Outcome, Record, Timing, Turn};
 use crate::harness::provenance::{LibraryFile, Provenance};
+use conformance_model::ChildSpan;
 
 /// The report of a run on a default machine whose trials came to `records`, in `wall_s`.
-pub fn report_of(records: &[Record], wall_s: f64) -> crate::report::model::Report {
+pub fn report_of(records: &[Record], wall_s: f64) -> conformance_model::Report {
     let facts = crate::report::build::Facts {
         wall_s,
         ..Default::default()
@@ -351,7 +351,7 @@ pub fn records() -> Vec<Record> {
             ran(
                 "825_cuMemPoolExportPointer::departs",
                 api(825),
-                Outcome::Known,
+                Outcome::KnownDeparture,
                 Kind::Departure,
                 "departure size_zero_succeeds reproduced on branch 590",
                 Per::Device,
@@ -365,7 +365,7 @@ pub fn records() -> Vec<Record> {
             ran(
                 "826_cuMemPoolExportToShareableHandle::listed",
                 api(826),
-                Outcome::Expected,
+                Outcome::ExpectedFailure,
                 Kind::Expectation,
                 "expected failure (CONFORMANCE_EXPECT): it fails\nhere",
                 Per::Device,
@@ -437,6 +437,7 @@ pub fn records() -> Vec<Record> {
                 children: vec![ChildSpan {
                     role: "ipc-import".into(),
                     span: (5.0, 5.5),
+                    ..ChildSpan::default()
                 }],
                 worker_start: Some((0.0, 0.5)),
                 turn: Some(Turn::Exclusive),
@@ -486,7 +487,7 @@ pub fn records() -> Vec<Record> {
         Record::new(
             "suite::preconditions",
             Group::Suite,
-            Outcome::Expected,
+            Outcome::ExpectedFailure,
             Kind::Precondition,
             "precondition not met, listed".into(),
         ),
@@ -500,7 +501,7 @@ pub fn records() -> Vec<Record> {
                 &format!("824_cuMemPoolDestroy::ignored_{i}_{k}::dev{}", k % 2),
                 api(824),
                 Outcome::Ignored,
-                Kind::Missing(crate::harness::machine::Cap::Ipc),
+                Kind::Missing,
                 why,
                 Per::Device,
                 k as i32 % 2,

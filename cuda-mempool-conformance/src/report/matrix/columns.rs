@@ -3,7 +3,7 @@
 
 use super::expect::Expected;
 use super::origin::Origin;
-use crate::report::model;
+use conformance_model as model;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

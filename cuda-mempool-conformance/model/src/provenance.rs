@@ -1,7 +1,7 @@
 //! Where a report came from (`provenance`, and the machine's own `provenance`): the suite's build,
 //! the host, the settings, the devices and the libraries under test.
 
-use super::field::Extra;
+use crate::field::Extra;
 use serde::{Deserialize, Serialize};
 
 /// The run's provenance as the probe records it (`machine.provenance`).
