@@ -29,4 +29,4 @@ pub use report::{
     ApiRow, BrokenAfter, BrokenForGood, CapSeen, CauseGroup, Deviation, FirstWait, Footprint, GroupRow, Partition,
     Precondition, Report, Set, SetRow, Totals,
 };
-pub use trial::{ChildSpan, FailureCause, Observation, Timing, Trial, Turn};
+pub use trial::{ChildSpan, ExpectedBy, FailureCause, Observation, Timing, Trial, Turn};

@@ -41,6 +41,21 @@ pub struct Trial {
     /// Where its time went beside its body, where a worker ran it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timing: Option<Timing>,
+    /// The expectation file's entry that made it an expected failure or flaky, where one did
+    /// (absent otherwise, and from reports before it existed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_by: Option<ExpectedBy>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// An entry of an expectation file (CONFORMANCE_EXPECT): the file as the run named it, and the line
+/// of the entry's `trial` key.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ExpectedBy {
+    pub file: String,
+    pub line: u64,
     #[serde(flatten)]
     pub extra: Extra,
 }

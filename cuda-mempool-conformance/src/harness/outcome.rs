@@ -7,6 +7,7 @@ use crate::driver::blame::Cause;
 use crate::driver::cu::CUdevice;
 use crate::driver::observe::Observation;
 use crate::harness::case::{Group, Per};
+use conformance_model::ExpectedBy;
 pub use conformance_model::{ChildSpan, Kind, Outcome, Timing, Turn};
 
 /// The kinds a worker's answer can carry (what a body came to in its own process).
@@ -48,6 +49,8 @@ pub struct Record {
     pub calls: Option<u16>,
     /// Where its time went beside its body (`report::timeline`): default when not run by a worker.
     pub timing: Timing,
+    /// The expectation file's entry that made it an expected failure or flaky (`harness::expect`).
+    pub expected_by: Option<ExpectedBy>,
 }
 impl Record {
     /// A record with nothing measured yet: no blame, no time, no notes, no observations.
@@ -69,6 +72,7 @@ impl Record {
             span: (0.0, 0.0),
             calls: None,
             timing: Timing::default(),
+            expected_by: None,
         }
     }
     /// The API this record counts against in the report: a failure's blame, else its own API.

@@ -265,6 +265,7 @@ fn trial(r: &Record) -> model::Trial {
             extra: Extra::new(),
         }),
         timing: (r.timing != Timing::default()).then(|| r.timing.clone()),
+        expected_by: r.expected_by.clone(),
         extra: Extra::new(),
     }
 }
