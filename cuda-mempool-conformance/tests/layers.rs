@@ -1,8 +1,10 @@
 //! The conformance crate's layers, checked from its own paths (`crate::…`, `super::…`, `self::…`
-//! and a module's own children): every import runs downward (os → driver → harness → cases |
-//! report | run → suite), the three middle folders never import one another, no files import each
-//! other in a circle, and a `mod.rs` only declares modules and re-exports. Off Linux, where the
-//! suite does not run, one test that fails saying so.
+//! and a module's own children): every import runs downward (model → os → driver → harness → cases
+//! | report | run → suite), the three middle folders never import one another, no files import each
+//! other in a circle, and a `mod.rs` only declares modules and re-exports. The ground floor, the
+//! result vocabulary, is a crate of its own (`conformance_model`, model/): any layer may import it,
+//! and it depends on serde and serde_json alone (`the_model_is_the_ground_floor`). Off Linux, where
+//! the suite does not run, one test that fails saying so.
 
 #[cfg(target_os = "linux")]
 use std::collections::{BTreeMap, BTreeSet};
@@ -313,6 +315,37 @@ fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
             }
         } else if [".rs", ".c", ".h", ".sh", ".py"].iter().any(|x| name.ends_with(x)) {
             out.push(p);
+        }
+    }
+}
+
+/// The model crate (model/) is the ground floor: its dependencies are serde and serde_json alone
+/// (no driver, nothing of the suite), and its sources name no crate of the workspace.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_model_is_the_ground_floor() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("model");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let deps: Vec<&str> = manifest
+        .split("\n[")
+        .filter(|section| section.starts_with("dependencies]"))
+        .flat_map(|section| section.lines().skip(1))
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.split('=').next().map(str::trim))
+        .collect();
+    assert_eq!(deps, ["serde", "serde_json"], "the model depends on serde alone");
+    assert!(!manifest.contains("[build-dependencies]"), "the model builds nothing");
+    let mut files = Vec::new();
+    sources(&dir.join("src"), &mut files);
+    assert!(files.iter().any(|f| f.ends_with("lib.rs")), "model/src/lib.rs is there");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for name in ["conformance::", "cuda_mempool_sys", "conformance_model::"] {
+            assert!(
+                !text.contains(name),
+                "{} names {name}: the model imports nothing",
+                f.display()
+            );
         }
     }
 }
