@@ -5,7 +5,7 @@ use crate::field::Extra;
 use serde::{Deserialize, Serialize};
 
 /// The run's provenance as the probe records it (`machine.provenance`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunProvenance {
     /// The conformance crate's version.
@@ -78,7 +78,7 @@ pub struct Library {
 }
 
 /// A library's file: what tells two builds of it apart.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LibraryFile {
     /// The file read.

@@ -6,7 +6,7 @@ use crate::driver::cu::*;
 pub use crate::harness::cap::{Cap, ALL_CAPS};
 use crate::harness::first_work::FirstWork;
 use crate::harness::identity::Identity;
-use crate::harness::provenance::{LibraryFile, Provenance};
+use conformance_model::{LibraryFile, RunProvenance};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default)]
@@ -108,7 +108,7 @@ pub struct Machine {
     pub selection: Selection,
     /// Where the run's report comes from (the suite's build, host, settings), gathered by the
     /// coordinator.
-    pub provenance: Provenance,
+    pub provenance: RunProvenance,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

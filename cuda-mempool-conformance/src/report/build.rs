@@ -162,13 +162,7 @@ fn provenance(m: &Machine, finished: &str) -> model::Provenance {
             .map(|l| model::Library {
                 path: l.path.clone(),
                 named_by: l.named_by.clone(),
-                file: l.file.as_ref().ok().map(|f| model::LibraryFile {
-                    file: f.file.clone(),
-                    size: f.size,
-                    sha256: f.sha256.clone(),
-                    cu_exports: f.cu_exports as u64,
-                    extra: Extra::new(),
-                }),
+                file: l.file.as_ref().ok().cloned(),
                 error: l.file.as_ref().err().cloned(),
                 extra: Extra::new(),
             })

@@ -12,8 +12,8 @@ use crate::harness::case::{Group, Per};
 use crate::harness::identity::Identity;
 use crate::harness::machine::{Device, Machine, P2p, PathAnswer, Selection, UnderTest};
 use crate::harness::outcome::{Kind, Outcome, Record, Timing, Turn};
-use crate::harness::provenance::{LibraryFile, Provenance};
 use conformance_model::ChildSpan;
+use conformance_model::{LibraryFile, RunProvenance};
 
 /// The report of a run on a default machine whose trials came to `records`, in `wall_s`.
 pub fn report_of(records: &[Record], wall_s: f64) -> conformance_model::Report {
@@ -123,6 +123,7 @@ pub fn machine() -> Machine {
                     size: 123_456,
                     sha256: "ab".repeat(32),
                     cu_exports: 3,
+                    ..LibraryFile::default()
                 }),
             },
             UnderTest {
@@ -166,7 +167,7 @@ pub fn machine() -> Machine {
             pairs: vec![(0, 1), (1, 0)],
             multi: vec![0, 1],
         },
-        provenance: Provenance {
+        provenance: RunProvenance {
             suite_version: "0.1.0".into(),
             commit: "b1f6b88023b27146add2ec05df086beb20a9a12d".into(),
             dirty: Some(false),
@@ -178,6 +179,7 @@ pub fn machine() -> Machine {
                 ("CUDA_HOME".into(), "/usr/local/cuda".into()),
             ],
             started: "2026-11-27T01:05:51Z".into(),
+            ..RunProvenance::default()
         },
     }
 }

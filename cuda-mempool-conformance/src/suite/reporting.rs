@@ -30,16 +30,9 @@ pub(super) struct Reporting {
 /// The run's footprint for the report: the sampler's (`harness::footprint`), with the cap the probe
 /// saw.
 fn footprint(r: &Reporting) -> Option<conformance_model::Footprint> {
-    let f = crate::harness::footprint::end()?;
-    Some(conformance_model::Footprint {
-        source: f.source,
-        processes: f.processes,
-        peak_processes: f.peak_processes,
-        peak_bytes: f.peak_bytes,
-        context_bytes: f.context_bytes,
-        cap: r.cap.clone(),
-        extra: Default::default(),
-    })
+    let mut f = crate::harness::footprint::end()?;
+    f.cap = r.cap.clone();
+    Some(f)
 }
 
 pub(super) static REPORTING: OnceLock<Reporting> = OnceLock::new();
