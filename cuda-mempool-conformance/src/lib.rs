@@ -5,6 +5,9 @@
 //! table, [`harness::settings`]; docs/guide/ has the map of where things are.
 //!
 //! Layers, each a folder, every import running downward:
+//! 0. the ground floor, a crate of its own: [`conformance_model`], the result vocabulary
+//!    (report.json as typed values: outcomes, kinds, timing, the machine, provenance), serde only,
+//!    which every layer may import;
 //! 1. [`driver`]: the driver API as the suite sees it (over [`os`], the few OS calls);
 //! 2. [`harness`]: the machine, the case model, the typed results, child processes, the verdict;
 //! 3. [`cases`], [`report`] and [`run`], beside each other, never importing one another;

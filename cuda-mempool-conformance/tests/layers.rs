@@ -1,11 +1,13 @@
 //! The workspace's module structure, checked from its own paths. In the conformance crate every
-//! import runs downward (os → driver → harness → cases | report | run → suite) and the three
-//! middle folders never import one another; in every module tree of the workspace (the conformance
-//! crate, each of its test and bench targets, xtask, cuda-mempool-sys, ffi-bench) no modules import
-//! one another in a circle, a child's `use super::{a, b}` and a parent's `pub use child::X`
-//! counted (the reader: layers/source.rs, layers/tree.rs, layers/graph.rs); a `mod.rs` only
-//! declares modules and re-exports; no hand-written file is over 700 lines. Off Linux, where the
-//! suite does not run, one test that fails saying so.
+//! import runs downward (model → os → driver → harness → cases | report | run → suite) and the three
+//! middle folders never import one another; the ground floor, the run's vocabulary, is a crate of its
+//! own (`conformance_model`, model/): any layer may import it, and it depends on serde and
+//! serde_json alone (`the_model_is_the_ground_floor`). In every module tree of the workspace (the
+//! conformance crate, each of its test and bench targets, the model, xtask, cuda-mempool-sys,
+//! ffi-bench) no modules import one another in a circle, a child's `use super::{a, b}` and a
+//! parent's `pub use child::X` counted (the reader: layers/source.rs, layers/tree.rs,
+//! layers/graph.rs); a `mod.rs` only declares modules and re-exports; no hand-written file is over
+//! 700 lines. Off Linux, where the suite does not run, one test that fails saying so.
 
 #[cfg(target_os = "linux")]
 #[path = "layers/graph.rs"]
@@ -167,15 +169,15 @@ fn imports_run_downward() {
 fn no_import_cycles_in_the_workspace() {
     let trees = workspace_trees();
     let root = |p: &str| trees.iter().find(|(r, _)| shown(r) == p).map(|(_, t)| t);
-    // The reader sees what it must: the crate, xtask's #[path] module, a test target's tree
+    // The reader sees what it must: the crate, the model crate, a test target's tree
     // through its Linux root, the sys crate's OS loaders.
     let lib = root("cuda-mempool-conformance/src/lib.rs").expect("no tree for the conformance crate");
     assert!(lib.len() > 100, "the conformance crate has only {} modules", lib.len());
     let holds = |r: &str, m: &str, f: &str| root(r).and_then(|t| t.get(m)).is_some_and(|x| shown(&x.file) == f);
     assert!(holds(
-        "xtask/src/main.rs",
-        "report_model",
-        "cuda-mempool-conformance/src/report/model/mod.rs"
+        "cuda-mempool-conformance/model/src/lib.rs",
+        "trial",
+        "cuda-mempool-conformance/model/src/trial.rs"
     ));
     assert!(holds(
         "cuda-mempool-conformance/tests/root/mutants.rs",
@@ -361,6 +363,37 @@ fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
             }
         } else if [".rs", ".c", ".h", ".sh", ".py"].iter().any(|x| name.ends_with(x)) {
             out.push(p);
+        }
+    }
+}
+
+/// The model crate (model/) is the ground floor: its dependencies are serde and serde_json alone
+/// (no driver, nothing of the suite), and its sources name no crate of the workspace.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_model_is_the_ground_floor() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("model");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let deps: Vec<&str> = manifest
+        .split("\n[")
+        .filter(|section| section.starts_with("dependencies]"))
+        .flat_map(|section| section.lines().skip(1))
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.split('=').next().map(str::trim))
+        .collect();
+    assert_eq!(deps, ["serde", "serde_json"], "the model depends on serde alone");
+    assert!(!manifest.contains("[build-dependencies]"), "the model builds nothing");
+    let mut files = Vec::new();
+    sources(&dir.join("src"), &mut files);
+    assert!(files.iter().any(|f| f.ends_with("lib.rs")), "model/src/lib.rs is there");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for name in ["conformance::", "cuda_mempool_sys", "conformance_model::"] {
+            assert!(
+                !text.contains(name),
+                "{} names {name}: the model imports nothing",
+                f.display()
+            );
         }
     }
 }

@@ -2,13 +2,14 @@
 //! expectation file (CONFORMANCE_EXPECT) that no report of the set needed, listed, and with
 //! `--write` removed from the file.
 //!
-//! An entry was needed where a report shows its trial as the entry made it: an expected failure
-//! (`[[deviation]]`) or flaky (`[[flaky]]`), with the message naming the file and the entry's line
-//! (the suite writes "EXPECT.toml line N: …"). Where the trial passed, was not run, or the entry's
-//! selectors did not match (the trial then failed, or passed, unexpected), the report did not need
-//! it. The reports must come from runs with this version of the file (the lines must agree).
+//! An entry was needed where a report shows its trial as the entry made it, read from the trial's
+//! typed fields: its outcome an expected failure (`[[deviation]]`) or flaky (`[[flaky]]`), and its
+//! `expected_by` this file (by name) and the entry's line. Where the trial passed, was not run, or
+//! the entry's selectors did not match (the trial then failed, or passed, unexpected), the report
+//! did not need it; nor did a report from before trials named their entry. The reports must come
+//! from runs with this version of the file (the lines must agree).
 
-use crate::report_model::Report;
+use conformance_model::{Outcome, Report, Trial};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -36,12 +37,21 @@ struct Listed {
 
 impl Listed {
     /// The outcome the entry gives its trial in report.json.
-    fn outcome(&self) -> &'static str {
+    fn outcome(&self) -> Outcome {
         if self.table == "deviation" {
-            "expected-failure"
+            Outcome::ExpectedFailure
         } else {
-            "flaky"
+            Outcome::Flaky
         }
+    }
+    /// Whether it made trial `t` what it is: `t`'s outcome its own, `t` decided by this line of a
+    /// file named `file_name`.
+    fn decided(&self, file_name: &str, t: &Trial) -> bool {
+        t.trial == self.trial
+            && t.outcome == self.outcome()
+            && t.expected_by.as_ref().is_some_and(|by| {
+                by.line == self.line as u64 && Path::new(&by.file).file_name().is_some_and(|n| n == file_name)
+            })
     }
 }
 
@@ -68,12 +78,7 @@ fn listed(path: &str, text: &str) -> Result<Vec<Listed>, String> {
 
 /// Whether `report` needed `e` of the file named `file_name`.
 fn needed(e: &Listed, file_name: &str, report: &Report) -> bool {
-    let at = format!("{file_name} line {}:", e.line);
-    report
-        .trials
-        .iter()
-        .flatten()
-        .any(|t| t.trial == e.trial && t.outcome == e.outcome() && t.message.contains(&at))
+    report.trials.iter().flatten().any(|t| e.decided(file_name, t))
 }
 
 /// `text` without the tables whose `trial` key is on one of `lines`: from each one's `[[…]]` header
@@ -161,8 +166,11 @@ mod tests {
     #[test]
     fn prune_lists_and_removes_the_unused_entries() {
         let report: Report = serde_json::from_value(serde_json::json!({"trials": [
-            {"trial": "a::used", "outcome": "expected-failure", "message": "expected failure (dir/x.toml line 3: r): m"},
+            {"trial": "a::used", "outcome": "expected-failure", "message": "expected failure (dir/x.toml line 3: r): m",
+             "expected_by": {"file": "dir/x.toml", "line": 3}},
             {"trial": "a::unused", "outcome": "failed", "message": "m"},
+            // A message naming the entry is no decision of it.
+            {"trial": "a::passing", "outcome": "expected-failure", "message": "expected failure (x.toml line 14: r)"},
             {"trial": "a::passing", "outcome": "passed", "message": ""},
         ]}))
         .unwrap();

@@ -67,12 +67,6 @@ mod matrix;
 mod mutants;
 mod pins;
 mod regen;
-/// report.json as the suite writes it: the conformance crate's one model of it (its
-/// `report::model`), compiled in here too; `matrix` reads through it as well. What xtask does not
-/// read of it is no dead code of the model's.
-#[allow(dead_code, unused_imports)]
-#[path = "../../cuda-mempool-conformance/src/report/model/mod.rs"]
-mod report_model;
 mod table;
 mod usage;
 

@@ -4,7 +4,7 @@
 //! and its CI step: the committed H100 reports as one page, opened in
 //! headless Chromium, its drawn counts checked against matrix.json, its screenshot kept.
 
-use crate::report_model::Report;
+use conformance_model::Report;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

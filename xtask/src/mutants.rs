@@ -20,10 +20,19 @@ pub fn mutants(root: &Path, args: &[String]) -> Result<(), String> {
         std::env::current_dir().map_err(|e| e.to_string())?.join(report)
     };
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.args(["test", "-p", "conformance", "--features", "selftest", "--test", "mutants", "--"])
-        .args(filters)
-        .env("CONFORMANCE_MUTANTS_REPORT", &report)
-        .current_dir(root);
+    cmd.args([
+        "test",
+        "-p",
+        "conformance",
+        "--features",
+        "selftest",
+        "--test",
+        "mutants",
+        "--",
+    ])
+    .args(filters)
+    .env("CONFORMANCE_MUTANTS_REPORT", &report)
+    .current_dir(root);
     // The last committed run's killers go first (the order changes no verdict, only its speed).
     let hint = root.join("docs/conformance/mutants.json");
     if std::env::var_os("CONFORMANCE_MUTANTS_HINT").is_none() && hint.is_file() {

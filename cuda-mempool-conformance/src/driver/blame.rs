@@ -14,6 +14,8 @@
 //! groups failures by it (`report::causes`): a vendor reads one line per cause, not one per trial.
 
 use crate::driver::cu::CUresult;
+use conformance_model::Answer;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::cell::{Cell, RefCell};
 
@@ -46,23 +48,27 @@ pub struct Cause {
 }
 
 impl Answered {
-    /// The name in report.json and in a worker's answer.
-    pub fn as_str(self) -> &'static str {
+    /// Its name in report.json and in a worker's answer (the code or the signal is the value
+    /// beside it).
+    pub fn name(self) -> Answer {
         match self {
-            Answered::Code(_) => "code",
-            Answered::Signal(_) => "signal",
-            Answered::Exited => "exited",
-            Answered::Hung => "hung",
+            Answered::Code(_) => Answer::Code,
+            Answered::Signal(_) => Answer::Signal,
+            Answered::Exited => Answer::Exited,
+            Answered::Hung => Answer::Hung,
         }
     }
-    /// The answer of this name (`as_str`) and value; None for another name, or a code or a signal
-    /// without its value.
-    pub fn from_parts(name: &str, value: Option<i32>) -> Option<Answered> {
+    /// The name in report.json and in a worker's answer.
+    pub fn as_str(self) -> &'static str {
+        self.name().as_str()
+    }
+    /// The answer of this name and value; None for a code or a signal without its value.
+    pub fn from_parts(name: Answer, value: Option<i32>) -> Option<Answered> {
         match (name, value) {
-            ("code", Some(v)) => Some(Answered::Code(v)),
-            ("signal", Some(v)) => Some(Answered::Signal(v)),
-            ("exited", _) => Some(Answered::Exited),
-            ("hung", _) => Some(Answered::Hung),
+            (Answer::Code, Some(v)) => Some(Answered::Code(v)),
+            (Answer::Signal, Some(v)) => Some(Answered::Signal(v)),
+            (Answer::Exited, _) => Some(Answered::Exited),
+            (Answer::Hung, _) => Some(Answered::Hung),
             _ => None,
         }
     }
@@ -107,7 +113,7 @@ impl Cause {
     /// The cause `to_json` wrote; None for anything else (null, an unknown answer).
     pub fn from_json(j: &Value) -> Option<Cause> {
         let value = j["value"].as_i64().map(|v| v as i32);
-        let answer = Answered::from_parts(j["answer"].as_str()?, value)?;
+        let answer = Answered::from_parts(Answer::deserialize(&j["answer"]).ok()?, value)?;
         Some(Cause {
             api: j["api"].as_u64().map(|a| a as u32),
             call: j["call"].as_str().map(String::from),

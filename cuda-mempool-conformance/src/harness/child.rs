@@ -3,7 +3,7 @@
 //! runs, when each child started and ended (its timeline).
 
 use crate::driver::crumb::{self, Crumb};
-use serde::{Deserialize, Serialize};
+use conformance_model::ChildSpan;
 use std::io::Read;
 use std::os::fd::RawFd;
 use std::process::{Child, Command, Stdio};
@@ -211,15 +211,6 @@ pub fn command(
     Ok(cmd)
 }
 
-/// A child process a trial started: its role, and when it started and ended.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ChildSpan {
-    pub role: String,
-    /// Start and end in seconds: since the trial started in a worker's answer, since the run
-    /// started in a record.
-    pub span: (f64, f64),
-}
-
 /// A child started while a trial is watched: role, pid, start and end in seconds since the watch
 /// started (no end yet: still running).
 type Started = (String, u32, f64, Option<f64>);
@@ -250,6 +241,7 @@ impl Watch {
             .map(|(role, _, start, end)| ChildSpan {
                 role,
                 span: (start, end.unwrap_or(now)),
+                ..ChildSpan::default()
             })
             .collect()
     }

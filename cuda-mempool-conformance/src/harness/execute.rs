@@ -169,7 +169,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
     let known = crate::driver::departures::take_known();
     let (outcome, kind, message) = match result {
         Ok(Ok(())) if known.is_empty() => (Outcome::Passed, Kind::Plain, String::new()),
-        Ok(Ok(())) => (Outcome::Known, Kind::Departure, known.join("\n")),
+        Ok(Ok(())) => (Outcome::KnownDeparture, Kind::Departure, known.join("\n")),
         Ok(Err(Fail::Ignore(why))) => (Outcome::Ignored, Kind::CannotRun, why),
         Ok(Err(Fail::Changed(what))) => (Outcome::Changed, Kind::Departure, what),
         Ok(Err(Fail::Departure(what))) => (Outcome::Failed, Kind::Departure, what),

@@ -46,6 +46,7 @@
 use crate::harness::machine::Machine;
 use crate::harness::outcome::{Outcome, Record};
 use crate::harness::settings::{Settings, EXPECT_VAR};
+use conformance_model::ExpectedBy;
 use serde::Deserialize;
 use std::str::FromStr;
 use std::sync::OnceLock;
@@ -485,11 +486,21 @@ impl Expectations {
             return false;
         }
         r.outcome = Outcome::Flaky;
+        r.expected_by = Some(self.entry(f.line));
         r.message = format!(
             "flaky ({} line {}: fails {} of runs, first seen {}, {}): {}",
             self.path, f.line, f.rate, f.first_seen, f.url, r.message
         );
         true
+    }
+
+    /// The entry on `line` of this file, as report.json names it.
+    fn entry(&self, line: usize) -> ExpectedBy {
+        ExpectedBy {
+            file: self.path.clone(),
+            line: line as u64,
+            ..ExpectedBy::default()
+        }
     }
 
     /// A known deviation `k` of `r`'s trial, applied.
@@ -504,7 +515,8 @@ impl Expectations {
                     (Some(_), None) => false,
                 };
                 if matches {
-                    r.outcome = Outcome::Expected;
+                    r.outcome = Outcome::ExpectedFailure;
+                    r.expected_by = Some(self.entry(k.line));
                     r.message = format!("expected failure ({at}: {}): {}", k.reason, r.message);
                     return true;
                 } else {
@@ -516,7 +528,7 @@ impl Expectations {
                     );
                 }
             }
-            Outcome::Passed | Outcome::Changed | Outcome::Known => {
+            Outcome::Passed | Outcome::Changed | Outcome::KnownDeparture => {
                 r.outcome = Outcome::Failed;
                 r.message = format!(
                     "unexpectedly passing: {at} lists it as a known deviation ({}); remove that entry",
@@ -670,8 +682,11 @@ mod tests {
             "{}",
             failed.message
         );
+        let by = failed.expected_by.as_ref().expect("the entry that decided it");
+        assert_eq!((by.file.as_str(), by.line), ("x.toml", 2));
         let mut passed = rec(Outcome::Passed);
         assert!(!e.apply(&mut passed));
         assert_eq!(passed.outcome, Outcome::Passed);
+        assert_eq!(passed.expected_by, None);
     }
 }

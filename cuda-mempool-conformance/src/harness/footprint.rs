@@ -2,7 +2,7 @@
 //! are this run's (its coordinator and what descends from it), what they hold, and a sampler that
 //! follows it over a run for the report.
 
-use serde::{Deserialize, Serialize};
+use conformance_model::Footprint;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -50,22 +50,6 @@ impl Suite {
             self.own >> 20
         )
     }
-}
-
-/// The run's footprint as the report says it: the suite's processes NVML listed on its first device
-/// over the run, sampled.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Footprint {
-    /// How it was measured, in words ("NVML's per-process memory, 24 samples 250 ms apart").
-    pub source: String,
-    /// The suite's processes seen on the device over the run.
-    pub processes: u64,
-    /// The most of them seen at once.
-    pub peak_processes: u64,
-    /// The most they held together at once.
-    pub peak_bytes: u64,
-    /// The least one of them was seen to hold: about one bare context.
-    pub context_bytes: u64,
 }
 
 /// nvmlProcessInfo_t (nvml.h, the v2/v3 layout nvmlDeviceGetComputeRunningProcesses_v3 fills).
@@ -290,6 +274,7 @@ impl Tally {
             peak_processes: self.peak_processes,
             peak_bytes: self.peak_bytes,
             context_bytes: self.least.unwrap_or(0),
+            ..Footprint::default()
         }
     }
 }

@@ -6,8 +6,8 @@ use crate::driver::cu::*;
 pub use crate::harness::cap::{Cap, ALL_CAPS};
 use crate::harness::first_work::FirstWork;
 use crate::harness::identity::Identity;
-use crate::harness::provenance::{LibraryFile, Provenance};
 use crate::harness::settings::{Engine, Settings};
+use conformance_model::{LibraryFile, RunProvenance};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default)]
@@ -109,7 +109,7 @@ pub struct Machine {
     pub selection: Selection,
     /// Where the run's report comes from (the suite's build, host, settings), gathered by the
     /// coordinator.
-    pub provenance: Provenance,
+    pub provenance: RunProvenance,
     /// The run's checkpoint engine (CONFORMANCE_CHECKPOINT), from the settings of the process that
     /// holds this machine (`probe`, `from_json`): what the `checkpoint` capability depends on. Not
     /// part of the probe's answer (each process has its own settings).

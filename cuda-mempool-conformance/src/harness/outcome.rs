@@ -1,136 +1,23 @@
-//! The result vocabulary, typed: a trial's outcome and the kind behind it, what one execution of a
-//! body answered, what came back from the process that ran it, and the record the report reads.
+//! The harness's side of the result vocabulary: what one execution of a body answered, what came
+//! back from the process that ran it, and the record the report reads. The vocabulary itself (a
+//! trial's outcome, the kind behind it, its timing and children) is the ground floor's,
+//! `conformance_model`, re-exported here.
 
 use crate::driver::blame::Cause;
 use crate::driver::cu::CUdevice;
 use crate::driver::observe::Observation;
 use crate::harness::case::{Group, Per};
-pub use crate::harness::child::ChildSpan;
-use crate::harness::machine::Cap;
-use serde::{Deserialize, Serialize};
+use conformance_model::ExpectedBy;
+pub use conformance_model::{ChildSpan, Kind, Outcome, Timing, Turn};
 
-/// What a trial came to.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Outcome {
-    Passed,
-    Failed,
-    Ignored,
-    /// A crash case whose call returned the documented code instead of crashing, or a declared
-    /// departure of the driver that no longer reproduces: not a failure, but a change from the
-    /// driver the expectation was written against, shown as such.
-    Changed,
-    /// A failure the user's expectation file lists (CONFORMANCE_EXPECT): reported, not failing.
-    Expected,
-    /// A declared departure of drivers from the documentation (or a declared crash) that reproduced
-    /// on a driver branch it was not verified on: reported apart, not failing (unless
-    /// CONFORMANCE_STRICT=documented, which makes it a failure).
-    Known,
-    /// Not run, or cut short: the run was interrupted (a signal, or CONFORMANCE_RUN_BUDGET ran out:
-    /// `run::interrupt`). Not a verdict on the library; the run's exit code is not zero.
-    Interrupted,
-    /// A failure of a trial the expectation file lists as flaky (`[[flaky]]`), or a failure that
-    /// passed when rerun (`--rerun-failed`): reported and counted apart, not failing.
-    Flaky,
-}
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Passed => "passed",
-            Outcome::Failed => "failed",
-            Outcome::Ignored => "ignored",
-            Outcome::Changed => "changed",
-            Outcome::Expected => "expected-failure",
-            Outcome::Known => "known-departure",
-            Outcome::Interrupted => "interrupted",
-            Outcome::Flaky => "flaky",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Outcome> {
-        [
-            Outcome::Passed,
-            Outcome::Failed,
-            Outcome::Ignored,
-            Outcome::Changed,
-            Outcome::Expected,
-            Outcome::Known,
-            Outcome::Interrupted,
-            Outcome::Flaky,
-        ]
-        .into_iter()
-        .find(|o| o.as_str() == s)
-    }
-}
-
-/// Why a record is what it is, beyond pass or fail: which mechanism decided it. Data, not a prefix
-/// of the message.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Kind {
-    /// It passed as its checks say.
-    Plain,
-    /// A checked answer, value or effect was wrong.
-    Check,
-    /// The case's body panicked.
-    Panic,
-    /// The process running it died (by this signal, if one).
-    Died(Option<i32>),
-    /// No answer within the deadline; the process was killed.
-    Hung,
-    /// The trial could not be run at all.
-    Broken,
-    /// A declared crash (`Case::crashes`): seen, not seen, or seen where it was not declared.
-    Crash,
-    /// A declared departure of the driver (`departures.rs`): outside its branches, or gone.
-    Departure,
-    /// A capability the machine lacks (ignored, or failed where CONFORMANCE_REQUIRE names it).
-    Missing(Cap),
-    /// The body itself found it cannot run here.
-    CannotRun,
-    /// The user's expectation file decided it (an expected failure, or an unexpected pass).
-    Expectation,
-    /// The run left something behind (`suite::no_leaks`).
-    Leak,
-    /// A precondition of the run does not hold (`harness::precondition`): the suite-level trial
-    /// that says so, and the trials that rely on it, not run.
-    Precondition,
-    /// Not run: the run stopped at an earlier failure (CONFORMANCE_FAIL_FAST, `run::stop`).
-    Stopped,
-    /// Not run, or cut short: a signal or the run budget ended the run (`run::interrupt`).
-    Interrupted,
-}
-impl Kind {
-    /// The name in report.json and JUnit.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Plain => "plain",
-            Kind::Check => "check",
-            Kind::Panic => "panic",
-            Kind::Died(_) => "died",
-            Kind::Hung => "hung",
-            Kind::Broken => "broken",
-            Kind::Crash => "crash",
-            Kind::Departure => "departure",
-            Kind::Missing(_) => "missing-capability",
-            Kind::CannotRun => "cannot-run",
-            Kind::Expectation => "expectation",
-            Kind::Leak => "leak",
-            Kind::Precondition => "precondition",
-            Kind::Stopped => "stopped",
-            Kind::Interrupted => "interrupted",
-        }
-    }
-    /// The kinds a worker's answer can carry (what a body came to in its own process).
-    fn parse_answer(s: &str) -> Option<Kind> {
-        [
-            Kind::Plain,
-            Kind::Check,
-            Kind::Panic,
-            Kind::Departure,
-            Kind::CannotRun,
-            Kind::Broken,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
-    }
+/// The kinds a worker's answer can carry (what a body came to in its own process).
+fn parse_answer(s: &str) -> Option<Kind> {
+    Kind::parse(s).filter(|k| {
+        matches!(
+            k,
+            Kind::Plain | Kind::Check | Kind::Panic | Kind::Departure | Kind::CannotRun | Kind::Broken
+        )
+    })
 }
 
 /// One trial's result, for the report.
@@ -162,6 +49,8 @@ pub struct Record {
     pub calls: Option<u16>,
     /// Where its time went beside its body (`report::timeline`): default when not run by a worker.
     pub timing: Timing,
+    /// The expectation file's entry that made it an expected failure or flaky (`harness::expect`).
+    pub expected_by: Option<ExpectedBy>,
 }
 impl Record {
     /// A record with nothing measured yet: no blame, no time, no notes, no observations.
@@ -183,6 +72,7 @@ impl Record {
             span: (0.0, 0.0),
             calls: None,
             timing: Timing::default(),
+            expected_by: None,
         }
     }
     /// The API this record counts against in the report: a failure's blame, else its own API.
@@ -191,51 +81,6 @@ impl Record {
             (Outcome::Failed, Group::Api(own)) => Some(self.blame.unwrap_or(own)),
             _ => self.group.api(),
         }
-    }
-}
-
-/// A trial's turn at the device (`run::turns`, by `placement::Need`): none needed (it needs no device),
-/// shared within the memory budget, beside no memory holder (a request beyond the device), or the
-/// device alone.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Turn {
-    Free,
-    Shared,
-    Beyond,
-    Exclusive,
-}
-
-/// Where a trial's time went beside its body, for the timeline (`report::timeline`): which worker
-/// ran it, how long it waited for its turn, which turn, the settle wait at its end, its children.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Timing {
-    /// `general 0`, `general 1`, … (the shared queue's dispatchers), or the lane's name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub worker: Option<String>,
-    /// Seconds it waited for its turn at the device, just before its span began.
-    pub wait_s: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub turn: Option<Turn>,
-    /// Seconds, at the end of its span, spent waiting for the device's memory to come back
-    /// (`execute::settle`, after an exclusive trial).
-    pub settle_s: f64,
-    pub children: Vec<ChildSpan>,
-    /// Where the run waited, before it, for its lane's worker to come up and for the children its
-    /// lane starts ahead (a lane's first trial), when that was, in run seconds: a process start is
-    /// the run's time too (one context at a time machine-wide; 12 s and more each under
-    /// compute-sanitizer). A general worker's start-up falls in its first trial's span instead.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub worker_start: Option<(f64, f64)>,
-}
-impl Timing {
-    /// The same, its children's spans moved by `by` seconds (a worker's answer into the run's time).
-    pub fn shifted(mut self, by: f64) -> Timing {
-        for c in &mut self.children {
-            c.span = (c.span.0 + by, c.span.1 + by);
-        }
-        self
     }
 }
 
@@ -274,7 +119,7 @@ impl Answer {
                 .ok_or_else(|| format!("worker answer without an outcome: {j}"))?,
             kind: j["kind"]
                 .as_str()
-                .and_then(Kind::parse_answer)
+                .and_then(parse_answer)
                 .ok_or_else(|| format!("worker answer without a kind: {j}"))?,
             message: j["message"].as_str().unwrap_or("").to_string(),
             blame: j["blame"].as_u64().map(|b| b as u32),
@@ -343,6 +188,7 @@ mod tests {
             children: vec![ChildSpan {
                 role: "ipc-import".into(),
                 span: (0.5, 1.5),
+                ..ChildSpan::default()
             }],
             ..Timing::default()
         };

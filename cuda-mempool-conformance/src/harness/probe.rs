@@ -6,7 +6,7 @@
 use crate::driver::check::*;
 use crate::driver::cu::*;
 use crate::harness::machine::{same_file, Device, Machine, P2p, PathAnswer, UnderTest, LOOKUP_SYMBOLS, NOTHING};
-use crate::harness::provenance::{library_file, Provenance};
+use crate::harness::provenance::{self, library_file};
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 use crate::harness::settings::Settings;
@@ -189,7 +189,7 @@ pub fn probe(settings: &Settings) -> Machine {
     let started = std::time::SystemTime::now();
     let loaded = crate::driver::cu::load();
     let mut m = Machine {
-        provenance: Provenance::here(started),
+        provenance: provenance::here(started),
         entry: loaded.describe(),
         missing: loaded.missing.iter().map(|s| s.to_string()).collect(),
         preloaded: std::env::var("LD_PRELOAD")
@@ -387,7 +387,7 @@ pub fn probe_in_child(timeout: std::time::Duration, settings: &Settings) -> Mach
     };
     m.startup_secs = (start.elapsed().as_secs_f64() - m.first_work.map_or(0.0, |f| f.total_s())).max(0.0);
     // The coordinator's own: the child's environment carries its role.
-    m.provenance = Provenance::here(started);
+    m.provenance = provenance::here(started);
     if m.probe_error.is_none() && m.load_error.is_none() {
         m.hidden_init = hidden_init_in_child(timeout);
     }

@@ -2,7 +2,7 @@
 //! CONFORMANCE_* and CUDA_* settings, when the run started and ended, and the library under test's
 //! file (size, sha256, `cu*` exports), so that two reports from two machines differ by content.
 
-use serde::{Deserialize, Serialize};
+use conformance_model::{LibraryFile, RunProvenance};
 use sha2::{Digest, Sha256};
 
 /// The commit the suite was built from (build.rs: `git rev-parse HEAD`), or "unknown" (a build
@@ -34,59 +34,33 @@ const FROM_BUILD: &[(&str, Option<&str>)] = &[
 ];
 
 /// The run's provenance, gathered by the coordinator (not the probe's child, whose environment
-/// carries the child's role).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Provenance {
-    /// The conformance crate's version.
-    pub suite_version: String,
-    /// The commit it was built from, or "unknown".
-    pub commit: String,
-    /// Whether the tree it was built from differed from the commit; None where unknown.
-    pub dirty: Option<bool>,
-    pub host: String,
-    /// The kernel release (uname -r).
-    pub kernel: String,
-    /// /etc/os-release's PRETTY_NAME.
-    pub os: String,
-    /// Every CONFORMANCE_* and CUDA_* variable of the run, sorted by name.
-    pub environment: Vec<(String, String)>,
-    /// When the run started (RFC 3339, UTC).
-    pub started: String,
-}
-
-impl Provenance {
-    /// This process's provenance, `started` being when the run started.
-    pub fn here(started: std::time::SystemTime) -> Provenance {
-        let first_line = |p: &str| {
-            std::fs::read_to_string(p)
-                .ok()
-                .and_then(|t| t.lines().next().map(|l| l.trim().to_string()))
-                .filter(|l| !l.is_empty())
-        };
-        let mut environment: Vec<(String, String)> = std::env::vars_os()
-            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
-            .filter(|(k, _)| RECORDED_PREFIXES.iter().any(|p| k.starts_with(p)))
-            .filter(|(k, v)| !FROM_BUILD.contains(&(k.as_str(), Some(v.as_str()))))
-            .collect();
-        environment.sort();
-        Provenance {
-            suite_version: env!("CARGO_PKG_VERSION").to_string(),
-            commit: COMMIT.to_string(),
-            dirty: DIRTY.parse().ok(),
-            host: first_line("/proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into()),
-            kernel: first_line("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
-            os: ["/etc/os-release", "/usr/lib/os-release"]
-                .iter()
-                .find_map(|p| std::fs::read_to_string(p).ok().and_then(|t| pretty_name(&t)))
-                .unwrap_or_else(|| "unknown".into()),
-            environment,
-            started: rfc3339(started),
-        }
-    }
-
-    /// "conformance 0.1.0, commit 045eeb5… (dirty)".
-    pub fn suite(&self) -> String {
-        suite(&self.suite_version, &self.commit, self.dirty)
+/// carries the child's role), `started` being when the run started.
+pub fn here(started: std::time::SystemTime) -> RunProvenance {
+    let first_line = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .and_then(|t| t.lines().next().map(|l| l.trim().to_string()))
+            .filter(|l| !l.is_empty())
+    };
+    let mut environment: Vec<(String, String)> = std::env::vars_os()
+        .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
+        .filter(|(k, _)| RECORDED_PREFIXES.iter().any(|p| k.starts_with(p)))
+        .filter(|(k, v)| !FROM_BUILD.contains(&(k.as_str(), Some(v.as_str()))))
+        .collect();
+    environment.sort();
+    RunProvenance {
+        suite_version: env!("CARGO_PKG_VERSION").to_string(),
+        commit: COMMIT.to_string(),
+        dirty: DIRTY.parse().ok(),
+        host: first_line("/proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into()),
+        kernel: first_line("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
+        os: ["/etc/os-release", "/usr/lib/os-release"]
+            .iter()
+            .find_map(|p| std::fs::read_to_string(p).ok().and_then(|t| pretty_name(&t)))
+            .unwrap_or_else(|| "unknown".into()),
+        environment,
+        started: rfc3339(started),
+        ..RunProvenance::default()
     }
 }
 
@@ -134,18 +108,6 @@ pub fn civil(t: std::time::SystemTime) -> (i64, i64, i64, u64, u64, u64) {
     (y, mo, d, rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
-/// A library's file: what tells two builds of it apart.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LibraryFile {
-    /// The file read (the path as named, or where the dynamic linker found a bare name).
-    pub file: String,
-    pub size: u64,
-    /// Lower-case hex.
-    pub sha256: String,
-    /// Defined global symbols of its ELF dynamic symbol table whose names begin with `cu`.
-    pub cu_exports: usize,
-}
-
 /// `named` as a file: the path itself, else (a bare LD_PRELOAD name) the object of that name this
 /// process mapped.
 fn locate(named: &str) -> String {
@@ -184,7 +146,8 @@ pub fn library_file(named: &str) -> Result<LibraryFile, String> {
         file,
         size: data.len() as u64,
         sha256,
-        cu_exports,
+        cu_exports: cu_exports as u64,
+        ..LibraryFile::default()
     })
 }
 
@@ -206,7 +169,7 @@ mod tests {
         assert_eq!(f.size, std::fs::metadata(&me).unwrap().len());
         assert_eq!(f.sha256.len(), 64);
         assert!(library_file("/no/such/library.so").unwrap_err().contains("cannot read"));
-        let p = Provenance::here(std::time::SystemTime::now());
+        let p = here(std::time::SystemTime::now());
         assert_eq!(p.suite_version, env!("CARGO_PKG_VERSION"));
         assert!(p
             .environment

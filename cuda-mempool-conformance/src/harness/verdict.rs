@@ -45,7 +45,7 @@ pub fn before(case: &Case, m: &Machine, broken: Option<&Broken>, required: &[Cap
     let Some((cap, why)) = case.missing(m) else {
         return Before::Run;
     };
-    let r = |outcome, message| of_case(case, outcome, Kind::Missing(cap), message);
+    let r = |outcome, message| of_case(case, outcome, Kind::Missing, message);
     if required.contains(&cap) {
         Before::Fail(r(
             Outcome::Failed,
@@ -105,7 +105,7 @@ fn lost(case: &Case, raw: Raw) -> Record {
             ..one(
                 case,
                 Outcome::Failed,
-                Kind::Died(signal),
+                Kind::Died,
                 with_log(
                     format!("the process running this trial {how}{}", inside_text(&inside)),
                     &log,
@@ -229,7 +229,7 @@ fn against_case(case: &Case, raw: Raw) -> Record {
                 notes: vec![format!("crashed by {}{}", signal_name(s), inside_text(&inside))],
                 ..one(
                     case,
-                    Outcome::Known,
+                    Outcome::KnownDeparture,
                     Kind::Crash,
                     format!(
                         "{} crashed by {} as declared for driver branches {}–{} ({}), not verified on this \

@@ -39,7 +39,7 @@
 use crate::driver::blame::{Answered, Cause};
 use crate::driver::cu::CUresult;
 use crate::report::causes::{answer_text, text};
-use crate::report::model::{BrokenAfter, BrokenForGood, CauseGroup, Extra, Report, Trial};
+use conformance_model::{BrokenAfter, BrokenForGood, CauseGroup, Extra, Outcome, Report, Trial};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -82,13 +82,13 @@ fn seen(t: &Trial) -> Option<Seen> {
     let answer = t
         .cause
         .as_ref()
-        .and_then(|c| Answered::from_parts(&c.answer, c.value.map(|v| v as i32)))
+        .and_then(|c| Answered::from_parts(c.answer, c.value.map(|v| v as i32)))
         .filter(|a| !no_gpu_answer(*a));
-    match t.outcome.as_str() {
-        "passed" | "changed" | "known-departure" => Some(Seen::Right),
-        "failed" => Some(Seen::Failed(answer)),
-        "expected-failure" | "flaky" => Some(Seen::Waived(answer)),
-        _ => None,
+    match t.outcome {
+        Outcome::Passed | Outcome::Changed | Outcome::KnownDeparture => Some(Seen::Right),
+        Outcome::Failed => Some(Seen::Failed(answer)),
+        Outcome::ExpectedFailure | Outcome::Flaky => Some(Seen::Waived(answer)),
+        Outcome::Ignored | Outcome::Interrupted => None,
     }
 }
 
@@ -307,7 +307,7 @@ pub fn opening(trials: &[Trial]) -> Option<CauseGroup> {
     Some(CauseGroup {
         api: None,
         call: None,
-        answer: Some(f.answer.as_str().to_string()),
+        answer: Some(f.answer.name()),
         value: f.answer.value().map(i64::from),
         count: f.trials.len() as u64,
         text: sentence(&f.broken),

@@ -6,9 +6,9 @@
 //! interrupted run are not taken for it; no committed run is.
 
 use super::broken::{detect, opening, MIN_FOLLOWING};
-use super::model::{FailureCause, Report, Timing, Trial};
 use super::{causes, markdown, screen};
 use crate::driver::blame::Answered;
+use conformance_model::{Answer, FailureCause, Outcome, Report, Timing, Trial};
 
 const UNAVAILABLE: i64 = 46;
 const SIGSEGV: i64 = 11;
@@ -21,7 +21,7 @@ fn trial(name: &str, api: u64, outcome: &str, span: (f64, f64)) -> Trial {
         trial: name.to_string(),
         api: Some(api),
         group: format!("{api}_x"),
-        outcome: outcome.to_string(),
+        outcome: Outcome::parse(outcome).expect("an outcome"),
         span,
         ..Trial::default()
     }
@@ -33,7 +33,7 @@ fn failed(name: &str, api: u64, at: f64, of: u64, call: &str, answer: &str, valu
         cause: Some(FailureCause {
             api: Some(of),
             call: Some(call.to_string()),
-            answer: answer.to_string(),
+            answer: Answer::parse(answer).expect("an answer"),
             value,
             ..FailureCause::default()
         }),
@@ -117,14 +117,14 @@ fn the_break_opens_causes_the_report_and_the_terminal_once() {
          answering CUDA_ERROR_DEVICE_UNAVAILABLE (46), each listed below by its cause"
     );
     assert_eq!(
-        (opening.answer.as_deref(), opening.value, opening.count),
+        (opening.answer.map(Answer::as_str), opening.value, opening.count),
         (Some("code"), Some(46), 21)
     );
     // The failures stay listed by cause below it (grouped as any run's are, here from the model).
-    let below = crate::report::model::CauseGroup {
+    let below = conformance_model::CauseGroup {
         api: Some(823),
         call: Some("cuMemPoolCreate".to_string()),
-        answer: Some("code".to_string()),
+        answer: Some(Answer::Code),
         value: Some(UNAVAILABLE),
         count: 21,
         text: "cuMemPoolCreate returned CUDA_ERROR_DEVICE_UNAVAILABLE (46)".to_string(),
@@ -323,7 +323,7 @@ fn a_stray_answer_in_the_break_is_borne_and_many_are_not() {
     // Expected failures neither break nor count.
     let mut v = broken_run();
     v.push(Trial {
-        outcome: "expected-failure".to_string(),
+        outcome: Outcome::ExpectedFailure,
         ..failed(
             "828_x::expected",
             828,

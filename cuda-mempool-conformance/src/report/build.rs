@@ -6,8 +6,8 @@
 use crate::harness::machine::Machine;
 use crate::harness::outcome::{Record, Timing};
 use crate::harness::settings::Partition;
-use crate::report::model::{self, Extra, Report};
 use crate::report::{broken, causes, tables};
+use conformance_model::{self as model, Extra, Report};
 use std::time::SystemTime;
 
 /// What the report says of the run beside its machine and records.
@@ -162,13 +162,7 @@ fn provenance(m: &Machine, finished: &str) -> model::Provenance {
             .map(|l| model::Library {
                 path: l.path.clone(),
                 named_by: l.named_by.clone(),
-                file: l.file.as_ref().ok().map(|f| model::LibraryFile {
-                    file: f.file.clone(),
-                    size: f.size,
-                    sha256: f.sha256.clone(),
-                    cu_exports: f.cu_exports as u64,
-                    extra: Extra::new(),
-                }),
+                file: l.file.as_ref().ok().cloned(),
                 error: l.file.as_ref().err().cloned(),
                 extra: Extra::new(),
             })
@@ -231,8 +225,8 @@ fn trial(r: &Record) -> model::Trial {
         trial: r.trial.clone(),
         api: r.group.api().map(u64::from),
         group: r.group.label(),
-        outcome: r.outcome.as_str().to_string(),
-        kind: Some(r.kind.as_str().to_string()),
+        outcome: r.outcome,
+        kind: Some(r.kind),
         message: r.message.clone(),
         blame: r.blame.map(u64::from),
         secs: r.secs,
@@ -260,11 +254,12 @@ fn trial(r: &Record) -> model::Trial {
         cause: r.cause.as_ref().map(|c| model::FailureCause {
             api: c.api.map(u64::from),
             call: c.call.clone(),
-            answer: c.answer.as_str().to_string(),
+            answer: c.answer.name(),
             value: c.answer.value().map(i64::from),
             extra: Extra::new(),
         }),
-        timing: (r.timing != Timing::default()).then(|| crate::report::timing::to_model(&r.timing)),
+        timing: (r.timing != Timing::default()).then(|| r.timing.clone()),
+        expected_by: r.expected_by.clone(),
         extra: Extra::new(),
     }
 }

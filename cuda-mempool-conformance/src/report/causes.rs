@@ -6,7 +6,7 @@ use crate::driver::blame::{Answered, Cause};
 use crate::driver::cu::CUresult;
 use crate::harness::child::signal_name;
 use crate::harness::outcome::{Outcome, Record};
-use crate::report::model::{CauseGroup, Extra, Report};
+use conformance_model::{CauseGroup, Extra, Report};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -95,7 +95,7 @@ pub fn table(causes: &[CauseGroup]) -> String {
                 c.call
                     .as_deref()
                     .map_or("— (outside the tracked calls)".to_string(), |c| format!("`{c}`")),
-                Answered::from_parts(a, c.value.map(|v| v as i32)).map_or(a.clone(), answer_text),
+                Answered::from_parts(*a, c.value.map(|v| v as i32)).map_or(a.as_str().to_string(), answer_text),
             ),
             None => ("—".to_string(), "—".to_string(), NONE_TEXT.to_string()),
         };
@@ -119,7 +119,7 @@ pub fn groups(records: &[Record]) -> Vec<CauseGroup> {
         .map(|c| CauseGroup {
             api: c.cause.and_then(|k| k.api).map(u64::from),
             call: c.cause.and_then(|k| k.call.clone()),
-            answer: c.cause.map(|k| k.answer.as_str().to_string()),
+            answer: c.cause.map(|k| k.answer.name()),
             value: c.cause.and_then(|k| k.answer.value()).map(i64::from),
             count: c.trials.len() as u64,
             text: text(c.cause),
@@ -152,6 +152,7 @@ mod tests {
     use super::*;
     use crate::harness::case::Group;
     use crate::harness::outcome::Kind;
+    use conformance_model::Answer;
 
     fn failed(trial: &str, cause: Option<Cause>) -> Record {
         Record {
@@ -250,7 +251,7 @@ mod tests {
         );
         assert_eq!(j[0].count, 7);
         assert_eq!(j[0].trials.len(), 7);
-        assert_eq!((j[0].answer.as_deref(), j[0].value), (Some("code"), Some(-1)));
+        assert_eq!((j[0].answer.map(Answer::as_str), j[0].value), (Some("code"), Some(-1)));
         assert_eq!(j[1].answer, None);
         let report = Report {
             causes: Some(j),

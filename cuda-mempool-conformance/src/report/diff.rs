@@ -8,7 +8,7 @@
 //! Typical uses: a driver upgrade (the report of the old driver against the new one's), and a real
 //! driver against an interposer (the same suite run twice, the second time with `LD_PRELOAD`).
 
-use crate::report::model::Report;
+use conformance_model::{Outcome, Report};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -19,7 +19,7 @@ struct Trial {
     /// The API a failure counts against, when not the trial's own.
     blame: Option<u64>,
     group: String,
-    outcome: String,
+    outcome: Outcome,
     message: String,
     /// (call, observed) in the order checked.
     calls: Vec<(String, String)>,
@@ -39,7 +39,7 @@ fn load(path: &str) -> Result<(Report, BTreeMap<String, Trial>), String> {
                 api: t.api,
                 blame: t.blame,
                 group: t.group.clone(),
-                outcome: t.outcome.clone(),
+                outcome: t.outcome,
                 message: t.message.clone(),
                 calls: t
                     .observations
@@ -55,7 +55,7 @@ fn load(path: &str) -> Result<(Report, BTreeMap<String, Trial>), String> {
 }
 
 fn failing(o: &str) -> bool {
-    o == "failed"
+    o == Outcome::Failed.as_str()
 }
 
 /// One line per machine: driver and devices, to say what is compared with what.
@@ -91,7 +91,11 @@ pub fn diff(old_path: &str, new_path: &str) -> Result<(String, bool), String> {
         let (o, n) = (old.get(name), new.get(name));
         let t = n.or(o).unwrap();
         // A failure counts against the API whose answer was wrong, as in the report.
-        let api = if failing(&t.outcome) { t.blame.or(t.api) } else { t.api };
+        let api = if t.outcome == Outcome::Failed {
+            t.blame.or(t.api)
+        } else {
+            t.api
+        };
         let group = match api {
             Some(a) => format!("{a} {}", crate::driver::api_name(a as u32)),
             None => t.group.clone(),
@@ -114,7 +118,7 @@ pub fn diff(old_path: &str, new_path: &str) -> Result<(String, bool), String> {
             } else {
                 row[2] += 1;
             }
-            let why = n.filter(|t| failing(&t.outcome)).map_or(String::new(), |t| {
+            let why = n.filter(|t| t.outcome == Outcome::Failed).map_or(String::new(), |t| {
                 format!(": {}", t.message.lines().next().unwrap_or(""))
             });
             lines.push(format!("  outcome {oo} → {no}{why}"));

@@ -3,7 +3,7 @@
 //! The file's format is `harness::expect`'s: each entry is written by `expect::deviation_entry`.
 
 use crate::harness::expect;
-use crate::report::model::Report;
+use conformance_model::{Outcome, Report};
 
 /// An expectation file that accepts every failure of a report as it is (each with the first
 /// failed call's observed answer): a start for a library's list of known deviations.
@@ -15,7 +15,7 @@ pub fn from_report(path: &str) -> Result<String, String> {
         r.date.as_deref().unwrap_or("?")
     );
     for t in r.trials.as_deref().ok_or_else(|| format!("{path} has no trials"))? {
-        if t.outcome != "failed" {
+        if t.outcome != Outcome::Failed {
             continue;
         }
         let observed = t

@@ -1,8 +1,8 @@
 //! Where a run's report goes (CONFORMANCE_REPORT_DIR) and the files it writes there, each drawn from
 //! the one report: report.md, report.json and timeline.svg.
 
-use crate::report::model::Report;
 use crate::report::timeline::{self, Bar};
+use conformance_model::Report;
 use std::path::{Path, PathBuf};
 
 /// CONFORMANCE_REPORT_DIR (of `settings`), else `conformance-report/` under the cargo target dir this

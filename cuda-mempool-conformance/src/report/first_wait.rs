@@ -2,7 +2,7 @@
 //! library's behaviour and how the run planned with it, that opens report.md and the last screen
 //! (after the break for good, if any) and that the coordinator prints before the trials start.
 
-use crate::report::model::{FirstWait, Report};
+use conformance_model::{FirstWait, Report};
 
 /// "The library under test holds each new process about 28.0 s at its first GPU work (…): its
 /// behaviour, not a failure. The run plans with it: …", from the plan and the probe's figures
@@ -62,7 +62,7 @@ pub fn line(r: &Report) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{self, FirstWork};
+    use conformance_model::{self as model, FirstWork};
 
     fn plan() -> FirstWait {
         FirstWait {

@@ -9,14 +9,14 @@ use crate::driver::check::code_name;
 use crate::driver::cu::CUresult;
 use crate::driver::observe::Observation;
 use crate::harness::case::{Group, Per};
-use crate::harness::child::ChildSpan;
 use crate::harness::identity::Identity;
 use crate::harness::machine::{Device, Machine, P2p, PathAnswer, Selection, UnderTest};
 use crate::harness::outcome::{Kind, Outcome, Record, Timing, Turn};
-use crate::harness::provenance::{LibraryFile, Provenance};
+use conformance_model::ChildSpan;
+use conformance_model::{LibraryFile, RunProvenance};
 
 /// The report of a run on a default machine whose trials came to `records`, in `wall_s`.
-pub fn report_of(records: &[Record], wall_s: f64) -> crate::report::model::Report {
+pub fn report_of(records: &[Record], wall_s: f64) -> conformance_model::Report {
     let facts = crate::report::build::Facts {
         wall_s,
         ..Default::default()
@@ -124,6 +124,7 @@ pub fn machine() -> Machine {
                     size: 123_456,
                     sha256: "ab".repeat(32),
                     cu_exports: 3,
+                    ..LibraryFile::default()
                 }),
             },
             UnderTest {
@@ -167,7 +168,7 @@ pub fn machine() -> Machine {
             pairs: vec![(0, 1), (1, 0)],
             multi: vec![0, 1],
         },
-        provenance: Provenance {
+        provenance: RunProvenance {
             suite_version: "0.1.0".into(),
             commit: "b1f6b88023b27146add2ec05df086beb20a9a12d".into(),
             dirty: Some(false),
@@ -179,6 +180,7 @@ pub fn machine() -> Machine {
                 ("CUDA_HOME".into(), "/usr/local/cuda".into()),
             ],
             started: "2026-11-27T01:05:51Z".into(),
+            ..RunProvenance::default()
         },
     }
 }
@@ -352,7 +354,7 @@ pub fn records() -> Vec<Record> {
             ran(
                 "825_cuMemPoolExportPointer::departs",
                 api(825),
-                Outcome::Known,
+                Outcome::KnownDeparture,
                 Kind::Departure,
                 "departure size_zero_succeeds reproduced on branch 590",
                 Per::Device,
@@ -366,7 +368,7 @@ pub fn records() -> Vec<Record> {
             ran(
                 "826_cuMemPoolExportToShareableHandle::listed",
                 api(826),
-                Outcome::Expected,
+                Outcome::ExpectedFailure,
                 Kind::Expectation,
                 "expected failure (CONFORMANCE_EXPECT): it fails\nhere",
                 Per::Device,
@@ -438,6 +440,7 @@ pub fn records() -> Vec<Record> {
                 children: vec![ChildSpan {
                     role: "ipc-import".into(),
                     span: (5.0, 5.5),
+                    ..ChildSpan::default()
                 }],
                 worker_start: Some((0.0, 0.5)),
                 turn: Some(Turn::Exclusive),
@@ -487,7 +490,7 @@ pub fn records() -> Vec<Record> {
         Record::new(
             "suite::preconditions",
             Group::Suite,
-            Outcome::Expected,
+            Outcome::ExpectedFailure,
             Kind::Precondition,
             "precondition not met, listed".into(),
         ),
@@ -501,7 +504,7 @@ pub fn records() -> Vec<Record> {
                 &format!("824_cuMemPoolDestroy::ignored_{i}_{k}::dev{}", k % 2),
                 api(824),
                 Outcome::Ignored,
-                Kind::Missing(crate::harness::machine::Cap::Ipc),
+                Kind::Missing,
                 why,
                 Per::Device,
                 k as i32 % 2,

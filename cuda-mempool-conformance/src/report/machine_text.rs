@@ -7,7 +7,7 @@ use crate::driver::check::code_name;
 use crate::driver::cu::CUresult;
 use crate::harness::machine::{answered_by, by_object};
 use crate::harness::settings::DEVICES_VAR;
-use crate::report::model::{Footprint, Machine, Selection};
+use conformance_model::{Footprint, Machine, Selection};
 use std::fmt::Write as _;
 
 /// A CUresult the report keeps as a number, by name.
@@ -244,7 +244,7 @@ fn chosen_by(m: &Machine, sel: &Selection) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::report::model::{CapSeen, Footprint};
+    use conformance_model::{CapSeen, Footprint};
 
     /// The header's footprint line, and under a cap the workers the run used.
     #[test]

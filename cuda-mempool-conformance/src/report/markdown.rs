@@ -4,9 +4,9 @@
 //! groups with the totals, the rows per device set, the failures by cause, then every trial by
 //! outcome. The terminal's last screen prints its tables too (`report::screen`).
 
-use crate::harness::outcome::Outcome;
-use crate::report::model::{Report, Set, Totals, Trial};
 use crate::report::{broken, causes, first_wait, machine_text, tables};
+use conformance_model::Outcome;
+use conformance_model::{Report, Set, Totals, Trial};
 use std::fmt::Write as _;
 
 /// One row of a table of report.md.
@@ -46,12 +46,7 @@ fn table(lines: &[Line]) -> String {
 
 /// The trials of `r` that came to `o`, by name.
 pub fn with_outcome(r: &Report, o: Outcome) -> Vec<&Trial> {
-    let mut v: Vec<&Trial> = r
-        .trials
-        .iter()
-        .flatten()
-        .filter(|t| Outcome::parse(&t.outcome) == Some(o))
-        .collect();
+    let mut v: Vec<&Trial> = r.trials.iter().flatten().filter(|t| t.outcome == o).collect();
     v.sort_by(|a, b| a.trial.cmp(&b.trial));
     v
 }
@@ -63,7 +58,7 @@ pub fn main_table(r: &Report) -> String {
         r.trials
             .iter()
             .flatten()
-            .filter(|t| t.group == group && Outcome::parse(&t.outcome) == Some(o))
+            .filter(|t| t.group == group && t.outcome == o)
             .count() as u64
     };
     let mut lines: Vec<Line> = r
@@ -92,8 +87,8 @@ pub fn main_table(r: &Report) -> String {
         failed: g.failed,
         ignored: g.ignored,
         changed: count(&g.group, Outcome::Changed),
-        known: count(&g.group, Outcome::Known),
-        expected: count(&g.group, Outcome::Expected),
+        known: count(&g.group, Outcome::KnownDeparture),
+        expected: count(&g.group, Outcome::ExpectedFailure),
         secs: g.secs,
     }));
     table(&lines)
@@ -109,7 +104,7 @@ pub fn in_checkpoint_leg(t: &Trial) -> bool {
 /// so a run without the leg (and every report written before it) renders as before.
 pub fn checkpoint_table(r: &Report) -> String {
     let leg: Vec<&Trial> = r.trials.iter().flatten().filter(|t| in_checkpoint_leg(t)).collect();
-    if leg.iter().all(|t| Outcome::parse(&t.outcome) == Some(Outcome::Ignored)) {
+    if leg.iter().all(|t| t.outcome == Outcome::Ignored) {
         return String::new();
     }
     let engine = r
@@ -129,15 +124,11 @@ pub fn checkpoint_table(r: &Report) -> String {
     groups.sort();
     groups.dedup();
     for g in groups {
-        let of = |o: Outcome| {
-            leg.iter()
-                .filter(|t| t.group == g && Outcome::parse(&t.outcome) == Some(o))
-                .count()
-        };
+        let of = |o: Outcome| leg.iter().filter(|t| t.group == g && t.outcome == o).count();
         let (passed, failed, known, ignored) = (
             of(Outcome::Passed) + of(Outcome::Changed),
             of(Outcome::Failed) + of(Outcome::Interrupted),
-            of(Outcome::Known) + of(Outcome::Expected) + of(Outcome::Flaky),
+            of(Outcome::KnownDeparture) + of(Outcome::ExpectedFailure) + of(Outcome::Flaky),
             of(Outcome::Ignored),
         );
         let verdict = match (failed, passed + known) {
@@ -374,10 +365,10 @@ fn trial_sections(s: &mut String, r: &Report) {
     }
     for (o, title) in [
         (
-            Outcome::Known,
+            Outcome::KnownDeparture,
             "Known departures on a branch they were not verified on (not failing; CONFORMANCE_STRICT=documented fails them)",
         ),
-        (Outcome::Expected, "Expected failures (CONFORMANCE_EXPECT)"),
+        (Outcome::ExpectedFailure, "Expected failures (CONFORMANCE_EXPECT)"),
         (
             Outcome::Flaky,
             "Flaky (failed, not failing: listed as flaky, or passed on a rerun)",
@@ -403,7 +394,7 @@ fn trial_sections(s: &mut String, r: &Report) {
         .trials
         .iter()
         .flatten()
-        .filter(|t| Outcome::parse(&t.outcome) != Some(Outcome::Ignored))
+        .filter(|t| t.outcome != Outcome::Ignored)
         .collect();
     slow.sort_by(|a, b| a.trial.cmp(&b.trial));
     slow.sort_by(|a, b| b.secs.total_cmp(&a.secs));

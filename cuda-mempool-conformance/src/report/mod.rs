@@ -1,4 +1,5 @@
-//! Layer 3, what a run says. `model` is report.json as one typed model; `build` makes the run's one
+//! Layer 3, what a run says. report.json is one typed model, the ground floor's `conformance_model`;
+//! `build` makes the run's one
 //! report from the harness's records and machine (the tables counted in `tables`, the failures
 //! grouped in `causes`, the point where the library broke for good found in `broken`, the library's
 //! long wait at a new process's first GPU work said in `first_wait`), and every
@@ -25,7 +26,6 @@ pub mod markdown;
 pub mod matrix;
 #[cfg(test)]
 mod matrix_check;
-pub mod model;
 #[cfg(test)]
 mod model_check;
 #[cfg(test)]
@@ -33,4 +33,3 @@ mod render_check;
 pub mod screen;
 pub mod tables;
 pub mod timeline;
-pub mod timing;

@@ -6,9 +6,9 @@
 //! - committed runs: report.md drawn from their report.json is their report.md (`COMMITTED`).
 
 use super::fixture;
-use super::model::Report;
 use super::model_check::text_of;
 use crate::report::{build, junit, markdown, screen, timeline};
+use conformance_model::Report;
 use std::path::{Path, PathBuf};
 
 /// Committed runs (a run's folder, or a folder of runs) whose report.md the code of today draws

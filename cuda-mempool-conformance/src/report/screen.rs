@@ -3,10 +3,10 @@
 //! interrupted ones in one line, failures last with their cause; one terminal page unless
 //! CONFORMANCE_VERBOSE=1. And where the time went, in two lines (`report::timeline`).
 
-use crate::harness::outcome::Outcome;
 use crate::report::markdown::{self, with_outcome};
-use crate::report::model::Report;
 use crate::report::timeline::{self, Bar};
+use conformance_model::Outcome;
+use conformance_model::Report;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -214,7 +214,7 @@ mod tests {
     fn the_time_lines_name_the_critical_path_and_idle_shares() {
         let bar = |trial: &str, worker: &str, span| Bar {
             trial: trial.into(),
-            outcome: "passed".into(),
+            outcome: Outcome::Passed,
             span,
             timing: crate::harness::outcome::Timing {
                 worker: Some(worker.into()),

@@ -12,7 +12,7 @@
 use crate::harness::case::{Group, Per};
 use crate::harness::machine::Machine;
 use crate::harness::outcome::{Outcome, Record};
-use crate::report::model;
+use conformance_model as model;
 
 pub struct Row {
     pub group: Group,
@@ -91,8 +91,8 @@ fn row(m: &Machine, group: Group, name: String, records: &[Record]) -> Row {
         failed,
         ignored: count(Outcome::Ignored),
         changed: count(Outcome::Changed),
-        known: count(Outcome::Known),
-        expected: count(Outcome::Expected),
+        known: count(Outcome::KnownDeparture),
+        expected: count(Outcome::ExpectedFailure),
         interrupted: count(Outcome::Interrupted),
         flaky: count(Outcome::Flaky),
         device_ran,

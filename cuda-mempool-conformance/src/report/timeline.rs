@@ -4,8 +4,7 @@
 //! A report written before trials carried their timing (`timing`: worker, turn wait, turn, settle
 //! wait, children) still draws: its trials are laid out one row per overlapping lane.
 
-use crate::harness::outcome::{Timing, Turn};
-use crate::report::model::Report;
+use conformance_model::{Outcome, Report, Timing, Turn};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +16,7 @@ const EPS: f64 = 1e-3;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Bar {
     pub trial: String,
-    pub outcome: String,
+    pub outcome: Outcome,
     /// Start and end, seconds since the run started.
     pub span: (f64, f64),
     pub timing: Timing,
@@ -40,13 +39,9 @@ pub fn of_report(r: &Report) -> Result<Vec<Bar>, String> {
         .iter()
         .map(|t| Bar {
             trial: t.trial.clone(),
-            outcome: t.outcome.clone(),
+            outcome: t.outcome,
             span: t.span,
-            timing: t
-                .timing
-                .as_ref()
-                .map(crate::report::timing::of_model)
-                .unwrap_or_default(),
+            timing: t.timing.clone().unwrap_or_default(),
         })
         .collect()))
 }
@@ -214,17 +209,16 @@ const ROW: f64 = 26.0;
 const BAR: f64 = 14.0;
 
 /// A trial's colour by its outcome.
-fn colour(outcome: &str) -> &'static str {
+fn colour(outcome: Outcome) -> &'static str {
     match outcome {
-        "passed" => "#4caf50",
-        "failed" => "#e53935",
-        "ignored" => "#bdbdbd",
-        "changed" => "#ff9800",
-        "expected-failure" => "#ab47bc",
-        "known-departure" => "#8d6e63",
-        "interrupted" => "#607d8b",
-        "flaky" => "#fdd835",
-        _ => "#90a4ae",
+        Outcome::Passed => "#4caf50",
+        Outcome::Failed => "#e53935",
+        Outcome::Ignored => "#bdbdbd",
+        Outcome::Changed => "#ff9800",
+        Outcome::ExpectedFailure => "#ab47bc",
+        Outcome::KnownDeparture => "#8d6e63",
+        Outcome::Interrupted => "#607d8b",
+        Outcome::Flaky => "#fdd835",
     }
 }
 
@@ -362,8 +356,8 @@ fn bar(s: &mut String, b: &Bar, y: f64, critical: bool, x: &dyn Fn(f64) -> f64) 
         r#"<rect x="{:.1}" y="{y:.1}" width="{:.1}" height="{BAR}" fill="{}"{stroke}><title>{name}: {} ({:.2}–{:.2} s, {:.2} s{turn}{}{})</title></rect>"#,
         x(b.span.0),
         (x(b.span.1) - x(b.span.0)).max(0.5),
-        colour(&b.outcome),
-        esc(&b.outcome),
+        colour(b.outcome),
+        esc(b.outcome.as_str()),
         b.span.0,
         b.span.1,
         b.len(),
@@ -430,12 +424,12 @@ pub fn redraw(args: &[String]) -> Result<(Vec<Bar>, Option<f64>, PathBuf), Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::outcome::ChildSpan;
+    use conformance_model::ChildSpan;
 
     fn bar(trial: &str, worker: Option<&str>, span: (f64, f64), wait_s: f64, exclusive: bool) -> Bar {
         Bar {
             trial: trial.into(),
-            outcome: "passed".into(),
+            outcome: Outcome::Passed,
             span,
             timing: Timing {
                 worker: worker.map(String::from),
@@ -616,6 +610,7 @@ mod tests {
         bars[1].timing.children = vec![ChildSpan {
             role: "ipc-import".into(),
             span: (1.1, 1.8),
+            ..ChildSpan::default()
         }];
         bars[0].timing.settle_s = 0.2;
         bars[0].timing.worker_start = Some((0.0, 0.1));

@@ -158,7 +158,7 @@ pub fn main() -> ExitCode {
         parallel
     };
     let timeout = crate::driver::deadline::trial();
-    let cap_seen = cap.map(|(reported, physical)| crate::report::model::CapSeen {
+    let cap_seen = cap.map(|(reported, physical)| conformance_model::CapSeen {
         reported,
         physical,
         workers: parallel as u64,
@@ -215,7 +215,7 @@ pub fn main() -> ExitCode {
     });
     let runner = Arc::new(OnceLock::new());
     let plan = trials::plan(&m, &cases, &s.required, &args, runner.clone());
-    let first_wait = (!wait.is_zero()).then(|| crate::report::model::FirstWait {
+    let first_wait = (!wait.is_zero()).then(|| conformance_model::FirstWait {
         wait_s: wait.as_secs_f64(),
         long_after_s: crate::harness::first_work::long_after(s.timeout).as_secs_f64(),
         workers: if workers { parallel as u64 } else { 0 },

@@ -21,25 +21,18 @@ pub(super) struct Reporting {
     /// CONFORMANCE_PARTITION: the shard this run was (report.json `partition`).
     pub(super) partition: Option<Partition>,
     /// The cap the probe saw, if it saw one (issue 47: the report's footprint says it).
-    pub(super) cap: Option<crate::report::model::CapSeen>,
+    pub(super) cap: Option<conformance_model::CapSeen>,
     /// The library's long wait at a new process's first GPU work and the run's plan for it, if it
     /// had one (issue 58: the report's opening line says it).
-    pub(super) first_wait: Option<crate::report::model::FirstWait>,
+    pub(super) first_wait: Option<conformance_model::FirstWait>,
 }
 
 /// The run's footprint for the report: the sampler's (`harness::footprint`), with the cap the probe
 /// saw.
-fn footprint(r: &Reporting) -> Option<crate::report::model::Footprint> {
-    let f = crate::harness::footprint::end()?;
-    Some(crate::report::model::Footprint {
-        source: f.source,
-        processes: f.processes,
-        peak_processes: f.peak_processes,
-        peak_bytes: f.peak_bytes,
-        context_bytes: f.context_bytes,
-        cap: r.cap.clone(),
-        extra: Default::default(),
-    })
+fn footprint(r: &Reporting) -> Option<conformance_model::Footprint> {
+    let mut f = crate::harness::footprint::end()?;
+    f.cap = r.cap.clone();
+    Some(f)
 }
 
 pub(super) static REPORTING: OnceLock<Reporting> = OnceLock::new();

@@ -33,7 +33,7 @@ fn rerunnable(r: &Record) -> bool {
     r.outcome == Outcome::Failed
         && !matches!(
             r.kind,
-            Kind::Missing(_) | Kind::Precondition | Kind::Stopped | Kind::Expectation | Kind::Leak
+            Kind::Missing | Kind::Precondition | Kind::Stopped | Kind::Expectation | Kind::Leak
         )
 }
 

@@ -134,7 +134,7 @@ pub fn filtered_out(args: &Arguments, name: &str) -> bool {
 /// and keep it for the report.
 fn finish(r: Record) -> Result<Completion, Failed> {
     let result = match r.outcome {
-        Outcome::Passed | Outcome::Changed | Outcome::Expected | Outcome::Known | Outcome::Flaky => {
+        Outcome::Passed | Outcome::Changed | Outcome::ExpectedFailure | Outcome::KnownDeparture | Outcome::Flaky => {
             Ok(Completion::Completed)
         }
         // Interrupted: libtest shows it ignored with what cut the run; the exit code says the rest.
@@ -144,8 +144,8 @@ fn finish(r: Record) -> Result<Completion, Failed> {
     match r.outcome {
         Outcome::Failed => eprintln!("FAILED {}: {}", r.trial, r.message),
         Outcome::Changed => println!("CHANGED {}: {}", r.trial, r.message),
-        Outcome::Expected => println!("EXPECTED FAILURE {}: {}", r.trial, r.message),
-        Outcome::Known => println!("KNOWN DEPARTURE {}: {}", r.trial, r.message),
+        Outcome::ExpectedFailure => println!("EXPECTED FAILURE {}: {}", r.trial, r.message),
+        Outcome::KnownDeparture => println!("KNOWN DEPARTURE {}: {}", r.trial, r.message),
         Outcome::Flaky => println!("FLAKY {}: {}", r.trial, r.message),
         _ => {}
     }

@@ -7,22 +7,25 @@
 
 use super::origin::{Origin, Report};
 use super::{verdict, ApiRow, CauseRow, Cell, Column, Difference, Run};
+use conformance_model::Outcome;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Worst first: of a trial that several runs or shards ran, the worst outcome stands.
-const SEVERITY: &[&str] = &[
-    "failed",
-    "interrupted",
-    "flaky",
-    "changed",
-    "expected-failure",
-    "known-departure",
-    "passed",
-    "ignored",
+const SEVERITY: [Outcome; 8] = [
+    Outcome::Failed,
+    Outcome::Interrupted,
+    Outcome::Flaky,
+    Outcome::Changed,
+    Outcome::ExpectedFailure,
+    Outcome::KnownDeparture,
+    Outcome::Passed,
+    Outcome::Ignored,
 ];
 
+/// A cell's outcome's rank in [`SEVERITY`]; a cell that is no outcome (a report's trial the model
+/// reads is always one) ranks just after a failure.
 fn severity(outcome: &str) -> usize {
-    SEVERITY.iter().position(|o| *o == outcome).unwrap_or(1)
+    SEVERITY.iter().position(|o| o.as_str() == outcome).unwrap_or(1)
 }
 
 /// ✗ over ✓ over —: a shard or run that failed an API fails it for the column.

@@ -3,6 +3,7 @@
 //! trials that differ or fail.
 
 use super::{Column, Matrix};
+use conformance_model::Outcome;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -21,7 +22,7 @@ impl Matrix {
                     .filter(|c| c.missing.is_none())
                     .map(|c| c.trials.get(*t).map(|x| x.outcome.as_str()))
                     .collect();
-                o.len() > 1 || o.contains(&Some("failed"))
+                o.len() > 1 || o.contains(&Some(Outcome::Failed.as_str()))
             })
             .collect()
     }

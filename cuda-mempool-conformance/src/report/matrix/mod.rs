@@ -1,7 +1,7 @@
 //! `--matrix REPORT.json… [--out DIR] [--expect FILE]` (and `cargo xtask matrix`): many reports as
 //! one matrix, written as matrix.md, matrix.json and one self-contained matrix.html
 //! (templates/matrix.html). Its parts, one job each:
-//! - `origin`: a report as the matrix reads it (through `report::model`, reports of any age): what it
+//! - `origin`: a report as the matrix reads it (through the model, `conformance_model`, reports of any age): what it
 //!   was run on and with (GPU models, driver, library under test, entry mode, settings);
 //! - `fold`: reports into runs (the shards of one run merged back into one, as they always were)
 //!   and runs into columns (every run of one origin: a fleet's hosts of one GPU model, driver and

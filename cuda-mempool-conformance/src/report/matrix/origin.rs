@@ -1,4 +1,4 @@
-//! A report as the matrix reads it (through `report::model`; a field a report lacks is left out,
+//! A report as the matrix reads it (through the model, `conformance_model`; a field a report lacks is left out,
 //! never an error), and its origin: the GPU models, the driver, the library under test, the entry
 //! mode and the settings, what tells columns apart.
 //!
@@ -14,7 +14,7 @@
 use super::rows::{ApiRow, CauseRow, Cell};
 use crate::harness::identity::is_driver_file;
 use crate::harness::machine::NOTHING;
-use crate::report::model;
+use conformance_model as model;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -235,7 +235,7 @@ impl Report {
                 .iter()
                 .map(|t| {
                     let cell = Cell {
-                        outcome: t.outcome.clone(),
+                        outcome: t.outcome.as_str().to_string(),
                         message: t.message.clone(),
                         api: t.api,
                         not_in: 0,

@@ -1,7 +1,7 @@
 //! A column's rows (matrix.json's, and what one report gives the matrix): an API's row, a cause of
 //! failures and the trials it explains, a trial's cell.
 
-use crate::report::model;
+use conformance_model as model;
 use serde::{Deserialize, Serialize};
 
 /// One API's row of the PhOS-style table in a column (from report.json's `apis`: [`model::ApiRow`]),

@@ -5,7 +5,7 @@
 use super::origin::Report;
 use super::program::matrix_of;
 use super::*;
-use crate::report::model;
+use conformance_model as model;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::process::ExitCode;

@@ -6,7 +6,7 @@
 //! could ask a device).
 
 use super::{ApiRow, Cell};
-use crate::harness::outcome::Outcome;
+use conformance_model::Outcome;
 use std::collections::BTreeMap;
 
 /// Whether a trial's outcome in a column is a verdict: an outcome the suite knows that is neither

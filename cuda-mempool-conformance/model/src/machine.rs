@@ -1,8 +1,8 @@
 //! The machine the run found (`machine`): the driver library and how the suite reached it, the
 //! devices, the libraries under test, the probe's findings.
 
-use super::field::{nullable, Extra, Nullable};
-use super::provenance::{LibraryFile, RunProvenance};
+use crate::field::{nullable, Extra, Nullable};
+use crate::provenance::{LibraryFile, RunProvenance};
 use serde::{Deserialize, Serialize};
 
 /// What the probe found before the trials ran.

@@ -1,10 +1,11 @@
 //! The report as a whole: its top-level fields and the tables a run counts (totals, a row per
 //! API, per group and per device set, the causes of failures, the declared departures).
 
-use super::field::{nullable, Extra, Nullable};
-use super::machine::Machine;
-use super::provenance::Provenance;
-use super::trial::Trial;
+use crate::field::{nullable, Extra, Nullable};
+use crate::machine::Machine;
+use crate::outcome::Answer;
+use crate::provenance::Provenance;
+use crate::trial::Trial;
 use serde::{Deserialize, Serialize};
 
 /// One run's report.json. Every part defaults, so a report of any age (or a hand-made one) reads;
@@ -196,8 +197,7 @@ pub struct SetRow {
 pub struct CauseGroup {
     pub api: Option<u64>,
     pub call: Option<String>,
-    /// code, signal, exited or hung.
-    pub answer: Option<String>,
+    pub answer: Option<Answer>,
     pub value: Option<i64>,
     pub count: u64,
     /// The cause in words.
@@ -279,8 +279,8 @@ pub struct Precondition {
 
 /// report.json's record of shard `k` of `n` (CONFORMANCE_PARTITION=k/n, the setting's type
 /// `harness::settings::Partition`), cut `by` the trials' count. A record of its own, not that type:
-/// the model names nothing beyond serde (xtask compiles these files too); `report::build` turns the
-/// one into the other, and `Report::shard` back.
+/// the model names nothing beyond serde; `report::build` turns the one into the other, and
+/// `Report::shard` back.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Partition {
     pub k: usize,

@@ -1,11 +1,11 @@
 //! Where a report came from (`provenance`, and the machine's own `provenance`): the suite's build,
 //! the host, the settings, the devices and the libraries under test.
 
-use super::field::Extra;
+use crate::field::Extra;
 use serde::{Deserialize, Serialize};
 
 /// The run's provenance as the probe records it (`machine.provenance`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunProvenance {
     /// The conformance crate's version.
@@ -78,7 +78,7 @@ pub struct Library {
 }
 
 /// A library's file: what tells two builds of it apart.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LibraryFile {
     /// The file read.
