@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
 mod common;
+use common::report::{self, Trials};
+use conformance_model::{Outcome, Report};
 const MODES: &[&str] = &["proc-address", "dlsym", "link"];
 
 /// This binary runs the suite (as a child, below), so its symbols are the suite's.
@@ -42,7 +44,7 @@ fn links_no_driver_symbol() -> Result<(), Failed> {
 }
 
 /// Run the suite with `envs`; its report.
-fn run_suite(tag: &str, envs: &[(&str, &str)]) -> Result<serde_json::Value, String> {
+fn run_suite(tag: &str, envs: &[(&str, &str)]) -> Result<Report, String> {
     let keep = std::env::var_os("CONFORMANCE_ENTRY_KEEP").map(PathBuf::from);
     let report = match &keep {
         Some(k) => k.join(tag),
@@ -54,47 +56,35 @@ fn run_suite(tag: &str, envs: &[(&str, &str)]) -> Result<serde_json::Value, Stri
         .envs(envs.iter().copied())
         .output()
         .map_err(|e| format!("cannot run the suite: {e}"))?;
-    let text = std::fs::read_to_string(report.join("report.json")).map_err(|e| {
+    let read = report::try_read(&report.join("report.json")).map_err(|e| {
         format!(
             "the suite ({tag}) wrote no report ({e}); its stderr:\n{}",
             String::from_utf8_lossy(&out.stderr)
         )
-    })?;
+    });
     if keep.is_none() {
         let _ = std::fs::remove_dir_all(&report);
     }
-    serde_json::from_str(&text).map_err(|e| e.to_string())
+    read
 }
 
-fn outcomes(j: &serde_json::Value) -> BTreeMap<String, String> {
-    j["trials"]
-        .as_array()
-        .map(|t| {
-            t.iter()
-                .map(|t| {
-                    (
-                        t["trial"].as_str().unwrap_or("").to_string(),
-                        t["outcome"].as_str().unwrap_or("").to_string(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+fn outcomes(r: &Report) -> BTreeMap<String, Outcome> {
+    r.trials().iter().map(|t| (t.trial.clone(), t.outcome)).collect()
 }
 
 fn same_results_in_every_mode() -> Result<(), Failed> {
-    let mut first: Option<(&str, BTreeMap<String, String>)> = None;
+    let mut first: Option<(&str, BTreeMap<String, Outcome>)> = None;
     for &mode in MODES {
         let j = run_suite(mode, &[("CONFORMANCE_ENTRY", mode)])?;
-        let entry = j["machine"]["entry"].as_str().unwrap_or("");
+        let entry = j.machine.entry.as_deref().unwrap_or("");
         if !entry.starts_with(mode) {
             return Err(format!("the {mode} run's report names its entry path {entry:?}").into());
         }
         let o = outcomes(&j);
-        let t = &j["totals"];
+        let t = &j.totals;
         println!(
             "entry {mode}: {} passed, {} failed, {} ignored ({entry})",
-            t["passed"], t["failed"], t["ignored"]
+            t.passed, t.failed, t.ignored
         );
         match &first {
             None => first = Some((mode, o)),
@@ -122,13 +112,13 @@ fn same_results_in_every_mode() -> Result<(), Failed> {
 fn missing_library_is_a_clear_error() -> Result<(), Failed> {
     let bogus = "/nonexistent/libcuda.so.1";
     let j = run_suite("no-library", &[("CUDA_MEMPOOL_SYS_LIBCUDA", bogus)])?;
-    let why = j["precondition"]["cause"].as_str().unwrap_or("");
+    let why = j.precondition.clone().flatten().map(|p| p.cause).unwrap_or_default();
     if !why.contains(bogus) || !why.contains("could not be loaded") {
         return Err(format!("with no driver library, the report says {why:?}").into());
     }
     // Said once: one failing trial (suite::preconditions), none counted against an API.
-    if j["totals"]["failed"] != 1 || j["apis"].as_array().is_some_and(|a| a.iter().any(|r| r["failed"] != 0)) {
-        return Err(format!("with no driver library the totals are {}", j["totals"]).into());
+    if j.totals.failed != 1 || j.apis.iter().any(|r| r.failed != 0) {
+        return Err(format!("with no driver library the totals are {:?}", j.totals).into());
     }
     println!("entry: without a driver library the report says: {why}");
     Ok(())
@@ -171,12 +161,13 @@ fn stand_in_is_under_test_with_its_sha256() -> Result<(), Failed> {
     let j = run_suite("stand-in", &[("CUDA_MEMPOOL_SYS_LIBCUDA", &copy)]);
     let _ = std::fs::remove_dir_all(&dir);
     let j = j?;
-    let libs = j["machine"]["under_test"].as_array().cloned().unwrap_or_default();
-    let found = libs.iter().find(|l| l["path"].as_str() == Some(copy.as_str()));
+    let libs = j.machine.under_test.as_deref().unwrap_or(&[]);
+    let found = libs.iter().find(|l| l.path == copy);
     let Some(l) = found else {
         return Err(format!("the stand-in {copy} is not among the libraries under test: {libs:?}").into());
     };
-    let (by, sha) = (l["named_by"].as_str().unwrap_or(""), l["file"]["Ok"]["sha256"].as_str());
+    let by = l.named_by.as_str();
+    let sha = l.file.as_ref().and_then(|f| f.as_ref().ok()).map(|f| f.sha256.as_str());
     if !by.starts_with("the loader") || sha != Some(want.as_str()) {
         return Err(
             format!("the stand-in is recorded as named by {by:?} with sha256 {sha:?}, its file's is {want}").into(),

@@ -7,12 +7,13 @@
 //! in tests/reports.rs: cuMemPoolTrimTo answers SUCCESS before cuInit, which two trials catch.
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{ExitCode, Output};
 use std::sync::OnceLock;
 
 mod common;
+use common::report::{self, Trials};
+use conformance_model::{Outcome, Report};
 #[path = "common/shimlib.rs"]
 mod shimlib;
 
@@ -33,7 +34,7 @@ fn dir() -> &'static PathBuf {
 }
 
 /// The suite under `noop-833` with the expectation file `toml` and `args`: its output and report.
-fn run(tag: &str, toml: &str, args: &[&str]) -> Result<(Output, Value), String> {
+fn run(tag: &str, toml: &str, args: &[&str]) -> Result<(Output, Report), String> {
     let d = dir().join(tag);
     let file = dir().join(format!("{tag}.toml"));
     std::fs::write(&file, toml.replace("BEFORE", BEFORE).replace("AFTER", AFTER)).map_err(|e| e.to_string())?;
@@ -48,15 +49,19 @@ fn run(tag: &str, toml: &str, args: &[&str]) -> Result<(Output, Value), String> 
         .args(args)
         .output()
         .map_err(|e| format!("cannot run the suite: {e}"))?;
-    let report = std::fs::read_to_string(d.join("report.json")).unwrap_or_else(|_| "null".into());
-    Ok((out, serde_json::from_str(&report).map_err(|e| e.to_string())?))
+    // No report (an empty one, of no trials) where the run stopped before any trial (a bad file).
+    let path = d.join("report.json");
+    let r = if path.exists() {
+        report::try_read(&path)?
+    } else {
+        Report::default()
+    };
+    Ok((out, r))
 }
 
-fn trial<'a>(j: &'a Value, name: &str) -> &'a Value {
-    j["trials"]
-        .as_array()
-        .and_then(|t| t.iter().find(|t| t["trial"] == name))
-        .unwrap_or(&Value::Null)
+/// The outcome of the trial `name` of `r`, if it has one.
+fn outcome(r: &Report, name: &str) -> Option<Outcome> {
+    r.trial(name).map(|t| t.outcome)
 }
 
 fn stderr(o: &Output) -> String {
@@ -68,16 +73,16 @@ fn stderr(o: &Output) -> String {
 fn selectors_scope_and_reruns_keep_real_failures() -> Result<(), Failed> {
     let toml = format!("{FLAKY}\n[[deviation]]\ntrial = \"AFTER\"\nreason = \"elsewhere\"\nbranch = \"999\"\n");
     let (out, j) = run("branch-999", &toml, &["--rerun-failed", "2"])?;
-    let after = trial(&j, AFTER);
-    if out.status.success() || after["outcome"] != "failed" {
-        return Err(format!("a branch-999 entry applied here ({after}):\n{}", stderr(&out)).into());
+    let after = j.trial(AFTER);
+    if out.status.success() || outcome(&j, AFTER) != Some(Outcome::Failed) {
+        return Err(format!("a branch-999 entry applied here ({after:?}):\n{}", stderr(&out)).into());
     }
-    let notes = after["notes"].to_string();
+    let notes = format!("{:?}", after.map(|t| &t.notes));
     if !notes.contains("failed again on each of 2 rerun(s)") || !stderr(&out).contains("FAILED AGAIN") {
         return Err(format!("a failure that fails every rerun must say so: notes {notes}").into());
     }
-    if trial(&j, BEFORE)["outcome"] != "flaky" || j["totals"]["flaky"] != 1 || j["totals"]["failed"] != 1 {
-        return Err(format!("the flaky trial is not counted apart: totals {}", j["totals"]).into());
+    if outcome(&j, BEFORE) != Some(Outcome::Flaky) || j.totals.flaky != Some(1) || j.totals.failed != 1 {
+        return Err(format!("the flaky trial is not counted apart: totals {:?}", j.totals).into());
     }
     println!("expect: a branch-999 deviation applies nowhere; a real failure stays failed after 2 reruns");
     Ok(())
@@ -91,9 +96,9 @@ fn a_flaky_failure_does_not_fail_the_run() -> Result<(), Failed> {
     if !out.status.success() {
         return Err(format!("a flaky and an expected failure failed the run:\n{}", stderr(&out)).into());
     }
-    let (before, after) = (trial(&j, BEFORE), trial(&j, AFTER));
-    if before["outcome"] != "flaky" || after["outcome"] != "expected-failure" {
-        return Err(format!("outcomes: {} and {}", before["outcome"], after["outcome"]).into());
+    let (before, after) = (outcome(&j, BEFORE), outcome(&j, AFTER));
+    if before != Some(Outcome::Flaky) || after != Some(Outcome::ExpectedFailure) {
+        return Err(format!("outcomes: {before:?} and {after:?}").into());
     }
     let d = dir().join("flaky");
     let md = std::fs::read_to_string(d.join("report.md")).map_err(|e| e.to_string())?;

@@ -7,7 +7,6 @@
 use libtest_mimic::{Arguments, Failed, Trial};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{ExitCode, Stdio};
@@ -15,6 +14,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 mod common;
+use common::report::{self, Trials};
+use conformance_model::{Kind, Outcome, Report, Trial as Record};
 #[path = "common/shimlib.rs"]
 mod shimlib;
 
@@ -26,7 +27,7 @@ const DELAY_MS: &str = "500";
 
 /// What a cut run came to.
 struct Cut {
-    j: Value,
+    report: Report,
     junit: String,
     stdout: String,
     code: Option<i32>,
@@ -99,10 +100,10 @@ fn cut_run(tag: &str, envs: &[(&str, &str)], signal_after: Option<Duration>) -> 
     if !left.is_empty() {
         return Err(format!("{tag}: processes of the run outlived it: {left:?}"));
     }
-    let text = std::fs::read_to_string(dir.join("report.json"))
+    let report = report::try_read(&dir.join("report.json"))
         .map_err(|e| format!("{tag}: no report ({e}; exit {status:?}); stderr:\n{stderr}"))?;
     Ok(Cut {
-        j: serde_json::from_str(&text).map_err(|e| format!("{tag}: unreadable report: {e}"))?,
+        report,
         junit: std::fs::read_to_string(&junit).unwrap_or_default(),
         stdout,
         code: status.code(),
@@ -140,39 +141,34 @@ fn environ_has(proc_dir: &Path, needle: &str) -> bool {
 }
 
 impl Cut {
-    fn trials(&self) -> Vec<&Value> {
-        self.j["trials"]
-            .as_array()
-            .map(|a| a.iter().collect())
-            .unwrap_or_default()
+    fn trials(&self) -> &[Record] {
+        self.report.trials()
     }
-    fn with(&self, outcome: &str) -> Vec<&Value> {
-        self.trials().into_iter().filter(|t| t["outcome"] == outcome).collect()
+    fn with(&self, outcome: Outcome) -> Vec<&Record> {
+        self.trials().iter().filter(|t| t.outcome == outcome).collect()
     }
     /// Some trials finished and were kept, the others are interrupted with `text` (and kind
     /// `interrupted`), the totals count them, the last screen and JUnit say so.
     fn reports_the_rest_interrupted(&self, text: &str) -> Result<(), String> {
-        let cut = self.with("interrupted");
-        let bad: Vec<&Value> = cut
+        let cut = self.with(Outcome::Interrupted);
+        let bad: Vec<&Record> = cut
             .iter()
             .copied()
-            .filter(|t| t["kind"] != "interrupted" || !t["message"].as_str().unwrap_or("").starts_with(text))
+            .filter(|t| t.kind != Some(Kind::Interrupted) || !t.message.starts_with(text))
             .collect();
         let checks = [
             (!cut.is_empty(), "no trial is recorded interrupted".to_string()),
             (bad.is_empty(), format!("interrupted records without {text:?}: {bad:?}")),
             (
-                !self.with("passed").is_empty(),
+                !self.with(Outcome::Passed).is_empty(),
                 "no trial that finished before the cut was kept".into(),
             ),
             (
-                self.j["totals"]["interrupted"].as_u64() == Some(cut.len() as u64),
-                format!("totals {} for {} interrupted trials", self.j["totals"], cut.len()),
+                self.report.totals.interrupted == Some(cut.len() as u64),
+                format!("totals {:?} for {} interrupted trials", self.report.totals, cut.len()),
             ),
             (
-                self.j["trials"]
-                    .as_array()
-                    .is_some_and(|a| a.iter().any(|t| t["trial"] == "suite::no_leaks")),
+                self.report.trial("suite::no_leaks").is_some(),
                 "suite::no_leaks has no record".into(),
             ),
             (
@@ -188,7 +184,7 @@ impl Cut {
         ];
         match checks.into_iter().find(|(ok, _)| !ok) {
             None => Ok(()),
-            Some((_, why)) => Err(format!("{why}; exit {:?}, totals {}", self.code, self.j["totals"])),
+            Some((_, why)) => Err(format!("{why}; exit {:?}, totals {:?}", self.code, self.report.totals)),
         }
     }
 }
@@ -203,12 +199,11 @@ fn sigterm_mid_run() -> Result<(), String> {
     // signal comes while it runs. With one, other trials may be running then instead.
     let no_gpu = !Path::new("/dev/nvidia0").exists();
     let long = r
-        .trials()
-        .into_iter()
-        .find(|t| t["trial"] == "820_cuMemAllocAsync::before_cuInit_not_initialized")
+        .report
+        .trial("820_cuMemAllocAsync::before_cuInit_not_initialized")
         .ok_or("no record of the long before-cuInit trial")?;
-    if no_gpu && long["outcome"] != "interrupted" {
-        return Err(format!("the trial running at the signal came to {long}"));
+    if no_gpu && long.outcome != Outcome::Interrupted {
+        return Err(format!("the trial running at the signal came to {long:?}"));
     }
     match r.code {
         Some(143) => Ok(()),

@@ -4,11 +4,16 @@
 //! committed report (of any age) reads, and the page fetches nothing. Off Linux, where the suite does not run, one test that fails saying so.
 
 #[cfg(target_os = "linux")]
+#[path = "common/report.rs"]
+mod report;
+
+#[cfg(target_os = "linux")]
 mod linux {
+    use super::report;
     use conformance::harness::settings::Partition;
     use conformance::report::matrix::{from_files, Column, Matrix};
     use conformance::suite::trials::shard_keeps;
-    use serde_json::{json, Value};
+    use conformance_model::{Outcome, Report};
     use std::collections::BTreeSet;
     use std::path::{Path, PathBuf};
 
@@ -21,64 +26,60 @@ mod linux {
         d
     }
 
-    fn write(name: &str, j: &Value) -> String {
+    fn write(name: &str, r: &Report) -> String {
         let p = dir().join(name);
-        std::fs::write(&p, serde_json::to_string(j).unwrap()).unwrap();
+        std::fs::write(&p, r.to_json_text()).unwrap();
         p.to_string_lossy().into_owned()
     }
 
-    fn whole() -> Value {
-        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(WHOLE);
-        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    fn whole() -> Report {
+        report::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join(WHOLE))
     }
 
     /// Shard `k` of `n` of `whole` as that shard's run would report it: its trials (the `suite::`
     /// ones too), its API rows counted from them, and its partition.
-    fn shard(whole: &Value, k: usize, n: usize) -> Value {
+    fn shard(whole: &Report, k: usize, n: usize) -> Report {
         let p = Partition::parse(&format!("{k}/{n}")).unwrap();
-        let all = whole["trials"].as_array().unwrap();
-        let names: BTreeSet<String> = all.iter().map(|t| t["trial"].as_str().unwrap().to_string()).collect();
-        let trials: Vec<Value> = all
+        let all = whole.trials.as_deref().unwrap();
+        let names: BTreeSet<String> = all.iter().map(|t| t.trial.clone()).collect();
+        let trials: Vec<_> = all
             .iter()
-            .filter(|t| shard_keeps(p, &names, t["trial"].as_str().unwrap()))
+            .filter(|t| shard_keeps(p, &names, &t.trial))
             .cloned()
             .collect();
-        let apis: Vec<Value> = whole["apis"]
-            .as_array()
-            .unwrap()
-            .iter()
+        let apis = (whole.apis.iter())
             .map(|a| {
-                let own = |o: &str| {
-                    trials
-                        .iter()
-                        .filter(|t| t["api"] == a["index"] && t["outcome"] == o)
-                        .count()
-                };
+                let own = |o: Outcome| trials.iter().filter(|t| t.api == a.index && t.outcome == o).count() as u64;
                 let mut a = a.clone();
-                for o in ["passed", "failed", "ignored", "changed"] {
-                    a[o] = json!(own(o));
-                }
-                if own("passed") == 0 {
-                    a["test_passed"] = json!("—");
+                a.passed = own(Outcome::Passed);
+                a.failed = own(Outcome::Failed);
+                a.ignored = own(Outcome::Ignored);
+                a.changed = own(Outcome::Changed);
+                if a.passed == 0 {
+                    a.test_passed = "—".into();
                 }
                 a
             })
             .collect();
-        let mut s = whole.clone();
-        s["trials"] = json!(trials);
-        s["apis"] = json!(apis);
-        s["partition"] = json!({"k": p.k, "n": p.n, "by": "count"});
-        s
+        Report {
+            trials: Some(trials),
+            apis,
+            partition: Some(Some(conformance_model::Partition {
+                k: p.k,
+                n: p.n,
+                by: "count".into(),
+                ..Default::default()
+            })),
+            ..whole.clone()
+        }
     }
 
     /// What two columns must share to be the same run's (the file names and the summed counts aside).
-    fn content(c: &Column) -> Value {
-        let verdicts: Vec<Value> = c
-            .apis
-            .iter()
-            .map(|a| json!([a.index, a.test_passed, a.judged, a.trials]))
+    fn content(c: &Column) -> impl PartialEq + std::fmt::Debug {
+        let verdicts: Vec<_> = (c.apis.iter())
+            .map(|a| (a.index, a.test_passed.clone(), a.judged, a.trials))
             .collect();
-        json!({"trials": c.trials, "totals": c.totals, "apis": verdicts, "origin": c.origin})
+        (c.trials.clone(), c.totals.clone(), verdicts, c.origin.clone())
     }
 
     #[test]
@@ -106,16 +107,17 @@ mod linux {
             c.differs
         );
         assert_eq!(content(&alone.columns[0]), content(c));
-        assert_eq!(c.trials.len(), w["trials"].as_array().unwrap().len());
+        assert_eq!(c.trials.len(), w.trials.as_ref().unwrap().len());
     }
 
     #[test]
     fn two_machines_are_two_columns() {
         let w = whole();
         let mut other = w.clone();
-        other["machine"]["devices"][0]["name"] = json!("NVIDIA H200");
-        other["trials"][5]["outcome"] = json!("failed");
-        other["trials"][5]["message"] = json!("cuMemPoolTrimTo returned CUDA_ERROR_INVALID_VALUE (1)");
+        other.machine.devices[0].name = "NVIDIA H200".into();
+        let t5 = &mut other.trials.as_mut().unwrap()[5];
+        t5.outcome = Outcome::Failed;
+        t5.message = "cuMemPoolTrimTo returned CUDA_ERROR_INVALID_VALUE (1)".into();
         let m = from_files(&[write("h100.json", &w), write("h200.json", &other)]).unwrap();
         assert_eq!(m.columns.len(), 2);
         assert!(
@@ -134,7 +136,7 @@ mod linux {
             html.contains("title=\"cuMemPoolTrimTo returned CUDA_ERROR_INVALID_VALUE (1)\""),
             "the failure's message is on its cell"
         );
-        let t = w["trials"][5]["trial"].as_str().unwrap();
+        let t = &w.trials.as_ref().unwrap()[5].trial;
         assert!(
             m.markdown().contains(&format!("| `{t}` | passed | failed |")),
             "{}",
@@ -154,9 +156,11 @@ mod linux {
                 if p.is_dir() {
                     dirs.push(p);
                 } else if p.extension().is_some_and(|x| x == "json") {
-                    let j: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-                    // A report: its trials are records (a matrix.json's `trials` are names).
-                    if j["trials"][0]["trial"].is_string() {
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    // A report: its trials are records (a matrix.json's `trials` are names, and
+                    // no report reads from it).
+                    let read = report::parse(&text, &p.to_string_lossy());
+                    if read.is_ok_and(|r| r.trials.as_ref().is_some_and(|t| !t.is_empty())) {
                         found.push(p.to_string_lossy().into_owned());
                     }
                 }

@@ -83,6 +83,8 @@ mod record;
 mod report;
 #[path = "mutants/resume.rs"]
 mod resume;
+#[path = "mutants/saved.rs"]
+mod saved;
 #[path = "mutants/selection.rs"]
 mod selection;
 #[path = "mutants/settings.rs"]

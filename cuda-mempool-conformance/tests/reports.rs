@@ -17,6 +17,8 @@ use std::process::{ExitCode, Output};
 use std::sync::OnceLock;
 
 mod common;
+use common::report::{read as read_report, Trials};
+use conformance_model::Answer;
 #[path = "common/shimlib.rs"]
 mod shimlib;
 const SCHEMA: &str = include_str!("../../docs/conformance/report-schema.json");
@@ -88,6 +90,7 @@ fn validator() -> Result<&'static jsonschema::Validator, String> {
 }
 
 /// The errors of `report` (a report.json) against docs/conformance/report-schema.json, if any.
+/// Raw JSON on purpose: the schema validator reads a `Value`, not the typed model.
 fn schema_errors(report: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(report).map_err(|e| format!("{}: {e}", report.display()))?;
     let j: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", report.display()))?;
@@ -109,6 +112,8 @@ fn schema_errors(report: &Path) -> Result<(), String> {
 /// written before it): suite commit, host, kernel, OS, settings, start and end, devices.
 fn report_matches_schema() -> Result<(), Failed> {
     schema_errors(plain()?)?;
+    // Raw JSON on purpose: which keys the provenance has is the schema's question, and the broken
+    // copies below are fixtures for the validator, which reads a `Value`.
     let j: Value = serde_json::from_str(&std::fs::read_to_string(plain()?).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
     let p = &j["provenance"];
@@ -145,7 +150,7 @@ fn report_matches_schema() -> Result<(), Failed> {
     }
     println!(
         "reports: report.json matches its schema ({} trials)",
-        j["trials"].as_array().map_or(0, Vec::len)
+        read_report(plain()?).trials().len()
     );
     Ok(())
 }
@@ -233,13 +238,9 @@ fn expectation_files_work() -> Result<(), Failed> {
     }
     // An extra deviation, not listed, still fails.
     let (extra, red) = report("noop-833-and-824", Some("noop-833,wrong-codes-824"), Some(&file))?;
-    let j: Value = serde_json::from_str(&std::fs::read_to_string(&extra).unwrap()).unwrap();
-    let failing: Vec<u64> = j["apis"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|a| a["test_passed"] == "✗")
-        .filter_map(|a| a["index"].as_u64())
+    let failing: Vec<u64> = (read_report(&extra).apis.iter())
+        .filter(|a| a.test_passed == "✗")
+        .filter_map(|a| a.index)
         .collect();
     if red.status.success() || failing != vec![824] {
         return Err(format!("an unlisted deviation (824) must still fail; failing: {failing:?}").into());
@@ -272,8 +273,7 @@ fn junit_carries_skip_reasons() -> Result<(), Failed> {
         return Err(format!("the JUnit file lacks the run:\n{}", &x[..x.len().min(400)]).into());
     }
     let skipped = x.matches("<skipped message=\"").count();
-    let j: Value = serde_json::from_str(&std::fs::read_to_string(plain()?).unwrap()).unwrap();
-    let ignored = j["totals"]["ignored"].as_u64().unwrap_or(0) as usize;
+    let ignored = read_report(plain()?).totals.ignored as usize;
     if skipped != ignored || x.contains("<skipped message=\"\"") {
         return Err(format!("{skipped} skipped entries with reasons for {ignored} ignored trials").into());
     }
@@ -288,29 +288,25 @@ fn junit_carries_skip_reasons() -> Result<(), Failed> {
 fn failures_grouped_by_cause() -> Result<(), Failed> {
     let (path, out) = report("causes", Some("noop-833,wrong-codes-824"), None)?;
     schema_errors(&path)?;
-    let j: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let causes = j["causes"].as_array().ok_or("report.json has no causes")?;
+    let r = read_report(&path);
+    let causes = r.causes.as_deref().ok_or("report.json has no causes")?;
     // With a GPU more trials fail under the two faults than without (the device trials), so the
     // counts are read from the report; what must hold everywhere: each fault is one line of its own
     // (its API, its call, SUCCESS as the answer), every failed trial is in exactly one line, and
     // the lines add up to the failures.
-    let failed = j["totals"]["failed"].as_u64().unwrap_or(0);
+    let failed = r.totals.failed;
     let line = |call: &str| {
         causes
             .iter()
-            .find(|c| c["call"] == call && c["answer"] == "code" && c["value"] == 0)
-            .and_then(|c| c["count"].as_u64())
+            .find(|c| c.call.as_deref() == Some(call) && c.answer == Some(Answer::Code) && c.value == Some(0))
+            .map(|c| c.count)
     };
     let (destroy, trim) = (line("cuMemPoolDestroy"), line("cuMemPoolTrimTo"));
-    let mut trials: Vec<&str> = causes
-        .iter()
-        .flat_map(|c| c["trials"].as_array().into_iter().flatten())
-        .filter_map(Value::as_str)
-        .collect();
+    let mut trials: Vec<&str> = causes.iter().flat_map(|c| &c.trials).map(String::as_str).collect();
     let listed = trials.len() as u64;
     trials.sort_unstable();
     trials.dedup();
-    let counted: u64 = causes.iter().filter_map(|c| c["count"].as_u64()).sum();
+    let counted: u64 = causes.iter().map(|c| c.count).sum();
     let (Some(destroy), Some(trim)) = (destroy, trim) else {
         return Err(format!("expected a cause line each for 824 and 833 returning SUCCESS:\n{causes:#?}").into());
     };

@@ -20,6 +20,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 mod common;
+use common::report::{self, Trials};
+use conformance_model::{Outcome, Report};
 #[path = "common/shimlib.rs"]
 mod shimlib;
 /// The trial deadline the faulted runs get (a hang costs at most about this much).
@@ -52,7 +54,7 @@ const SHIPPED: How = How {
 
 /// Run the suite under the shim with `faults` (no other suite of this test beside it); its report
 /// and wall time.
-fn run_suite(faults: &str, how: How) -> Result<(serde_json::Value, Duration), String> {
+fn run_suite(faults: &str, how: How) -> Result<(Report, Duration), String> {
     let so = shimlib::path(how.variant)?;
     let tag = format!(
         "{}-{}{}",
@@ -89,13 +91,12 @@ fn run_suite(faults: &str, how: How) -> Result<(serde_json::Value, Duration), St
             out.status
         ));
     }
-    let text = std::fs::read_to_string(report.join("report.json"))
-        .map_err(|e| format!("the suite under {faults} wrote no report ({e}); its stderr:\n{stderr}"))?;
+    let read = report::try_read(&report.join("report.json"))
+        .map_err(|e| format!("the suite under {faults} wrote no report ({e}); its stderr:\n{stderr}"));
     if keep.is_none() {
         let _ = std::fs::remove_dir_all(&report);
     }
-    let j = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    Ok((j, wall))
+    Ok((read?, wall))
 }
 
 /// The wall time of a run under the same library and entry with no fault (measured once per
@@ -113,31 +114,22 @@ fn faithful_wall(how: How) -> Result<Duration, String> {
 
 /// Exclusive trials that hung in report `j` (no answer within the deadline): each held the device
 /// alone for a whole deadline, on top of the one deadline the other hangs overlap in.
-fn hung_exclusive(j: &serde_json::Value) -> u32 {
+fn hung_exclusive(j: &Report) -> u32 {
     let exclusive: std::collections::HashSet<String> = conformance::cases::all()
         .iter()
         .filter(|c| c.memory_need().heavy())
         .map(|c| c.trial_name())
         .collect();
-    let n = j["trials"].as_array().map_or(0, |t| {
-        t.iter()
-            .filter(|t| t["message"].as_str().is_some_and(|m| m.starts_with("no answer after")))
-            .filter(|t| {
-                t["trial"]
-                    .as_str()
-                    .is_some_and(|n| exclusive.contains(conformance::harness::case::without_device_suffix(n)))
-            })
-            .count()
-    });
+    let n = (j.trials().iter())
+        .filter(|t| t.message.starts_with("no answer after"))
+        .filter(|t| exclusive.contains(conformance::harness::case::without_device_suffix(&t.trial)))
+        .count();
     n as u32
 }
 
 /// Whether the report's probe found a device with memory pools.
-fn has_gpu(j: &serde_json::Value) -> bool {
-    j["machine"]["cuInit"] == 0
-        && j["machine"]["devices"]
-            .as_array()
-            .is_some_and(|d| d.first().is_some_and(|d| d["memory_pools"] == true))
+fn has_gpu(j: &Report) -> bool {
+    j.machine.cu_init == 0 && j.machine.devices.first().is_some_and(|d| d.memory_pools)
 }
 
 fn check(faults: &str, sabotaged: &[(u32, bool)], how: How) -> Result<(), Failed> {
@@ -160,27 +152,25 @@ fn check(faults: &str, sabotaged: &[(u32, bool)], how: How) -> Result<(), Failed
         .collect();
     expected.sort_unstable();
     expected.dedup();
-    let apis = j["apis"].as_array().ok_or("report has no apis")?;
+    let apis = &j.apis;
+    if apis.is_empty() {
+        return Err("report has no apis".into());
+    }
     let failing: Vec<u64> = apis
         .iter()
-        .filter(|a| a["test_passed"] == "✗")
-        .filter_map(|a| a["index"].as_u64())
+        .filter(|a| a.test_passed == "✗")
+        .filter_map(|a| a.index)
         .collect();
     for a in apis {
         println!(
-            "  {} {}: {} ({} passed, {} failed)",
-            a["index"], a["api"], a["test_passed"], a["passed"], a["failed"]
+            "  {:?} {}: {} ({} passed, {} failed)",
+            a.index, a.api, a.test_passed, a.passed, a.failed
         );
     }
-    let failures: Vec<String> = j["trials"]
-        .as_array()
-        .map(|t| {
-            t.iter()
-                .filter(|t| t["outcome"] == "failed")
-                .map(|t| format!("  {} (blame {}): {}", t["trial"], t["blame"], t["message"]))
-                .collect()
-        })
-        .unwrap_or_default();
+    let failures: Vec<String> = (j.trials().iter())
+        .filter(|t| t.outcome == Outcome::Failed)
+        .map(|t| format!("  {} (blame {:?}): {}", t.trial, t.blame, t.message))
+        .collect();
     let bound = faithful_wall(how)? + DEADLINE * (1 + hung_exclusive(&j)) + Duration::from_secs(10);
     if failing != expected {
         return Err(format!(
@@ -225,26 +215,22 @@ fn check_reached(variant: Variant, reached: bool) -> Result<(), Failed> {
         .output()
         .map_err(|e| format!("cannot run the suite: {e}"))?;
     drop(one);
-    let text = std::fs::read_to_string(dir.join("report/report.json"));
+    let read = report::try_read(&dir.join("report/report.json"));
     let _ = std::fs::remove_dir_all(&dir);
-    let text = text.map_err(|e| {
+    let j = read.map_err(|e| {
         format!(
             "the suite wrote no report ({e}); its stderr:\n{}",
             String::from_utf8_lossy(&out.stderr)
         )
     })?;
-    let j: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    let t = j["trials"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|t| t["trial"] == "suite::library_reached")
+    let t = j
+        .trial("suite::library_reached")
         .ok_or("the report has no suite::library_reached")?;
-    let (outcome, message) = (t["outcome"].as_str().unwrap_or(""), t["message"].as_str().unwrap_or(""));
+    let (outcome, message) = (t.outcome, t.message.as_str());
     let named = message.contains("proc-address") && message.contains("cuGetProcAddress");
     match (reached, outcome) {
-        (true, "passed") => {}
-        (false, "failed") if named => {}
+        (true, Outcome::Passed) => {}
+        (false, Outcome::Failed) if named => {}
         _ => {
             return Err(format!(
                 "under {} suite::library_reached {outcome}: {message:?} (expected it to {})",
@@ -269,11 +255,8 @@ fn check_reached(variant: Variant, reached: bool) -> Result<(), Failed> {
 fn check_missing() -> Result<(), Failed> {
     check("missing-833", &[(833, false)], SHIPPED)?;
     let (j, _) = run_suite("missing-833", SHIPPED)?;
-    let row = j["apis"]
-        .as_array()
-        .and_then(|a| a.iter().find(|a| a["index"] == 833))
-        .ok_or("no row for 833")?;
-    let supported = row["supported"].as_str().unwrap_or("");
+    let row = j.apis.iter().find(|a| a.index == Some(833)).ok_or("no row for 833")?;
+    let supported = row.supported.as_str();
     if !supported.starts_with('✗') || !supported.contains("cuMemPoolTrimTo") {
         return Err(format!("833 Supported reads {supported:?}; expected ✗ naming cuMemPoolTrimTo").into());
     }
@@ -294,7 +277,7 @@ fn check_calls() -> Result<(), Failed> {
         .collect();
     let file = dir.join("trials");
     std::fs::write(&file, wanted.join("\n")).map_err(|e| e.to_string())?;
-    let report = |shim: bool| -> Result<serde_json::Value, String> {
+    let report = |shim: bool| -> Result<Report, String> {
         let mut cmd = common::suite()?;
         cmd.env("CONFORMANCE_TRIALS_FILE", &file)
             .env("CONFORMANCE_REPORT_DIR", &dir)
@@ -306,19 +289,18 @@ fn check_calls() -> Result<(), Failed> {
             let _one = common::one_suite_at_a_time();
             cmd.output().map_err(|e| format!("cannot run the suite: {e}"))?
         };
-        let text = std::fs::read_to_string(dir.join("report.json")).map_err(|e| {
+        report::try_read(&dir.join("report.json")).map_err(|e| {
             format!(
                 "the suite wrote no report ({e}); its stderr:\n{}",
                 String::from_utf8_lossy(&out.stderr)
             )
-        })?;
-        serde_json::from_str(&text).map_err(|e| e.to_string())
+        })
     };
     let result = (|| {
         let all: Vec<u64> = conformance::driver::APIS.iter().map(|(i, _)| u64::from(*i)).collect();
         let j = report(true)?;
-        let trials = j["trials"].as_array().ok_or("the report has no trials")?;
-        let mut names: Vec<&str> = trials.iter().filter_map(|t| t["trial"].as_str()).collect();
+        let trials = j.trials.as_deref().ok_or("the report has no trials")?;
+        let mut names: Vec<&str> = trials.iter().map(|t| t.trial.as_str()).collect();
         names.sort_unstable();
         // The file's trials, and every `suite::` trial (they run in every selection).
         let mut expected: Vec<&str> = wanted.iter().map(String::as_str).collect();
@@ -332,34 +314,18 @@ fn check_calls() -> Result<(), Failed> {
                 "CONFORMANCE_TRIALS_FILE: the run had {names:?}, not {expected:?}"
             ));
         }
-        for t in trials
-            .iter()
-            .filter(|t| t["trial"].as_str().is_some_and(|n| !n.starts_with("suite::")))
-        {
-            let calls: Vec<u64> = t["calls"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|a| a.as_u64())
-                .collect();
+        for t in trials.iter().filter(|t| !t.trial.starts_with("suite::")) {
+            let calls = t.calls.clone().unwrap_or_default();
             if calls != all {
                 return Err(format!(
                     "{}: calls {calls:?} under the library, expected every API (its shared child calls each)",
-                    t["trial"]
+                    t.trial
                 ));
             }
         }
         let j = report(false)?;
-        if let Some(t) = j["trials"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|t| !t["calls"].is_null())
-        {
-            return Err(format!(
-                "{}: calls {} recorded without the library",
-                t["trial"], t["calls"]
-            ));
+        if let Some(t) = j.trials().iter().find(|t| t.calls.is_some()) {
+            return Err(format!("{}: calls {:?} recorded without the library", t.trial, t.calls));
         }
         Ok(())
     })();

@@ -12,8 +12,8 @@
 //! shim/fake_nvml/ (CONFORMANCE_FAKE_NVML_SO=path uses a copy). Scenarios that need a machine
 //! without a GPU say so when there is one. CONFORMANCE_TRAVEL_KEEP=DIR keeps every report.
 
+use conformance_model::{Answer, BrokenForGood, CauseGroup, Kind, Outcome};
 use libtest_mimic::{Arguments, Failed, Trial};
-use serde_json::Value;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -21,7 +21,7 @@ use std::process::ExitCode;
 mod issue58;
 #[path = "travel/scenario.rs"]
 mod scenario;
-use scenario::{fake_nvml, faults, keep_dir, need, no_gpu, run, Run, Variant};
+use scenario::{fake_nvml, faults, keep_dir, need, no_gpu, run, Run, Trials, Variant};
 
 fn other_branch() -> Result<(), String> {
     let envs = [
@@ -31,10 +31,10 @@ fn other_branch() -> Result<(), String> {
     let r = run("branch-570", None, &envs)?;
     need(
         &r,
-        r.j["driver_branch"] == 570,
+        r.report.driver_branch == Some(Some(570)),
         "the fake NVML's branch 570 is not the report's",
     )?;
-    let src = r.j["driver_source"].as_str().unwrap_or("");
+    let src = r.report.driver_source.as_deref().unwrap_or("");
     need(
         &r,
         src.starts_with("NVML ("),
@@ -47,7 +47,7 @@ fn unknown_branch() -> Result<(), String> {
     // A libcuda whose file name has no version (a copy), and no NVML.
     // The libcuda a plain run maps, wherever the driver installed it.
     let plain = run("unknown-branch-plain", None, &[])?;
-    let real = PathBuf::from(plain.j["machine"]["libcuda"].as_str().unwrap_or(""));
+    let real = PathBuf::from(plain.report.machine.libcuda.as_deref().unwrap_or(""));
     if !real.is_file() {
         return Err(format!(
             "no libcuda to copy (a plain run mapped {real:?}); install the driver (Debian: libcuda1)"
@@ -66,18 +66,22 @@ fn unknown_branch() -> Result<(), String> {
         // A GPU machine has /proc/driver/nvidia/version: the branch is known from it.
         return need(
             &r,
-            r.j["driver_source"] == "/proc/driver/nvidia/version",
+            r.report.driver_source.as_deref() == Some("/proc/driver/nvidia/version"),
             "source is not the module's file",
         );
     }
-    need(&r, r.j["driver_branch"].is_null(), "a branch was made up")?;
-    need(&r, r.j["driver_source"] == "none", "a source was named")?;
+    need(&r, r.report.driver_branch.flatten().is_none(), "a branch was made up")?;
+    need(
+        &r,
+        r.report.driver_source.as_deref() == Some("none"),
+        "a source was named",
+    )?;
     need(&r, r.code == Some(0), "an unknown branch alone fails the run")
 }
 
 fn init_mismatch() -> Result<(), String> {
     let r = run("init-803", Some(Variant::EveryPath), &[faults("init-803")])?;
-    let cause = r.j["precondition"]["cause"].as_str().unwrap_or("");
+    let cause = r.precondition().map_or("", |p| p.cause.as_str());
     need(
         &r,
         cause.contains("CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)"),
@@ -88,17 +92,17 @@ fn init_mismatch() -> Result<(), String> {
         cause.contains("does not match the loaded kernel module"),
         "the mismatch not explained",
     )?;
-    let fix = r.j["precondition"]["fix"].as_str().unwrap_or("");
+    let fix = r.precondition().map_or("", |p| p.fix.as_str());
     need(
         &r,
         fix.contains("CUDA_MEMPOOL_SYS_LIBCUDA"),
         "the fix does not name the variable",
     )?;
-    need(&r, r.total("failed") == 1, "not exactly one failure")?;
+    need(&r, r.report.totals.failed == 1, "not exactly one failure")?;
     need(
         &r,
         r.trial("suite::preconditions")
-            .is_some_and(|t| t["outcome"] == "failed"),
+            .is_some_and(|t| t.outcome == Outcome::Failed),
         "no failing suite::preconditions",
     )?;
     r.no_api_failures()?;
@@ -112,18 +116,13 @@ fn init_with_devices_hidden() -> Result<(), String> {
     let r = run("init-anyway", Some(Variant::EveryPath), &[faults("init-anyway")])?;
     need(
         &r,
-        r.j["precondition"]["what"]
-            .as_str()
-            .is_some_and(|w| w.contains("every device hidden")),
+        r.precondition().is_some_and(|p| p.what.contains("every device hidden")),
         "wrong precondition",
     )?;
-    need(&r, r.total("failed") == 1, "not exactly one failure")?;
+    need(&r, r.report.totals.failed == 1, "not exactly one failure")?;
     r.no_api_failures()?;
-    let blocked = r.j["trials"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|t| t["kind"] == "precondition" && t["outcome"] == "ignored")
+    let blocked = (r.report.trials().iter())
+        .filter(|t| t.kind == Some(Kind::Precondition) && t.outcome == Outcome::Ignored)
         .count();
     need(
         &r,
@@ -144,23 +143,23 @@ fn pool_less_device() -> Result<(), String> {
     ] {
         need(
             &r,
-            r.trial(t).is_some_and(|x| x["outcome"] == "passed"),
+            r.trial(t).is_some_and(|x| x.outcome == Outcome::Passed),
             &format!("{t} did not pass"),
         )?;
     }
     let reason = r
         .trial("823_cuMemPoolCreate::device_pool_created_and_destroyed")
-        .map(|t| t["message"].clone());
+        .map(|t| t.message.clone());
     need(
         &r,
         reason
             .as_ref()
-            .is_some_and(|m| m.as_str().unwrap_or("").contains("does not support memory pools")),
+            .is_some_and(|m| m.contains("does not support memory pools")),
         &format!("a pool case is not ignored for the missing pool support: {reason:?}"),
     )?;
     need(
         &r,
-        r.code == Some(0) && r.total("failed") == 0,
+        r.code == Some(0) && r.report.totals.failed == 0,
         "a pool-less device fails the run",
     )?;
     let strict = run(
@@ -170,7 +169,7 @@ fn pool_less_device() -> Result<(), String> {
     )?;
     need(
         &strict,
-        strict.code.is_some_and(|c| c != 0) && strict.total("failed") > 0,
+        strict.code.is_some_and(|c| c != 0) && strict.report.totals.failed > 0,
         "CONFORMANCE_REQUIRE=gpu passes",
     )
 }
@@ -198,8 +197,10 @@ fn broken_for_good() -> Result<(), String> {
     let b = said_once(&r, "broken-for-good")?;
     need(
         &r,
-        b["after"]["trial"] == "823_cuMemPoolCreate::null_pool_out_invalid_value",
-        &format!("the break is not named after the crash: {b}"),
+        b.after
+            .as_ref()
+            .is_some_and(|a| a.trial == "823_cuMemPoolCreate::null_pool_out_invalid_value"),
+        &format!("the break is not named after the crash: {b:?}"),
     )
 }
 
@@ -214,13 +215,10 @@ fn broken_without_crash() -> Result<(), String> {
         &[faults(&on_the_device("broken-without-crash"))],
     )?;
     let b = said_once(&r, "broken-without-crash")?;
-    need(&r, b["after"].is_null(), &format!("a crash is named: {b}"))?;
-    let died: Vec<&str> = r.j["trials"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|t| t["outcome"] == "failed" && t["cause"]["answer"] == "signal")
-        .filter_map(|t| t["trial"].as_str())
+    need(&r, b.after.is_none(), &format!("a crash is named: {b:?}"))?;
+    let died: Vec<&str> = (r.report.trials().iter())
+        .filter(|t| t.outcome == Outcome::Failed && t.cause.as_ref().is_some_and(|c| c.answer == Answer::Signal))
+        .map(|t| t.trial.as_str())
         .collect();
     need(
         &r,
@@ -237,19 +235,12 @@ fn no_gpu_answers_are_no_break() -> Result<(), String> {
         return Err("skip: the fake device stands in for a GPU only where there is none".into());
     }
     let r = run("fake-device", Some(Variant::EveryPath), &[faults("fake-device")])?;
-    let broken: Vec<&Value> = r.j["causes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|c| c["broken"].is_object())
-        .collect();
+    let causes = r.report.causes.as_deref().unwrap_or(&[]);
+    let broken: Vec<&CauseGroup> = causes.iter().filter(|c| c.broken.is_some()).collect();
     need(&r, broken.is_empty(), &format!("a break is said: {broken:?}"))?;
-    let not_initialized = r.j["causes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|c| c["value"] == 3)
-        .map(|c| c["count"].as_u64().unwrap_or(0))
+    let not_initialized = (causes.iter())
+        .filter(|c| c.value == Some(3))
+        .map(|c| c.count)
         .sum::<u64>();
     need(
         &r,
@@ -263,34 +254,35 @@ fn no_gpu_answers_are_no_break() -> Result<(), String> {
 /// The break a run's report opens with (report.json's first cause, report.md's first line, said
 /// once), answering DEVICE_UNAVAILABLE (46) with at least 5 failures after it, its first trial one
 /// of them; the failures listed by cause below; a failing exit code. `tag`: the run's folder.
-fn said_once(r: &Run, tag: &str) -> Result<Value, String> {
-    let causes = r.j["causes"].as_array().cloned().unwrap_or_default();
+fn said_once(r: &Run, tag: &str) -> Result<BrokenForGood, String> {
+    let causes = r.report.causes.as_deref().unwrap_or(&[]);
     let opening = causes.first().cloned().unwrap_or_default();
-    let b = opening["broken"].clone();
     need(
         r,
-        b.is_object(),
-        &format!("causes do not open with the break: {opening}"),
+        opening.broken.is_some(),
+        &format!("causes do not open with the break: {opening:?}"),
     )?;
+    let b = opening.broken.clone().unwrap_or_default();
     need(
         r,
-        b["answer"] == "CUDA_ERROR_DEVICE_UNAVAILABLE (46)" && b["following"].as_u64().unwrap_or(0) >= 5,
-        &format!("the break's answer or count: {b}"),
+        b.answer == "CUDA_ERROR_DEVICE_UNAVAILABLE (46)" && b.following >= 5,
+        &format!("the break's answer or count: {b:?}"),
     )?;
-    let first = b["first_trial"].as_str().unwrap_or("");
+    let first = b.first_trial.as_str();
     need(
         r,
-        r.trial(first).is_some_and(|t| t["cause"]["value"] == 46),
+        r.trial(first)
+            .is_some_and(|t| t.cause.as_ref().and_then(|c| c.value) == Some(46)),
         &format!("its first trial {first:?} did not answer 46"),
     )?;
     need(
         r,
-        causes.iter().filter(|c| c["broken"].is_object()).count() == 1
-            && causes.iter().skip(1).any(|c| c["value"] == 46 && c["broken"].is_null()),
+        causes.iter().filter(|c| c.broken.is_some()).count() == 1
+            && causes.iter().skip(1).any(|c| c.value == Some(46) && c.broken.is_none()),
         "the break is not said once, or its failures are not listed by cause below it",
     )?;
     let md = std::fs::read_to_string(keep_dir(tag).join("report.md")).map_err(|e| e.to_string())?;
-    let line = format!("**{}.**", opening["text"].as_str().unwrap_or("?"));
+    let line = format!("**{}.**", opening.text);
     need(
         r,
         md.matches(&line).count() == 1 && md.find(&line) < md.find("| Index |"),
@@ -321,17 +313,17 @@ fn lookup_initialising_said_once() -> Result<(), String> {
     ];
     let r = run("lookup-initialises", Some(Variant::EveryPath), &envs)?;
     let lookup = r.trial(LOOKUP).ok_or(format!("{LOOKUP} is not in the report"))?;
-    need(&r, lookup["outcome"] == "failed", &format!("{LOOKUP} did not fail"))?;
+    need(&r, lookup.outcome == Outcome::Failed, &format!("{LOOKUP} did not fail"))?;
     let leaks = r
         .trial("suite::no_leaks")
         .ok_or("suite::no_leaks is not in the report")?;
-    let message = leaks["message"].as_str().unwrap_or("");
+    let message = leaks.message.as_str();
     need(
         &r,
         !message.contains("still open"),
         &format!("suite::no_leaks counts an fd as a leak: {message}"),
     )?;
-    let said = lookup["message"].as_str().unwrap_or("");
+    let said = lookup.message.as_str();
     if no_gpu() {
         // The fake device's look-ups left /dev/null open: listed under the look-up's cause.
         need(
@@ -341,17 +333,14 @@ fn lookup_initialising_said_once() -> Result<(), String> {
         )?;
         need(
             &r,
-            leaks["notes"].to_string().contains(LOOKUP),
-            &format!("suite::no_leaks does not say where they went: {}", leaks["notes"]),
+            leaks.notes.iter().any(|n| n.contains(LOOKUP)),
+            &format!("suite::no_leaks does not say where they went: {:?}", leaks.notes),
         )?;
     }
     // One line of the causes names it.
-    let listed: Vec<String> = r.j["causes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|c| c["trials"].as_array().is_some_and(|t| t.iter().any(|t| t == LOOKUP)))
-        .map(|c| c["trials"].to_string())
+    let listed: Vec<String> = (r.report.causes.iter().flatten())
+        .filter(|c| c.trials.iter().any(|t| t == LOOKUP))
+        .map(|c| format!("{:?}", c.trials))
         .collect();
     need(
         &r,
@@ -371,12 +360,12 @@ fn slow_layer() -> Result<(), String> {
     let r = run("slow", Some(Variant::EveryPath), &envs)?;
     need(
         &r,
-        r.total("failed") == 0 && r.code == Some(0),
+        r.report.totals.failed == 0 && r.code == Some(0),
         "a slow but correct layer fails",
     )?;
     need(
         &r,
-        r.total("passed") >= 29,
+        r.report.totals.passed >= 29,
         "fewer trials passed than without the delay",
     )
 }
@@ -390,21 +379,12 @@ fn crash_before_init() -> Result<(), String> {
     need(
         &r,
         r.trial("suite::preconditions")
-            .is_some_and(|t| t["outcome"] == "passed"),
+            .is_some_and(|t| t.outcome == Outcome::Passed),
         "the preconditions failed",
     )?;
     // The library's own crashes are the library's: each before-cuInit trial dies, blamed on its API.
-    let died = r.j["trials"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|t| {
-            t["outcome"] == "failed"
-                && t["trial"]
-                    .as_str()
-                    .unwrap_or("")
-                    .ends_with("before_cuInit_not_initialized")
-        })
+    let died = (r.report.trials().iter())
+        .filter(|t| t.outcome == Outcome::Failed && t.trial.ends_with("before_cuInit_not_initialized"))
         .count();
     need(&r, died == 14, &format!("{died} before-cuInit trials failed, not 14"))
 }
@@ -418,8 +398,8 @@ fn crash_in_coordinator() -> Result<(), String> {
     )?;
     need(
         &r,
-        r.j["totals"] == plain.j["totals"],
-        &format!("totals differ from a plain run's {}", plain.j["totals"]),
+        r.report.totals == plain.report.totals,
+        &format!("totals differ from a plain run's {:?}", plain.report.totals),
     )?;
     need(&r, r.code == plain.code, "exit code differs from a plain run's")
 }
@@ -430,7 +410,7 @@ fn bypassed_library() -> Result<(), String> {
         Some(Variant::ProcAddressOnly),
         &[("CONFORMANCE_ENTRY", "dlsym".to_string())],
     )?;
-    let w = r.j["not_reached"].as_str().unwrap_or("");
+    let w = r.report.not_reached.clone().flatten().unwrap_or_default();
     need(
         &r,
         w.contains("libmisbehave-proc-only.so"),
@@ -439,13 +419,14 @@ fn bypassed_library() -> Result<(), String> {
     let reached = run("reached", Some(Variant::ProcAddressOnly), &[])?;
     need(
         &reached,
-        reached.j["not_reached"].is_null(),
+        reached.report.not_reached.clone().flatten().is_none(),
         "a library reached is said to be bypassed",
     )?;
-    let by = reached.j["machine"]["resolved"].to_string();
+    let by = reached.report.machine.resolved.iter().flatten();
     need(
         &reached,
-        by.contains("libmisbehave-proc-only.so"),
+        by.clone()
+            .any(|(s, f)| s.contains("libmisbehave-proc-only.so") || f.contains("libmisbehave-proc-only.so")),
         "no entry resolved into the library under test",
     )
 }

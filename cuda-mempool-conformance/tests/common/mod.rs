@@ -5,6 +5,8 @@
 
 use std::process::Command;
 
+pub mod report;
+
 /// Set in a child: this test binary runs `conformance::suite::main` instead of its own trials.
 pub const RUN_SUITE: &str = "CONFORMANCE_TEST_RUN_SUITE";
 

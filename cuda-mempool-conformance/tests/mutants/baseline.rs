@@ -5,7 +5,7 @@
 
 use super::resume;
 use super::suite::{calls, outcomes, run};
-use serde_json::Value;
+use conformance_model::{Outcome, Report};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -14,8 +14,8 @@ use std::sync::OnceLock;
 /// mutant (kills count only trials that passed here) and is listed in mutants.md as such. The
 /// baseline's capabilities decide which mutants can be judged.
 pub struct Baseline {
-    pub report: Value,
-    pub outcomes: BTreeMap<String, (String, String)>,
+    pub report: Report,
+    pub outcomes: BTreeMap<String, (Outcome, String)>,
     /// Each trial's APIs reached (`"calls"`), where the report has them.
     pub calls: BTreeMap<String, Vec<u32>>,
     /// Each trial's time.
@@ -28,7 +28,7 @@ impl Baseline {
     pub fn passed(&self) -> Vec<String> {
         self.outcomes
             .iter()
-            .filter(|(_, (o, _))| o == "passed")
+            .filter(|(_, (o, _))| *o == Outcome::Passed)
             .map(|(t, _)| t.clone())
             .collect()
     }
@@ -40,15 +40,12 @@ pub fn baseline() -> Result<&'static Baseline, String> {
         let (report, wall, status) = run(None, None, false)?;
         let outcomes = outcomes(&report);
         let calls = calls(&report);
-        let secs = report["trials"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|t| Some((t["trial"].as_str()?.to_string(), t["secs"].as_f64()?)))
+        let secs = (report.trials.iter().flatten())
+            .map(|t| (t.trial.clone(), t.secs))
             .collect();
         let failed: Vec<&String> = outcomes
             .iter()
-            .filter(|(_, (o, _))| o == "failed")
+            .filter(|(_, (o, _))| *o == Outcome::Failed)
             .map(|(t, _)| t)
             .collect();
         if !failed.is_empty() {
@@ -78,11 +75,10 @@ pub fn first(earlier: &resume::Earlier) -> Result<(), String> {
         Err(e) => eprintln!("mutants: the baseline run failed: {e}"),
         Ok(b) => {
             let here = (
-                b.report["machine"]["devices"][0]["name"]
-                    .as_str()
-                    .unwrap_or("no GPU")
+                (b.report.machine.devices.first())
+                    .map_or("no GPU", |d| d.name.as_str())
                     .to_string(),
-                b.report["driver"].as_str().unwrap_or("?").to_string(),
+                b.report.driver.as_deref().unwrap_or("?").to_string(),
             );
             if let Some(there) = earlier.machine.as_ref().filter(|m| **m != here) {
                 return Err(format!(

@@ -6,7 +6,7 @@
 use std::process::Command;
 
 #[path = "../common/mod.rs"]
-mod common;
+pub mod common;
 #[path = "../common/shimlib.rs"]
 mod shimlib;
 pub use common::run_suite_if_asked;

@@ -5,7 +5,7 @@
 //! starts (the suite's CONFORMANCE_FAIL_FAST_LEAD). The order decides only how soon a kill comes,
 //! never the verdict.
 
-use super::resume;
+use super::saved;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -21,22 +21,16 @@ pub fn hint() -> Result<&'static BTreeMap<String, Vec<String>>, String> {
         let Some(path) = std::env::var_os(HINT_VAR).filter(|p| !p.is_empty()) else {
             return Ok(BTreeMap::new());
         };
-        let j = resume::read_report(HINT_VAR, std::path::Path::new(&path))?;
-        let mutants = j["mutants"].as_array().ok_or_else(|| {
+        let j = saved::read(HINT_VAR, std::path::Path::new(&path))?;
+        let mutants = j.mutants.ok_or_else(|| {
             format!(
                 "{HINT_VAR}={}: no \"mutants\" list; expected the mutants.json a mutation run writes",
                 path.to_string_lossy()
             )
         })?;
         Ok(mutants
-            .iter()
-            .filter_map(|m| {
-                let killers = m["killed_by"]
-                    .as_array()?
-                    .iter()
-                    .filter_map(|t| t.as_str().map(String::from));
-                Some((m["name"].as_str()?.to_string(), killers.collect()))
-            })
+            .into_iter()
+            .filter_map(|m| Some((m.name?, m.killed_by)))
             .collect())
     })
     .as_ref()

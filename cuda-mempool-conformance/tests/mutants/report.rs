@@ -11,6 +11,7 @@ use super::record::{EQUIVALENT, VERDICTS};
 use super::resume::{self, earlier};
 use super::selection::BESIDE;
 use super::settings::{not_selected, report_dir, select_mode, stop_mode, Select, Stop, DEADLINE, SELECT_VAR, STOP_VAR};
+use conformance_model::Outcome;
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -177,19 +178,19 @@ pub fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), 
     let baseline_failed: Vec<&String> = b
         .outcomes
         .iter()
-        .filter(|(_, (o, _))| o == "failed")
+        .filter(|(_, (o, _))| *o == Outcome::Failed)
         .map(|(t, _)| t)
         .collect();
-    let machine = &b.report["machine"];
-    let device = machine["devices"][0]["name"].as_str().unwrap_or("no GPU");
-    let ndev = machine["devices"].as_array().map_or(0, Vec::len);
+    let devices = &b.report.machine.devices;
+    let device = devices.first().map_or("no GPU", |d| d.name.as_str());
+    let ndev = devices.len();
     let devices = if ndev == 0 {
         "no GPU".to_string()
     } else {
         format!("{ndev} × {device}")
     };
-    let driver = b.report["driver"].as_str().unwrap_or("?");
-    let date = b.report["date"].as_str().unwrap_or("?");
+    let driver = b.report.driver.as_deref().unwrap_or("?");
+    let date = b.report.date.as_deref().unwrap_or("?");
     let rate = if judged > 0 {
         format!("{:.1} %", 100.0 * f64::from(killed) / f64::from(judged))
     } else {
@@ -264,7 +265,7 @@ pub fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), 
                 "| `{trial}` | {} |\n",
                 ms.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
             )),
-            None => none.push((trial.clone(), outcome.clone())),
+            None => none.push((trial.clone(), *outcome)),
         }
     }
     if stop == Stop::First {
@@ -280,7 +281,7 @@ pub fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), 
         );
     }
     for (trial, outcome) in &none {
-        let why = if outcome == "ignored" {
+        let why = if *outcome == Outcome::Ignored {
             "ignored on this machine (see the report for the reason)"
         } else {
             reason(trial).unwrap_or("NO REASON RECORDED")
@@ -298,7 +299,7 @@ pub fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), 
         "mutants": jm,
         "trials": by_trial,
         "trials_killing_none": (stop == Stop::Never).then(|| none.iter().map(|(t, o)| json!({"trial": t, "baseline": o,
-            "reason": if o == "ignored" { None } else { reason(t) }})).collect::<Vec<_>>()),
+            "reason": if *o == Outcome::Ignored { None } else { reason(t) }})).collect::<Vec<_>>()),
     });
     std::fs::write(dir.join("mutants.json"), serde_json::to_string_pretty(&j).unwrap()).map_err(|e| e.to_string())
 }

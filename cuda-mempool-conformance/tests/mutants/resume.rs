@@ -5,10 +5,9 @@
 //! 10-minute device call.
 
 use super::record::Verdict;
+use super::saved::{self, MutantsJson};
 use super::settings::{select_mode, stop_mode, SELECT_VAR, STOP_VAR};
-use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::OnceLock;
 
 /// CONFORMANCE_MUTANTS_RESUME=FILE[:FILE...] (the platform's path-list separator): mutants.json of
@@ -30,13 +29,11 @@ pub struct Earlier {
 /// The verdicts of one earlier part's report `j` (named `shown` in errors), for a run under
 /// `select` and `stop`: only judged mutants (killed, survived, equivalent); the others are judged
 /// again.
-pub fn read_part(j: &Value, shown: &str, select: &str, stop: &str, into: &mut Earlier) -> Result<(), String> {
+pub fn read_part(j: &MutantsJson, shown: &str, select: &str, stop: &str, into: &mut Earlier) -> Result<(), String> {
     let what = "expected the mutants.json an earlier part of this run wrote";
-    let mutants = j["mutants"]
-        .as_array()
-        .ok_or_else(|| format!("{RESUME_VAR}: {shown}: no \"mutants\" list; {what}"))?;
-    for (key, var, want) in [("select", SELECT_VAR, select), ("stop", STOP_VAR, stop)] {
-        let got = j[key].as_str().unwrap_or("?");
+    let mutants = (j.mutants.as_ref()).ok_or_else(|| format!("{RESUME_VAR}: {shown}: no \"mutants\" list; {what}"))?;
+    for (got, var, want) in [(&j.select, SELECT_VAR, select), (&j.stop, STOP_VAR, stop)] {
+        let got = got.as_deref().unwrap_or("?");
         if got != want {
             return Err(format!(
                 "{RESUME_VAR}: {shown} was run with {var}={got}, this run with {want}: run this part with {var}={got}, \
@@ -45,8 +42,8 @@ pub fn read_part(j: &Value, shown: &str, select: &str, stop: &str, into: &mut Ea
         }
     }
     let machine = (
-        j["machine"]["device"].as_str().unwrap_or("?").to_string(),
-        j["machine"]["driver"].as_str().unwrap_or("?").to_string(),
+        j.machine.device.as_deref().unwrap_or("?").to_string(),
+        j.machine.driver.as_deref().unwrap_or("?").to_string(),
     );
     if let Some(m) = into.machine.as_ref().filter(|m| **m != machine) {
         return Err(format!(
@@ -54,10 +51,10 @@ pub fn read_part(j: &Value, shown: &str, select: &str, stop: &str, into: &mut Ea
         ));
     }
     into.machine = Some(machine);
-    into.wall += j["wall_s"].as_f64().unwrap_or(0.0);
-    into.parts += j["parts"].as_u64().unwrap_or(1);
+    into.wall += j.wall_s.unwrap_or(0.0);
+    into.parts += j.parts.unwrap_or(1);
     for m in mutants {
-        let (Some(name), Some(status)) = (m["name"].as_str(), m["status"].as_str()) else {
+        let (Some(name), Some(status)) = (m.name.as_deref(), m.status.as_deref()) else {
             return Err(format!(
                 "{RESUME_VAR}: {shown}: a mutant without \"name\" or \"status\"; {what}"
             ));
@@ -66,12 +63,7 @@ pub fn read_part(j: &Value, shown: &str, select: &str, stop: &str, into: &mut Ea
         if !judged {
             continue;
         }
-        let strings = |k: &str| -> Vec<String> {
-            m[k].as_array().map_or(vec![], |a| {
-                a.iter().filter_map(|t| t.as_str().map(String::from)).collect()
-            })
-        };
-        let select = match m["select"].as_str() {
+        let select = match m.select.as_deref() {
             Some("all") => "all",
             Some("beside") => "beside",
             _ => "calls",
@@ -79,27 +71,18 @@ pub fn read_part(j: &Value, shown: &str, select: &str, stop: &str, into: &mut Ea
         into.verdicts.insert(
             name.to_string(),
             Verdict {
-                killers: strings("killed_by").into_iter().map(|t| (t, String::new())).collect(),
-                changed: strings("changed"),
-                wall: m["wall_s"].as_f64().unwrap_or(0.0),
-                status: m["exit"].as_str().unwrap_or("").to_string(),
+                killers: m.killed_by.iter().map(|t| (t.clone(), String::new())).collect(),
+                changed: m.changed.clone(),
+                wall: m.wall_s,
+                status: m.exit.clone(),
                 select,
-                ran: m["trials_run"].as_u64().unwrap_or(0) as usize,
-                stopped: m["trials_stopped"].as_u64().unwrap_or(0) as usize,
+                ran: m.trials_run as usize,
+                stopped: m.trials_stopped as usize,
                 unreached: status.strip_prefix("SURVIVED: ").map(String::from),
             },
         );
     }
     Ok(())
-}
-
-/// The report at `path`, named by the variable `var` (CONFORMANCE_MUTANTS_RESUME, _HINT): read and
-/// parsed, or an error naming both.
-pub fn read_report(var: &str, path: &Path) -> Result<Value, String> {
-    let shown = path.display();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{var}={shown}: cannot read it ({e}); expected the mutants.json of an earlier run"))?;
-    serde_json::from_str(&text).map_err(|e| format!("{var}={shown}: not JSON ({e})"))
 }
 
 /// Every file CONFORMANCE_MUTANTS_RESUME names (an empty [`Earlier`] without it).
@@ -109,7 +92,7 @@ pub fn read(select: &str, stop: &str) -> Result<Earlier, String> {
         return Ok(e);
     };
     for path in std::env::split_paths(&list) {
-        let j = read_report(RESUME_VAR, &path)?;
+        let j = saved::read(RESUME_VAR, &path)?;
         read_part(&j, &path.display().to_string(), select, stop, &mut e)?;
     }
     Ok(e)
@@ -126,6 +109,8 @@ pub fn earlier() -> Result<&'static Earlier, String> {
 /// The check (no run of the suite): a killed, a survived and an unjudged mutant read back, and a
 /// part of another mode refused.
 pub fn check() -> Result<(), String> {
+    // fixture: a hand-made mutants.json of an earlier part (one mutant of each status), written as
+    // JSON to check the reader itself.
     let j = serde_json::json!({
         "select": "calls", "stop": "never", "wall_s": 10.5, "parts": 2,
         "machine": {"device": "GPU", "driver": "580"},
@@ -138,6 +123,7 @@ pub fn check() -> Result<(), String> {
             {"name": "d", "status": "ERROR: the run failed"},
         ]
     });
+    let j: MutantsJson = serde_json::from_value(j).map_err(|e| format!("the fixture does not read: {e}"))?;
     let mut e = Earlier::default();
     read_part(&j, "part1", "calls", "never", &mut e)?;
     let names: Vec<&str> = e.verdicts.keys().map(String::as_str).collect();

@@ -10,8 +10,8 @@ use super::baseline::Baseline;
 use super::library::Mutant;
 use super::order::{first_kill_order, hint};
 use super::settings::{Select, Stop};
+use conformance_model::{Outcome, Report};
 use libtest_mimic::{Failed, Trial};
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -163,8 +163,8 @@ pub const BESIDE: &[(&str, &str)] = &[
 /// Whether a trial is run against a mutant of API `api` (CONFORMANCE_MUTANTS_SELECT=calls): it
 /// passed in the baseline (only those can kill), and it may reach `api` or is one of the harness's
 /// or the run's own.
-pub fn selects(trial: &str, baseline_outcome: &str, calls: Option<&[u32]>, api: u32) -> bool {
-    baseline_outcome == "passed" && (reaches(calls, api) || always(trial))
+pub fn selects(trial: &str, baseline_outcome: Outcome, calls: Option<&[u32]>, api: u32) -> bool {
+    baseline_outcome == Outcome::Passed && (reaches(calls, api) || always(trial))
 }
 
 /// Whether a trial with these calls may reach `api`: it did in the baseline, or nobody knows.
@@ -180,7 +180,7 @@ impl Baseline {
         let chosen: Vec<String> = self
             .outcomes
             .iter()
-            .filter(|(t, (o, _))| selects(t, o, calls(t), api))
+            .filter(|(t, (o, _))| selects(t, *o, calls(t), api))
             .map(|(t, _)| t.clone())
             .collect();
         let reached = chosen.iter().any(|t| reaches(calls(t), api));
@@ -231,24 +231,24 @@ pub fn selection_checks(mutants: &[Mutant]) -> Vec<Trial> {
         let both: &[u32] = &[820, 822];
         let none: &[u32] = &[];
         /// (trial, baseline outcome, calls, API of the mutant, selected)
-        type Row<'a> = (&'a str, &'a str, Option<&'a [u32]>, u32, bool);
+        type Row<'a> = (&'a str, Outcome, Option<&'a [u32]>, u32, bool);
         let table: &[Row] = &[
-            ("820_cuMemAllocAsync::a", "passed", Some(both), 820, true),
-            ("820_cuMemAllocAsync::a", "passed", Some(both), 822, true),
-            ("820_cuMemAllocAsync::a", "passed", Some(both), 823, false),
-            ("820_cuMemAllocAsync::a", "failed", Some(both), 820, false),
-            ("820_cuMemAllocAsync::a", "ignored", None, 820, false),
-            ("820_cuMemAllocAsync::a", "changed", Some(both), 820, false),
-            ("820_cuMemAllocAsync::a", "passed", Some(none), 820, false),
-            ("820_cuMemAllocAsync::a", "passed", None, 833, true),
-            ("suite::no_leaks", "passed", None, 824, true),
-            ("suite::no_leaks", "passed", Some(none), 824, true),
-            ("suite::no_leaks", "failed", None, 824, false),
-            ("harness::importer_dies", "passed", Some(none), 829, true),
+            ("820_cuMemAllocAsync::a", Outcome::Passed, Some(both), 820, true),
+            ("820_cuMemAllocAsync::a", Outcome::Passed, Some(both), 822, true),
+            ("820_cuMemAllocAsync::a", Outcome::Passed, Some(both), 823, false),
+            ("820_cuMemAllocAsync::a", Outcome::Failed, Some(both), 820, false),
+            ("820_cuMemAllocAsync::a", Outcome::Ignored, None, 820, false),
+            ("820_cuMemAllocAsync::a", Outcome::Changed, Some(both), 820, false),
+            ("820_cuMemAllocAsync::a", Outcome::Passed, Some(none), 820, false),
+            ("820_cuMemAllocAsync::a", Outcome::Passed, None, 833, true),
+            ("suite::no_leaks", Outcome::Passed, None, 824, true),
+            ("suite::no_leaks", Outcome::Passed, Some(none), 824, true),
+            ("suite::no_leaks", Outcome::Failed, None, 824, false),
+            ("harness::importer_dies", Outcome::Passed, Some(none), 829, true),
         ];
         let wrong: Vec<String> = table
             .iter()
-            .filter(|(t, o, c, api, want)| selects(t, o, *c, *api) != *want)
+            .filter(|(t, o, c, api, want)| selects(t, *o, *c, *api) != *want)
             .map(|(t, o, c, api, want)| format!("{t} ({o}, calls {c:?}) for API {api}: want {want}"))
             .collect();
         if wrong.is_empty() {
@@ -291,16 +291,16 @@ pub fn selection_checks(mutants: &[Mutant]) -> Vec<Trial> {
     let whole = Trial::test(
         "selection::a_whole_suite_run_that_stops_leaves_out_baseline_failures",
         || {
-            let outcomes: BTreeMap<String, (String, String)> = [
-                ("a::passes", "passed"),
-                ("a::fails", "failed"),
-                ("a::ignored", "ignored"),
+            let outcomes: BTreeMap<String, (Outcome, String)> = [
+                ("a::passes", Outcome::Passed),
+                ("a::fails", Outcome::Failed),
+                ("a::ignored", Outcome::Ignored),
             ]
             .iter()
-            .map(|(t, o)| (t.to_string(), (o.to_string(), String::new())))
+            .map(|(t, o)| (t.to_string(), (*o, String::new())))
             .collect();
             let b = Baseline {
-                report: Value::Null,
+                report: Report::default(),
                 outcomes,
                 calls: BTreeMap::new(),
                 secs: BTreeMap::new(),

@@ -6,11 +6,12 @@
 //! and the APIs it reached; the run's scratch folder goes afterwards, or is kept under the
 //! report's runs/ (CONFORMANCE_MUTANTS_KEEP=1).
 
+use super::launch::common::report::{self, Trials};
 use super::launch::suite_under_library;
 use super::library::required;
 use super::order::{lead, LEAD_VAR};
 use super::settings::{report_dir, suite_threads, DEADLINE};
-use serde_json::Value;
+use conformance_model::{Outcome, Report};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -33,7 +34,7 @@ const STRESS: [(&str, &str); 2] = [
 
 /// The suite under the library, with `mutant` switched on (None: the baseline): the whole suite, or
 /// only `trials` (and the `suite::` trials).
-pub fn run(mutant: Option<&str>, trials: Option<&[String]>, fail_fast: bool) -> Result<(Value, f64, String), String> {
+pub fn run(mutant: Option<&str>, trials: Option<&[String]>, fail_fast: bool) -> Result<(Report, f64, String), String> {
     use wait_timeout::ChildExt;
     let tag = mutant.unwrap_or("baseline");
     let dir = scratch().join(tag);
@@ -98,11 +99,10 @@ pub fn run(mutant: Option<&str>, trials: Option<&[String]>, fail_fast: bool) -> 
              the library does. Its stderr ends:\n{tail}"
         ));
     }
-    let text = std::fs::read_to_string(dir.join("report.json"))
-        .map_err(|e| format!("the suite under {tag} wrote no report ({e}), exit {status}; its stderr ends:\n{tail}"))?;
+    let read = report::try_read(&dir.join("report.json"))
+        .map_err(|e| format!("the suite under {tag} wrote no report ({e}), exit {status}; its stderr ends:\n{tail}"));
     keep_or_remove(&dir, tag);
-    let j: Value = serde_json::from_str(&text).map_err(|e| format!("report under {tag}: {e}"))?;
-    Ok((j, wall, status.to_string()))
+    Ok((read?, wall, status.to_string()))
 }
 
 /// CONFORMANCE_MUTANTS_KEEP=1 keeps each run's report.json, stderr and trial list under
@@ -121,34 +121,15 @@ fn keep_or_remove(dir: &std::path::Path, tag: &str) {
 }
 
 /// Each trial's `"calls"` in a report, where it has them.
-pub fn calls(j: &Value) -> BTreeMap<String, Vec<u32>> {
-    j["trials"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| {
-            let apis = t["calls"]
-                .as_array()?
-                .iter()
-                .filter_map(|a| a.as_u64().map(|a| a as u32));
-            Some((t["trial"].as_str()?.to_string(), apis.collect()))
-        })
+pub fn calls(j: &Report) -> BTreeMap<String, Vec<u32>> {
+    (j.trials().iter())
+        .filter_map(|t| Some((t.trial.clone(), t.calls.as_ref()?.iter().map(|a| *a as u32).collect())))
         .collect()
 }
 
-pub fn outcomes(j: &Value) -> BTreeMap<String, (String, String)> {
-    j["trials"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| {
-            Some((
-                t["trial"].as_str()?.to_string(),
-                (
-                    t["outcome"].as_str().unwrap_or("").to_string(),
-                    t["message"].as_str().unwrap_or("").to_string(),
-                ),
-            ))
-        })
+/// Each trial's outcome and message.
+pub fn outcomes(j: &Report) -> BTreeMap<String, (Outcome, String)> {
+    (j.trials().iter())
+        .map(|t| (t.trial.clone(), (t.outcome, t.message.clone())))
         .collect()
 }

@@ -12,6 +12,7 @@ use super::selection::selection_checks;
 use super::settings::{not_listed, not_selected, Select, Stop};
 use super::suite::{outcomes, run};
 use super::verdict::{conclude, judge, stop_check};
+use conformance_model::Outcome;
 use libtest_mimic::Trial;
 
 /// Every trial of the runner for `mutants`, each mutant judged under `mode` and `stop` unless
@@ -55,7 +56,9 @@ pub fn all(mutants: &[Mutant], earlier: &resume::Earlier, mode: Select, stop: St
         let (j, _, status) = run(None, None, false)?;
         let failed: Vec<String> = outcomes(&j)
             .into_iter()
-            .filter(|(t, (o, _))| o == "failed" && b.outcomes.get(t).is_some_and(|(o, _)| o == "passed"))
+            .filter(|(t, (o, _))| {
+                *o == Outcome::Failed && b.outcomes.get(t).is_some_and(|(o, _)| *o == Outcome::Passed)
+            })
             .map(|(t, (_, m))| format!("{t}: {m}"))
             .collect();
         if failed.is_empty() {

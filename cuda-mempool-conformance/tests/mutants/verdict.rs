@@ -6,12 +6,14 @@
 //! kill gives the verdict a whole run gives.
 
 use super::baseline::baseline;
+use super::launch::common::report::Trials;
 use super::library::Mutant;
 use super::record::{Verdict, EQUIVALENT, VERDICTS};
 use super::report::rewrite_report;
 use super::selection::trials_for;
 use super::settings::{Select, Stop};
 use super::suite::{outcomes, run};
+use conformance_model::{Kind, Outcome};
 use libtest_mimic::{Failed, Trial};
 
 pub fn judge(m: &Mutant, mode: Select, stop: Stop) -> Result<(), Failed> {
@@ -26,8 +28,8 @@ pub fn judge(m: &Mutant, mode: Select, stop: Stop) -> Result<(), Failed> {
             });
         }
         let (j, wall, status) = run(Some(&m.name), trials.as_deref(), stop == Stop::First)?;
-        let records = j["trials"].as_array().map_or(&[][..], Vec::as_slice);
-        let stopped = records.iter().filter(|t| t["kind"] == "stopped").count();
+        let records = j.trials();
+        let stopped = records.iter().filter(|t| t.kind == Some(Kind::Stopped)).count();
         let mut v = Verdict {
             wall,
             status,
@@ -37,10 +39,10 @@ pub fn judge(m: &Mutant, mode: Select, stop: Stop) -> Result<(), Failed> {
             ..Verdict::default()
         };
         for (trial, (outcome, msg)) in outcomes(&j) {
-            let before = b.outcomes.get(&trial).map(|(o, _)| o.as_str());
-            match outcome.as_str() {
-                "failed" if before == Some("passed") => v.killers.push((trial, msg)),
-                "changed" if before == Some("passed") => v.changed.push(trial),
+            let before = b.outcomes.get(&trial).map(|(o, _)| *o);
+            match outcome {
+                Outcome::Failed if before == Some(Outcome::Passed) => v.killers.push((trial, msg)),
+                Outcome::Changed if before == Some(Outcome::Passed) => v.changed.push(trial),
                 _ => {}
             }
         }
@@ -109,18 +111,18 @@ pub fn stop_check(mutants: &[Mutant], mode: Select) -> Trial {
         for stop in [Stop::First, Stop::Never] {
             let (trials, _, _) = trials_for(m, b, mode, stop)?;
             let (j, _, _) = run(Some(&m.name), trials.as_deref(), stop == Stop::First)?;
-            let records = j["trials"].as_array().map_or(&[][..], Vec::as_slice);
+            let records = j.trials();
             let killers: Vec<&str> = records
                 .iter()
-                .filter(|t| t["outcome"] == "failed")
-                .filter_map(|t| t["trial"].as_str())
-                .filter(|t| b.outcomes.get(*t).is_some_and(|(o, _)| o == "passed"))
+                .filter(|t| t.outcome == Outcome::Failed)
+                .map(|t| t.trial.as_str())
+                .filter(|t| b.outcomes.get(*t).is_some_and(|(o, _)| *o == Outcome::Passed))
                 .collect();
-            for t in records.iter().filter(|t| t["kind"] == "stopped") {
-                let msg = t["message"].as_str().unwrap_or("");
+            for t in records.iter().filter(|t| t.kind == Some(Kind::Stopped)) {
+                let msg = t.message.as_str();
                 if stop == Stop::Never || !killers.iter().any(|k| msg.contains(&format!("`{k}` failed first"))) {
                     return Err(format!(
-                        "{:?} run under {}: a stopped trial that names no failure of the run: {t}",
+                        "{:?} run under {}: a stopped trial that names no failure of the run: {t:?}",
                         stop, m.name
                     )
                     .into());

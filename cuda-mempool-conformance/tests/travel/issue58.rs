@@ -2,8 +2,8 @@
 //! where nothing they do reaches another trial, and a library that holds each new process at its
 //! first GPU work is named and planned with (with and without a run budget).
 
-use super::scenario::{faults, keep_dir, need, no_gpu, run, Run, Variant};
-use serde_json::Value;
+use super::scenario::{faults, keep_dir, need, no_gpu, run, Run, Trials, Variant};
+use conformance_model::{Kind, Outcome, Trial};
 
 /// The trials that hand the driver a freed handle (`Case::hands_freed_handles`, issue 58; the
 /// table in `cases::all`'s tests) other than the crash cases.
@@ -47,12 +47,10 @@ pub(super) fn freed_handles_run_alone() -> Result<(), String> {
         None
     };
     let r = run("freed-handles", preload, &envs)?;
-    let children = |t: &Value| -> Vec<String> {
-        t["timing"]["children"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c["role"].as_str().map(String::from))
+    let children = |t: &Trial| -> Vec<String> {
+        (t.timing.iter())
+            .flat_map(|timing| &timing.children)
+            .map(|c| c.role.clone())
             .collect()
     };
     for name in HANDS_FREED {
@@ -65,8 +63,8 @@ pub(super) fn freed_handles_run_alone() -> Result<(), String> {
         )?;
         need(
             &r,
-            t["kind"] != "broken",
-            &format!("{name}'s own process gave no answer: {}", t["message"]),
+            t.kind != Some(Kind::Broken),
+            &format!("{name}'s own process gave no answer: {:?}", t.message),
         )?;
     }
     for name in HANDS_FREED_CRASHING.iter().copied().chain([plain]) {
@@ -108,12 +106,9 @@ fn first_wait_envs(with_wait: bool) -> (Option<Variant>, Vec<(&'static str, Stri
 
 /// The trials of `r` that hung, or were interrupted (cut short or not run), by name.
 fn hung_or_interrupted(r: &Run) -> Vec<String> {
-    r.j["trials"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|t| t["kind"] == "hung" || t["outcome"] == "interrupted")
-        .map(|t| format!("{} ({}: {})", t["trial"], t["kind"], t["message"]))
+    (r.report.trials().iter())
+        .filter(|t| t.kind == Some(Kind::Hung) || t.outcome == Outcome::Interrupted)
+        .map(|t| format!("{:?} ({:?}: {:?})", t.trial, t.kind, t.message))
         .collect()
 }
 
@@ -129,22 +124,22 @@ pub(super) fn first_call_wait_is_planned_with() -> Result<(), String> {
     let plain = run("first-call-wait-plain", preload, &envs)?;
     let (preload, envs) = first_wait_envs(true);
     let r = run("first-call-wait", preload, &envs)?;
-    let fw = &r.j["machine"]["first_work"];
-    let measured = fw["first_s"].as_f64().unwrap_or(0.0) - fw["again_s"].as_f64().unwrap_or(0.0);
+    let fw = &r.report.machine.first_work;
+    let measured = fw.as_ref().map_or(0.0, |fw| fw.first_s - fw.again_s);
     need(
         &r,
         measured >= 2.5,
-        &format!("the probe did not measure the wait: {fw}"),
+        &format!("the probe did not measure the wait: {fw:?}"),
     )?;
-    let plan = &r.j["first_wait"];
+    let plan = &r.report.first_wait;
     need(
         &r,
-        plan["wait_s"].as_f64().is_some_and(|w| w >= 2.5) && plan["workers"].as_u64().is_some_and(|w| w <= 2),
-        &format!("the report has no plan for the wait: {plan}"),
+        plan.as_ref().is_some_and(|p| p.wait_s >= 2.5 && p.workers <= 2),
+        &format!("the report has no plan for the wait: {plan:?}"),
     )?;
     need(
         &r,
-        plain.j.get("first_wait").is_none(),
+        plain.report.first_wait.is_none(),
         "a run without the wait plans with one",
     )?;
     let md = std::fs::read_to_string(keep_dir("first-call-wait").join("report.md")).map_err(|e| e.to_string())?;
@@ -162,11 +157,8 @@ pub(super) fn first_call_wait_is_planned_with() -> Result<(), String> {
     )?;
     if no_gpu() {
         let verdicts = |run: &Run| -> std::collections::BTreeMap<String, String> {
-            run.j["trials"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|t| (t["trial"].to_string(), format!("{} {}", t["outcome"], t["kind"])))
+            (run.report.trials().iter())
+                .map(|t| (t.trial.clone(), format!("{} {:?}", t.outcome, t.kind)))
                 .collect()
         };
         let (a, b) = (verdicts(&plain), verdicts(&r));
@@ -183,8 +175,8 @@ pub(super) fn first_call_wait_is_planned_with() -> Result<(), String> {
     } else {
         need(
             &r,
-            r.j["totals"] == plain.j["totals"],
-            &format!("totals differ from a run without the wait's {}", plain.j["totals"]),
+            r.report.totals == plain.report.totals,
+            &format!("totals differ from a run without the wait's {:?}", plain.report.totals),
         )?;
     }
     need(
@@ -205,13 +197,13 @@ pub(super) fn first_call_wait_under_a_budget_says_why_not() -> Result<(), String
     let (preload, mut envs) = first_wait_envs(true);
     envs.push(("CONFORMANCE_RUN_BUDGET", "30".to_string()));
     let r = run("first-call-wait-budget", preload, &envs)?;
-    let trials: Vec<&Value> = r.j["trials"].as_array().into_iter().flatten().collect();
-    let held: Vec<&&Value> = trials.iter().filter(|t| t["outcome"] == "interrupted").collect();
+    let trials = r.report.trials();
+    let held: Vec<&Trial> = trials.iter().filter(|t| t.outcome == Outcome::Interrupted).collect();
     let why = "not run: the run budget of 30 s left less than a trial's deadline";
     let other: Vec<String> = held
         .iter()
-        .filter(|t| !t["message"].as_str().unwrap_or("").starts_with(why))
-        .map(|t| format!("{}: {}", t["trial"], t["message"]))
+        .filter(|t| !t.message.starts_with(why))
+        .map(|t| format!("{:?}: {:?}", t.trial, t.message))
         .collect();
     need(
         &r,
@@ -224,21 +216,19 @@ pub(super) fn first_call_wait_under_a_budget_says_why_not() -> Result<(), String
     need(
         &r,
         held.first().is_some_and(|t| {
-            t["message"]
-                .as_str()
-                .unwrap_or("")
+            t.message
                 .contains("the wait the library under test holds each new process")
         }),
         "no trial held back, or its message does not name the wait",
     )?;
     need(
         &r,
-        !trials.iter().any(|t| t["kind"] == "hung") && trials.len() > held.len(),
+        !trials.iter().any(|t| t.kind == Some(Kind::Hung)) && trials.len() > held.len(),
         "a trial hung, or none was judged",
     )?;
     need(
         &r,
-        r.j["first_wait"]["budget_s"] == 30.0,
+        r.report.first_wait.as_ref().and_then(|p| p.budget_s) == Some(30.0),
         "the plan does not name the budget",
     )?;
     need(

@@ -2,37 +2,36 @@
 //! shared `common`, and the shim library's variants from `shimlib`, declared here), its report and
 //! exit code (`Run`), and the checks and settings every scenario shares.
 
-use serde_json::Value;
+use conformance_model::{Precondition, Report, Trial};
 use std::path::PathBuf;
 
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../common/shimlib.rs"]
 mod shimlib;
+pub(super) use common::report::Trials;
 pub(super) use common::run_suite_if_asked;
 pub(super) use shimlib::Variant;
 
 /// What a scenario's run came to: its report and exit code.
 pub(super) struct Run {
-    pub(super) j: Value,
+    pub(super) report: Report,
     pub(super) code: Option<i32>,
 }
 
 impl Run {
-    pub(super) fn trial(&self, name: &str) -> Option<&Value> {
-        self.j["trials"].as_array()?.iter().find(|t| t["trial"] == name)
+    pub(super) fn trial(&self, name: &str) -> Option<&Trial> {
+        self.report.trial(name)
     }
-    pub(super) fn total(&self, what: &str) -> i64 {
-        self.j["totals"][what].as_i64().unwrap_or(-1)
+    /// The precondition of the run that did not hold, if one did not.
+    pub(super) fn precondition(&self) -> Option<&Precondition> {
+        self.report.precondition.as_ref()?.as_ref()
     }
     /// No API has a failure counted against it.
     pub(super) fn no_api_failures(&self) -> Result<(), String> {
-        let bad: Vec<String> = self.j["apis"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|a| a["failed"] != 0)
-            .map(|a| format!("{} ({} failed)", a["api"], a["failed"]))
+        let bad: Vec<String> = (self.report.apis.iter())
+            .filter(|a| a.failed != 0)
+            .map(|a| format!("{:?} ({} failed)", a.api, a.failed))
             .collect();
         if bad.is_empty() {
             Ok(())
@@ -71,16 +70,15 @@ pub(super) fn run(tag: &str, preload: Option<Variant>, envs: &[(&str, String)]) 
     }
     c.envs(envs.iter().map(|(k, v)| (*k, v.as_str())));
     let out = c.output().map_err(|e| format!("cannot run the suite: {e}"))?;
-    let text = std::fs::read_to_string(dir.join("report.json")).map_err(|e| {
+    let report = common::report::try_read(&dir.join("report.json")).map_err(|e| {
         format!(
-            "{tag}: the suite wrote no report ({e}; exit {:?}); its stderr:\n{}",
+            "{tag}: no report ({e}; exit {:?}); its stderr:\n{}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
         )
     })?;
-    let j = serde_json::from_str(&text).map_err(|e| format!("{tag}: unreadable report: {e}"))?;
     Ok(Run {
-        j,
+        report,
         code: out.status.code(),
     })
 }
@@ -95,8 +93,8 @@ pub(super) fn need(r: &Run, cond: bool, what: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "{what}; exit {:?}, totals {}, precondition {}",
-            r.code, r.j["totals"], r.j["precondition"]
+            "{what}; exit {:?}, totals {:?}, precondition {:?}",
+            r.code, r.report.totals, r.report.precondition
         ))
     }
 }

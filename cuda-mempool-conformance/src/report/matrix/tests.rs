@@ -6,40 +6,70 @@ use super::origin::Report;
 use super::program::matrix_of;
 use super::*;
 use conformance_model as model;
-use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 
 /// A report of `device` on `host` with `trials` (`(name, outcome)`, the API from the name).
-fn report_json(k_n: Option<(usize, usize)>, device: &str, host: &str, trials: &[(&str, &str)]) -> Value {
+fn hand_made(k_n: Option<(usize, usize)>, device: &str, host: &str, trials: &[(&str, &str)]) -> model::Report {
     let apis: BTreeSet<u64> = trials.iter().filter_map(|(t, _)| api_of(t)).collect();
-    json!({
-        "date": "2026-11-26 10:00:00 UTC", "driver": "580.159.04",
-        "provenance": {"host": host, "environment": [["CONFORMANCE_REPORT_DIR", format!("/out/{host}")]]},
-        "machine": {"devices": [{"name": device}], "libcuda": "/x/libcuda.so.580.159.04",
-            "entry": "proc-address (cuGetProcAddress of libcuda.so.1)"},
-        "partition": k_n.map(|(k, n)| json!({"k": k, "n": n, "by": "count"})),
-        "apis": apis.iter().map(|i| json!({"index": i, "api": format!("api{i}"), "supported": "✓",
-            "test_passed": "✓", "passed": 1})).collect::<Vec<_>>(),
-        "trials": trials.iter().map(|(t, o)| json!({"trial": t, "api": api_of(t), "outcome": o,
-            "message": format!("{t} {o}")})).collect::<Vec<_>>(),
-    })
+    model::Report {
+        date: Some("2026-11-26 10:00:00 UTC".into()),
+        driver: Some("580.159.04".into()),
+        provenance: Some(model::Provenance {
+            host: host.into(),
+            environment: vec![("CONFORMANCE_REPORT_DIR".into(), format!("/out/{host}"))],
+            ..Default::default()
+        }),
+        machine: model::Machine {
+            devices: vec![model::Device {
+                name: device.into(),
+                ..Default::default()
+            }],
+            libcuda: Some("/x/libcuda.so.580.159.04".into()),
+            entry: Some("proc-address (cuGetProcAddress of libcuda.so.1)".into()),
+            ..Default::default()
+        },
+        partition: Some(k_n.map(|(k, n)| model::Partition {
+            k,
+            n,
+            by: "count".into(),
+            ..Default::default()
+        })),
+        apis: (apis.iter())
+            .map(|i| model::ApiRow {
+                index: Some(*i),
+                api: format!("api{i}"),
+                supported: "✓".into(),
+                test_passed: "✓".into(),
+                passed: 1,
+                ..Default::default()
+            })
+            .collect(),
+        trials: Some(
+            (trials.iter())
+                .map(|(t, o)| model::Trial {
+                    trial: t.to_string(),
+                    api: api_of(t),
+                    outcome: model::Outcome::parse(o).unwrap(),
+                    message: format!("{t} {o}"),
+                    ..Default::default()
+                })
+                .collect(),
+        ),
+        ..Default::default()
+    }
 }
 
 fn api_of(trial: &str) -> Option<u64> {
     trial.split("::").next().and_then(|i| i.parse().ok())
 }
 
-fn read(j: &Value, path: &str) -> Report {
-    let r: model::Report = serde_json::from_value(j.clone()).unwrap();
-    Report::of(path, &r).unwrap()
+fn read(r: &model::Report, path: &str) -> Report {
+    Report::of(path, r).unwrap()
 }
 
 fn report(k_n: Option<(usize, usize)>, device: &str, trials: &[(&str, &str)]) -> Report {
-    read(
-        &report_json(k_n, device, "vm", trials),
-        &format!("{device}-{k_n:?}.json"),
-    )
+    read(&hand_made(k_n, device, "vm", trials), &format!("{device}-{k_n:?}.json"))
 }
 
 fn matrix(reports: Vec<Report>) -> Matrix {
@@ -148,14 +178,14 @@ fn hosts_of_one_origin_fold_and_the_one_that_differs_is_named() {
     let hosts: Vec<Report> = ["n1", "n2", "n3"]
         .iter()
         .map(|h| {
-            let mut j = report_json(None, "H100", h, &trials);
+            let mut j = hand_made(None, "H100", h, &trials);
             if *h == "n2" {
-                j["trials"][1]["outcome"] = json!("failed");
+                j.trials.as_mut().unwrap()[1].outcome = model::Outcome::Failed;
             }
             read(&j, &format!("{h}.json"))
         })
         .collect();
-    let other = read(&report_json(None, "H200", "n4", &trials), "n4.json");
+    let other = read(&hand_made(None, "H200", "n4", &trials), "n4.json");
     let m = matrix(hosts.into_iter().chain([other]).collect());
     assert_eq!(m.columns.len(), 2, "one column per GPU model, driver and library");
     let c = &m.columns[0];
@@ -172,9 +202,9 @@ fn hosts_of_one_origin_fold_and_the_one_that_differs_is_named() {
 
 #[test]
 fn runs_of_other_settings_stay_apart_and_say_so() {
-    let mut budget = report_json(None, "H100", "vm", &[("820::a", "passed")]);
-    budget["provenance"]["environment"] = json!([["CONFORMANCE_RUN_BUDGET", "3"]]);
-    let plain = report_json(None, "H100", "vm", &[("820::a", "passed")]);
+    let mut budget = hand_made(None, "H100", "vm", &[("820::a", "passed")]);
+    budget.provenance.as_mut().unwrap().environment = vec![("CONFORMANCE_RUN_BUDGET".into(), "3".into())];
+    let plain = hand_made(None, "H100", "vm", &[("820::a", "passed")]);
     let m = matrix(vec![read(&plain, "plain.json"), read(&budget, "budget.json")]);
     assert_eq!(m.columns.len(), 2);
     assert!(
@@ -193,31 +223,41 @@ fn runs_of_other_settings_stay_apart_and_say_so() {
 fn a_library_that_is_not_the_driver_is_named_by_its_sha256() {
     // A layer installed as libcuda.so.1, named by CONFORMANCE_LIBRARY: its file's sha256 is recorded.
     let sha = "449f53a4caae4ffd21984ac23845f8e1929a34a1287f3da16cd16be343932743";
-    let mut j = report_json(None, "H100", "vm", &[("820::a", "passed")]);
-    j["machine"]["under_test"] = json!([{"path": "/opt/layer/libcuda.so.1", "named_by": "CONFORMANCE_LIBRARY",
-        "file": {"Ok": {"file": "/opt/layer/libcuda.so.1", "size": 1, "sha256": sha, "cu_exports": 14}}}]);
+    let mut j = hand_made(None, "H100", "vm", &[("820::a", "passed")]);
+    j.machine.under_test = Some(vec![model::UnderTest {
+        path: "/opt/layer/libcuda.so.1".into(),
+        named_by: "CONFORMANCE_LIBRARY".into(),
+        file: Some(Ok(model::LibraryFile {
+            file: "/opt/layer/libcuda.so.1".into(),
+            size: 1,
+            sha256: sha.into(),
+            cu_exports: 14,
+            ..Default::default()
+        })),
+        ..Default::default()
+    }]);
     let o = read(&j, "layer.json").origin;
     assert_eq!(o.library, "libcuda.so.1 (sha256 449f53a4caae)");
     assert!(!o.is_driver);
     // The same layer found first on the library path, named by nothing: the report has its path
     // only; it is not the driver's file, and the label says so.
-    let mut j = report_json(None, "H100", "vm", &[("820::a", "passed")]);
-    j["machine"]["libcuda"] = json!("/opt/layer/libcuda.so.1");
+    let mut j = hand_made(None, "H100", "vm", &[("820::a", "passed")]);
+    j.machine.libcuda = Some("/opt/layer/libcuda.so.1".into());
     let o = read(&j, "path.json").origin;
     assert_eq!(o.library, "libcuda.so.1 (not the driver; no sha256 in the report)");
     // The APIs resolved to another file than the driver's.
-    let mut j = report_json(None, "H100", "vm", &[("820::a", "passed")]);
-    j["machine"]["resolved"] = json!([
-        ["cuMemAllocAsync", "/opt/layer/libcuda.so.1"],
-        ["cuInit", "/x/libcuda.so.580.159.04"]
+    let mut j = hand_made(None, "H100", "vm", &[("820::a", "passed")]);
+    j.machine.resolved = Some(vec![
+        ("cuMemAllocAsync".into(), "/opt/layer/libcuda.so.1".into()),
+        ("cuInit".into(), "/x/libcuda.so.580.159.04".into()),
     ]);
     assert!(read(&j, "resolved.json")
         .origin
         .library
         .starts_with("libcuda.so.1 (not the driver"));
     // The driver itself, its APIs found through its own link beside it.
-    let mut j = report_json(None, "H100", "vm", &[("820::a", "passed")]);
-    j["machine"]["resolved"] = json!([["cuMemAllocAsync", "/x/libcuda.so.1"]]);
+    let mut j = hand_made(None, "H100", "vm", &[("820::a", "passed")]);
+    j.machine.resolved = Some(vec![("cuMemAllocAsync".into(), "/x/libcuda.so.1".into())]);
     let d = read(&j, "d.json").origin;
     assert_eq!((d.library.as_str(), d.is_driver), ("libcuda.so.580.159.04", true));
 }
@@ -235,10 +275,11 @@ fn an_expected_host_without_a_report_is_missing_and_the_exit_is_not_zero() {
     let n1 = d.join("n1.json");
     std::fs::write(
         &n1,
-        report_json(None, "H100", "n1", &[("820::a", "passed")]).to_string(),
+        hand_made(None, "H100", "n1", &[("820::a", "passed")]).to_json_text(),
     )
     .unwrap();
     let broken = d.join("n3.json");
+    // fixture: a report that is no JSON, to be named unreadable.
     std::fs::write(&broken, "{ not json").unwrap();
     let inventory = d.join("fleet.txt");
     std::fs::write(&inventory, "# the fleet\nn1\nn2   # never reported\nn3\nh100\n").unwrap();
