@@ -20,6 +20,7 @@ mod common;
 mod concurrent;
 mod faults;
 mod kept;
+mod messages;
 mod roundtrip;
 mod rules;
 mod scenarios;
