@@ -127,3 +127,123 @@ pub(super) struct Rlimit {
     pub vm_size: u64,
     pub limit: u64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cases::messages::{LostStep, StepMsg};
+    use serde::de::DeserializeOwned;
+    use serde_json::{json, Value};
+    use std::fmt::Debug;
+
+    /// `m` writes `text` (today's message) and reads back from it.
+    fn same<T: Serialize + DeserializeOwned + PartialEq + Debug>(m: T, text: Value) {
+        assert_eq!(serde_json::to_value(&m).unwrap(), text);
+        assert_eq!(serde_json::from_value::<T>(text).unwrap(), m);
+    }
+
+    #[test]
+    fn the_request_keeps_its_text() {
+        same(
+            ToChild::Measure {
+                dev: 1,
+                data: Some("ab".into()),
+            },
+            json!({"op": "measure", "dev": 1, "data": "ab"}),
+        );
+        // No pool offered: no data.
+        same(
+            ToChild::Measure { dev: 0, data: None },
+            json!({"op": "measure", "dev": 0}),
+        );
+    }
+
+    /// Each step's answer, the device's memory beside its findings, as the child wrote them.
+    #[test]
+    fn the_answers_keep_their_text() {
+        let on = |got| OnDevice { got, device: 80 };
+        same(
+            on(DefaultPool {
+                first: 0,
+                current: 0,
+                same: true,
+                took: 4096,
+                again: 0,
+            }),
+            json!({"first": 0, "current": 0, "same": true, "took": 4096, "again": 0, "device": 80}),
+        );
+        let on = |got| OnDevice { got, device: 80 };
+        same(
+            on(Create {
+                create: 2,
+                took: 0,
+                ..Create::default()
+            }),
+            json!({"create": 2, "took": 0, "device": 80}),
+        );
+        same(
+            on(Create {
+                create: 0,
+                took: 8,
+                destroy: Some(0),
+                kept: Some(0),
+            }),
+            json!({"create": 0, "took": 8, "destroy": 0, "kept": 0, "device": 80}),
+        );
+        let on = |got| OnDevice { got, device: 80 };
+        same(
+            on(Import {
+                pool: 0,
+                pool_took: 1,
+                ptr: Some(0),
+                ptr_took: Some(2),
+                read_ok: Some(true),
+                free: Some(0),
+                destroy: Some(0),
+                kept: Some(3),
+            }),
+            json!({"pool": 0, "pool_took": 1, "ptr": 0, "ptr_took": 2, "read_ok": true, "free": 0,
+                   "destroy": 0, "kept": 3, "device": 80}),
+        );
+        let on = |got| OnDevice { got, device: 80 };
+        same(
+            on(Graph {
+                node: 0,
+                small: 0,
+                again: 0,
+                node_took: 5,
+                small_took: 6,
+                kept: 7,
+                again_took: 8,
+            }),
+            json!({"node": 0, "small": 0, "again": 0, "node_took": 5, "small_took": 6, "kept": 7,
+                   "again_took": 8, "device": 80}),
+        );
+        let on = |got| OnDevice { got, device: 80 };
+        same(
+            on(Rlimit {
+                code: 2,
+                synced: 0,
+                vm_size: 10,
+                limit: 20,
+            }),
+            json!({"code": 2, "synced": 0, "vm_size": 10, "limit": 20, "device": 80}),
+        );
+        // A step that failed in the child: why, its blame, and the device.
+        let lost = OnDevice {
+            got: LostStep::answer("the vaspace child reported: x".into(), Some(823)),
+            device: 80,
+        };
+        let msg = StepMsg::Answer {
+            key: "create_0".to_string(),
+            value: lost,
+        };
+        assert_eq!(
+            serde_json::to_value(&msg).unwrap(),
+            json!({"op": "answer", "key": "create_0", "value":
+                {"lost": "the vaspace child reported: x", "blame": 823, "device": 80}})
+        );
+        // An answer short of a finding is an error, not a panic.
+        assert!(serde_json::from_value::<OnDevice<Graph>>(json!({"node": 0, "device": 1})).is_err());
+    }
+}

@@ -15,7 +15,7 @@ pub fn kept_main(env: &Env) -> i32 {
         })?;
         match Role::parse(&role) {
             Some(Role::IpcImport) => super::roundtrip::importer(env, chan),
-            Some(Role::IpcScenario) => super::scenarios::scenario_trial(env, chan),
+            Some(Role::IpcScenario) => super::scenario_child::scenario_trial(env, chan),
             Some(Role::IpcConcurrent) => super::concurrent::concurrent_trial(env, chan),
             _ => Err(format!("a kept importer cannot take the role {role:?}").into()),
         }
