@@ -574,3 +574,31 @@ fn call_of(key: &str) -> &'static str {
         _ => "cuMemPoolImportPointer",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each field a value trial reads is the one the importer's answer carries under its name.
+    #[test]
+    fn fields_read_what_the_importer_wrote() {
+        let a = RuleStep {
+            code: Some(0),
+            fd_open: Some(true),
+            same: Some(false),
+            bytes_ok: Some(true),
+            flags: Some(3),
+            ..RuleStep::default()
+        };
+        let wire = crate::cases::messages::to_json(&a).unwrap();
+        for f in [FdOpen, Same, BytesOk, Flags, CodeField] {
+            let (got, shown) = f.read(&a);
+            assert_eq!(shown, wire[f.name()].to_string(), "{f:?}");
+            let on_wire = wire[f.name()]
+                .as_i64()
+                .or_else(|| wire[f.name()].as_bool().map(i64::from));
+            assert_eq!(got, on_wire, "{f:?}");
+        }
+        assert_eq!(Flags.read(&RuleStep::code(0)), (None, "null".to_string()));
+    }
+}
