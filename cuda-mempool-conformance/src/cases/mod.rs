@@ -18,6 +18,7 @@ pub mod interposer;
 pub mod ipc;
 pub mod load;
 pub mod managed;
+mod messages;
 pub mod multi;
 pub mod peer;
 pub mod peer_hygiene;

@@ -24,7 +24,8 @@ use crate::driver::fail::R;
 use crate::harness::channel::Peer;
 use crate::harness::child::{Role, CHILD_VAR};
 use crate::harness::settings::Settings;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -34,6 +35,35 @@ static IDLE: Mutex<Vec<Peer>> = Mutex::new(Vec::new());
 /// CONFORMANCE_CHILD_READY=1: the child says `{"op": "ready"}` once its context is made, and waits
 /// for its first trial as long as a kept child waits for its next.
 pub const READY_VAR: &str = "CONFORMANCE_CHILD_READY";
+
+/// What a worker and a kept child say around the child's trials (the child's side in
+/// `cases::xproc::common::serve` and `cases::vaspace::child`): `{"op": "ready"}`, `{"op": "as",
+/// "role": ROLE}`, `{"op": "check"}`, `{"op": "clean"}`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum KeptMsg {
+    /// The child, started ahead ([`READY_VAR`]): its context is made.
+    Ready,
+    /// The parent, to a kept importer before each trial: the role (its name) it takes for it.
+    As { role: String },
+    /// The parent, after a trial: whether the child is clean.
+    Check,
+    /// The child: it is.
+    Clean,
+}
+
+impl KeptMsg {
+    /// The message as the channel sends it.
+    pub fn json(&self) -> Value {
+        // An enum of strings is always JSON.
+        serde_json::to_value(self).unwrap_or_default()
+    }
+
+    /// `m` as one of these, if it is one.
+    pub fn of(m: &Value) -> Option<KeptMsg> {
+        KeptMsg::deserialize(m).ok()
+    }
+}
 
 /// How long a kept child waits for its next trial (a worker that ends closes the channel, and
 /// one that dies takes it along by the parent-death signal, so this only bounds a stray one).
@@ -70,7 +100,7 @@ pub fn take(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take, se
     let p = take_process(&process_role(role), envs, timeout, how, settings)?;
     // A kept importer serves the role each trial names first.
     if process_role(role) != *role {
-        p.chan.send(&json!({"op": "as", "role": role.name()}), None)?;
+        p.chan.send(&KeptMsg::As { role: role.name() }.json(), None)?;
     }
     Ok(p)
 }
@@ -146,7 +176,7 @@ pub fn warm(role: &Role, envs: &[(&str, &str)], n: usize, timeout: Duration, set
             let left = until.saturating_duration_since(std::time::Instant::now());
             p.set_wait(left.max(Duration::from_millis(1)))?;
             match p.chan.recv() {
-                Ok((m, _)) if m["op"] == "ready" => Ok(p),
+                Ok((m, _)) if KeptMsg::of(&m) == Some(KeptMsg::Ready) => Ok(p),
                 Ok((m, _)) => Err(p.fail(format!("a child started ahead answered {m}, not ready")).into()),
                 Err(e) => Err(p.fail(format!("a child started ahead was not ready: {e}")).into()),
             }
@@ -168,9 +198,9 @@ pub fn give_back(p: Peer) -> R {
     if !(p.reusable && keeps()) {
         return p.finish().map(|_| ());
     }
-    let answer = p.chan.send(&json!({"op": "check"}), None).and_then(|()| p.chan.recv());
+    let answer = p.chan.send(&KeptMsg::Check.json(), None).and_then(|()| p.chan.recv());
     match answer {
-        Ok((m, _)) if m["op"] == "clean" => {
+        Ok((m, _)) if KeptMsg::of(&m) == Some(KeptMsg::Clean) => {
             IDLE.lock().unwrap_or_else(|p| p.into_inner()).push(p);
             Ok(())
         }
@@ -195,5 +225,41 @@ pub fn close_all() {
     let kept: Vec<Peer> = std::mem::take(&mut *IDLE.lock().unwrap_or_else(|p| p.into_inner()));
     for p in kept {
         let _ = p.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Each message round-trips, and reads and writes today's text.
+    #[test]
+    fn kept_messages_keep_their_text() {
+        let all = [
+            (KeptMsg::Ready, json!({"op": "ready"})),
+            (
+                KeptMsg::As {
+                    role: "ipc-import".into(),
+                },
+                json!({"op": "as", "role": "ipc-import"}),
+            ),
+            (KeptMsg::Check, json!({"op": "check"})),
+            (KeptMsg::Clean, json!({"op": "clean"})),
+        ];
+        for (m, text) in all {
+            assert_eq!(m.json(), text);
+            assert_eq!(KeptMsg::of(&text), Some(m.clone()));
+            assert_eq!(KeptMsg::of(&m.json()), Some(m));
+        }
+        let parsed: KeptMsg = serde_json::from_str(r#"{"op": "as", "role": "ipc-scenario"}"#).unwrap();
+        assert_eq!(
+            parsed,
+            KeptMsg::As {
+                role: "ipc-scenario".into()
+            }
+        );
+        assert_eq!(KeptMsg::of(&json!({"op": "as"})), None);
+        assert_eq!(KeptMsg::of(&json!({"op": "verified"})), None);
     }
 }

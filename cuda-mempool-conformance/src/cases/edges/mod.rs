@@ -7,6 +7,7 @@ mod access;
 mod all;
 mod attr;
 mod ipc;
+mod messages;
 mod model;
 mod props;
 mod run;

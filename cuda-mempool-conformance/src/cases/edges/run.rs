@@ -2,6 +2,7 @@
 //! watched thread where it may hang), judged, and the wrong ones listed; after a hang, the later rows in
 //! fresh processes (role `edge-rows`, whose body is here too).
 
+use super::messages::{FailLine, RowLine};
 use super::model::*;
 use crate::cases::prelude::*;
 use crate::harness::bounded::{self, Bounded};
@@ -66,28 +67,6 @@ fn call_row(e: &Env, edge: &'static Edge, row: &Row, what: &str) -> R<Got> {
         }
         Bounded::Hung(after) => Ok(Got::Hung(after)),
     }
-}
-
-/// A failure as an `edge-rows` child writes it, its kind kept.
-fn fail_to_json(f: Fail) -> serde_json::Value {
-    let kind = match &f {
-        Fail::Wrong(_) => "wrong",
-        Fail::Ignore(_) => "ignore",
-        Fail::Changed(_) => "changed",
-        Fail::Departure(_) => "departure",
-    };
-    serde_json::json!({"kind": kind, "message": f.into_message()})
-}
-
-/// [`fail_to_json`] read back (an unknown kind is a wrong answer).
-fn fail_from_json(j: &serde_json::Value) -> Option<Fail> {
-    let m = j["message"].as_str()?.to_string();
-    Some(match j["kind"].as_str() {
-        Some("ignore") => Fail::Ignore(m),
-        Some("changed") => Fail::Changed(m),
-        Some("departure") => Fail::Departure(m),
-        _ => Fail::Wrong(m),
-    })
 }
 
 /// The verdict on one row's answer.
@@ -231,20 +210,22 @@ fn read_child_rows(stdout: &str, from: usize, n: usize) -> (Vec<(usize, Got)>, O
     let mut answers = Vec::new();
     for line in stdout.lines().filter(|l| l.starts_with('{')) {
         let next = from + answers.len();
-        let Ok(j) = serde_json::from_str::<serde_json::Value>(line) else {
+        let Ok(j) = serde_json::from_str::<RowLine>(line) else {
             break;
         };
-        if next >= n || j["i"].as_u64() != Some(next as u64) {
+        if next >= n || j.row() != next {
             break;
         }
-        if let Some(f) = fail_from_json(&j["setup"]) {
-            return (answers, Some(f));
-        }
-        let got = match j["hung_s"].as_f64() {
-            Some(s) => Got::Hung(Duration::from_secs_f64(s)),
-            None => Got::Answer(Answer {
-                code: CUresult(j["code"].as_u64().unwrap_or(u64::MAX) as u32),
-                effect: fail_from_json(&j["effect"]).map_or(Ok(()), Err),
+        let got = match j {
+            RowLine::Setup { setup, .. } => return (answers, Some(setup.into())),
+            // A bound past what a Duration holds is no bound the child set.
+            RowLine::Hung { hung_s, .. } => match Duration::try_from_secs_f64(hung_s) {
+                Ok(d) => Got::Hung(d),
+                Err(_) => break,
+            },
+            RowLine::Answer { code, effect, .. } => Got::Answer(Answer {
+                code: CUresult(code),
+                effect: effect.map_or(Ok(()), |f| Err(f.into())),
             }),
         };
         answers.push((next, got));
@@ -281,16 +262,25 @@ pub fn rows_child_main(edges: &[&'static Edge], settings: &std::sync::Arc<crate:
     for (i, row) in rows.iter().enumerate().skip(from) {
         let what = row_call(edge, row);
         let line = match call_row(&e, edge, row, &what) {
-            Err(f) => serde_json::json!({"i": i, "setup": fail_to_json(f)}),
-            Ok(Got::Hung(after)) => serde_json::json!({"i": i, "hung_s": after.as_secs_f64()}),
-            Ok(Got::Answer(a)) => serde_json::json!({"i": i, "code": a.code.0,
-                "effect": a.effect.err().map(fail_to_json)}),
+            Err(f) => RowLine::Setup {
+                i,
+                setup: FailLine::from(f),
+            },
+            Ok(Got::Hung(after)) => RowLine::Hung {
+                i,
+                hung_s: after.as_secs_f64(),
+            },
+            Ok(Got::Answer(a)) => RowLine::Answer {
+                i,
+                code: a.code.0,
+                effect: a.effect.err().map(FailLine::from),
+            },
         };
-        println!("{line}");
+        println!("{}", line.text());
         if bounded::stuck().is_some() {
             bounded::exit_now(0);
         }
-        if line["setup"].is_object() {
+        if matches!(line, RowLine::Setup { .. }) {
             break;
         }
     }

@@ -2,9 +2,12 @@
 //! around the calls that need it, and each answer sent to the parent as soon as it is known.
 
 use super::steps::*;
+use crate::cases::messages::{recv, send, LostStep, StepMsg};
 use crate::cases::prelude::*;
 use crate::harness::channel::{unhex, Channel};
-use serde_json::{json, Value};
+use crate::harness::kept_children::KeptMsg;
+use serde::Serialize;
+use serde_json::Value;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 /// How far above its size at the time the RLIMIT_AS child's address space may grow: room for the
@@ -96,16 +99,14 @@ pub fn child_main(settings: &std::sync::Arc<crate::harness::settings::Settings>)
     if crate::harness::kept_children::started_ahead() {
         let dev = crate::cases::xproc::importer_device();
         early = Some((dev, on(dev)));
-        if let Err(e) = chan
-            .send(&json!({"op": "ready"}), None)
-            .and_then(|()| chan.set_timeout(crate::harness::kept_children::KEPT_IDLE))
+        if let Err(e) =
+            send(&chan, &KeptMsg::Ready, None).and_then(|()| chan.set_timeout(crate::harness::kept_children::KEPT_IDLE))
         {
             eprintln!("vaspace: {e}");
             return 1;
         }
     }
-    let answer = chan.recv().and_then(|(m, fd)| {
-        let dev = m["dev"].as_i64().unwrap_or(0) as CUdevice;
+    let answer = recv(&chan).and_then(|(ToChild::Measure { dev, data }, fd)| {
         let env = match early {
             Some((d, env)) if d == dev => env,
             _ => on(dev),
@@ -113,18 +114,21 @@ pub fn child_main(settings: &std::sync::Arc<crate::harness::settings::Settings>)
         env.bind();
         let mut device = None;
         for &(key, step) in STEPS {
-            let mut v = measure(step, dev, fd.as_ref(), &m["data"])
-                .unwrap_or_else(|e| json!({"lost": format!("the vaspace child reported: {e}"), "blame": blame::get()}));
+            let got = measure(step, dev, fd.as_ref(), data.as_deref())
+                .unwrap_or_else(|e| LostStep::answer(format!("the vaspace child reported: {e}"), blame::get()));
             blame::reset();
             // Read after the first step, which must be the process's first pool call.
             let device = match device {
                 Some(d) => d,
                 None => *device.insert(mem_info()?.1),
             };
-            v["device"] = json!(device);
-            chan.send(&json!({"op": "answer", "key": key, "value": v}), None)?;
+            let value = OnDevice {
+                got,
+                device: device as u64,
+            };
+            send(&chan, &StepMsg::Answer { key: key.into(), value }, None)?;
         }
-        chan.send(&json!({"op": "done"}), None)
+        send(&chan, &StepMsg::<Value>::Done, None)
     });
     match answer {
         Ok(()) => 0,
@@ -138,22 +142,27 @@ pub fn child_main(settings: &std::sync::Arc<crate::harness::settings::Settings>)
 
 /// One step; the offered pool's fd (the parent's, kept open for both imports) is imported
 /// through a copy of its own each time, so that one import cannot spoil the other's.
-fn measure(step: Step, dev: CUdevice, offered: Option<&OwnedFd>, data: &Value) -> R<Value> {
+fn measure(step: Step, dev: CUdevice, offered: Option<&OwnedFd>, data: Option<&str>) -> R<Value> {
     let own_copy = || -> R<OwnedFd> {
         let fd = offered.ok_or("no pool was offered to import")?;
         Ok(fd.try_clone().map_err(|e| format!("dup of the offered fd: {e}"))?)
     };
     match step {
-        Step::DefaultPool => default_pool_query(dev),
-        Step::Create(max) => create(dev, max),
-        Step::Import => import(&own_copy()?, data),
-        Step::Graph => graph(dev),
-        Step::Rlimit("import") => rlimit(dev, "import", Some(&own_copy()?)),
-        Step::Rlimit(what) => rlimit(dev, what, None),
+        Step::DefaultPool => json(default_pool_query(dev)?),
+        Step::Create(max) => json(create(dev, max)?),
+        Step::Import => json(import(&own_copy()?, data)?),
+        Step::Graph => json(graph(dev)?),
+        Step::Rlimit("import") => json(rlimit(dev, "import", Some(&own_copy()?))?),
+        Step::Rlimit(what) => json(rlimit(dev, what, None)?),
     }
 }
 
-fn default_pool_query(dev: CUdevice) -> R<Value> {
+/// A step's answer as it goes in the message.
+fn json<T: Serialize>(got: T) -> R<Value> {
+    crate::cases::messages::to_json(&got)
+}
+
+fn default_pool_query(dev: CUdevice) -> R<DefaultPool> {
     let (mut p1, mut p2, mut p3) = (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
     let m0 = maps()?;
     let first = unsafe { cuDeviceGetDefaultMemPool(&mut p1, dev) };
@@ -161,64 +170,75 @@ fn default_pool_query(dev: CUdevice) -> R<Value> {
     let _ = unsafe { cuDeviceGetDefaultMemPool(&mut p2, dev) };
     let current = unsafe { cuDeviceGetMemPool(&mut p3, dev) };
     let m2 = maps()?;
-    Ok(json!({
-        "first": first.0, "current": current.0, "same": p1 == p2 && p1 == p3,
-        "took": appeared(&m0, &m1), "again": appeared(&m1, &m2),
-    }))
+    Ok(DefaultPool {
+        first: first.0,
+        current: current.0,
+        same: p1 == p2 && p1 == p3,
+        took: appeared(&m0, &m1),
+        again: appeared(&m1, &m2),
+    })
 }
 
-fn create(dev: CUdevice, max: usize) -> R<Value> {
+fn create(dev: CUdevice, max: usize) -> R<Create> {
     let mut props = device_props(dev);
     props.maxSize = max;
     let mut p = std::ptr::null_mut();
     let m0 = maps()?;
     let r = unsafe { cuMemPoolCreate(&mut p, &props) };
     let m1 = maps()?;
-    let mut v = json!({"create": r.0, "took": appeared(&m0, &m1)});
+    let mut v = Create {
+        create: r.0,
+        took: appeared(&m0, &m1),
+        ..Create::default()
+    };
     if r == SUCCESS {
-        v["destroy"] = json!(unsafe { cuMemPoolDestroy(p) }.0);
-        v["kept"] = json!(still_mapped(&minus(&m1, &m0), &maps()?));
+        v.destroy = Some(unsafe { cuMemPoolDestroy(p) }.0);
+        v.kept = Some(still_mapped(&minus(&m1, &m0), &maps()?));
     }
     Ok(v)
 }
 
-fn export_data(hex_data: &Value) -> R<CUmemPoolPtrExportData> {
-    let b = unhex(hex_data.as_str().ok_or("no export data")?)?;
+fn export_data(hex_data: Option<&str>) -> R<CUmemPoolPtrExportData> {
+    let b = unhex(hex_data.ok_or("no export data")?)?;
     let mut d = CUmemPoolPtrExportData::default();
     ensure!(b.len() == d.reserved.len(), "export data has {} bytes", b.len());
     d.reserved.copy_from_slice(&b);
     Ok(d)
 }
 
-fn import(fd: &OwnedFd, hex_data: &Value) -> R<Value> {
+fn import(fd: &OwnedFd, hex_data: Option<&str>) -> R<Import> {
     let mut d = export_data(hex_data)?;
     let mut pool = std::ptr::null_mut();
     let m0 = maps()?;
     let r = import_pool_fd(fd.as_raw_fd(), &mut pool);
     let m1 = maps()?;
-    let mut v = json!({"pool": r.0, "pool_took": appeared(&m0, &m1)});
+    let mut v = Import {
+        pool: r.0,
+        pool_took: appeared(&m0, &m1),
+        ..Import::default()
+    };
     if r != SUCCESS {
         return Ok(v);
     }
     let mut q: CUdeviceptr = 0;
     let rp = unsafe { cuMemPoolImportPointer(&mut q, pool, &mut d) };
     let m2 = maps()?;
-    v["ptr"] = json!(rp.0);
-    v["ptr_took"] = json!(appeared(&m1, &m2));
+    v.ptr = Some(rp.0);
+    v.ptr_took = Some(appeared(&m1, &m2));
     if rp == SUCCESS {
         let mut host = vec![0u8; OFFER];
         let read = unsafe { cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), q, OFFER) };
-        v["read_ok"] = json!(read == SUCCESS && host.iter().all(|&b| b == SEED));
+        v.read_ok = Some(read == SUCCESS && host.iter().all(|&b| b == SEED));
         let s = Stream::new()?;
-        v["free"] = json!(unsafe { cuMemFreeAsync(q, s.0) }.0);
+        v.free = Some(unsafe { cuMemFreeAsync(q, s.0) }.0);
         s.sync()?;
     }
-    v["destroy"] = json!(unsafe { cuMemPoolDestroy(pool) }.0);
-    v["kept"] = json!(still_mapped(&minus(&m2, &m0), &maps()?));
+    v.destroy = Some(unsafe { cuMemPoolDestroy(pool) }.0);
+    v.kept = Some(still_mapped(&minus(&m2, &m0), &maps()?));
     Ok(v)
 }
 
-fn graph(dev: CUdevice) -> R<Value> {
+fn graph(dev: CUdevice) -> R<Graph> {
     let create: GraphCreate = proc_address(c"cuGraphCreate")?;
     let add: GraphAddMemAllocNode = proc_address(c"cuGraphAddMemAllocNode")?;
     let new_graph = || -> R<CUgraph> {
@@ -251,11 +271,15 @@ fn graph(dev: CUdevice) -> R<Value> {
     let m4 = maps()?;
     let _ = unsafe { cuGraphDestroy(g) };
     let _ = unsafe { cuDeviceGraphMemTrim(dev) };
-    Ok(json!({
-        "node": node.0, "small": small.0, "again": again.0,
-        "node_took": appeared(&m0, &m1), "small_took": appeared(&m1, &m2),
-        "kept": still_mapped(&minus(&m2, &m0), &m3), "again_took": appeared(&m3, &m4),
-    }))
+    Ok(Graph {
+        node: node.0,
+        small: small.0,
+        again: again.0,
+        node_took: appeared(&m0, &m1),
+        small_took: appeared(&m1, &m2),
+        kept: still_mapped(&minus(&m2, &m0), &m3),
+        again_took: appeared(&m3, &m4),
+    })
 }
 
 /// This process's address space now (VmSize), in bytes.
@@ -294,7 +318,7 @@ fn set_as_limit(soft: u64) -> R<u64> {
 /// `step` (create, import, free) with the address space limited to its size now plus
 /// `RLIMIT_MARGIN`; what it needs beforehand (a context, an allocation to free) made first, and
 /// the limit restored after it.
-fn rlimit(dev: CUdevice, step: &str, fd: Option<&OwnedFd>) -> R<Value> {
+fn rlimit(dev: CUdevice, step: &str, fd: Option<&OwnedFd>) -> R<Rlimit> {
     let s = Stream::new()?;
     let held = if step == "free" { alloc_async(2 * MIB, s.0)? } else { 0 };
     s.sync()?;
@@ -325,5 +349,10 @@ fn rlimit(dev: CUdevice, step: &str, fd: Option<&OwnedFd>) -> R<Value> {
         ok("cuMemPoolDestroy (after RLIMIT_AS)", unsafe { cuMemPoolDestroy(pool) })?;
     }
     s.sync()?;
-    Ok(json!({"code": r.0, "synced": synced.0, "vm_size": vm, "limit": vm + RLIMIT_MARGIN}))
+    Ok(Rlimit {
+        code: r.0,
+        synced: synced.0,
+        vm_size: vm,
+        limit: vm + RLIMIT_MARGIN,
+    })
 }

@@ -2,9 +2,12 @@
 //! and each trial judging its own.
 
 use super::steps::*;
+use crate::cases::messages::{send, text, LostStep};
 use crate::cases::prelude::*;
 use crate::harness::channel::{hex, CLOSED};
-use serde_json::{json, Value};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 
@@ -31,15 +34,10 @@ fn figure(what: &str, b: u64, device: u64) {
     note(line);
 }
 
-fn code_of(a: &Value, key: &str) -> R<CUresult> {
-    let c = a[key]
-        .as_u64()
-        .ok_or_else(|| format!("the vaspace child's answer has no code {key}: {a}"))?;
-    Ok(CUresult(c as u32))
-}
-
-fn u64_of(a: &Value, key: &str) -> u64 {
-    a[key].as_u64().unwrap_or(0)
+/// A code the child's answer `a` may lack (`key` names it): Err where it does.
+fn code_of<T: Serialize>(a: &OnDevice<T>, got: Option<u32>, key: &str) -> R<CUresult> {
+    let c = got.ok_or_else(|| format!("the vaspace child's answer has no code {key}: {}", text(a)))?;
+    Ok(CUresult(c))
 }
 
 /// The lane of the address-space trials (one child answers them all): the IPC trials' lane, whose
@@ -66,19 +64,21 @@ fn measure_all(env: &Env) -> R<Answers> {
         .has_on(Cap::Ipc, env.dev)
         .ok()
         .map(|()| Offer::new(env.dev).and_then(|o| o.data().map(|d| (o, d))));
-    let mut msg = json!({"op": "measure", "dev": env.dev});
-    let mut fd = None;
-    let mut unoffered = None;
+    let (mut data, mut fd, mut unoffered) = (None, None, None);
     match &offer {
-        Some(Ok((o, data))) => {
-            msg["data"] = json!(data);
+        Some(Ok((o, d))) => {
+            data = Some(d.clone());
             fd = Some(o.fd.as_raw_fd());
         }
         Some(Err(e)) => {
-            unoffered = Some(json!({"lost": format!("offering a pool to import: {e}"), "blame": blame::get()}))
+            unoffered = Some(LostStep::answer(
+                format!("offering a pool to import: {e}"),
+                blame::get(),
+            ))
         }
         None => {}
     }
+    let msg = ToChild::Measure { dev: env.dev, data };
     let dev = env.dev.to_string();
     let peer = crate::harness::kept_children::take(
         &Role::VaSpace,
@@ -88,7 +88,7 @@ fn measure_all(env: &Env) -> R<Answers> {
         &env.settings,
     )?;
     let mut answers = Answers::new();
-    let ended = match peer.chan.send(&msg, fd) {
+    let ended = match send(&peer.chan, &msg, fd) {
         Err(e) => Some(e.to_string()),
         // All nine steps within most of this one trial's deadline: past it the steps left read as
         // lost (the trial fails naming the step) rather than the worker being killed as hung, its
@@ -112,13 +112,11 @@ fn measure_all(env: &Env) -> R<Answers> {
             let lost = peer.lost(e, closed);
             let (inside, why) = (lost.inside, lost.message);
             let died = STEPS[at].0;
-            answers.insert(
-                died.into(),
-                json!({"lost": format!("the vaspace child stopped in this step: {why}"), "blame": inside}),
-            );
+            let lost = format!("the vaspace child stopped in this step: {why}");
+            answers.insert(died.into(), LostStep::answer(lost, inside));
             for (k, _) in &STEPS[at + 1..] {
                 let lost = format!("the vaspace child stopped in the earlier step {died}: {why}");
-                answers.insert(k.to_string(), json!({"lost": lost, "blame": inside}));
+                answers.insert(k.to_string(), LostStep::answer(lost, inside));
             }
         }
     }
@@ -144,10 +142,12 @@ fn warm(e: &Env) -> R {
     )
 }
 
-/// The child's answer for `step`, for a trial: its value, or why there is none (and whom to blame).
-fn answer(env: &Env, step: &str) -> R<Value> {
+/// The child's answer for `step`, for a trial: what it found, or why there is none (and whom to
+/// blame).
+fn answer<T: DeserializeOwned>(env: &Env, step: &str) -> R<OnDevice<T>> {
     let a = answers_for(env.dev).get(|| measure_all(env))?;
-    crate::harness::channel::step_answer(a, step, "the vaspace child")
+    let v = crate::harness::channel::step_answer(a, step, "the vaspace child")?;
+    Ok(OnDevice::deserialize(&v).map_err(|e| format!("the vaspace child's answer for step {step}: {e}: {v}"))?)
 }
 
 /// An exported IPC pool with one allocation holding `SEED`'s bytes: its fd, the allocation's
@@ -193,18 +193,18 @@ impl Drop for Offer {
 /// A pool creation of `max` bytes (0: no limit): its figure, and the destruction gives its address
 /// space back. Kills 823-destroy-keeps-address-space.
 fn create_gives_back(e: &Env, step: &str, max: usize, what: &str) -> R {
-    let a = answer(e, step)?;
+    let a = answer::<Create>(e, step)?;
     expect(
         &format!("cuMemPoolCreate(maxSize {what}, in the vaspace child)"),
-        code_of(&a, "create")?,
+        CUresult(a.got.create),
         SUCCESS,
     )?;
     expect(
         &format!("cuMemPoolDestroy(maxSize {what}, in the vaspace child)"),
-        code_of(&a, "destroy")?,
+        code_of(&a, a.got.destroy, "destroy")?,
         SUCCESS,
     )?;
-    let (took, kept, dev) = (u64_of(&a, "took"), u64_of(&a, "kept"), u64_of(&a, "device"));
+    let (took, kept, dev) = (a.got.took, a.got.kept.unwrap_or(0), a.device);
     figure(&format!("cuMemPoolCreate maxSize {what}"), took, dev);
     note(format!(
         "vaspace cuMemPoolDestroy maxSize {what}: {kept} bytes of the creation's still mapped"
@@ -231,14 +231,14 @@ fn create_gives_back(e: &Env, step: &str, max: usize, what: &str) -> R {
 /// never a crash or a hang (the child's loss fails the trial with the step it died in). Kills
 /// 822-rlimit-crashes (which aborts the child in the first of these steps).
 fn under_rlimit(e: &Env, step: &str, call: &str) -> R {
-    let a = answer(e, &format!("rlimit_{step}"))?;
-    let r = code_of(&a, "code")?;
+    let a = answer::<Rlimit>(e, &format!("rlimit_{step}"))?;
+    let r = CUresult(a.got.code);
     note(format!(
         "vaspace RLIMIT_AS {}: {call} answered {} (address space {} bytes, limit {} bytes)",
         step,
         code_name(r),
-        u64_of(&a, "vm_size"),
-        u64_of(&a, "limit")
+        a.got.vm_size,
+        a.got.limit
     ));
     if r != SUCCESS && r != CUresult::CUDA_ERROR_OUT_OF_MEMORY {
         return expect(
@@ -258,28 +258,29 @@ pub fn cases() -> Vec<Case> {
         // #2381): 2.00x device memory, for the life of the process. It judges only the codes and
         // that the second query maps nothing more than the tolerance; it exists for the figure.
         Case::gpu(823, "vaspace::first_default_pool_query_figure", |e| {
-            let a = answer(e, "default_pool")?;
+            let a = answer::<DefaultPool>(e, "default_pool")?;
             expect(
                 "cuDeviceGetDefaultMemPool (first, in the vaspace child)",
-                code_of(&a, "first")?,
+                CUresult(a.got.first),
                 SUCCESS,
             )?;
             expect(
                 "cuDeviceGetMemPool (in the vaspace child)",
-                code_of(&a, "current")?,
+                CUresult(a.got.current),
                 SUCCESS,
             )?;
-            let dev = u64_of(&a, "device");
-            figure("first cuDeviceGetDefaultMemPool", u64_of(&a, "took"), dev);
-            figure("second default-pool query", u64_of(&a, "again"), dev);
+            let dev = a.device;
+            figure("first cuDeviceGetDefaultMemPool", a.got.took, dev);
+            figure("second default-pool query", a.got.again, dev);
             ensure!(
-                a["same"] == true,
-                "the second default-pool query answered another pool than the first: {a}"
+                a.got.same,
+                "the second default-pool query answered another pool than the first: {}",
+                text(&a)
             );
             ensure!(
-                u64_of(&a, "again") <= KEPT_TOLERANCE,
+                a.got.again <= KEPT_TOLERANCE,
                 "the second default-pool query mapped {} more bytes",
-                u64_of(&a, "again")
+                a.got.again
             );
             Ok(())
         }),
@@ -298,39 +299,40 @@ pub fn cases() -> Vec<Case> {
         // and the imported pool's destruction gives back what the imports mapped. Kills
         // 829-import-keeps-address-space.
         Case::gpu(829, "vaspace::import_figures_and_destroy_gives_back", |e| {
-            let a = answer(e, "import")?;
+            let a = answer::<Import>(e, "import")?;
             expect(
                 "cuMemPoolImportFromShareableHandle (in the vaspace child)",
-                code_of(&a, "pool")?,
+                CUresult(a.got.pool),
                 SUCCESS,
             )?;
             expect(
                 "cuMemPoolImportPointer (in the vaspace child)",
-                code_of(&a, "ptr")?,
+                code_of(&a, a.got.ptr, "ptr")?,
                 SUCCESS,
             )?;
             ensure!(
-                a["read_ok"] == true,
-                "the import does not read the exporter's bytes: {a}"
+                a.got.read_ok == Some(true),
+                "the import does not read the exporter's bytes: {}",
+                text(&a)
             );
             expect(
                 "cuMemFreeAsync(the import, in the vaspace child)",
-                code_of(&a, "free")?,
+                code_of(&a, a.got.free, "free")?,
                 SUCCESS,
             )?;
             expect(
                 "cuMemPoolDestroy(the imported pool, in the vaspace child)",
-                code_of(&a, "destroy")?,
+                code_of(&a, a.got.destroy, "destroy")?,
                 SUCCESS,
             )?;
-            let dev = u64_of(&a, "device");
-            figure("cuMemPoolImportFromShareableHandle", u64_of(&a, "pool_took"), dev);
-            figure("cuMemPoolImportPointer", u64_of(&a, "ptr_took"), dev);
-            let kept = u64_of(&a, "kept");
+            let dev = a.device;
+            figure("cuMemPoolImportFromShareableHandle", a.got.pool_took, dev);
+            figure("cuMemPoolImportPointer", a.got.ptr_took.unwrap_or(0), dev);
+            let kept = a.got.kept.unwrap_or(0);
             note(format!(
                 "vaspace imported pool destroyed: {kept} bytes of the imports' still mapped"
             ));
-            let took = u64_of(&a, "pool_took") + u64_of(&a, "ptr_took");
+            let took = a.got.pool_took + a.got.ptr_took.unwrap_or(0);
             if kept_too_much(kept, took) {
                 blame::set(829);
                 return Err(format!(
@@ -349,37 +351,37 @@ pub fn cases() -> Vec<Case> {
         // reused, not made anew for each graph; issue 48). Kills 820-graph-node-reserves-anew
         // (reached through `beyond_table`, which asks the cuGetProcAddress applications find).
         Case::gpu(820, "vaspace::graph_alloc_node_figures", |e| {
-            let a = answer(e, "graph")?;
+            let a = answer::<Graph>(e, "graph")?;
             expect(
                 "cuGraphAddMemAllocNode(maxSize 0, in the vaspace child)",
-                code_of(&a, "node")?,
+                CUresult(a.got.node),
                 SUCCESS,
             )?;
             expect(
                 "cuGraphAddMemAllocNode(maxSize 2 MiB, in the vaspace child)",
-                code_of(&a, "small")?,
+                CUresult(a.got.small),
                 SUCCESS,
             )?;
-            let dev = u64_of(&a, "device");
-            figure("cuGraphAddMemAllocNode maxSize 0", u64_of(&a, "node_took"), dev);
-            figure("cuGraphAddMemAllocNode maxSize 2 MiB", u64_of(&a, "small_took"), dev);
+            let dev = a.device;
+            figure("cuGraphAddMemAllocNode maxSize 0", a.got.node_took, dev);
+            figure("cuGraphAddMemAllocNode maxSize 2 MiB", a.got.small_took, dev);
             note(format!(
                 "vaspace cuGraphDestroy and cuDeviceGraphMemTrim: {} bytes of the nodes' still mapped",
-                u64_of(&a, "kept")
+                a.got.kept
             ));
             expect(
                 "cuGraphAddMemAllocNode(a second graph, after the first's destruction, in the vaspace child)",
-                code_of(&a, "again")?,
+                CUresult(a.got.again),
                 SUCCESS,
             )?;
-            let again = u64_of(&a, "again_took");
+            let again = a.got.again_took;
             figure("cuGraphAddMemAllocNode in a second graph", again, dev);
             ensure!(
                 again <= KEPT_TOLERANCE,
                 "a graph made after the first was destroyed and the device's graph memory trimmed mapped {again} \
                  more bytes (more than {KEPT_TOLERANCE}; the first's node mapped {}): the address space is \
                  reserved anew for each graph",
-                u64_of(&a, "node_took")
+                a.got.node_took
             );
             Ok(())
         }),

@@ -1,9 +1,10 @@
 //! What the exporter and the importers of the IPC trials share: byte patterns, export data in
 //! hex, the importer's device and switches, the waits, and the fault switch.
 
+use crate::cases::messages::send;
 use crate::cases::prelude::*;
 use crate::harness::channel::{unhex, Channel, Got};
-use serde_json::{json, Value};
+use crate::harness::kept_children::KeptMsg;
 use std::time::Duration;
 
 pub(super) const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
@@ -76,8 +77,9 @@ pub(super) fn export_ptr(p: CUdeviceptr) -> R<CUmemPoolPtrExportData> {
     Ok(d)
 }
 
-pub(super) fn data_from_hex(s: &Value) -> R<CUmemPoolPtrExportData> {
-    let b = unhex(s.as_str().ok_or("export data is not a string")?)?;
+/// Export data as the messages carry it, in hex (`messages`).
+pub(super) fn data_from_hex(s: &str) -> R<CUmemPoolPtrExportData> {
+    let b = unhex(s)?;
     let mut d = CUmemPoolPtrExportData::default();
     ensure!(b.len() == d.reserved.len(), "export data has {} bytes", b.len());
     d.reserved.copy_from_slice(&b);
@@ -112,11 +114,6 @@ pub fn importer_device() -> CUdevice {
     crate::os::setting(IMPORTER_DEVICE_VAR)
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
-}
-
-pub(super) fn expect_op(m: &Value, op: &str) -> R {
-    ensure!(m["op"] == op, "expected message {op:?}, got {m}");
-    Ok(())
 }
 
 pub(super) fn fault_at(step: &str) {
@@ -155,10 +152,6 @@ pub fn child_start() -> Duration {
 pub(super) fn warm(e: &Env, role: Role, n: usize) -> R {
     let dev = e.dev.to_string();
     crate::harness::kept_children::warm(&role, &[(IMPORTER_DEVICE_VAR, &dev)], n, child_start(), &e.settings)
-}
-
-pub(super) fn code(r: CUresult) -> Value {
-    json!({"code": r.0})
 }
 
 pub(super) const KIB: usize = 1 << 10;
@@ -210,9 +203,8 @@ fn serve_trials(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) -> i32
     // Started ahead of its trial (`harness::kept_children::warm`): its context is made (`env`), and its
     // first trial may come much later.
     if crate::harness::kept_children::started_ahead() {
-        if let Err(e) = chan
-            .send(&json!({"op": "ready"}), None)
-            .and_then(|()| chan.set_timeout(crate::harness::kept_children::KEPT_IDLE))
+        if let Err(e) =
+            send(&chan, &KeptMsg::Ready, None).and_then(|()| chan.set_timeout(crate::harness::kept_children::KEPT_IDLE))
         {
             return fail(&e);
         }
@@ -223,8 +215,8 @@ fn serve_trials(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) -> i32
         }
         match chan.poll() {
             Got::Closed => return 0,
-            Got::Msg(m, _) if m["op"] == "check" => {
-                if let Err(e) = clean(&mut fds_after_first).and_then(|()| chan.send(&json!({"op": "clean"}), None)) {
+            Got::Msg(m, _) if KeptMsg::of(&m) == Some(KeptMsg::Check) => {
+                if let Err(e) = clean(&mut fds_after_first).and_then(|()| send(&chan, &KeptMsg::Clean, None)) {
                     return fail(&e);
                 }
                 // Kept: the next trial may come much later; the parent bounds its own waits.

@@ -12,15 +12,16 @@
 //! the trial.
 
 use super::common::*;
+use super::messages::{ConcurrentAnswer, Release, Reply, Shape, ThreadAnswer, ToConcurrent};
+use crate::cases::messages::{parse, recv, send, text};
 use crate::cases::prelude::*;
 use crate::harness::channel::hex;
 use crate::harness::kept_children;
-use serde_json::{json, Value};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Barrier;
 
 const THREADS: &[usize] = &[2, 4, 16];
-const SHAPES: &[&str] = &["handle", "one_pool", "own_pools"];
+const SHAPES: &[Shape] = &[Shape::Handle, Shape::OnePool, Shape::OwnPools];
 const SIZE: usize = 64 * KIB;
 const SEED: u8 = 0x3c;
 
@@ -66,15 +67,19 @@ pub fn concurrent_main(env: &Env) -> i32 {
 /// One trial of the `ipc-concurrent` role (also served by a kept `ipc-kept` importer).
 pub(super) fn concurrent_trial(env: &Env, chan: &crate::harness::channel::Channel) -> R {
     env.bind();
-    let (m, fd) = chan.recv()?;
-    let v = run(env, &m, fd.ok_or("concurrent message without an fd")?)?;
-    chan.send(&json!({"op": "answer", "value": v}), None)
+    let (ToConcurrent::Concurrent { shape, threads, data }, fd) = recv(chan)?;
+    let value = run(
+        env,
+        shape,
+        threads,
+        &data,
+        fd.ok_or("concurrent message without an fd")?,
+    )?;
+    send(chan, &Reply::Answer { value }, None)
 }
 
-fn run(env: &Env, m: &Value, fd: OwnedFd) -> R<Value> {
-    let d = data_from_hex(&m["data"])?;
-    let n = m["threads"].as_u64().ok_or("no thread count")? as usize;
-    let shape = m["shape"].as_str().ok_or("no shape")?.to_string();
+fn run(env: &Env, shape: Shape, n: usize, data: &str, fd: OwnedFd) -> R<ConcurrentAnswer> {
+    let d = data_from_hex(data)?;
     // One import and release first, so that what the driver opens once per process is open
     // before the fds are counted (a kept importer has it from its first trial). Counted while the
     // fd the exporter sent is held, as the count after the release is.
@@ -85,33 +90,33 @@ fn run(env: &Env, m: &Value, fd: OwnedFd) -> R<Value> {
     })?;
     let fds_before = crate::os::open_fds();
     let mut shared: Vec<usize> = Vec::new();
-    match shape.as_str() {
-        "one_pool" => shared.push(
+    match shape {
+        Shape::OnePool => shared.push(
             import_pool(&fd)
                 .and_then(|(r, p)| ok("cuMemPoolImportFromShareableHandle", CUresult(r as u32)).map(|()| p))?,
         ),
-        "own_pools" => {
+        Shape::OwnPools => {
             for _ in 0..n {
                 let (r, p) = import_pool(&fd)?;
                 ok("cuMemPoolImportFromShareableHandle", CUresult(r as u32))?;
                 shared.push(p);
             }
         }
-        _ => {}
+        Shape::Handle => {}
     }
     let barrier = Barrier::new(n);
     let got: Vec<Got> = std::thread::scope(|sc| {
         let handles: Vec<_> = (0..n)
             .map(|i| {
-                let (barrier, fd, shape, shared) = (&barrier, &fd, &shape, &shared);
+                let (barrier, fd, shared) = (&barrier, &fd, &shared);
                 sc.spawn(move || -> R<Got> {
                     env.bind();
                     let mut g = Got::default();
                     barrier.wait();
-                    g.pool = match shape.as_str() {
-                        "one_pool" => shared[0],
-                        "own_pools" => shared[i],
-                        _ => {
+                    g.pool = match shape {
+                        Shape::OnePool => shared[0],
+                        Shape::OwnPools => shared[i],
+                        Shape::Handle => {
                             let (r, p) = import_pool(fd)?;
                             g.pool_code = r;
                             p
@@ -141,7 +146,10 @@ fn run(env: &Env, m: &Value, fd: OwnedFd) -> R<Value> {
     for g in got.iter().filter(|g| g.ptr_code == 0) {
         let r = unsafe { cuMemFreeAsync(g.ptr, s.0) };
         let _ = unsafe { cuStreamSynchronize(s.0) };
-        frees.push(json!({"code": r.0, "again": freed.contains(&g.ptr)}));
+        frees.push(Release {
+            code: r.0,
+            again: freed.contains(&g.ptr),
+        });
         freed.push(g.ptr);
     }
     // Each successful pool import is released by a destroy of its own: R580 answers one pool to
@@ -152,7 +160,7 @@ fn run(env: &Env, m: &Value, fd: OwnedFd) -> R<Value> {
     // the driver says (SUCCESS where it counts imports, INVALID_VALUE where the first destroy ended
     // it), judged by `judge`.
     let mut pools: Vec<usize> = shared.clone();
-    if shape == "handle" {
+    if shape == Shape::Handle {
         pools.extend(got.iter().filter(|g| g.pool_code == 0).map(|g| g.pool));
     }
     let mut destroyed: Vec<usize> = Vec::new();
@@ -162,36 +170,48 @@ fn run(env: &Env, m: &Value, fd: OwnedFd) -> R<Value> {
             super::common::handed_a_destroyed_pool();
         }
         let r = unsafe { cuMemPoolDestroy(p as CUmemoryPool) };
-        destroys.push(json!({"code": r.0, "again": destroyed.contains(&p)}));
+        destroys.push(Release {
+            code: r.0,
+            again: destroyed.contains(&p),
+        });
         destroyed.push(p);
     }
     drop(s);
     let fds_after = crate::os::open_fds();
     drop(fd);
-    let threads: Vec<Value> = got
+    let threads: Vec<ThreadAnswer> = got
         .iter()
-        .map(|g| json!({"pool": g.pool_code, "ptr": g.ptr_code, "read_ok": g.read_ok}))
+        .map(|g| ThreadAnswer {
+            pool: g.pool_code,
+            ptr: g.ptr_code,
+            read_ok: g.read_ok,
+        })
         .collect();
     freed.sort_unstable();
     freed.dedup();
     destroyed.sort_unstable();
     destroyed.dedup();
-    Ok(json!({
-        "threads": threads, "frees": frees, "destroys": destroys, "pools": destroyed.len(),
-        "addresses": freed.len(), "fds_before": fds_before, "fds_after": fds_after,
-    }))
+    Ok(ConcurrentAnswer {
+        threads,
+        frees,
+        destroys,
+        pools: destroyed.len(),
+        addresses: freed.len(),
+        fds_before,
+        fds_after,
+    })
 }
 
 /// The exporter's side: one IPC pool with one allocation of `SEED`'s bytes, handed to an
 /// `ipc-concurrent` importer (kept between trials where [`importer_for`] allows) with `n` threads
 /// importing as `shape` says; its answer judged.
-fn concurrent(e: &Env, shape: &str, n: usize) -> R {
+fn concurrent(e: &Env, shape: Shape, n: usize) -> R {
     let pool = Pool::ipc(e.dev)?;
     let fd = export_pool_fd(pool.0)?;
     let s = Stream::new()?;
     let p = alloc_from(pool.0, SIZE, s.0)?;
     let bytes = pattern(SEED, SIZE);
-    let answer = (|| -> R<Value> {
+    let answer = (|| -> R<ConcurrentAnswer> {
         ok("cuMemcpyHtoDAsync", unsafe {
             cuMemcpyHtoDAsync_v2(p, bytes.as_ptr().cast(), SIZE, s.0)
         })?;
@@ -209,17 +229,19 @@ fn concurrent(e: &Env, shape: &str, n: usize) -> R {
             importer_for(shape),
             &e.settings,
         )?;
-        let msg = json!({"op": "concurrent", "shape": shape, "threads": n, "data": hex(&d.reserved)});
-        match peer
-            .chan
-            .send(&msg, Some(fd.as_raw_fd()))
-            .and_then(|()| peer.chan.recv())
-        {
-            Ok((m, _)) if m["op"] == "answer" => {
-                kept_children::give_back(peer)?;
-                Ok(m["value"].clone())
-            }
-            Ok((m, _)) => Err(peer.fail(format!("unexpected message {m}")).into()),
+        let msg = ToConcurrent::Concurrent {
+            shape,
+            threads: n,
+            data: hex(&d.reserved),
+        };
+        match send(&peer.chan, &msg, Some(fd.as_raw_fd())).and_then(|()| peer.chan.recv()) {
+            Ok((m, _)) => match parse::<Reply<ConcurrentAnswer>>(&m) {
+                Ok(Reply::Answer { value }) => {
+                    kept_children::give_back(peer)?;
+                    Ok(value)
+                }
+                Err(_) => Err(peer.fail(format!("unexpected message {m}")).into()),
+            },
             Err(e) => Err(peer.fail(e.to_string()).into()),
         }
     })();
@@ -234,33 +256,37 @@ fn concurrent(e: &Env, shape: &str, n: usize) -> R {
 /// imports, every destroy after the first hands it a pool it freed (`Case::hands_freed_handles`).
 /// Such an importer is a fresh one, and serves no later trial (`common::handed_a_destroyed_pool`
 /// says it is not clean); `one_pool` imports and destroys its pool once, and may take a kept one.
-fn importer_for(shape: &str) -> kept_children::Take {
+fn importer_for(shape: Shape) -> kept_children::Take {
     match shape {
-        "one_pool" => kept_children::Take::Kept,
-        _ => kept_children::Take::Unused,
+        Shape::OnePool => kept_children::Take::Kept,
+        Shape::Handle | Shape::OwnPools => kept_children::Take::Unused,
     }
 }
 
-fn judge(a: &Value, shape: &str, n: usize) -> R {
+fn judge(a: &ConcurrentAnswer, shape: Shape, n: usize) -> R {
+    let shape = shape.name();
     let oom = i64::from(CUresult::CUDA_ERROR_OUT_OF_MEMORY.0);
-    let threads = a["threads"].as_array().ok_or_else(|| format!("no threads in {a}"))?;
-    ensure!(threads.len() == n, "{} threads answered of {n}: {a}", threads.len());
+    let threads = &a.threads;
+    ensure!(
+        threads.len() == n,
+        "{} threads answered of {n}: {}",
+        threads.len(),
+        text(a)
+    );
     // Threads refused an import (OUT_OF_MEMORY from the pool's or the pointer's): a clean refusal
     // each, but not every thread's.
     let mut refused = 0;
     for (i, t) in threads.iter().enumerate() {
         let mut was_refused = false;
-        for (key, api, call) in [
-            ("pool", 829, "cuMemPoolImportFromShareableHandle"),
-            ("ptr", 830, "cuMemPoolImportPointer"),
+        for (c, api, call) in [
+            (t.pool, 829, "cuMemPoolImportFromShareableHandle"),
+            (t.ptr, 830, "cuMemPoolImportPointer"),
         ] {
             // No pointer import follows a pool import that did not succeed ([`NOT_TRIED`]).
-            if key == "ptr" && t["pool"] != 0 {
+            if api == 830 && t.pool != 0 {
                 continue;
             }
-            let c = t[key]
-                .as_i64()
-                .ok_or_else(|| format!("thread {i}: no {key} answer in {t}"))?;
+            let c = i64::from(c);
             if c == oom {
                 was_refused = true;
             } else if c != 0 {
@@ -274,7 +300,7 @@ fn judge(a: &Value, shape: &str, n: usize) -> R {
         }
         if was_refused {
             refused += 1;
-        } else if t["read_ok"] != true {
+        } else if !t.read_ok {
             blame::set(830);
             return Err(format!(
                 "thread {i} of {n} ({shape}): its imported pointer does not read the exporter's bytes"
@@ -284,7 +310,7 @@ fn judge(a: &Value, shape: &str, n: usize) -> R {
     }
     note(format!(
         "{n} threads ({shape}): {} distinct pool(s), {} distinct address(es)",
-        a["pools"], a["addresses"]
+        a.pools, a.addresses
     ));
     if refused > 0 {
         note(format!(
@@ -298,9 +324,9 @@ fn judge(a: &Value, shape: &str, n: usize) -> R {
     // Second frees of an address already freed (R580 answers the same address to every import of
     // one pointer): recorded, not judged.
     let mut again = Vec::new();
-    for f in a["frees"].as_array().into_iter().flatten() {
-        let c = CUresult(f["code"].as_u64().unwrap_or(u64::MAX) as u32);
-        if f["again"] == true {
+    for f in &a.frees {
+        let c = CUresult(f.code);
+        if f.again {
             again.push(code_name(c));
         } else if c != SUCCESS {
             return expect("cuMemFreeAsync(an imported address, in the importer)", c, SUCCESS);
@@ -316,9 +342,9 @@ fn judge(a: &Value, shape: &str, n: usize) -> R {
     // Further destroys of a pool already destroyed (one per import of one handle): SUCCESS where
     // the driver counts imports, INVALID_VALUE where the first destroy ended the pool.
     let mut again = Vec::new();
-    for d in a["destroys"].as_array().into_iter().flatten() {
-        let c = CUresult(d["code"].as_u64().unwrap_or(u64::MAX) as u32);
-        if d["again"] != true {
+    for d in &a.destroys {
+        let c = CUresult(d.code);
+        if !d.again {
             expect("cuMemPoolDestroy(an imported pool, in the importer)", c, SUCCESS)?;
         } else if c == SUCCESS || c == E_VALUE {
             again.push(code_name(c));
@@ -339,17 +365,14 @@ fn judge(a: &Value, shape: &str, n: usize) -> R {
             summary(&again)
         ));
     }
-    let (before, after) = (a["fds_before"].as_u64(), a["fds_after"].as_u64());
+    let (before, after) = (a.fds_before, a.fds_after);
     note(format!(
-        "the importer held {} fds before the imports and {} after releasing them ({shape}, {n} threads)",
-        a["fds_before"], a["fds_after"]
+        "the importer held {before} fds before the imports and {after} after releasing them ({shape}, {n} threads)"
     ));
     // Fewer fds after is no leak (the driver may close one it kept); more is.
     ensure!(
-        before.is_some() && after <= before,
-        "the importer held {} fds before the imports and {} after releasing them all ({shape}, {n} threads)",
-        a["fds_before"],
-        a["fds_after"]
+        after <= before,
+        "the importer held {before} fds before the imports and {after} after releasing them all ({shape}, {n} threads)"
     );
     Ok(())
 }
@@ -377,11 +400,13 @@ pub(super) fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for &shape in SHAPES {
         for &n in THREADS {
-            let api = if shape == "handle" { 829 } else { 830 };
+            let api = if shape == Shape::Handle { 829 } else { 830 };
             v.push(
-                Case::gpu(api, format!("concurrent_import_{shape}_{n}_threads"), move |e| {
-                    concurrent(e, shape, n)
-                })
+                Case::gpu(
+                    api,
+                    format!("concurrent_import_{}_{n}_threads", shape.name()),
+                    move |e| concurrent(e, shape, n),
+                )
                 .needs(Cap::Ipc)
                 .lane(CONCURRENT_LANE),
             );
@@ -399,7 +424,7 @@ mod tests {
     /// later trial takes; the one that imports its pool once may take a kept one (issue 58).
     #[test]
     fn shapes_that_destroy_one_pool_per_import_take_no_kept_importer() {
-        let takes: Vec<(&str, Take)> = SHAPES.iter().map(|&s| (s, importer_for(s))).collect();
+        let takes: Vec<(&str, Take)> = SHAPES.iter().map(|&s| (s.name(), importer_for(s))).collect();
         assert_eq!(
             takes,
             [

@@ -20,8 +20,10 @@ mod common;
 mod concurrent;
 mod faults;
 mod kept;
+mod messages;
 mod roundtrip;
 mod rules;
+mod scenario_child;
 mod scenarios;
 
 pub use all::cases;
@@ -31,4 +33,4 @@ pub use concurrent::concurrent_main;
 pub use kept::kept_main;
 pub use roundtrip::import_main;
 pub use rules::rules_main;
-pub use scenarios::scenario_main;
+pub use scenario_child::scenario_main;

@@ -2,11 +2,12 @@
 //! pools and pointers exported, imported, verified both ways, and freed in order.
 
 use super::common::*;
+use super::messages::{FromImporter, PoolMeta, ToImporter};
+use crate::cases::messages::{recv, recv_one, send};
 use crate::cases::prelude::*;
 use crate::harness::channel::{hex, unhex, Peer};
 use crate::harness::kept_children;
 use crate::os::{fd_diff, fd_table, open_fds};
-use serde_json::{json, Value};
 use std::os::fd::AsRawFd;
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
@@ -213,14 +214,14 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
     ok("cuIpcGetEventHandle", unsafe { cuIpcGetEventHandle(&mut evh, ev.0) })?;
     let mut meta = Vec::new();
     for e in &exported {
-        let data: Vec<Value> = e
+        let data: Vec<String> = e
             .ptrs
             .iter()
-            .map(|&(p, _, _)| export_ptr(p).map(|d| json!(hex(&d.reserved))))
+            .map(|&(p, _, _)| export_ptr(p).map(|d| hex(&d.reserved)))
             .collect::<R<_>>()?;
         let sizes: Vec<usize> = e.ptrs.iter().map(|x| x.1).collect();
         let seeds: Vec<u8> = e.ptrs.iter().map(|x| x.2).collect();
-        meta.push(json!({"sizes": sizes, "seeds": seeds, "data": data}));
+        meta.push(PoolMeta { sizes, seeds, data });
     }
     phases.push(("exported", start.elapsed()));
     if spec.checkpoint == Some(Side::Exporter) {
@@ -229,25 +230,27 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
         phases.push(("exporter checkpointed", start.elapsed()));
     }
     // None: an importer was lost to the checkpoint leg (`checkpoint_importer`).
-    let talk = |peers: &mut Vec<Peer>, phases: &mut Vec<(&str, Duration)>| -> R<Option<Vec<Value>>> {
+    let go = ToImporter::Go {
+        pools: meta,
+        event: hex(&event_handle_bytes(&evh)),
+    };
+    let talk = |peers: &mut Vec<Peer>, phases: &mut Vec<(&str, Duration)>| -> R<Option<Vec<(usize, usize)>>> {
         for p in peers.iter() {
             for (i, e) in exported.iter().enumerate() {
-                p.chan
-                    .send(&json!({"op": "pool", "index": i}), e.fd.as_ref().map(|f| f.as_raw_fd()))?;
+                let fd = e.fd.as_ref().map(|f| f.as_raw_fd());
+                send(&p.chan, &ToImporter::Pool { index: i }, fd)?;
             }
-            p.chan.send(
-                &json!({"op": "go", "pools": meta, "event": hex(&event_handle_bytes(&evh))}),
-                None,
-            )?;
+            send(&p.chan, &go, None)?;
         }
         for p in peers.iter() {
-            let (m, _) = p.chan.recv()?;
-            expect_op(&m, "verified")?;
+            let (got, _) = recv_one(&p.chan, "verified", |m| match m {
+                FromImporter::Verified { ordinal } => Some(ordinal),
+                _ => None,
+            })?;
             if let Some(want) = spec.expect_ordinal {
-                let got = m["ordinal"].as_i64();
                 ensure!(
-                    got == Some(i64::from(want)),
-                    "the importer (CUDA_VISIBLE_DEVICES={:?}) sees the imported memory on device {got:?}, \
+                    got == want,
+                    "the importer (CUDA_VISIBLE_DEVICES={:?}) sees the imported memory on device {got}, \
                      expected {want}: the pool's physical device",
                     spec.visible
                 );
@@ -267,15 +270,24 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
             phases.push(("importers checkpointed", start.elapsed()));
         }
         for (i, p) in peers.iter().enumerate() {
-            p.chan
-                .send(&json!({"op": if i == 0 { "write" } else { "skip" }}), None)?;
-            expect_op(&p.chan.recv()?.0, "written")?;
+            send(
+                &p.chan,
+                &if i == 0 { ToImporter::Write } else { ToImporter::Skip },
+                None,
+            )?;
+            recv_one(&p.chan, "written", |m: FromImporter| {
+                (m == FromImporter::Written).then_some(())
+            })?;
         }
         phases.push(("written", start.elapsed()));
         let mut done = Vec::new();
         for p in peers.iter() {
-            p.chan.send(&json!({"op": "free"}), None)?;
-            done.push(p.chan.recv()?.0);
+            send(&p.chan, &ToImporter::Free, None)?;
+            let (fds, _) = recv_one(&p.chan, "done", |m| match m {
+                FromImporter::Done { fds_start, fds_end } => Some((fds_start, fds_end)),
+                _ => None,
+            })?;
+            done.push(fds);
         }
         phases.push(("freed", start.elapsed()));
         Ok(Some(done))
@@ -300,13 +312,8 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
     for p in peers.drain(..) {
         kept_children::give_back(p)?;
     }
-    for (i, d) in done.iter().enumerate() {
-        expect_op(d, "done")?;
-        let (a, b) = (d["fds_start"].as_u64(), d["fds_end"].as_u64());
-        ensure!(
-            a == b,
-            "importer {i} leaked fds: {a:?} open after init, {b:?} at the end"
-        );
+    for (i, &(a, b)) in done.iter().enumerate() {
+        ensure!(a == b, "importer {i} leaked fds: {a} open after init, {b} at the end");
     }
     // Importers freed first; now the exporter checks importer 0's writes, then frees.
     let mut bytes = 0usize;
@@ -352,10 +359,10 @@ pub(super) fn importer(env: &Env, chan: &crate::harness::channel::Channel) -> R 
     let s = Stream::new()?;
     let fds_start = open_fds();
     let mut pools = Vec::new();
-    let go = loop {
-        let (m, fd) = chan.recv()?;
-        match m["op"].as_str() {
-            Some("pool") => {
+    let (pools_meta, event) = loop {
+        let (m, fd) = recv(chan)?;
+        match m {
+            ToImporter::Pool { .. } => {
                 let fd = fd.ok_or("pool message without an fd")?;
                 fault_at("import");
                 let mut p = std::ptr::null_mut();
@@ -382,11 +389,11 @@ pub(super) fn importer(env: &Env, chan: &crate::harness::channel::Channel) -> R 
                 }
                 pools.push(Pool(p));
             }
-            Some("go") => break m,
-            _ => return Err(format!("unexpected message {m}").into()),
+            ToImporter::Go { pools, event } => break (pools, event),
+            m => return Err(format!("unexpected message {}", crate::cases::messages::to_json(&m)?).into()),
         }
     };
-    let evh_bytes = unhex(go["event"].as_str().ok_or("no event")?)?;
+    let evh_bytes = unhex(&event)?;
     let mut evh = CUipcEventHandle::default();
     for (d, b) in evh.reserved.iter_mut().zip(&evh_bytes) {
         *d = *b as _;
@@ -396,16 +403,15 @@ pub(super) fn importer(env: &Env, chan: &crate::harness::channel::Channel) -> R 
     let ev = Event(ev);
     ok("cuStreamWaitEvent", unsafe { cuStreamWaitEvent(s.0, ev.0, 0) })?;
     let mut bufs = Vec::new();
-    for (pool, meta) in pools.iter().zip(go["pools"].as_array().ok_or("no pools")?) {
-        let sizes = meta["sizes"].as_array().ok_or("no sizes")?;
-        for (i, d) in meta["data"].as_array().ok_or("no data")?.iter().enumerate() {
+    for (pool, meta) in pools.iter().zip(&pools_meta) {
+        for (i, d) in meta.data.iter().enumerate() {
             let mut data = data_from_hex(d)?;
             let mut p: CUdeviceptr = 0;
             ok("cuMemPoolImportPointer", unsafe {
                 cuMemPoolImportPointer(&mut p, pool.0, &mut data)
             })?;
-            let n = sizes[i].as_u64().ok_or("bad size")? as usize;
-            let seed = meta["seeds"][i].as_u64().ok_or("bad seed")? as u8;
+            let n = *meta.sizes.get(i).ok_or("bad size")?;
+            let seed = *meta.seeds.get(i).ok_or("bad seed")?;
             bufs.push((p, n, seed));
         }
     }
@@ -429,9 +435,13 @@ pub(super) fn importer(env: &Env, chan: &crate::harness::channel::Channel) -> R 
             )
         })?;
     }
-    chan.send(&json!({"op": "verified", "ordinal": ordinal}), None)?;
-    let (m, _) = chan.recv()?;
-    if m["op"] == "write" {
+    send(chan, &FromImporter::Verified { ordinal }, None)?;
+    let (write, _) = recv_one(chan, "write", |m| match m {
+        ToImporter::Write => Some(true),
+        ToImporter::Skip => Some(false),
+        _ => None,
+    })?;
+    if write {
         fault_at("write");
         for &(p, n, seed) in &bufs {
             let host = pattern(seed ^ 0xa5, n);
@@ -441,8 +451,8 @@ pub(super) fn importer(env: &Env, chan: &crate::harness::channel::Channel) -> R 
             s.sync()?;
         }
     }
-    chan.send(&json!({"op": "written"}), None)?;
-    expect_op(&chan.recv()?.0, "free")?;
+    send(chan, &FromImporter::Written, None)?;
+    recv_one(chan, "free", |m: ToImporter| (m == ToImporter::Free).then_some(()))?;
     fault_at("free");
     for &(p, _, _) in &bufs {
         free_async(p, s.0)?;
@@ -451,10 +461,8 @@ pub(super) fn importer(env: &Env, chan: &crate::harness::channel::Channel) -> R 
     drop(ev);
     drop(pools);
     drop(s);
-    chan.send(
-        &json!({"op": "done", "fds_start": fds_start, "fds_end": open_fds()}),
-        None,
-    )?;
+    let fds_end = open_fds();
+    send(chan, &FromImporter::Done { fds_start, fds_end }, None)?;
     Ok(())
 }
 

@@ -2,10 +2,12 @@
 //! asks the driver step by step and sends each answer as it gets it; the rule trials read them.
 
 use super::common::*;
+use super::messages::{RuleStep, ToRules};
+use crate::cases::messages::{parse, recv, send, text, LostStep, StepMsg};
 use crate::cases::prelude::*;
 use crate::harness::channel::hex;
 use crate::harness::kept_children;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 
@@ -45,29 +47,43 @@ pub(super) struct Steps<'a> {
 }
 impl Steps<'_> {
     /// Take step `key` (unless told to skip it) and send its answer at once.
-    fn step(&self, key: &str, f: impl FnOnce() -> Value) -> R<Option<Value>> {
+    fn step(&self, key: &str, f: impl FnOnce() -> RuleStep) -> R<Option<RuleStep>> {
         debug_assert!(RULE_STEPS.contains(&key), "unknown step {key}");
         if self.skip.iter().any(|k| k == key) {
             return Ok(None);
         }
         let v = f();
-        self.chan.send(&json!({"op": "answer", "key": key, "value": v}), None)?;
+        self.answer(key, &v)?;
         Ok(Some(v))
     }
     /// A step this importer cannot take, and why.
     fn cannot(&self, key: &str, why: &str, blame: u32) -> R {
-        self.step(key, || json!({"not_run": why, "blame": blame})).map(|_| ())
+        self.step(key, || RuleStep {
+            not_run: Some(why.into()),
+            blame: Some(blame),
+            ..RuleStep::default()
+        })
+        .map(|_| ())
     }
     /// A step later steps depend on: taken even when its answer is already known (a new
     /// importer needs its result), answered only when it is not.
-    fn always(&self, key: &str, f: impl FnOnce() -> Value) -> R<Value> {
+    fn always(&self, key: &str, f: impl FnOnce() -> RuleStep) -> R<RuleStep> {
         debug_assert!(RULE_STEPS.contains(&key), "unknown step {key}");
         let v = f();
         if !self.skip.iter().any(|k| k == key) {
-            self.chan.send(&json!({"op": "answer", "key": key, "value": v}), None)?;
+            self.answer(key, &v)?;
         }
         Ok(v)
     }
+    fn answer(&self, key: &str, value: &RuleStep) -> R {
+        let key = key.to_string();
+        send(self.chan, &StepMsg::Answer { key, value }, None)
+    }
+}
+
+/// A step's answer that is `r` alone.
+fn code(r: CUresult) -> RuleStep {
+    RuleStep::code(r.0)
 }
 
 /// The pattern the exporter writes at the start of the allocation whose export data the rules
@@ -79,29 +95,34 @@ pub(super) const RULES_BYTES: usize = 4096;
 pub fn rules_main(env: &Env) -> i32 {
     serve("rules", env, |env, chan| {
         rules(env, chan)?;
-        chan.send(&json!({"op": "done"}), None)
+        send(chan, &StepMsg::<RuleStep>::Done, None)
     })
 }
 
 pub(super) fn rules(env: &Env, chan: &crate::harness::channel::Channel) -> R {
     env.bind();
-    let (m, fd) = chan.recv()?;
+    let (
+        ToRules::Rules {
+            data,
+            foreign,
+            peer,
+            skip,
+        },
+        fd,
+    ) = recv(chan)?;
     let fd = fd.ok_or("no fd")?;
-    let steps = Steps {
-        chan,
-        skip: m["skip"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|k| k.as_str().map(String::from)).collect())
-            .unwrap_or_default(),
-    };
+    let steps = Steps { chan, skip };
     let mut pool: CUmemoryPool = std::ptr::null_mut();
     // The fd stays the caller's: open after the import, for the caller to close.
     let raw = fd.as_raw_fd();
     let import = steps.always("import", || {
         let r = import_pool_fd(raw, &mut pool);
-        json!({"code": r.0, "fd_open": crate::os::fd_is_open(raw)})
+        RuleStep {
+            fd_open: Some(crate::os::fd_is_open(raw)),
+            ..RuleStep::code(r.0)
+        }
     })?;
-    let fd = if import["fd_open"] == true {
+    let fd = if import.fd_open == Some(true) {
         Some(fd)
     } else {
         // Closed by the import: not closed again.
@@ -123,7 +144,10 @@ pub(super) fn rules(env: &Env, chan: &crate::harness::channel::Channel) -> R {
         if r == SUCCESS && !same {
             let _ = unsafe { cuMemPoolDestroy(again) };
         }
-        json!({"code": r.0, "same": same})
+        RuleStep {
+            same: Some(same),
+            ..RuleStep::code(r.0)
+        }
     })?;
     drop(fd);
     let s = Stream::new()?;
@@ -164,7 +188,10 @@ pub(super) fn rules(env: &Env, chan: &crate::harness::channel::Channel) -> R {
         let mut flags = CUmemAccess_flags(0xdead);
         let mut loc = own;
         let r = unsafe { cuMemPoolGetAccess(&mut flags, pool.0, &mut loc) };
-        json!({"code": r.0, "flags": flags.0})
+        RuleStep {
+            flags: Some(flags.0),
+            ..RuleStep::code(r.0)
+        }
     })?;
     steps.step("set_access_own_device", || {
         let d = CUmemAccessDesc {
@@ -183,8 +210,7 @@ pub(super) fn rules(env: &Env, chan: &crate::harness::channel::Channel) -> R {
     })?;
     // Export data: genuine, garbage, and another pool's. The NULL cases come first, each with the
     // other arguments valid (the genuine import right after shows they were).
-    let data = m["data"].as_array().ok_or("no data")?;
-    let mut good = data_from_hex(&data[0])?;
+    let mut good = data_from_hex(data.first().ok_or("no data")?)?;
     let mut q: CUdeviceptr = 0;
     steps.step("import_pointer_null_out", || {
         code(unsafe { cuMemPoolImportPointer(std::ptr::null_mut(), pool.0, &mut good) })
@@ -204,11 +230,11 @@ pub(super) fn rules(env: &Env, chan: &crate::harness::channel::Channel) -> R {
             let mut head = vec![0u8; RULES_BYTES];
             let read = unsafe { cuMemcpyDtoHAsync_v2(head.as_mut_ptr().cast(), q, head.len(), s.0) };
             let synced = s.sync();
-            v["bytes_ok"] = json!(read == SUCCESS && synced.is_ok() && head == pattern(RULES_SEED, RULES_BYTES));
+            v.bytes_ok = Some(read == SUCCESS && synced.is_ok() && head == pattern(RULES_SEED, RULES_BYTES));
         }
         v
     })?;
-    let imported = imported["code"] == 0 && q != 0;
+    let imported = imported.code == Some(0) && q != 0;
     if imported {
         steps.step("import_pointer_twice", || {
             let mut q2: CUdeviceptr = 0;
@@ -216,7 +242,10 @@ pub(super) fn rules(env: &Env, chan: &crate::harness::channel::Channel) -> R {
             if r == SUCCESS && q2 != q {
                 let _ = unsafe { cuMemFreeAsync(q2, s.0) };
             }
-            json!({"code": r.0, "same": r == SUCCESS && q2 == q})
+            RuleStep {
+                same: Some(r == SUCCESS && q2 == q),
+                ..RuleStep::code(r.0)
+            }
         })?;
     } else {
         steps.cannot("import_pointer_twice", "the first pointer import did not succeed", 830)?;
@@ -229,7 +258,7 @@ pub(super) fn rules(env: &Env, chan: &crate::harness::channel::Channel) -> R {
         let mut q3: CUdeviceptr = 0;
         code(unsafe { cuMemPoolImportPointer(&mut q3, pool.0, &mut garbage) })
     })?;
-    let mut foreign = data_from_hex(&m["foreign"])?;
+    let mut foreign = data_from_hex(&foreign)?;
     steps.step("import_pointer_foreign", || {
         let mut q4: CUdeviceptr = 0;
         code(unsafe { cuMemPoolImportPointer(&mut q4, pool.0, &mut foreign) })
@@ -246,14 +275,17 @@ pub(super) fn rules(env: &Env, chan: &crate::harness::channel::Channel) -> R {
     }
     s.sync()?;
     // Peer access: what the exporter granted does not come along; the importer grants its own.
-    match m["peer"].as_i64() {
+    match peer {
         Some(b) => {
-            let loc_b = mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, b as CUdevice);
+            let loc_b = mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, b);
             let get = || {
                 let mut f = CUmemAccess_flags(0xdead);
                 let mut loc = loc_b;
                 let r = unsafe { cuMemPoolGetAccess(&mut f, pool.0, &mut loc) };
-                json!({"code": r.0, "flags": f.0})
+                RuleStep {
+                    flags: Some(f.0),
+                    ..RuleStep::code(r.0)
+                }
             };
             steps.step("peer_get_access_before", get)?;
             steps.step("peer_set_access", || {
@@ -326,19 +358,24 @@ pub(super) fn rules_answers(env: &Env) -> R<&'static Answers> {
             Err(_) => None,
         };
         let fd = export_pool_fd(a.0)?;
-        let data = json!([hex(&export_ptr(pa)?.reserved)]);
-        let foreign = json!(hex(&export_ptr(pb)?.reserved));
+        let data = vec![hex(&export_ptr(pa)?.reserved)];
+        let foreign = hex(&export_ptr(pb)?.reserved);
         let mut answers = Answers::new();
         for _attempt in 0..RULE_STEPS.len() {
-            let skip: Vec<&str> = RULE_STEPS
+            let skip: Vec<String> = RULE_STEPS
                 .iter()
-                .copied()
-                .filter(|k| answers.contains_key(*k))
+                .filter(|k| answers.contains_key(**k))
+                .map(|k| k.to_string())
                 .collect();
             if skip.len() == RULE_STEPS.len() {
                 break;
             }
-            let msg = json!({"op": "rules", "data": data, "foreign": foreign, "peer": peer_dev, "skip": skip});
+            let msg = ToRules::Rules {
+                data: data.clone(),
+                foreign: foreign.clone(),
+                peer: peer_dev,
+                skip,
+            };
             let dev = env.dev.to_string();
             let peer = kept_children::take(
                 &Role::IpcRules,
@@ -347,7 +384,7 @@ pub(super) fn rules_answers(env: &Env) -> R<&'static Answers> {
                 kept_children::Take::Unused,
                 &env.settings,
             )?;
-            peer.chan.send(&msg, Some(fd.as_raw_fd()))?;
+            send(&peer.chan, &msg, Some(fd.as_raw_fd()))?;
             let ended = peer.chan.answers_until_done(&mut answers);
             match ended {
                 None => {
@@ -361,11 +398,8 @@ pub(super) fn rules_answers(env: &Env) -> R<&'static Answers> {
                     };
                     let inside = peer.inside();
                     let why = peer.fail(e);
-                    answers.insert(
-                        key.to_string(),
-                        json!({"lost": format!("the importer stopped at this step: {why}"),
-                               "blame": inside.map(|i| i.0)}),
-                    );
+                    let lost = format!("the importer stopped at this step: {why}");
+                    answers.insert(key.to_string(), LostStep::answer(lost, inside.map(|i| i.0)));
                 }
             }
         }
@@ -378,15 +412,16 @@ pub(super) fn rules_answers(env: &Env) -> R<&'static Answers> {
 }
 
 /// One answer of the importer, for a trial: its value, or why there is none (and whom to blame).
-pub(super) fn rule_answer(env: &Env, key: &str) -> R<Value> {
+pub(super) fn rule_answer(env: &Env, key: &str) -> R<RuleStep> {
     let v = crate::harness::channel::step_answer(rules_answers(env)?, key, "the importer")?;
-    if let Some(why) = v["not_run"].as_str() {
-        if let Some(api) = v["blame"].as_u64().filter(|b| *b != 0) {
-            blame::set(api as u32);
+    let a: RuleStep = parse(&v).map_err(|e| format!("the importer's answer for step {key}: {e}"))?;
+    if let Some(why) = &a.not_run {
+        if let Some(api) = a.blame.filter(|b| *b != 0) {
+            blame::set(api);
         }
         return Err(format!("the importer could not take step {key}: {why}").into());
     }
-    Ok(v)
+    Ok(a)
 }
 
 /// What a rule step must answer: a code, or a departure of the driver's (`driver/departures.rs`).
@@ -422,18 +457,55 @@ pub(super) const RULES_TABLE: &[(u32, &str, &str, Want)] = &[
     (824, "destroy_imported_pool", "destroy_imported", Code(SUCCESS)),
 ];
 
+/// What a rule step observed beyond its code (a field of [`RuleStep`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Field {
+    FdOpen,
+    Same,
+    BytesOk,
+    Flags,
+    Code,
+}
+use Field::{BytesOk, Code as CodeField, FdOpen, Flags, Same};
+
+impl Field {
+    /// Its key in the importer's answer.
+    fn name(self) -> &'static str {
+        match self {
+            FdOpen => "fd_open",
+            Same => "same",
+            BytesOk => "bytes_ok",
+            Flags => "flags",
+            CodeField => "code",
+        }
+    }
+
+    /// Its value in `a` (booleans as 0/1), and its text there (`null` where it is absent).
+    fn read(self, a: &RuleStep) -> (Option<i64>, String) {
+        let flag = |b: Option<bool>| (b.map(i64::from), text(&b));
+        let number = |n: Option<u32>| (n.map(i64::from), text(&n));
+        match self {
+            FdOpen => flag(a.fd_open),
+            Same => flag(a.same),
+            BytesOk => flag(a.bytes_ok),
+            Flags => number(a.flags),
+            CodeField => number(a.code),
+        }
+    }
+}
+
 /// (api, case, step, field, expected value; booleans as 0/1, needs a peer pair) for what an
 /// importer observes beyond return codes. A field is only read once the step's code is SUCCESS.
 #[rustfmt::skip]
-pub(super) const RULE_VALUES: &[(u32, &str, &str, &str, i64, bool)] = &[
-    (829, "import_leaves_callers_fd_open", "import", "fd_open", 1, false),
-    (829, "import_same_fd_twice_gives_same_pool", "import_twice", "same", 1, false),
-    (830, "import_pointer_reads_exporters_bytes", "import_pointer", "bytes_ok", 1, false),
-    (830, "import_same_pointer_twice_gives_same_address", "import_pointer_twice", "same", 1, false),
-    (827, "imported_pool_own_device_read_write", "get_access_own_device", "flags", 3, false),
-    (827, "imported_pool_exporter_peer_grant_does_not_carry_over", "peer_get_access_before", "flags", 0, true),
-    (831, "imported_pool_importer_grants_peer_itself", "peer_set_access", "code", 0, true),
-    (827, "imported_pool_peer_read_write_after_importer_grant", "peer_get_access_after", "flags", 3, true),
+pub(super) const RULE_VALUES: &[(u32, &str, &str, Field, i64, bool)] = &[
+    (829, "import_leaves_callers_fd_open", "import", FdOpen, 1, false),
+    (829, "import_same_fd_twice_gives_same_pool", "import_twice", Same, 1, false),
+    (830, "import_pointer_reads_exporters_bytes", "import_pointer", BytesOk, 1, false),
+    (830, "import_same_pointer_twice_gives_same_address", "import_pointer_twice", Same, 1, false),
+    (827, "imported_pool_own_device_read_write", "get_access_own_device", Flags, 3, false),
+    (827, "imported_pool_exporter_peer_grant_does_not_carry_over", "peer_get_access_before", Flags, 0, true),
+    (831, "imported_pool_importer_grants_peer_itself", "peer_set_access", CodeField, 0, true),
+    (827, "imported_pool_peer_read_write_after_importer_grant", "peer_get_access_after", Flags, 3, true),
 ];
 
 /// The lane of the rule trials: one importer run answers them all.
@@ -445,14 +517,14 @@ pub(super) fn cases() -> Vec<Case> {
     for &(api, name, key, want) in RULES_TABLE {
         v.push(
             Case::gpu(api, name, move |e| {
-                let got = rule_answer(e, key)?["code"]
-                    .as_u64()
+                let got = rule_answer(e, key)?
+                    .code
                     .ok_or_else(|| format!("the importer's answer for {key} has no code"))?;
                 // Named after the call, so that a wrong answer is blamed on it.
                 let what = format!("{} ({key}, in the importer)", call_of(key));
                 match want {
-                    Code(c) => expect(&what, CUresult(got as u32), c),
-                    Deviation(d) => expect_code(d, &what, CUresult(got as u32)),
+                    Code(c) => expect(&what, CUresult(got), c),
+                    Deviation(d) => expect_code(d, &what, CUresult(got)),
                 }
             })
             .needs(Cap::Ipc)
@@ -464,14 +536,14 @@ pub(super) fn cases() -> Vec<Case> {
             let a = rule_answer(e, key)?;
             expect(
                 &format!("{} ({key}, in the importer)", call_of(key)),
-                CUresult(a["code"].as_u64().unwrap_or(u64::MAX) as u32),
+                CUresult(a.code.unwrap_or(u32::MAX)),
                 SUCCESS,
             )?;
-            let got = a[field].as_i64().or_else(|| a[field].as_bool().map(i64::from));
+            let (got, shown) = field.read(&a);
             ensure!(
                 got == Some(want),
-                "{key}: the importer observed {field} = {}, expected {want}",
-                a[field]
+                "{key}: the importer observed {} = {shown}, expected {want}",
+                field.name()
             );
             Ok(())
         })
@@ -500,5 +572,33 @@ fn call_of(key: &str) -> &'static str {
         "free_imported_pointer" => "cuMemFreeAsync",
         "destroy_imported" => "cuMemPoolDestroy",
         _ => "cuMemPoolImportPointer",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each field a value trial reads is the one the importer's answer carries under its name.
+    #[test]
+    fn fields_read_what_the_importer_wrote() {
+        let a = RuleStep {
+            code: Some(0),
+            fd_open: Some(true),
+            same: Some(false),
+            bytes_ok: Some(true),
+            flags: Some(3),
+            ..RuleStep::default()
+        };
+        let wire = crate::cases::messages::to_json(&a).unwrap();
+        for f in [FdOpen, Same, BytesOk, Flags, CodeField] {
+            let (got, shown) = f.read(&a);
+            assert_eq!(shown, wire[f.name()].to_string(), "{f:?}");
+            let on_wire = wire[f.name()]
+                .as_i64()
+                .or_else(|| wire[f.name()].as_bool().map(i64::from));
+            assert_eq!(got, on_wire, "{f:?}");
+        }
+        assert_eq!(Flags.read(&RuleStep::code(0)), (None, "null".to_string()));
     }
 }

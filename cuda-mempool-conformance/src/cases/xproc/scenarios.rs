@@ -1,21 +1,16 @@
-//! An importer child (`ipc-scenario`; kept between trials, replaced when one dies) for imports
-//! that may kill the importer: all-zero
+//! Imports that may kill the importer, the exporter's side and the trials (the importer's side,
+//! role `ipc-scenario`, kept between trials and replaced when one dies: `scenario_child`): all-zero
 //! and interior-pointer export data, imported pointers freed with cuMemFree, one pointer imported
 //! twice, single allocations of several GiB, and an import freed on a held stream.
 
 use super::common::*;
+use super::messages::{Reply, Scenario, ScenarioAnswer, ToScenario};
+use super::scenario_child::{EDGE, SEED, TAIL};
+use crate::cases::messages::{parse, send, text};
 use crate::cases::prelude::*;
 use crate::harness::channel::{hex, Lost, CLOSED};
 use crate::harness::kept_children;
-use serde_json::{json, Value};
 use std::os::fd::{AsRawFd, OwnedFd};
-
-/// Bytes of pattern at the start (and, for allocations of at least twice as much, at the end) of
-/// each allocation a scenario offers, and what its importer reads back.
-const EDGE: usize = 4 * KIB;
-/// The seed of the pattern at the start of an allocation; the end carries `SEED ^ TAIL`.
-const SEED: u8 = 0x6e;
-const TAIL: u8 = 0xff;
 
 /// The exporter's side: an exported IPC pool on the case's device and allocations from it, each
 /// with a pattern at its start and end. Dropping it frees them (the importer has freed its
@@ -60,7 +55,7 @@ impl Offer {
 
     /// Take an `ipc-scenario` importer, hand it the pool and `data`, and wait for its answer. An
     /// importer that dies or hangs fails the trial with its stderr, blamed on the call it was in.
-    fn ask(&self, env: &Env, name: &str, data: &[CUmemPoolPtrExportData], size: usize) -> R<Value> {
+    fn ask(&self, env: &Env, name: Scenario, data: &[CUmemPoolPtrExportData], size: usize) -> R<ScenarioAnswer> {
         self.ask_typed(env, name, data, size, true)
             .map_err(|l| l.message.into())
     }
@@ -70,11 +65,11 @@ impl Offer {
     fn ask_typed(
         &self,
         env: &Env,
-        name: &str,
+        name: Scenario,
         data: &[CUmemPoolPtrExportData],
         size: usize,
         reuse: bool,
-    ) -> Result<Value, Lost> {
+    ) -> Result<ScenarioAnswer, Lost> {
         let dev = env.dev.to_string();
         let lost = |message: String| Lost {
             signal: None,
@@ -97,18 +92,16 @@ impl Offer {
         )
         .map_err(|e| lost(e.to_string()))?;
         let data: Vec<String> = data.iter().map(|d| hex(&d.reserved)).collect();
-        let msg = json!({"op": "scenario", "name": name, "data": data, "size": size});
-        let got = peer
-            .chan
-            .send(&msg, Some(self.fd.as_raw_fd()))
-            .and_then(|()| peer.chan.recv());
+        let msg = ToScenario::Scenario { name, data, size };
+        let got = send(&peer.chan, &msg, Some(self.fd.as_raw_fd())).and_then(|()| peer.chan.recv());
         match got {
-            Ok((m, _)) if m["op"] == "answer" => {
-                let v = m["value"].clone();
-                kept_children::give_back(peer).map_err(|e| lost(e.to_string()))?;
-                Ok(v)
-            }
-            Ok((m, _)) => Err(peer.lost(format!("unexpected message {m}"), false)),
+            Ok((m, _)) => match parse::<Reply<ScenarioAnswer>>(&m) {
+                Ok(Reply::Answer { value }) => {
+                    kept_children::give_back(peer).map_err(|e| lost(e.to_string()))?;
+                    Ok(value)
+                }
+                Err(_) => Err(peer.lost(format!("unexpected message {m}"), false)),
+            },
             Err(e) => {
                 let closed = e.to_string() == CLOSED;
                 Err(peer.lost(e.to_string(), closed))
@@ -118,7 +111,7 @@ impl Offer {
 }
 
 /// One allocation of `n` bytes offered to an importer taking scenario `name`: its answer.
-fn ask_one(env: &Env, name: &str, n: usize) -> R<Value> {
+fn ask_one(env: &Env, name: Scenario, n: usize) -> R<ScenarioAnswer> {
     let mut o = Offer::new(env.dev)?;
     let p = o.alloc(n)?;
     let d = export_ptr(p)?;
@@ -135,200 +128,35 @@ impl Drop for Offer {
     }
 }
 
-/// What one key of an importer's answer must be: a code (a failure blamed on the call `what`
-/// names), or true (a failure, saying `what`, blamed on 830).
+/// What one finding of an importer's answer (its value given) must be: a code (a failure blamed
+/// on the call `what` names), or true (a failure, saying `what`, blamed on 830).
 enum Want {
-    Code(&'static str, CUresult),
-    True(&'static str),
+    Code(&'static str, Option<u32>, CUresult),
+    True(&'static str, Option<bool>),
 }
 use Want::{Code, True};
 
-/// Check the importer's answer `a`, key by key in order.
-fn check(a: &Value, wants: &[(&str, Want)]) -> R {
+/// Check the importer's answer `a`, finding by finding in order, each named by its key.
+fn check(a: &ScenarioAnswer, wants: &[(&str, Want)]) -> R {
     for (key, want) in wants {
-        match want {
-            Code(what, code) => {
-                let got = a[key]
-                    .as_u64()
-                    .ok_or_else(|| format!("the importer's answer has no code {key}: {a}"))?;
-                expect(what, CUresult(got as u32), *code)?;
+        match *want {
+            Code(what, got, code) => {
+                let got = got.ok_or_else(|| format!("the importer's answer has no code {key}: {}", text(a)))?;
+                expect(what, CUresult(got), code)?;
             }
-            True(_) if a[key] == true => {}
-            True(what) => {
+            True(_, Some(true)) => {}
+            True(what, got) => {
                 blame::set(830);
-                return Err(format!("{what} (the importer's {key} = {}; its answer: {a})", a[key]).into());
+                return Err(format!(
+                    "{what} (the importer's {key} = {}; its answer: {})",
+                    text(&got),
+                    text(a)
+                )
+                .into());
             }
         }
     }
     Ok(())
-}
-
-/// Child role `ipc-scenario`: import the pool, take the scenario named, answer, exit.
-pub fn scenario_main(env: &Env) -> i32 {
-    serve("scenario", env, scenario_trial)
-}
-
-/// One trial of the `ipc-scenario` role (also served by a kept `ipc-kept` importer).
-pub(super) fn scenario_trial(env: &Env, chan: &crate::harness::channel::Channel) -> R {
-    env.bind();
-    let (m, fd) = chan.recv()?;
-    let v = scenario(&m, fd.ok_or("scenario message without an fd")?)?;
-    chan.send(&json!({"op": "answer", "value": v}), None)
-}
-
-/// The importer's side. Every import is freed before the answer goes back, so the exporter frees
-/// its allocations after the importer's frees, as cuMemPoolImportPointer requires.
-fn scenario(m: &Value, fd: OwnedFd) -> R<Value> {
-    let mut p = std::ptr::null_mut();
-    ok(
-        "cuMemPoolImportFromShareableHandle",
-        import_pool_fd(fd.as_raw_fd(), &mut p),
-    )?;
-    drop(fd);
-    let pool = Pool(p);
-    let data: Vec<CUmemPoolPtrExportData> = m["data"]
-        .as_array()
-        .ok_or("no export data")?
-        .iter()
-        .map(data_from_hex)
-        .collect::<R<_>>()?;
-    let first = *data.first().ok_or("no export data")?;
-    let n = m["size"].as_u64().ok_or("no size")? as usize;
-    let s = Stream::new()?;
-    match m["name"].as_str() {
-        Some("zero_data") => zero_data(&pool, first, &s),
-        Some("interior") => interior(&pool, first, *data.get(1).ok_or("no interior data")?, &s),
-        Some("free_sync") => free_sync(pool, first),
-        Some("twice") => twice(pool, first, &s),
-        Some("large") => large(pool, first, n, &s),
-        Some("free_held") => free_held(pool, first, &s),
-        other => Err(format!("unknown scenario {other:?}").into()),
-    }
-}
-
-fn import(pool: &Pool, mut d: CUmemPoolPtrExportData) -> (CUresult, CUdeviceptr) {
-    let mut q: CUdeviceptr = 0;
-    let r = unsafe { cuMemPoolImportPointer(&mut q, pool.0, &mut d) };
-    (r, q)
-}
-
-/// Read `EDGE` bytes at `q` (synchronously) and compare them with `seed`'s pattern: the copy's
-/// code and whether the bytes match.
-fn read_edge(q: CUdeviceptr, seed: u8) -> (CUresult, bool) {
-    let mut host = vec![0u8; EDGE];
-    let r = unsafe { cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), q, EDGE) };
-    (r, r == SUCCESS && host == pattern(seed, EDGE))
-}
-
-/// All-zero export data, then the genuine data: both codes.
-fn zero_data(pool: &Pool, good: CUmemPoolPtrExportData, s: &Stream) -> R<Value> {
-    let (zero, q) = import(pool, CUmemPoolPtrExportData::default());
-    if zero == SUCCESS && q != 0 {
-        let _ = unsafe { cuMemFreeAsync(q, s.0) };
-    }
-    let (genuine, g) = import(pool, good);
-    if genuine == SUCCESS {
-        free_async(g, s.0)?;
-    }
-    s.sync()?;
-    Ok(json!({"zero": zero.0, "genuine": genuine.0}))
-}
-
-/// The allocation's own export data and an interior pointer's (the allocation's last `EDGE`
-/// bytes): both codes, where the interior import lies past the whole one, and what it reads.
-fn interior(pool: &Pool, whole: CUmemPoolPtrExportData, inner: CUmemPoolPtrExportData, s: &Stream) -> R<Value> {
-    let (base, qb) = import(pool, whole);
-    let (code, qi) = import(pool, inner);
-    let mut v = json!({"base": base.0, "interior": code.0});
-    if base == SUCCESS && code == SUCCESS {
-        let (read, tail_ok) = read_edge(qi, SEED ^ TAIL);
-        v["delta"] = json!(qi as i64 - qb as i64);
-        v["read"] = json!(read.0);
-        v["tail_ok"] = json!(tail_ok);
-    }
-    if code == SUCCESS && qi != qb {
-        let _ = unsafe { cuMemFreeAsync(qi, s.0) };
-    }
-    if base == SUCCESS {
-        let _ = unsafe { cuMemFreeAsync(qb, s.0) };
-    }
-    s.sync()?;
-    Ok(v)
-}
-
-/// Import, read, free with cuMemFree (synchronous), destroy the imported pool: each code.
-fn free_sync(pool: Pool, d: CUmemPoolPtrExportData) -> R<Value> {
-    let (code, q) = import(&pool, d);
-    let mut v = json!({"import": code.0});
-    if code == SUCCESS {
-        let (read, head_ok) = read_edge(q, SEED);
-        v["read"] = json!(read.0);
-        v["head_ok"] = json!(head_ok);
-        v["free"] = json!(unsafe { cuMemFree_v2(q) }.0);
-    }
-    v["destroy"] = json!(unsafe { cuMemPoolDestroy(pool.take()) }.0);
-    Ok(v)
-}
-
-/// The same export data imported twice; both read; the first freed (and the free complete); the
-/// second read again and freed; the imported pool destroyed: each code.
-fn twice(pool: Pool, d: CUmemPoolPtrExportData, s: &Stream) -> R<Value> {
-    let (first, q1) = import(&pool, d);
-    let (second, q2) = import(&pool, d);
-    let mut v = json!({"first": first.0, "second": second.0, "same": q1 == q2});
-    if first != SUCCESS || second != SUCCESS {
-        return Ok(v);
-    }
-    let (r1, ok1) = read_edge(q1, SEED);
-    let (r2, ok2) = read_edge(q2, SEED);
-    v["before_ok"] = json!(r1 == SUCCESS && r2 == SUCCESS && ok1 && ok2);
-    v["free_first"] = json!(unsafe { cuMemFreeAsync(q1, s.0) }.0);
-    v["sync"] = json!(unsafe { cuStreamSynchronize(s.0) }.0);
-    let (after, after_ok) = read_edge(q2, SEED);
-    v["read_after"] = json!(after.0);
-    v["after_ok"] = json!(after_ok);
-    v["free_second"] = json!(unsafe { cuMemFreeAsync(q2, s.0) }.0);
-    let _ = unsafe { cuStreamSynchronize(s.0) };
-    v["destroy"] = json!(unsafe { cuMemPoolDestroy(pool.take()) }.0);
-    Ok(v)
-}
-
-/// One large allocation: import it, read its first and last `EDGE` bytes, free it, destroy.
-fn large(pool: Pool, d: CUmemPoolPtrExportData, n: usize, s: &Stream) -> R<Value> {
-    let (code, q) = import(&pool, d);
-    let mut v = json!({"import": code.0});
-    if code == SUCCESS {
-        let (head, head_ok) = read_edge(q, SEED);
-        let (tail, tail_ok) = read_edge(q + (n - EDGE) as u64, SEED ^ TAIL);
-        v["head"] = json!(head.0);
-        v["head_ok"] = json!(head_ok);
-        v["tail"] = json!(tail.0);
-        v["tail_ok"] = json!(tail_ok);
-        v["free"] = json!(unsafe { cuMemFreeAsync(q, s.0) }.0);
-        let _ = unsafe { cuStreamSynchronize(s.0) };
-    }
-    v["destroy"] = json!(unsafe { cuMemPoolDestroy(pool.take()) }.0);
-    Ok(v)
-}
-
-/// Import, hold the stream at a gate, free the import on it: the codes, how long the free took, and
-/// whether the gate's safety limit had to open the stream (the free waited for it); then destroy.
-fn free_held(pool: Pool, d: CUmemPoolPtrExportData, s: &Stream) -> R<Value> {
-    let (code, q) = import(&pool, d);
-    let mut v = json!({"import": code.0});
-    if code == SUCCESS {
-        let gate = Gate::close(s.0)?;
-        let start = std::time::Instant::now();
-        let free = unsafe { cuMemFreeAsync(q, s.0) };
-        let took = start.elapsed();
-        let forced = gate.release();
-        v["free"] = json!(free.0);
-        v["free_ms"] = json!(took.as_secs_f64() * 1e3);
-        v["returned_while_held"] = json!(forced.is_none());
-        let _ = unsafe { cuStreamSynchronize(s.0) };
-    }
-    v["destroy"] = json!(unsafe { cuMemPoolDestroy(pool.take()) }.0);
-    Ok(v)
 }
 
 /// R580 kills the importing process (SIGSEGV inside cuMemPoolImportPointer) when one imported
@@ -369,18 +197,23 @@ pub(super) fn cases() -> Vec<Case> {
         // The genuine data right after shows the pool and out-pointer were good.
         // Kills 830-zero-data-success.
         Case::gpu(830, "all_zero_export_data_invalid_value", |e| {
-            let a = ask_one(e, "zero_data", EDGE)?;
+            let a = ask_one(e, Scenario::ZeroData, EDGE)?;
             check(
                 &a,
                 &[
                     (
                         "zero",
-                        Code("cuMemPoolImportPointer(all-zero export data, in the importer)", E_VALUE),
+                        Code(
+                            "cuMemPoolImportPointer(all-zero export data, in the importer)",
+                            a.zero,
+                            E_VALUE,
+                        ),
                     ),
                     (
                         "genuine",
                         Code(
                             "cuMemPoolImportPointer(genuine data after the all-zero, in the importer)",
+                            a.genuine,
                             SUCCESS,
                         ),
                     ),
@@ -406,8 +239,8 @@ pub(super) fn cases() -> Vec<Case> {
                     code_name(r)
                 ));
             }
-            let mut a = o.ask(e, "interior", &[whole, inner], n)?;
-            a["at_offset"] = json!(a["delta"].as_i64() == Some((n - EDGE) as i64));
+            let a = o.ask(e, Scenario::Interior, &[whole, inner], n)?;
+            let at_offset = a.delta == Some((n - EDGE) as i64);
             check(
                 &a,
                 &[
@@ -415,20 +248,31 @@ pub(super) fn cases() -> Vec<Case> {
                         "base",
                         Code(
                             "cuMemPoolImportPointer(the allocation's data, in the importer)",
+                            a.base,
                             SUCCESS,
                         ),
                     ),
                     (
                         "interior",
-                        Code("cuMemPoolImportPointer(the interior's data, in the importer)", SUCCESS),
+                        Code(
+                            "cuMemPoolImportPointer(the interior's data, in the importer)",
+                            a.interior,
+                            SUCCESS,
+                        ),
                     ),
                     (
                         "at_offset",
-                        True("the interior's import is not at its offset past the allocation's import"),
+                        True(
+                            "the interior's import is not at its offset past the allocation's import",
+                            Some(at_offset),
+                        ),
                     ),
                     (
                         "tail_ok",
-                        True("the interior's import does not read the exporter's bytes there"),
+                        True(
+                            "the interior's import does not read the exporter's bytes there",
+                            a.tail_ok,
+                        ),
                     ),
                 ],
             )
@@ -439,16 +283,23 @@ pub(super) fn cases() -> Vec<Case> {
         // so, the imported pool holds nothing and its destruction succeeds; the exporter frees
         // after. Kills 830-offset-address (cuMemFree of an address inside the mapping).
         Case::gpu(830, "imported_pointer_freed_with_cuMemFree", |e| {
-            let a = ask_one(e, "free_sync", 64 * KIB)?;
+            let a = ask_one(e, Scenario::FreeSync, 64 * KIB)?;
             check(
                 &a,
                 &[
-                    ("import", Code("cuMemPoolImportPointer (in the importer)", SUCCESS)),
-                    ("head_ok", True("the import does not read the exporter's bytes")),
+                    (
+                        "import",
+                        Code("cuMemPoolImportPointer (in the importer)", a.import, SUCCESS),
+                    ),
+                    (
+                        "head_ok",
+                        True("the import does not read the exporter's bytes", a.head_ok),
+                    ),
                     (
                         "free",
                         Code(
                             "cuMemPoolImportPointer's import freed with cuMemFree (in the importer)",
+                            a.free,
                             SUCCESS,
                         ),
                     ),
@@ -456,6 +307,7 @@ pub(super) fn cases() -> Vec<Case> {
                         "destroy",
                         Code(
                             "cuMemPoolDestroy(the imported pool, its import freed; in the importer)",
+                            a.destroy,
                             SUCCESS,
                         ),
                     ),
@@ -471,34 +323,43 @@ pub(super) fn cases() -> Vec<Case> {
         // Kills 830-second-import-new-address (the second import reads the wrong bytes) and
         // 830-import-twice-one-reference.
         Case::gpu(830, "same_pointer_imported_twice_survives_one_free", |e| {
-            let a = ask_one(e, "twice", 64 * KIB)?;
+            let a = ask_one(e, Scenario::Twice, 64 * KIB)?;
             note(format!(
                 "same address: {}; the second import read after the first import's free: code {}",
-                a["same"], a["read_after"]
+                text(&a.same),
+                text(&a.read_after)
             ));
             check(
                 &a,
                 &[
                     (
                         "first",
-                        Code("cuMemPoolImportPointer (first import, in the importer)", SUCCESS),
+                        Code(
+                            "cuMemPoolImportPointer (first import, in the importer)",
+                            a.first,
+                            SUCCESS,
+                        ),
                     ),
                     (
                         "second",
-                        Code("cuMemPoolImportPointer (the same data again, in the importer)", SUCCESS),
+                        Code(
+                            "cuMemPoolImportPointer (the same data again, in the importer)",
+                            a.second,
+                            SUCCESS,
+                        ),
                     ),
                     (
                         "before_ok",
-                        True("the two imports do not both read the exporter's bytes"),
+                        True("the two imports do not both read the exporter's bytes", a.before_ok),
                     ),
                     (
                         "free_first",
-                        Code("cuMemFreeAsync(first import, in the importer)", SUCCESS),
+                        Code("cuMemFreeAsync(first import, in the importer)", a.free_first, SUCCESS),
                     ),
                 ],
             )?;
             // R580: the first free unmaps both (the copy through the second import is refused).
-            let after = CUresult(a["read_after"].as_u64().unwrap_or(u64::MAX) as u32);
+            let after = CUresult(a.read_after.unwrap_or(u32::MAX));
             expect_code(
                 "first_free_unmaps_second_import",
                 "a copy through the second import after the first import's free",
@@ -506,27 +367,31 @@ pub(super) fn cases() -> Vec<Case> {
             )?;
             let mut rest = vec![(
                 "destroy",
-                Code("cuMemPoolDestroy(the imported pool, in the importer)", SUCCESS),
+                Code(
+                    "cuMemPoolDestroy(the imported pool, in the importer)",
+                    a.destroy,
+                    SUCCESS,
+                ),
             )];
             if after == SUCCESS {
                 rest.insert(
                     0,
                     (
                         "after_ok",
-                        True("the second import no longer reads the exporter's bytes"),
+                        True("the second import no longer reads the exporter's bytes", a.after_ok),
                     ),
                 );
                 rest.insert(
                     1,
                     (
                         "free_second",
-                        Code("cuMemFreeAsync(second import, in the importer)", SUCCESS),
+                        Code("cuMemFreeAsync(second import, in the importer)", a.free_second, SUCCESS),
                     ),
                 );
             } else {
                 note(format!(
                     "the second import's own free afterwards answered {}",
-                    code_name(CUresult(a["free_second"].as_u64().unwrap_or(u64::MAX) as u32))
+                    code_name(CUresult(a.free_second.unwrap_or(u32::MAX)))
                 ));
             }
             check(&a, &rest)
@@ -541,24 +406,35 @@ pub(super) fn cases() -> Vec<Case> {
             822,
             "stream_order::free_of_imported_memory_returns_while_its_stream_is_held",
             |e| {
-                let a = ask_one(e, "free_held", 64 * KIB)?;
-                let took = a["free_ms"].as_f64().unwrap_or(f64::NAN);
+                let a = ask_one(e, Scenario::FreeHeld, 64 * KIB)?;
+                let took = a.free_ms.unwrap_or(f64::NAN);
                 check(
                     &a,
                     &[
-                        ("import", Code("cuMemPoolImportPointer (in the importer)", SUCCESS)),
+                        (
+                            "import",
+                            Code("cuMemPoolImportPointer (in the importer)", a.import, SUCCESS),
+                        ),
                         (
                             "free",
-                            Code("cuMemFreeAsync(the import, on a held stream, in the importer)", SUCCESS),
+                            Code(
+                                "cuMemFreeAsync(the import, on a held stream, in the importer)",
+                                a.free,
+                                SUCCESS,
+                            ),
                         ),
                         (
                             "destroy",
-                            Code("cuMemPoolDestroy(the imported pool, in the importer)", SUCCESS),
+                            Code(
+                                "cuMemPoolDestroy(the imported pool, in the importer)",
+                                a.destroy,
+                                SUCCESS,
+                            ),
                         ),
                     ],
                 )?;
                 ensure!(
-                    a["returned_while_held"] == true,
+                    a.returned_while_held == Some(true),
                     "cuMemFreeAsync of an imported pointer on a held stream returned after {took:.1} ms, only once \
                      the gate's safety limit released the stream (in the importer): it waited for the stream instead \
                      of enqueuing the free"
@@ -594,7 +470,7 @@ pub(super) fn cases() -> Vec<Case> {
                     // A fresh importer: R580 kills most of them (the crash below), and one that
                     // mapped GiB ends with its process rather than being kept beside the
                     // exclusive trials that read the device's free memory.
-                    match o.ask_typed(e, "large", &[d], n, false) {
+                    match o.ask_typed(e, Scenario::Large, &[d], n, false) {
                         Ok(a) => a,
                         Err(l) if large_import_crash_declared(mib, &l) => {
                             note(format!(
@@ -613,23 +489,23 @@ pub(super) fn cases() -> Vec<Case> {
                     &[
                         (
                             "import",
-                            Code("cuMemPoolImportPointer(the large allocation, in the importer)", SUCCESS),
+                            Code("cuMemPoolImportPointer(the large allocation, in the importer)", a.import, SUCCESS),
                         ),
                         (
                             "head_ok",
-                            True("the import's first 4 KiB do not read the exporter's bytes"),
+                            True("the import's first 4 KiB do not read the exporter's bytes", a.head_ok),
                         ),
                         (
                             "tail_ok",
-                            True("the import's last 4 KiB do not read the exporter's bytes"),
+                            True("the import's last 4 KiB do not read the exporter's bytes", a.tail_ok),
                         ),
                         (
                             "free",
-                            Code("cuMemFreeAsync(the large import, in the importer)", SUCCESS),
+                            Code("cuMemFreeAsync(the large import, in the importer)", a.free, SUCCESS),
                         ),
                         (
                             "destroy",
-                            Code("cuMemPoolDestroy(the imported pool, in the importer)", SUCCESS),
+                            Code("cuMemPoolDestroy(the imported pool, in the importer)", a.destroy, SUCCESS),
                         ),
                     ],
                 )?;
