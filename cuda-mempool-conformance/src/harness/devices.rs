@@ -106,9 +106,11 @@ mod tests {
     use super::*;
 
     fn machine(n: usize, peer: &[(usize, usize)]) -> Machine {
-        let mut m = Machine::default();
-        m.devices = (0..n).map(|i| crate::harness::machine::blank_device(i as i32)).collect();
-        m.peer = vec![vec![false; n]; n];
+        let mut m = Machine::from(conformance_model::Machine {
+            devices: (0..n).map(|i| crate::harness::machine::blank_device(i as i32)).collect(),
+            peer: vec![vec![false; n]; n],
+            ..crate::harness::machine::blank()
+        });
         for &(a, b) in peer {
             m.peer[a][b] = true;
             m.peer[b][a] = true;

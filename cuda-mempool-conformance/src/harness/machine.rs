@@ -435,12 +435,13 @@ impl Machine {
 
     /// A machine about which nothing is known because the probe itself failed.
     pub fn failed(why: String) -> Machine {
-        let mut m = Machine::default();
-        m.cu_init = CUresult::CUDA_ERROR_UNKNOWN.0.into();
-        m.libcuda = Some("unknown".into());
-        m.probe_error = Some(why);
-        m.exported = crate::driver::APIS.iter().map(|a| (u64::from(a.0), false)).collect();
-        m
+        Machine::from(model::Machine {
+            cu_init: CUresult::CUDA_ERROR_UNKNOWN.0.into(),
+            libcuda: Some("unknown".into()),
+            probe_error: Some(why),
+            exported: crate::driver::APIS.iter().map(|a| (u64::from(a.0), false)).collect(),
+            ..blank()
+        })
     }
 }
 

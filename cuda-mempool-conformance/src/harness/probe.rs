@@ -442,17 +442,19 @@ mod tests {
         std::os::unix::fs::symlink(at("libcuda.so.580.1.2"), at("libcuda.so.1")).unwrap();
         std::os::unix::fs::symlink(at("libremote.so"), at("libcuda-link.so.1")).unwrap();
         let resolve = |api: &str, o: String| (api.to_string(), o);
-        let mut m = Machine::default();
-        m.libcuda = Some(at("libcuda.so.580.1.2"));
-        m.resolved = Some(vec![
+        let mut m = Machine::from(conformance_model::Machine {
+            libcuda: Some(at("libcuda.so.580.1.2")),
+            resolved: Some(vec![
                 resolve("cuMemAllocAsync", at("libcuda.so.1")),
                 resolve("cuMemFreeAsync", at("libremote.so")),
                 resolve("cuMemPoolCreate", at("libcuda-link.so.1")),
                 resolve("cuMemPoolDestroy", at("libshim.so")),
                 resolve("cuMemPoolTrimTo", NOTHING.to_string()),
                 resolve("cuMemPoolSetAccess", "unknown".to_string()),
-            ]);
-        m.under_test = Some(vec![blank_under_test(&at("libshim.so"), "")]);
+            ]),
+            under_test: Some(vec![blank_under_test(&at("libshim.so"), "")]),
+            ..crate::harness::machine::blank()
+        });
         m.identity.get_or_insert_default().version = "580.1.2".into();
         assert_eq!(stand_ins(&m), vec![at("libremote.so")]);
         // Another driver's file is no driver here: this run's driver is 580.1.2.
