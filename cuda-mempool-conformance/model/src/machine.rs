@@ -249,3 +249,20 @@ pub struct Selection {
     #[serde(flatten)]
     pub extra: Extra,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An entry mode's serde name is its CONFORMANCE_ENTRY name, and reads back.
+    #[test]
+    fn entry_modes_are_named_as_conformance_entry_writes_them() {
+        for e in EntryMode::ALL {
+            let text = serde_json::to_string(&e).unwrap();
+            assert_eq!(text, format!("\"{}\"", e.name()));
+            assert_eq!(serde_json::from_str::<EntryMode>(&text).unwrap(), e);
+            assert_eq!(EntryMode::from_name(e.name()), Some(e));
+        }
+        assert_eq!(EntryMode::from_name("dlopen"), None);
+    }
+}

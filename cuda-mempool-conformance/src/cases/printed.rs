@@ -92,7 +92,10 @@ const CLAIMS: &[Claim] = &[
         name: "HOST_NUMA_MEMORY_POOLS_SUPPORTED",
         printed: |d| d.host_numa_pools,
         pool: |e| {
-            let numa = e.m.devices.get(e.dev as usize).map_or(0, |d| d.host_numa_id.max(0) as i32);
+            let numa =
+                e.m.devices
+                    .get(e.dev as usize)
+                    .map_or(0, |d| d.host_numa_id.max(0) as i32);
             pinned_at(mem_location(LT::CU_MEM_LOCATION_TYPE_HOST_NUMA, numa))
         },
     },

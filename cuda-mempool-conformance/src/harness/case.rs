@@ -3,12 +3,12 @@
 
 use crate::driver::cu::*;
 use crate::driver::fail::{Fail, R};
-use conformance_model::Selection;
 use crate::harness::machine::{Cap, Machine};
 use crate::harness::placement::{Need, Own, Placement, SERIAL};
 use crate::harness::precondition::Precondition;
 use crate::harness::probe::retain_context;
 use crate::harness::settings::Settings;
+use conformance_model::Selection;
 use std::sync::{Arc, OnceLock};
 
 /// What a case gets: the probed machine, the run's settings (as this process's entry point read

@@ -107,7 +107,9 @@ mod tests {
 
     fn machine(n: usize, peer: &[(usize, usize)]) -> Machine {
         let mut m = Machine::from(conformance_model::Machine {
-            devices: (0..n).map(|i| crate::harness::machine::blank_device(i as i32)).collect(),
+            devices: (0..n)
+                .map(|i| crate::harness::machine::blank_device(i as i32))
+                .collect(),
             peer: vec![vec![false; n]; n],
             ..crate::harness::machine::blank()
         });

@@ -391,7 +391,12 @@ impl Here {
             gpus: m
                 .devices
                 .iter()
-                .map(|d| (d.name.clone(), (d.compute_capability.0 as i32, d.compute_capability.1 as i32)))
+                .map(|d| {
+                    (
+                        d.name.clone(),
+                        (d.compute_capability.0 as i32, d.compute_capability.1 as i32),
+                    )
+                })
                 .collect(),
             libraries: m
                 .under_test()

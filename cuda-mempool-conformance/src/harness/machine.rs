@@ -7,8 +7,8 @@ use crate::driver::check::*;
 use crate::driver::cu::*;
 pub use crate::harness::cap::{Cap, ALL_CAPS};
 use crate::harness::settings::{Engine, Settings};
-use serde::Deserialize;
 use conformance_model::{self as model, Device, Identity, P2p, PathAnswer, RunProvenance, Selection, UnderTest};
+use serde::Deserialize;
 use std::sync::LazyLock;
 
 /// The machine a process of the run holds: the facts the probe found and the coordinator added
@@ -176,7 +176,6 @@ pub fn by_object(resolved: &[(String, String)]) -> String {
 pub fn answered_by(resolved: &[(String, String)], entry: &str) -> String {
     format!("{} [{entry}]", by_object(resolved))
 }
-
 
 static NO_IDENTITY: LazyLock<Identity> = LazyLock::new(Identity::default);
 static NO_SELECTION: LazyLock<Selection> = LazyLock::new(Selection::default);

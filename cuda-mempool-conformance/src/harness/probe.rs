@@ -6,8 +6,8 @@
 use crate::driver::check::*;
 use crate::driver::cu::*;
 use crate::harness::machine::{blank_device, blank_under_test, same_file, Machine, LOOKUP_SYMBOLS, NOTHING};
-use conformance_model::{Extra, PathAnswer, P2p, UnderTest};
 use crate::harness::provenance::{self, library_file};
+use conformance_model::{Extra, P2p, PathAnswer, UnderTest};
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 use crate::harness::settings::Settings;
@@ -213,18 +213,23 @@ pub fn probe(settings: &Settings) -> Machine {
         .iter()
         .all(|s| loaded.has(s));
     // Issue 57: present only where the driver has it, so that machines without it read as before.
-    m.checkpoint_api = crate::harness::checkpoint::SYMBOLS.iter().all(|s| loaded.has(s)).then_some(true);
-    m.imex_channels = std::path::Path::new("/dev/nvidia-caps-imex-channels").exists();
-    m.resolved = Some(loaded
-        .addresses
+    m.checkpoint_api = crate::harness::checkpoint::SYMBOLS
         .iter()
-        .map(|(sym, a)| {
-            (
-                sym.to_string(),
-                crate::os::object_of(*a).unwrap_or_else(|| "unknown".into()),
-            )
-        })
-        .collect());
+        .all(|s| loaded.has(s))
+        .then_some(true);
+    m.imex_channels = std::path::Path::new("/dev/nvidia-caps-imex-channels").exists();
+    m.resolved = Some(
+        loaded
+            .addresses
+            .iter()
+            .map(|(sym, a)| {
+                (
+                    sym.to_string(),
+                    crate::os::object_of(*a).unwrap_or_else(|| "unknown".into()),
+                )
+            })
+            .collect(),
+    );
     if let Some(e) = &loaded.error {
         m.load_error = Some(Some(e.clone()));
         m.cu_init = CUresult::CUDA_ERROR_NOT_FOUND.0.into();
@@ -324,8 +329,9 @@ pub fn probe(settings: &Settings) -> Machine {
         m.first_work = crate::harness::first_work::measure(|| try_retain_context(0).ok());
     }
     // What a process without the coordinator's choice uses: the default.
-    m.selection =
-        Some(crate::harness::devices::select(&crate::harness::devices::Request::Default, &m, false).unwrap_or_default());
+    m.selection = Some(
+        crate::harness::devices::select(&crate::harness::devices::Request::Default, &m, false).unwrap_or_default(),
+    );
     m
 }
 
@@ -404,7 +410,10 @@ pub fn probe_in_child(timeout: std::time::Duration, settings: &Settings) -> Mach
 /// Child role `hidden-init`: cuInit (the coordinator hid every device) and its answer as JSON.
 pub fn hidden_init_main() -> i32 {
     let r = unsafe { cuInit(0) };
-    println!("{}", serde_json::to_string(&HiddenInit { cu_init: r.0 as i32 }).expect("JSON"));
+    println!(
+        "{}",
+        serde_json::to_string(&HiddenInit { cu_init: r.0 as i32 }).expect("JSON")
+    );
     0
 }
 
@@ -420,7 +429,9 @@ struct HiddenInit {
 pub fn hidden_init_in_child(timeout: std::time::Duration) -> Option<i32> {
     let role = crate::harness::child::Role::HiddenInit;
     let out = crate::harness::child::run_child_for(&role, &[("CUDA_VISIBLE_DEVICES", "")], timeout).ok()?;
-    serde_json::from_str::<HiddenInit>(out.last_json()?).ok().map(|h| h.cu_init)
+    serde_json::from_str::<HiddenInit>(out.last_json()?)
+        .ok()
+        .map(|h| h.cu_init)
 }
 
 #[cfg(test)]

@@ -150,7 +150,8 @@ impl Scheduler {
         let cheap_left = jobs.iter().filter(|c| !c.memory_need().heavy()).count();
         // A library that holds each new process at its first GPU work (issue 58) makes every start
         // slow alike: no process started ahead or beside the others that would only wait.
-        let slow = slow_starts(env.m.startup_secs(), deadline) || crate::driver::deadline::first_wait() > Duration::ZERO;
+        let slow =
+            slow_starts(env.m.startup_secs(), deadline) || crate::driver::deadline::first_wait() > Duration::ZERO;
         let lead: HashSet<String> = jobs
             .iter()
             .filter(|c| stop.leads(c, rank))
