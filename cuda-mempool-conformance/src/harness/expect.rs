@@ -391,12 +391,7 @@ impl Here {
             gpus: m
                 .devices
                 .iter()
-                .map(|d| {
-                    (
-                        d.name.clone(),
-                        (d.compute_capability.0 as i32, d.compute_capability.1 as i32),
-                    )
-                })
+                .map(|d| (d.name.clone(), crate::harness::machine::cc(d)))
                 .collect(),
             libraries: m
                 .under_test()

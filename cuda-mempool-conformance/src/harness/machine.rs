@@ -116,6 +116,11 @@ pub fn capped(d: &Device) -> Option<(u64, u64)> {
     (reported > 0 && (reported as f64) < CAP_BELOW * physical as f64).then_some((reported, physical))
 }
 
+/// Device `d`'s compute capability (major, minor).
+pub fn cc(d: &Device) -> (i32, i32) {
+    (d.compute_capability.0 as i32, d.compute_capability.1 as i32)
+}
+
 /// A device's text fact (UUID, PCI bus id, PCI ids, modes), "unknown" where absent.
 pub fn said(fact: &Option<String>) -> &str {
     fact.as_deref().unwrap_or("unknown")
