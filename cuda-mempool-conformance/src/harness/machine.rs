@@ -482,8 +482,9 @@ mod tests {
         });
         m.devices.push(blank_device(1));
         let j = m.to_json();
-        assert_eq!(j["devices"][0]["physical_mem"], serde_json::json!(80u64 << 30));
-        assert!(j["devices"][1].get("physical_mem").is_none());
+        let text = |d: &Device| serde_json::to_string(d).unwrap();
+        assert!(text(&m.devices[0]).contains(&format!("\"physical_mem\":{}", 80u64 << 30)));
+        assert!(!text(&m.devices[1]).contains("physical_mem"));
         let back = Machine::from_json(&j, &Settings::unset()).unwrap();
         assert_eq!(back.devices[0].physical_mem, Some(80 << 30));
         assert_eq!(back.devices[1].physical_mem, None);
