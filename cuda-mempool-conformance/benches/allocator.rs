@@ -526,7 +526,7 @@ fn bench(sc: Scale, full: bool, settings: &Arc<Settings>) -> std::process::ExitC
     println!(
         "allocator bench ({}):\n{}",
         if full { "full" } else { "smoke run, tiny counts" },
-        conformance::report::machine_text::summary(&conformance::report::build::machine(&env.m))
+        conformance::report::machine_text::summary(&env.m.answer())
     );
     let mut rows = Vec::new();
     let skipped = std::cell::RefCell::new(Vec::<String>::new());
@@ -590,7 +590,7 @@ fn bench(sc: Scale, full: bool, settings: &Arc<Settings>) -> std::process::ExitC
         "date": conformance::report::build::now_utc(),
         "mode": if full { "full" } else { "smoke" },
         "driver_version": env.m.driver_version,
-        "devices": env.m.devices.iter().map(|d| json!({"name": d.name, "cc": format!("{}.{}", d.cc.0, d.cc.1)})).collect::<Vec<_>>(),
+        "devices": env.m.devices.iter().map(|d| json!({"name": d.name, "cc": format!("{}.{}", d.compute_capability.0, d.compute_capability.1)})).collect::<Vec<_>>(),
         "skipped": skipped,
         "rows": rows.iter().map(|r| json!({"group": r.group, "case": r.case, "unit": r.unit, "median": r.median, "min": r.min, "max": r.max, "iterations": r.iters})).collect::<Vec<_>>(),
     });

@@ -22,7 +22,7 @@ pub mod report;
 pub mod trial;
 
 pub use field::{Extra, Nullable};
-pub use machine::{Device, FirstWork, Identity, Machine, P2p, PathAnswer, Selection, UnderTest};
+pub use machine::{Device, EntryMode, FirstWork, Identity, Machine, P2p, PathAnswer, Selection, UnderTest};
 pub use outcome::{Answer, Kind, Outcome};
 pub use provenance::{Library, LibraryFile, Provenance, ProvenanceDevice, RunProvenance};
 pub use report::{

@@ -76,6 +76,10 @@ pub struct Machine {
     pub probe_error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provenance: Option<RunProvenance>,
+    /// Whether the driver has the checkpoint engine (issue 57): present, and true, only where it
+    /// does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint_api: Option<bool>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -142,6 +146,9 @@ pub struct Device {
     pub pci_ids: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub modes: Option<String>,
+    /// The physical memory as NVML says it, where it does (issue 47).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub physical_mem: Option<u64>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -150,12 +157,51 @@ pub struct Device {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PathAnswer {
-    pub mode: String,
+    pub mode: EntryMode,
     pub error: Option<String>,
     /// Each API's symbol and the object its entry resolved to.
     pub objects: Vec<(String, String)>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// A way of filling the suite's table of the driver's entry points (CONFORMANCE_ENTRY); its serde
+/// name is CONFORMANCE_ENTRY's value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EntryMode {
+    /// cuGetProcAddress, as the CUDA runtime does.
+    #[default]
+    ProcAddress,
+    /// dlsym on the library's handle.
+    Dlsym,
+    /// The default namespace, the library opened RTLD_GLOBAL (a program linked against it).
+    Link,
+}
+
+impl EntryMode {
+    /// Every way, in CONFORMANCE_ENTRY's order.
+    pub const ALL: [EntryMode; 3] = [EntryMode::ProcAddress, EntryMode::Dlsym, EntryMode::Link];
+
+    /// Its name, as CONFORMANCE_ENTRY and report.json write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EntryMode::ProcAddress => "proc-address",
+            EntryMode::Dlsym => "dlsym",
+            EntryMode::Link => "link",
+        }
+    }
+
+    /// The way named `name`, if one is.
+    pub fn from_name(name: &str) -> Option<EntryMode> {
+        EntryMode::ALL.into_iter().find(|e| e.name() == name)
+    }
+}
+
+impl std::fmt::Display for EntryMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// A library under test, as the probe found it.
@@ -194,9 +240,29 @@ pub struct P2p {
 pub struct Selection {
     /// Whether the devices were named.
     pub explicit: bool,
-    pub devices: Vec<i64>,
-    pub pairs: Vec<(i64, i64)>,
-    pub multi: Vec<i64>,
+    /// Device ordinals (CUdevice).
+    pub devices: Vec<i32>,
+    /// Ordered pairs (owner, peer) that can access each other.
+    pub pairs: Vec<(i32, i32)>,
+    /// Devices that all reach each other.
+    pub multi: Vec<i32>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An entry mode's serde name is its CONFORMANCE_ENTRY name, and reads back.
+    #[test]
+    fn entry_modes_are_named_as_conformance_entry_writes_them() {
+        for e in EntryMode::ALL {
+            let text = serde_json::to_string(&e).unwrap();
+            assert_eq!(text, format!("\"{}\"", e.name()));
+            assert_eq!(serde_json::from_str::<EntryMode>(&text).unwrap(), e);
+            assert_eq!(EntryMode::from_name(e.name()), Some(e));
+        }
+        assert_eq!(EntryMode::from_name("dlopen"), None);
+    }
 }

@@ -28,18 +28,14 @@ pub struct RunProvenance {
 }
 
 /// The report's provenance: the run's, and what the report adds (when it finished, how the suite
-/// reached the driver, the devices and the libraries under test).
+/// reached the driver, the devices and the libraries under test). Its keys the model does not name
+/// are kept in the run's `extra`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Provenance {
-    pub suite_version: String,
-    pub commit: String,
-    pub dirty: Option<bool>,
-    pub host: String,
-    pub kernel: String,
-    pub os: String,
-    pub environment: Vec<(String, String)>,
-    pub started: String,
+    /// The run's provenance as the probe recorded it, its keys at this level.
+    #[serde(flatten)]
+    pub run: RunProvenance,
     /// When the report was written (RFC 3339).
     pub finished: String,
     /// How the suite reached the driver, in words.
@@ -48,8 +44,6 @@ pub struct Provenance {
     pub driver: String,
     pub devices: Vec<ProvenanceDevice>,
     pub libraries: Vec<Library>,
-    #[serde(flatten)]
-    pub extra: Extra,
 }
 
 /// A device as the provenance names it.

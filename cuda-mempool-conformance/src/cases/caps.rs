@@ -47,7 +47,7 @@ fn room(e: &Env, want: usize, why: &str) -> R<usize> {
     let bus =
         e.m.devices
             .get(e.dev as usize)
-            .map_or("unknown", |d| d.pci_bus_id.as_str());
+            .map_or("unknown", |d| crate::harness::machine::said(&d.pci_bus_id));
     let suite = crate::harness::footprint::suite_now(bus, &e.settings.nvml).map_or_else(
         |why| format!("what this suite's processes hold is unknown ({why})"),
         |s| s.text(),

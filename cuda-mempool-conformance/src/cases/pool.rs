@@ -255,7 +255,7 @@ pub fn cases() -> Vec<Case> {
         })
         .needs(Cap::HostPool),
         Case::gpu(823, "host_numa_location_pool", |e| {
-            let numa = e.m.devices[e.dev as usize].host_numa_id.max(0);
+            let numa = e.m.devices[e.dev as usize].host_numa_id.max(0) as i32;
             let props = CUmemPoolProps {
                 allocType: CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
                 location: mem_location(LT::CU_MEM_LOCATION_TYPE_HOST_NUMA, numa),

@@ -7,7 +7,7 @@ use crate::driver::cu::CUdevice_attribute_enum as DA;
 use crate::driver::cu::CUmemAllocationHandleType_enum as HT;
 use crate::driver::cu::CUmemLocationType_enum as LT;
 use crate::driver::cu::CUmemPool_attribute_enum as A;
-use crate::harness::machine::Device;
+use conformance_model::Device;
 
 const MIB: usize = 1 << 20;
 /// The driver branches that read a reuse flag set non-zero back as exactly 1 (R580, H100 and H200).
@@ -92,7 +92,10 @@ const CLAIMS: &[Claim] = &[
         name: "HOST_NUMA_MEMORY_POOLS_SUPPORTED",
         printed: |d| d.host_numa_pools,
         pool: |e| {
-            let numa = e.m.devices.get(e.dev as usize).map_or(0, |d| d.host_numa_id.max(0));
+            let numa =
+                e.m.devices
+                    .get(e.dev as usize)
+                    .map_or(0, |d| d.host_numa_id.max(0) as i32);
             pinned_at(mem_location(LT::CU_MEM_LOCATION_TYPE_HOST_NUMA, numa))
         },
     },
@@ -210,11 +213,11 @@ pub(super) fn newer_attr(e: &Env, pool: CUmemoryPool, a: A) -> R<Option<u64>> {
         "cuMemPoolGetAttribute({name}) on driver CUDA {} (answered from {since})",
         e.m.driver_version
     );
-    if e.m.driver_version < since && r != SUCCESS {
+    if e.m.driver_version < i64::from(since) && r != SUCCESS {
         return expect(&what, r, CUresult::CUDA_ERROR_INVALID_VALUE).map(|()| None);
     }
     ok(&what, r)?;
-    if e.m.driver_version < since {
+    if e.m.driver_version < i64::from(since) {
         note(format!(
             "driver CUDA {} answers {name}, which is listed from CUDA {since}",
             e.m.driver_version

@@ -121,22 +121,19 @@ fn fill(entry: Entry, library: &str) -> Result<EntryPoints, String> {
     }
 }
 
-// The rest of `Entry` (its names, `driver::entry`) needs no table; this part fills one.
-impl Entry {
-    /// Where each of the 14 APIs resolves when the table is filled this way (the API's symbol and
-    /// its address, 0 where the path hands out nothing); nothing is called but the look-ups
-    /// themselves. Filling by `link` opens the library RTLD_GLOBAL in this process.
-    pub fn resolve_apis(self) -> Result<Vec<(&'static str, usize)>, String> {
-        let table = fill(self, &library_name())?;
-        let addresses = table.addresses();
-        Ok(crate::driver::APIS
-            .iter()
-            .map(|(_, api)| {
-                let at = EntryPoints::ENTRIES.iter().position(|e| e.symbol == *api);
-                (*api, at.map_or(0, |i| addresses[i] as usize))
-            })
-            .collect())
-    }
+/// Where each of the 14 APIs resolves when the table is filled the way `entry` fills it (the API's
+/// symbol and its address, 0 where the path hands out nothing); nothing is called but the look-ups
+/// themselves. Filling by `link` opens the library RTLD_GLOBAL in this process.
+pub fn resolve_apis(entry: Entry) -> Result<Vec<(&'static str, usize)>, String> {
+    let table = fill(entry, &library_name())?;
+    let addresses = table.addresses();
+    Ok(crate::driver::APIS
+        .iter()
+        .map(|(_, api)| {
+            let at = EntryPoints::ENTRIES.iter().position(|e| e.symbol == *api);
+            (*api, at.map_or(0, |i| addresses[i] as usize))
+        })
+        .collect())
 }
 
 /// The address of `symbol` found the way this run's mode finds the driver's own symbols: `dlsym`

@@ -3,12 +3,12 @@
 
 use crate::driver::cu::*;
 use crate::driver::fail::{Fail, R};
-use crate::harness::machine::Selection;
 use crate::harness::machine::{Cap, Machine};
 use crate::harness::placement::{Need, Own, Placement, SERIAL};
 use crate::harness::precondition::Precondition;
 use crate::harness::probe::retain_context;
 use crate::harness::settings::Settings;
+use conformance_model::Selection;
 use std::sync::{Arc, OnceLock};
 
 /// What a case gets: the probed machine, the run's settings (as this process's entry point read
@@ -29,7 +29,7 @@ pub struct Env {
 impl Env {
     /// A process's environment on device `dev` (retaining its context when there is a device).
     pub fn on(m: Arc<Machine>, settings: Arc<Settings>, dev: CUdevice) -> Env {
-        let ctx = if m.init == 0 && !m.devices.is_empty() {
+        let ctx = if m.cu_init == 0 && !m.devices.is_empty() {
             retain_context(dev)
         } else {
             0

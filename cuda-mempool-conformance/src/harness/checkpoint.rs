@@ -57,7 +57,7 @@ pub fn state_name(s: i32) -> String {
 /// Why the leg cannot run with `engine` (the run's: `Machine::checkpoint`), if it cannot (the
 /// `checkpoint` capability's reason), on a machine whose library has the driver's engine
 /// (`checkpoint_api`) or not, at `driver_version`.
-pub fn unavailable(engine: &Engine, checkpoint_api: bool, driver_version: i32) -> Option<String> {
+pub fn unavailable(engine: &Engine, checkpoint_api: bool, driver_version: i64) -> Option<String> {
     match engine {
         Engine::Off => Some(format!(
             "the checkpoint leg is off: {CHECKPOINT_VAR}=driver takes each trial's process through the driver's \

@@ -6,7 +6,8 @@
 //!   device (names end in `::devN`), pair cases on every ordered peer-capable pair (`::devA_devB`),
 //!   multi-device cases on the largest set of the devices that all reach each other.
 
-use crate::harness::machine::{Machine, Selection};
+use crate::harness::machine::Machine;
+use conformance_model::{Extra, Selection};
 // What CONFORMANCE_DEVICES asks for is the setting's type; `select` takes it.
 pub use crate::harness::settings::Request;
 use crate::harness::settings::DEVICES_VAR;
@@ -50,6 +51,7 @@ pub fn select(req: &Request, m: &Machine, peer_required: bool) -> Result<Selecti
                 devices,
                 pairs,
                 multi: clique(m, &with_0),
+                extra: Extra::new(),
             }
         }
         Request::All | Request::List(_) => {
@@ -92,6 +94,7 @@ pub fn select(req: &Request, m: &Machine, peer_required: bool) -> Result<Selecti
                 multi: clique(m, &devices),
                 devices,
                 pairs,
+                extra: Extra::new(),
             }
         }
     };
@@ -103,16 +106,13 @@ mod tests {
     use super::*;
 
     fn machine(n: usize, peer: &[(usize, usize)]) -> Machine {
-        let mut m = Machine {
+        let mut m = Machine::from(conformance_model::Machine {
             devices: (0..n)
-                .map(|i| crate::harness::machine::Device {
-                    ordinal: i as i32,
-                    ..Default::default()
-                })
+                .map(|i| crate::harness::machine::blank_device(i as i32))
                 .collect(),
             peer: vec![vec![false; n]; n],
-            ..Default::default()
-        };
+            ..crate::harness::machine::blank()
+        });
         for &(a, b) in peer {
             m.peer[a][b] = true;
             m.peer[b][a] = true;
@@ -129,7 +129,7 @@ mod tests {
             (vec![0], vec![(0, 1)], vec![0, 1, 2, 3])
         );
         assert!(!s.explicit);
-        assert_eq!(s.used(), vec![0, 1, 2, 3]);
+        assert_eq!(crate::harness::machine::used(&s), vec![0, 1, 2, 3]);
     }
 
     #[test]

@@ -129,7 +129,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
     // A device trial in a process without the device's context (its retain was refused when the
     // worker started): asked again, and if still refused the trial fails saying so, instead of
     // every call it makes answering INVALID_CONTEXT.
-    if env.ctx == 0 && case.needs.contains(&crate::harness::Cap::Gpu) && env.m.init == 0 {
+    if env.ctx == 0 && case.needs.contains(&crate::harness::Cap::Gpu) && env.m.cu_init == 0 {
         match crate::harness::probe::try_retain_context(env.dev) {
             Ok(c) => env.ctx = c,
             Err(r) => {

@@ -387,10 +387,14 @@ impl Here {
     /// What `m` says of this run; a library's sha256 only when `hash` (an entry asks for one).
     pub fn of(m: &Machine, hash: bool) -> Here {
         Here {
-            branch: m.identity.branch(),
-            gpus: m.devices.iter().map(|d| (d.name.clone(), d.cc)).collect(),
+            branch: crate::harness::identity::branch_of(&m.identity().version),
+            gpus: m
+                .devices
+                .iter()
+                .map(|d| (d.name.clone(), crate::harness::machine::cc(d)))
+                .collect(),
             libraries: m
-                .under_test
+                .under_test()
                 .iter()
                 .map(|u| {
                     let name = std::path::Path::new(&u.path)
@@ -399,7 +403,7 @@ impl Here {
                     (name, hash.then(|| sha256_of(&u.path)).flatten())
                 })
                 .collect(),
-            entry: m.entry.split_whitespace().next().unwrap_or("").to_string(),
+            entry: m.entry().split_whitespace().next().unwrap_or("").to_string(),
         }
     }
 }

@@ -13,46 +13,12 @@
 
 use crate::driver::check::SUCCESS;
 use crate::driver::cu::*;
-use serde_json::json;
+use conformance_model::FirstWork;
 use std::time::{Duration, Instant};
 
-/// The probe's figures, in seconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct FirstWork {
-    /// Device 0's primary context retained and made current.
-    pub context_s: f64,
-    /// The first round of stream work: an allocation from the default pool, a memset of it, its
-    /// free and a synchronize.
-    pub first_s: f64,
-    /// The same round again.
-    pub again_s: f64,
-}
-
-impl FirstWork {
-    /// What the first round took beyond the second: the library's wait at a new process's first
-    /// GPU work.
-    pub fn wait_s(&self) -> f64 {
-        (self.first_s - self.again_s).max(0.0)
-    }
-
-    /// The whole measure, which the probe's start-up figure leaves out (`probe::probe_in_child`).
-    pub fn total_s(&self) -> f64 {
-        self.context_s + self.first_s + self.again_s
-    }
-
-    pub fn to_json(&self) -> serde_json::Value {
-        json!({"context_s": self.context_s, "first_s": self.first_s, "again_s": self.again_s})
-    }
-
-    /// None where the machine has no figure (the probe measured none, or a report before issue 58).
-    pub fn from_json(j: &serde_json::Value) -> Option<FirstWork> {
-        let f = |k: &str| j[k].as_f64();
-        Some(FirstWork {
-            context_s: f("context_s")?,
-            first_s: f("first_s")?,
-            again_s: f("again_s")?,
-        })
-    }
+/// The whole measure of `f`, which the probe's start-up figure leaves out (`probe::probe_in_child`).
+pub fn total_s(f: &FirstWork) -> f64 {
+    f.context_s + f.first_s + f.again_s
 }
 
 /// The share of the trial deadline past which the wait is long, and the run plans with it: a
@@ -116,6 +82,7 @@ pub fn measure(retain: impl FnOnce() -> Option<usize>) -> Option<FirstWork> {
         context_s,
         first_s,
         again_s,
+        ..FirstWork::default()
     })
 }
 
@@ -128,6 +95,7 @@ mod tests {
             context_s: 0.2,
             first_s,
             again_s,
+            ..FirstWork::default()
         }
     }
 
@@ -137,7 +105,7 @@ mod tests {
         assert!((fw(28.3, 0.3).wait_s() - 28.0).abs() < 1e-9);
         assert_eq!(fw(1.4, 1.4).wait_s(), 0.0);
         assert_eq!(fw(0.001, 0.002).wait_s(), 0.0);
-        assert!((fw(28.3, 0.3).total_s() - 28.8).abs() < 1e-9);
+        assert!((total_s(&fw(28.3, 0.3)) - 28.8).abs() < 1e-9);
     }
 
     /// Long past a sixtieth of the deadline: 28 s of 60 is, 0.5 s of 60 is not, 3 s of 300 is not.
@@ -149,13 +117,5 @@ mod tests {
         assert_eq!(planned(Some(&fw(3.0, 0.0)), t(300)), Duration::ZERO);
         assert_eq!(planned(Some(&fw(3.0, 0.0)), t(10)), t(3));
         assert_eq!(planned(None, t(60)), Duration::ZERO);
-    }
-
-    /// The figures travel as JSON and come back; a machine without them has none.
-    #[test]
-    fn figures_round_trip() {
-        let f = fw(28.3, 0.3);
-        assert_eq!(FirstWork::from_json(&f.to_json()), Some(f));
-        assert_eq!(FirstWork::from_json(&serde_json::Value::Null), None);
     }
 }

@@ -2,36 +2,10 @@
 //! version file, the libcuda file name only as a last resort; every source's answer kept, the one
 //! used named.
 
-use serde::{Deserialize, Serialize};
+use conformance_model::Identity;
 
 /// Where the loaded kernel module says its version.
 pub const MODULE_VERSION_FILE: &str = "/proc/driver/nvidia/version";
-
-/// The driver's identity as this run found it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Identity {
-    /// "580.159.04"; empty when no source could say.
-    pub version: String,
-    /// The source `version` came from, in words ("NVML (libnvidia-ml.so.1)"), or "none".
-    pub source: String,
-    /// Every source asked, in order, with its answer or why it had none.
-    pub sources: Vec<(String, String)>,
-    /// The kernel module's version, when its version file is readable.
-    pub module: Option<String>,
-    /// The version in the name of the libcuda file this process mapped, when it has one.
-    pub libcuda: Option<String>,
-}
-
-impl Identity {
-    /// The branch (580 for 580.159.04), when the version is known.
-    pub fn branch(&self) -> Option<u32> {
-        branch_of(&self.version)
-    }
-    /// "580.159.04 (branch 580, from NVML (libnvidia-ml.so.1))", or what is unknown.
-    pub fn describe(&self) -> String {
-        describe(&self.version, &self.source)
-    }
-}
 
 /// Whether the file named `name` is the driver's installed file, `libcuda.so.VERSION` (`VERSION`
 /// the driver's `version`, where it is known): anything else that answers for libcuda is a stand-in.
@@ -142,6 +116,7 @@ pub fn identify(libcuda: &str, nvml: &str) -> Identity {
             .collect(),
         module: module.ok(),
         libcuda: file.ok(),
+        ..Identity::default()
     }
 }
 
@@ -161,12 +136,7 @@ mod tests {
             Some("535.309.01")
         );
         assert_eq!(file_version("/opt/copy/libcuda.so.1"), None);
-        let id = Identity {
-            version: "590.12".into(),
-            source: "NVML (x)".into(),
-            ..Identity::default()
-        };
-        assert_eq!(id.branch(), Some(590));
-        assert!(Identity::default().describe().contains("branch unknown"));
+        assert_eq!(branch_of("590.12"), Some(590));
+        assert!(describe("", "none").contains("branch unknown"));
     }
 }

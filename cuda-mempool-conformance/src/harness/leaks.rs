@@ -129,7 +129,7 @@ impl WorkerState {
         }
         for (dev, ctx) in crate::harness::probe::held_contexts() {
             // A device without pools has no pool state to leave behind.
-            if !env.m.devices.get(dev as usize).is_some_and(|d| d.pools) {
+            if !env.m.devices.get(dev as usize).is_some_and(|d| d.memory_pools) {
                 continue;
             }
             let _ = unsafe { cuCtxSetCurrent(ctx as CUcontext) };

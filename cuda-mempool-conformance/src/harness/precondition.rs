@@ -80,7 +80,7 @@ const LIBCUDA_VAR: &str = "CUDA_MEMPOOL_SYS_LIBCUDA";
 /// The first precondition `m` does not meet, if any.
 pub fn broken(m: &Machine) -> Option<Broken> {
     let b = |which, cause: String, fix: String| Some(Broken { which, cause, fix });
-    if let Some(e) = &m.load_error {
+    if let Some(e) = m.load_error() {
         return b(
             Precondition::Library,
             format!("The driver library could not be loaded: {e}"),
@@ -99,12 +99,12 @@ pub fn broken(m: &Machine) -> Option<Broken> {
                 .to_string(),
         );
     }
-    let init = CUresult(m.init as u32);
+    let init = CUresult(m.cu_init as u32);
     if init != CUresult::CUDA_SUCCESS && init != CUresult::CUDA_ERROR_NO_DEVICE {
         let (cause, fix) = init_advice(m, init);
         return b(Precondition::Init, cause, fix);
     }
-    match m.hidden_init.map(|h| CUresult(h as u32)) {
+    match m.hidden_init().map(|h| CUresult(h as u32)) {
         Some(h) if h != CUresult::CUDA_ERROR_NO_DEVICE => b(
             Precondition::HiddenNoDevice,
             format!(
@@ -133,7 +133,7 @@ pub fn lookup(m: &Machine) -> Option<Broken> {
                 .to_string(),
         })
     };
-    match &m.lookup_init {
+    match m.lookup_init() {
         Some(Ok(c)) if CUresult(*c as u32) != CUresult::CUDA_ERROR_NOT_INITIALIZED => b(format!(
             "After cuGetProcAddress of the 14 APIs, in a process that never called cuInit, cuDeviceGetCount \
              answered {} where the driver answers CUDA_ERROR_NOT_INITIALIZED: the library under test initialises \
@@ -151,7 +151,7 @@ pub fn lookup(m: &Machine) -> Option<Broken> {
 /// Why cuInit's answer `init` leaves the suite nothing to test, and what to do.
 fn init_advice(m: &Machine, init: CUresult) -> (String, String) {
     let said = format!("cuInit answered {}", code_name(init));
-    let id = &m.identity;
+    let id = m.identity();
     let lib = id.libcuda.as_deref().unwrap_or("unknown (no version in its file name)");
     let module = id
         .module
@@ -163,7 +163,7 @@ fn init_advice(m: &Machine, init: CUresult) -> (String, String) {
             format!(
                 "{said}: the driver library {} (version {lib}) does not match the loaded kernel module (version \
                  {module})",
-                m.libcuda
+                m.libcuda()
             ),
             format!(
                 "install the driver's user-space libraries of version {want} (the package of the loaded module), or \
@@ -174,7 +174,7 @@ fn init_advice(m: &Machine, init: CUresult) -> (String, String) {
     }
     if init == CUresult::CUDA_ERROR_STUB_LIBRARY {
         return (
-            format!("{said}: {} is the CUDA toolkit's stub, not the driver", m.libcuda),
+            format!("{said}: {} is the CUDA toolkit's stub, not the driver", m.libcuda()),
             format!("point {LIBCUDA_VAR} at the driver's libcuda.so.1, or take the toolkit's stubs directory off the library path"),
         );
     }
@@ -187,7 +187,7 @@ fn init_advice(m: &Machine, init: CUresult) -> (String, String) {
     (
         format!(
             "{said} (driver library {}, version {lib}; kernel module {module})",
-            m.libcuda
+            m.libcuda()
         ),
         "check the driver with nvidia-smi; where a layer stands in for the driver, run once without it to tell \
          the two apart"
@@ -198,20 +198,21 @@ fn init_advice(m: &Machine, init: CUresult) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::identity::Identity;
+    use crate::harness::machine::blank;
+    use conformance_model::{self as model, Identity};
 
     #[test]
     fn mismatch_names_both_versions_and_the_fix() {
-        let m = Machine {
-            init: 803,
-            libcuda: "/x/libcuda.so.535.309.01".into(),
-            identity: Identity {
+        let m = Machine::from(model::Machine {
+            cu_init: 803,
+            libcuda: Some("/x/libcuda.so.535.309.01".into()),
+            identity: Some(Identity {
                 module: Some("580.159.04".into()),
                 libcuda: Some("535.309.01".into()),
                 ..Identity::default()
-            },
-            ..Machine::default()
-        };
+            }),
+            ..blank()
+        });
         let b = broken(&m).unwrap();
         assert_eq!(b.which, Precondition::Init);
         let t = b.text();
@@ -227,38 +228,43 @@ mod tests {
 
     #[test]
     fn order_and_healthy_machines() {
-        let healthy = Machine {
-            init: 0,
-            hidden_init: Some(100),
-            ..Machine::default()
+        let healthy = model::Machine {
+            cu_init: 0,
+            hidden_init: Some(Some(100)),
+            ..blank()
         };
-        assert_eq!(broken(&healthy), None);
-        let no_gpu = Machine {
-            init: 100,
-            hidden_init: Some(100),
-            ..Machine::default()
+        assert_eq!(broken(&Machine::from(healthy.clone())), None);
+        let no_gpu = model::Machine {
+            cu_init: 100,
+            hidden_init: Some(Some(100)),
+            ..blank()
         };
-        assert_eq!(broken(&no_gpu), None);
-        let sanitizer = Machine {
-            hidden_init: Some(0),
-            ..healthy.clone()
+        assert_eq!(broken(&Machine::from(no_gpu)), None);
+        let sanitizer = model::Machine {
+            hidden_init: Some(Some(0)),
+            ..healthy
         };
-        assert_eq!(broken(&sanitizer).unwrap().which, Precondition::HiddenNoDevice);
-        let no_lib = Machine {
-            load_error: Some("cannot open /nonexistent".into()),
-            init: 500,
+        assert_eq!(
+            broken(&Machine::from(sanitizer.clone())).unwrap().which,
+            Precondition::HiddenNoDevice
+        );
+        let no_lib = model::Machine {
+            load_error: Some(Some("cannot open /nonexistent".into())),
+            cu_init: 500,
             ..sanitizer
         };
-        assert_eq!(broken(&no_lib).unwrap().which, Precondition::Library);
+        assert_eq!(broken(&Machine::from(no_lib)).unwrap().which, Precondition::Library);
     }
 
     #[test]
     fn lookup_that_initialises_is_broken_on_its_own() {
-        let m = |l| Machine {
-            init: 0,
-            hidden_init: Some(100),
-            lookup_init: l,
-            ..Machine::default()
+        let m = |l: Option<Result<i64, String>>| {
+            Machine::from(model::Machine {
+                cu_init: 0,
+                hidden_init: Some(Some(100)),
+                lookup_init: Some(l),
+                ..blank()
+            })
         };
         assert_eq!(lookup(&m(None)), None);
         assert_eq!(lookup(&m(Some(Ok(3)))), None);

@@ -5,8 +5,9 @@
 
 use crate::driver::check::*;
 use crate::driver::cu::*;
-use crate::harness::machine::{same_file, Device, Machine, P2p, PathAnswer, UnderTest, LOOKUP_SYMBOLS, NOTHING};
+use crate::harness::machine::{blank_device, blank_under_test, same_file, Machine, LOOKUP_SYMBOLS, NOTHING};
 use crate::harness::provenance::{self, library_file};
+use conformance_model::{Extra, P2p, PathAnswer, UnderTest};
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 use crate::harness::settings::Settings;
@@ -20,15 +21,18 @@ pub fn library_from_env(settings: &Settings) -> Result<Option<String>, String> {
 
 /// How each way of filling the table resolves the 14 APIs, as objects.
 fn paths() -> Vec<PathAnswer> {
-    Entry::all()
-        .map(|e| match e.resolve_apis() {
+    Entry::ALL
+        .into_iter()
+        .map(|e| match crate::driver::cu::resolve_apis(e) {
             Err(error) => PathAnswer {
-                mode: e.name().to_string(),
+                mode: e,
                 error: Some(error),
                 objects: Vec::new(),
+                extra: Extra::new(),
             },
             Ok(apis) => PathAnswer {
-                mode: e.name().to_string(),
+                mode: e,
+                extra: Extra::new(),
                 error: None,
                 objects: apis
                     .into_iter()
@@ -68,17 +72,17 @@ fn stand_ins(m: &Machine) -> Vec<String> {
     let apis: Vec<&str> = crate::driver::APIS.iter().map(|a| a.1).collect();
     let canon = |p: &str| std::fs::canonicalize(p).map_or(p.to_string(), |c| c.display().to_string());
     let mut v: Vec<String> = m
-        .resolved
+        .resolved()
         .iter()
         .filter(|(symbol, _)| apis.contains(&symbol.as_str()))
         .map(|(_, o)| o.as_str())
-        .chain(std::iter::once(m.libcuda.as_str()))
+        .chain(std::iter::once(m.libcuda()))
         .filter(|p| p.starts_with('/'))
         .map(canon)
         .filter(|p| {
             let name = p.rsplit('/').next().unwrap_or(p);
-            !crate::harness::identity::is_driver_file(name, &m.identity.version)
-                && !m.under_test.iter().any(|u| same_file(&u.path, p))
+            !crate::harness::identity::is_driver_file(name, &m.identity().version)
+                && !m.under_test().iter().any(|u| same_file(&u.path, p))
         })
         .collect();
     v.sort();
@@ -89,10 +93,8 @@ fn stand_ins(m: &Machine) -> Vec<String> {
 /// A library under test: its file, and the driver symbols it defines itself.
 fn examine(path: String, by: &str) -> UnderTest {
     let mut u = UnderTest {
-        path: path.clone(),
-        named_by: by.to_string(),
-        file: library_file(&path),
-        ..UnderTest::default()
+        file: Some(library_file(&path)),
+        ..blank_under_test(&path, by)
     };
     match crate::os::dlopen_local(&path) {
         Err(e) => u.error = Some(e),
@@ -189,59 +191,68 @@ pub fn probe(settings: &Settings) -> Machine {
     let started = std::time::SystemTime::now();
     let loaded = crate::driver::cu::load();
     let mut m = Machine {
-        provenance: provenance::here(started),
-        entry: loaded.describe(),
-        missing: loaded.missing.iter().map(|s| s.to_string()).collect(),
-        preloaded: std::env::var("LD_PRELOAD")
-            .unwrap_or_default()
-            .split(|c: char| c == ':' || c.is_whitespace())
-            .filter(|s| !s.is_empty())
-            .map(String::from)
-            .collect(),
         checkpoint: settings.checkpoint.value(),
         ..Machine::default()
     };
-    m.paths = paths();
-    m.under_test = under_test(&m.preloaded, settings);
+    m.provenance = Some(provenance::here(started));
+    m.entry = Some(loaded.describe());
+    m.missing = loaded.missing.iter().map(|s| s.to_string()).collect();
+    let preloaded: Vec<String> = std::env::var("LD_PRELOAD")
+        .unwrap_or_default()
+        .split(|c: char| c == ':' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    m.paths = Some(paths());
+    m.under_test = Some(under_test(&preloaded, settings));
+    m.preloaded = Some(preloaded);
     for (idx, api) in crate::driver::APIS {
-        m.exported.push((*idx, loaded.has(api)));
+        m.exported.push(((*idx).into(), loaded.has(api)));
     }
-    m.selectors = ["cuMemGetDefaultMemPool", "cuMemGetMemPool", "cuMemSetMemPool"]
+    m.cuda13_selectors = ["cuMemGetDefaultMemPool", "cuMemGetMemPool", "cuMemSetMemPool"]
         .iter()
         .all(|s| loaded.has(s));
-    m.checkpoint_api = crate::harness::checkpoint::SYMBOLS.iter().all(|s| loaded.has(s));
-    m.imex_channels = std::path::Path::new("/dev/nvidia-caps-imex-channels").exists();
-    m.resolved = loaded
-        .addresses
+    // Issue 57: present only where the driver has it, so that machines without it read as before.
+    m.checkpoint_api = crate::harness::checkpoint::SYMBOLS
         .iter()
-        .map(|(sym, a)| {
-            (
-                sym.to_string(),
-                crate::os::object_of(*a).unwrap_or_else(|| "unknown".into()),
-            )
-        })
-        .collect();
+        .all(|s| loaded.has(s))
+        .then_some(true);
+    m.imex_channels = std::path::Path::new("/dev/nvidia-caps-imex-channels").exists();
+    m.resolved = Some(
+        loaded
+            .addresses
+            .iter()
+            .map(|(sym, a)| {
+                (
+                    sym.to_string(),
+                    crate::os::object_of(*a).unwrap_or_else(|| "unknown".into()),
+                )
+            })
+            .collect(),
+    );
     if let Some(e) = &loaded.error {
-        m.load_error = Some(e.clone());
-        m.init = CUresult::CUDA_ERROR_NOT_FOUND.0 as i32;
-        m.libcuda = "none".into();
-        m.identity = crate::harness::identity::identify("", &settings.nvml);
-        crate::driver::departures::set_driver(&m.identity.version);
+        m.load_error = Some(Some(e.clone()));
+        m.cu_init = CUresult::CUDA_ERROR_NOT_FOUND.0.into();
+        m.libcuda = Some("none".into());
+        m.identity = Some(crate::harness::identity::identify("", &settings.nvml));
+        crate::driver::departures::set_driver(&m.identity().version);
         return m;
     }
     // NVML's view of the devices' modes, beside cuInit (NVML's start is about 0.1 s).
     let nvml = settings.nvml.clone();
     let modes = std::thread::spawn(move || crate::harness::gpu_model::modes_by_bus(&nvml));
     unsafe {
-        m.init = cuInit(0).0 as i32;
-        let _ = cuDriverGetVersion(&mut m.driver_version);
-        m.libcuda = libcuda_path();
-        m.identity = crate::harness::identity::identify(&m.libcuda, &settings.nvml);
-        crate::driver::departures::set_driver(&m.identity.version);
-        for path in stand_ins(&m) {
-            m.under_test.push(examine(path, STAND_IN));
-        }
-        if m.init != 0 {
+        m.cu_init = cuInit(0).0.into();
+        let mut version = 0;
+        let _ = cuDriverGetVersion(&mut version);
+        m.driver_version = version.into();
+        let libcuda = libcuda_path();
+        m.identity = Some(crate::harness::identity::identify(&libcuda, &settings.nvml));
+        m.libcuda = Some(libcuda);
+        crate::driver::departures::set_driver(&m.identity().version);
+        let found: Vec<UnderTest> = stand_ins(&m).into_iter().map(|p| examine(p, STAND_IN)).collect();
+        m.under_test.get_or_insert_default().extend(found);
+        if m.cu_init != 0 {
             let _ = modes.join();
             return m;
         }
@@ -258,36 +269,35 @@ pub fn probe(settings: &Settings) -> Machine {
             let _ = cuDeviceTotalMem_v2(&mut total, dev);
             use CUdevice_attribute as A;
             let (uuid, pci_bus_id) = uuid_and_bus(dev);
-            m.devices.push(Device {
-                ordinal: i,
+            m.devices.push(conformance_model::Device {
                 name: CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned(),
-                cc: (
-                    attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
-                    attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+                compute_capability: (
+                    attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev).into(),
+                    attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev).into(),
                 ),
-                pools: attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, dev) != 0,
-                handle_types: attr(A::CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, dev) as u32,
+                memory_pools: attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, dev) != 0,
+                handle_types: attr(A::CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, dev) as u32 as u64,
                 host_pools: attr(A::CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED, dev) != 0,
                 host_numa_pools: attr(A::CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED, dev) != 0,
-                host_numa_id: attr(A::CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, dev),
+                host_numa_id: attr(A::CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, dev).into(),
                 fabric: attr(A::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, dev) != 0,
-                total_mem: total,
-                pci_ids: crate::harness::gpu_model::pci_ids(&pci_bus_id),
-                modes: String::new(),
-                physical_mem: None,
-                uuid,
-                pci_bus_id,
+                total_mem: total as u64,
+                pci_ids: Some(crate::harness::gpu_model::pci_ids(&pci_bus_id)),
+                uuid: Some(uuid),
+                pci_bus_id: Some(pci_bus_id),
+                ..blank_device(i)
             });
         }
         let modes = modes
             .join()
             .unwrap_or_else(|_| Err("the NVML thread panicked".to_string()));
         for d in m.devices.iter_mut() {
-            d.modes = crate::harness::gpu_model::modes_of(&modes, &d.pci_bus_id);
-            d.physical_mem = crate::harness::gpu_model::memory_of(&modes, &d.pci_bus_id);
+            let bus = d.pci_bus_id.clone().unwrap_or_default();
+            d.modes = Some(crate::harness::gpu_model::modes_of(&modes, &bus));
+            d.physical_mem = crate::harness::gpu_model::memory_of(&modes, &bus);
         }
-        m.host_gpus = crate::harness::gpu_model::host_gpus(m.devices.len());
-        crate::driver::hangs::set_host_gpus(m.host_gpus);
+        m.host_gpus = Some(crate::harness::gpu_model::host_gpus(m.devices.len()) as u64);
+        crate::driver::hangs::set_host_gpus(m.host_gpus());
         for i in 0..n {
             let row = (0..n)
                 .map(|j| {
@@ -303,23 +313,25 @@ pub fn probe(settings: &Settings) -> Machine {
                 use CUdevice_P2PAttribute as P;
                 let _ = cuDeviceGetP2PAttribute(&mut rank, P::CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, a, b);
                 let _ = cuDeviceGetP2PAttribute(&mut atomic, P::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, a, b);
-                m.p2p.push(P2p {
-                    a,
-                    b,
-                    rank,
-                    atomic: atomic != 0,
+                m.p2p.get_or_insert_default().push(P2p {
+                    a: a.into(),
+                    b: b.into(),
+                    performance_rank: rank.into(),
+                    native_atomics: atomic != 0,
+                    extra: Extra::new(),
                 });
             }
         }
     }
     // Last, once every query is answered: what the library makes this new process wait at its first
     // GPU work, on device 0 where it has pools (issue 58).
-    if m.devices.first().is_some_and(|d| d.pools) {
+    if m.devices.first().is_some_and(|d| d.memory_pools) {
         m.first_work = crate::harness::first_work::measure(|| try_retain_context(0).ok());
     }
     // What a process without the coordinator's choice uses: the default.
-    m.selection =
-        crate::harness::devices::select(&crate::harness::devices::Request::Default, &m, false).unwrap_or_default();
+    m.selection = Some(
+        crate::harness::devices::select(&crate::harness::devices::Request::Default, &m, false).unwrap_or_default(),
+    );
     m
 }
 
@@ -385,11 +397,12 @@ pub fn probe_in_child(timeout: std::time::Duration, settings: &Settings) -> Mach
         }
         Ok(out) => Machine::failed(out.describe()),
     };
-    m.startup_secs = (start.elapsed().as_secs_f64() - m.first_work.map_or(0.0, |f| f.total_s())).max(0.0);
+    let measure = m.first_work.as_ref().map_or(0.0, crate::harness::first_work::total_s);
+    m.startup_secs = Some((start.elapsed().as_secs_f64() - measure).max(0.0));
     // The coordinator's own: the child's environment carries its role.
-    m.provenance = provenance::here(started);
-    if m.probe_error.is_none() && m.load_error.is_none() {
-        m.hidden_init = hidden_init_in_child(timeout);
+    m.provenance = Some(provenance::here(started));
+    if m.probe_error.is_none() && m.load_error().is_none() {
+        m.hidden_init = Some(hidden_init_in_child(timeout).map(i64::from));
     }
     m
 }
@@ -397,8 +410,18 @@ pub fn probe_in_child(timeout: std::time::Duration, settings: &Settings) -> Mach
 /// Child role `hidden-init`: cuInit (the coordinator hid every device) and its answer as JSON.
 pub fn hidden_init_main() -> i32 {
     let r = unsafe { cuInit(0) };
-    println!("{}", serde_json::json!({ "cuInit": r.0 }));
+    println!(
+        "{}",
+        serde_json::to_string(&HiddenInit { cu_init: r.0 as i32 }).expect("JSON")
+    );
     0
+}
+
+/// The hidden-init child's answer: cuInit's code.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct HiddenInit {
+    #[serde(rename = "cuInit")]
+    cu_init: i32,
 }
 
 /// cuInit's answer with every device hidden (CUDA_VISIBLE_DEVICES=""), asked of a child; None if
@@ -406,8 +429,9 @@ pub fn hidden_init_main() -> i32 {
 pub fn hidden_init_in_child(timeout: std::time::Duration) -> Option<i32> {
     let role = crate::harness::child::Role::HiddenInit;
     let out = crate::harness::child::run_child_for(&role, &[("CUDA_VISIBLE_DEVICES", "")], timeout).ok()?;
-    let j: serde_json::Value = serde_json::from_str(out.last_json()?).ok()?;
-    j["cuInit"].as_i64().map(|v| v as i32)
+    serde_json::from_str::<HiddenInit>(out.last_json()?)
+        .ok()
+        .map(|h| h.cu_init)
 }
 
 #[cfg(test)]
@@ -429,26 +453,23 @@ mod tests {
         std::os::unix::fs::symlink(at("libcuda.so.580.1.2"), at("libcuda.so.1")).unwrap();
         std::os::unix::fs::symlink(at("libremote.so"), at("libcuda-link.so.1")).unwrap();
         let resolve = |api: &str, o: String| (api.to_string(), o);
-        let mut m = Machine {
-            libcuda: at("libcuda.so.580.1.2"),
-            resolved: vec![
+        let mut m = Machine::from(conformance_model::Machine {
+            libcuda: Some(at("libcuda.so.580.1.2")),
+            resolved: Some(vec![
                 resolve("cuMemAllocAsync", at("libcuda.so.1")),
                 resolve("cuMemFreeAsync", at("libremote.so")),
                 resolve("cuMemPoolCreate", at("libcuda-link.so.1")),
                 resolve("cuMemPoolDestroy", at("libshim.so")),
                 resolve("cuMemPoolTrimTo", NOTHING.to_string()),
                 resolve("cuMemPoolSetAccess", "unknown".to_string()),
-            ],
-            under_test: vec![UnderTest {
-                path: at("libshim.so"),
-                ..UnderTest::default()
-            }],
-            ..Machine::default()
-        };
-        m.identity.version = "580.1.2".into();
+            ]),
+            under_test: Some(vec![blank_under_test(&at("libshim.so"), "")]),
+            ..crate::harness::machine::blank()
+        });
+        m.identity.get_or_insert_default().version = "580.1.2".into();
         assert_eq!(stand_ins(&m), vec![at("libremote.so")]);
         // Another driver's file is no driver here: this run's driver is 580.1.2.
-        m.identity.version = "535.9.9".into();
+        m.identity.get_or_insert_default().version = "535.9.9".into();
         assert_eq!(stand_ins(&m), vec![at("libcuda.so.580.1.2"), at("libremote.so")]);
         let _ = std::fs::remove_dir_all(&dir);
     }

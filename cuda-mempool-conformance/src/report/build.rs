@@ -83,13 +83,13 @@ pub fn report(m: &Machine, records: &[Record], f: &Facts) -> Report {
         workers: f.workers as u64,
         footprint: f.footprint.clone(),
         first_wait: f.first_wait.clone(),
-        machine: machine(m),
-        driver_version: Some(m.driver_version.into()),
-        cu_init: m.init.into(),
+        machine: m.answer(),
+        driver_version: Some(m.driver_version),
+        cu_init: m.cu_init,
         totals: tables::totals(&rows),
         driver: Some(f.driver.0.clone()),
         driver_branch: Some(f.driver.1.map(u64::from)),
-        driver_source: Some(m.identity.source.clone()),
+        driver_source: Some(m.identity().source.clone()),
         strict: Some(f.strict),
         precondition: Some(broken.map(|b| model::Precondition {
             what: b.which.what().to_string(),
@@ -123,51 +123,36 @@ pub fn report(m: &Machine, records: &[Record], f: &Facts) -> Report {
     }
 }
 
-/// The machine as the report keeps it: the probe's answer (`Machine::to_json`, which workers read
-/// too) is the machine's one serialisation, read into the model.
-pub fn machine(m: &Machine) -> model::Machine {
-    serde_json::from_value(m.to_json()).expect("the model reads every probe answer")
-}
-
 /// The provenance the probe gathered, with what the report adds: when it was written, how the suite
 /// reached the driver, the driver, the devices and the libraries under test.
 fn provenance(m: &Machine, finished: &str) -> model::Provenance {
-    let p = &m.provenance;
     model::Provenance {
-        suite_version: p.suite_version.clone(),
-        commit: p.commit.clone(),
-        dirty: p.dirty,
-        host: p.host.clone(),
-        kernel: p.kernel.clone(),
-        os: p.os.clone(),
-        environment: p.environment.clone(),
-        started: p.started.clone(),
+        run: m.provenance().clone(),
         finished: finished.to_string(),
-        entry: m.entry.clone(),
-        driver: m.identity.version.clone(),
+        entry: m.entry().to_string(),
+        driver: m.identity().version.clone(),
         devices: m
             .devices
             .iter()
             .map(|d| model::ProvenanceDevice {
-                ordinal: d.ordinal.into(),
+                ordinal: d.ordinal,
                 name: d.name.clone(),
-                uuid: d.uuid.clone(),
-                pci_bus_id: d.pci_bus_id.clone(),
+                uuid: d.uuid.clone().unwrap_or_default(),
+                pci_bus_id: d.pci_bus_id.clone().unwrap_or_default(),
                 extra: Extra::new(),
             })
             .collect(),
         libraries: m
-            .under_test
+            .under_test()
             .iter()
             .map(|l| model::Library {
                 path: l.path.clone(),
                 named_by: l.named_by.clone(),
-                file: l.file.as_ref().ok().cloned(),
-                error: l.file.as_ref().err().cloned(),
+                file: l.file.as_ref().and_then(|f| f.as_ref().ok()).cloned(),
+                error: l.file.as_ref().and_then(|f| f.as_ref().err()).cloned(),
                 extra: Extra::new(),
             })
             .collect(),
-        extra: Extra::new(),
     }
 }
 

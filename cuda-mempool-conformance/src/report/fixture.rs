@@ -9,11 +9,13 @@ use crate::driver::check::code_name;
 use crate::driver::cu::CUresult;
 use crate::driver::observe::Observation;
 use crate::harness::case::{Group, Per};
-use crate::harness::identity::Identity;
-use crate::harness::machine::{Device, Machine, P2p, PathAnswer, Selection, UnderTest};
+use crate::harness::machine::{blank, blank_device, Machine};
 use crate::harness::outcome::{Kind, Outcome, Record, Timing, Turn};
 use conformance_model::ChildSpan;
-use conformance_model::{LibraryFile, RunProvenance};
+use conformance_model::{
+    self as model, Device, EntryMode, Extra, Identity, LibraryFile, P2p, PathAnswer, RunProvenance, Selection,
+    UnderTest,
+};
 
 /// The report of a run on a default machine whose trials came to `records`, in `wall_s`.
 pub fn report_of(records: &[Record], wall_s: f64) -> conformance_model::Report {
@@ -50,21 +52,31 @@ const LAYER: &str = "/opt/layer/liblayer.so";
 
 fn device(ordinal: i32, uuid: &str, bus: &str) -> Device {
     Device {
-        ordinal,
         name: "NVIDIA H200".into(),
-        cc: (9, 0),
-        pools: true,
+        compute_capability: (9, 0),
+        memory_pools: true,
         handle_types: 9,
         host_pools: true,
         host_numa_pools: ordinal == 0,
         host_numa_id: 0,
         fabric: true,
         total_mem: 150_110_011_392,
-        uuid: uuid.into(),
-        pci_bus_id: bus.into(),
-        pci_ids: "10de:2335 (subsystem 10de:18bf)".into(),
-        modes: "MIG off, virtualization passthrough".into(),
+        uuid: Some(uuid.into()),
+        pci_bus_id: Some(bus.into()),
+        pci_ids: Some("10de:2335 (subsystem 10de:18bf)".into()),
+        modes: Some("MIG off, virtualization passthrough".into()),
         physical_mem: None,
+        ..blank_device(ordinal)
+    }
+}
+
+fn p2p(a: i64, b: i64, native_atomics: bool) -> P2p {
+    P2p {
+        a,
+        b,
+        performance_rank: 0,
+        native_atomics,
+        extra: Extra::new(),
     }
 }
 
@@ -77,11 +89,10 @@ pub fn machine() -> Machine {
         .filter(|(i, _)| *i != 833)
         .map(|(_, a)| (a.to_string(), LIBCUDA.to_string()))
         .collect();
-    Machine {
-        checkpoint_api: false,
-        checkpoint: crate::harness::settings::Engine::Off,
+    let facts = model::Machine {
+        checkpoint_api: None,
         driver_version: 13000,
-        identity: Identity {
+        identity: Some(Identity {
             version: "580.159.04".into(),
             source: "NVML (libnvidia-ml.so.1)".into(),
             sources: vec![
@@ -90,85 +101,78 @@ pub fn machine() -> Machine {
             ],
             module: Some("580.159.04".into()),
             libcuda: None,
-        },
-        libcuda: LIBCUDA.into(),
-        load_error: None,
+            extra: Extra::new(),
+        }),
+        libcuda: Some(LIBCUDA.into()),
+        load_error: Some(None),
         // Not CUDA_ERROR_NO_DEVICE: a broken precondition.
-        hidden_init: Some(0),
-        startup_secs: 0.375,
+        hidden_init: Some(Some(0)),
+        startup_secs: Some(0.375),
         // The committed fixture predates the measure: none, so that it renders as before.
         first_work: None,
-        host_gpus: 2,
-        resolved: resolved.clone(),
-        preloaded: vec![LAYER.into()],
-        paths: vec![
+        host_gpus: Some(2),
+        resolved: Some(resolved.clone()),
+        preloaded: Some(vec![LAYER.into()]),
+        paths: Some(vec![
             PathAnswer {
-                mode: "proc-address".into(),
+                mode: EntryMode::ProcAddress,
                 error: None,
                 objects: resolved,
+                extra: Extra::new(),
             },
             PathAnswer {
-                mode: "link".into(),
+                mode: EntryMode::Link,
                 error: Some("no linked driver".into()),
                 objects: vec![],
+                extra: Extra::new(),
             },
-        ],
-        under_test: vec![
+        ]),
+        under_test: Some(vec![
             UnderTest {
                 path: LAYER.into(),
                 named_by: "LD_PRELOAD".into(),
                 exports: vec!["cuMemAllocAsync".into()],
                 error: None,
-                file: Ok(LibraryFile {
+                file: Some(Ok(LibraryFile {
                     file: LAYER.into(),
                     size: 123_456,
                     sha256: "ab".repeat(32),
                     cu_exports: 3,
                     ..LibraryFile::default()
-                }),
+                })),
+                extra: Extra::new(),
             },
             UnderTest {
                 path: "libgone.so".into(),
                 named_by: "LD_PRELOAD".into(),
                 exports: vec![],
                 error: Some("libgone.so: cannot open shared object file".into()),
-                file: Err("not found".into()),
+                file: Some(Err("not found".into())),
+                extra: Extra::new(),
             },
-        ],
-        lookup_init: Some(Ok(3)),
-        init: 0,
+        ]),
+        lookup_init: Some(Some(Ok(3))),
+        cu_init: 0,
         devices: vec![
             device(0, "GPU-00000000-1111-2222-3333-444444444444", "0000:00:06.0"),
             device(1, "GPU-55555555-6666-7777-8888-999999999999", "0000:00:07.0"),
         ],
         peer: vec![vec![true, true], vec![true, true]],
-        exported: apis.iter().map(|(i, _)| (*i, *i != 833)).collect(),
-        selectors: true,
-        entry: "proc-address (cuGetProcAddress of libcuda.so.1)".into(),
+        exported: apis.iter().map(|(i, _)| (u64::from(*i), *i != 833)).collect(),
+        cuda13_selectors: true,
+        entry: Some("proc-address (cuGetProcAddress of libcuda.so.1)".into()),
         missing: vec!["cuMemPoolTrimTo".into()],
         imex_channels: false,
         probe_error: None,
-        p2p: vec![
-            P2p {
-                a: 0,
-                b: 1,
-                rank: 0,
-                atomic: true,
-            },
-            P2p {
-                a: 1,
-                b: 0,
-                rank: 0,
-                atomic: false,
-            },
-        ],
-        selection: Selection {
+        p2p: Some(vec![p2p(0, 1, true), p2p(1, 0, false)]),
+        selection: Some(Selection {
             explicit: true,
             devices: vec![0, 1],
             pairs: vec![(0, 1), (1, 0)],
             multi: vec![0, 1],
-        },
-        provenance: RunProvenance {
+            extra: Extra::new(),
+        }),
+        provenance: Some(RunProvenance {
             suite_version: "0.1.0".into(),
             commit: "b1f6b88023b27146add2ec05df086beb20a9a12d".into(),
             dirty: Some(false),
@@ -181,7 +185,12 @@ pub fn machine() -> Machine {
             ],
             started: "2026-11-27T01:05:51Z".into(),
             ..RunProvenance::default()
-        },
+        }),
+        ..blank()
+    };
+    Machine {
+        facts,
+        checkpoint: crate::harness::settings::Engine::Off,
     }
 }
 

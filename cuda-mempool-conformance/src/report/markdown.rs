@@ -258,11 +258,11 @@ fn provenance_lines(s: &mut String, r: &Report) {
     writeln!(
         s,
         "Suite: {}. Host: {} (kernel {}, {}). Started {}, finished {}.\n",
-        crate::harness::provenance::suite(&p.suite_version, &p.commit, p.dirty),
-        p.host,
-        p.kernel,
-        p.os,
-        p.started,
+        crate::harness::provenance::suite(&p.run.suite_version, &p.run.commit, p.run.dirty),
+        p.run.host,
+        p.run.kernel,
+        p.run.os,
+        p.run.started,
         p.finished
     )
     .unwrap();
@@ -291,7 +291,7 @@ fn provenance_lines(s: &mut String, r: &Report) {
         }
         .unwrap();
     }
-    let settings: Vec<String> = p.environment.iter().map(|(k, v)| format!("`{k}={v}`")).collect();
+    let settings: Vec<String> = p.run.environment.iter().map(|(k, v)| format!("`{k}={v}`")).collect();
     writeln!(
         s,
         "Settings: {}.\n",

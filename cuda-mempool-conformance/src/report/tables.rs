@@ -65,7 +65,7 @@ fn row(m: &Machine, group: Group, name: String, records: &[Record]) -> Row {
         .filter(|r| r.outcome != Outcome::Ignored && r.device_answer)
         .count();
     let supported = match group {
-        Group::Api(idx) if !m.exported.iter().any(|(i, e)| *i == idx && *e) => {
+        Group::Api(idx) if !m.exported.iter().any(|(i, e)| *i == u64::from(idx) && *e) => {
             let name = crate::driver::api_name(idx);
             let lacking: Vec<&str> = m
                 .missing
@@ -131,7 +131,7 @@ pub fn rows(m: &Machine, records: &[Record]) -> Vec<Row> {
 /// With devices named (CONFORMANCE_DEVICES), one row set per device for its single-device trials,
 /// and one each for the pair and the multi-device trials.
 pub fn sets(m: &Machine, records: &[Record]) -> Vec<(String, Vec<Row>)> {
-    if !m.selection.explicit {
+    if !m.selection().explicit {
         return Vec::new();
     }
     let api_rows = |f: &dyn Fn(&Record) -> bool| -> Vec<Row> {
@@ -143,7 +143,7 @@ pub fn sets(m: &Machine, records: &[Record]) -> Vec<(String, Vec<Row>)> {
             .collect()
     };
     let mut v = Vec::new();
-    for &d in &m.selection.devices {
+    for &d in &m.selection().devices {
         let name = m.devices.get(d as usize).map_or(String::new(), |x| x.name.clone());
         v.push((
             format!("Device {d} ({name}): single-device trials"),

@@ -97,24 +97,22 @@ impl Ctx {
 /// share one set of turns); unbounded when the probe found no device.
 fn budget_of(m: &crate::harness::Machine) -> Budget {
     let total = m
-        .selection
         .used()
         .into_iter()
         .filter_map(|d| m.devices.get(d as usize))
-        .map(|d| d.total_mem as u64)
+        .map(|d| d.total_mem)
         .filter(|&t| t > 0)
         .min();
     total.map_or_else(Turns::unbounded, Budget::of_device)
 }
 
-/// Whether a device the run uses is capped (`Device::cap`: its reported total well below NVML's
+/// Whether a device the run uses is capped (`machine::capped`: its reported total well below NVML's
 /// physical memory).
 fn capped(m: &crate::harness::Machine) -> bool {
-    m.selection
-        .used()
+    m.used()
         .into_iter()
         .filter_map(|d| m.devices.get(d as usize))
-        .any(|d| d.cap().is_some())
+        .any(|d| crate::harness::machine::capped(d).is_some())
 }
 
 /// How long a trial runs before it stops counting against the parallelism; where processes start
@@ -152,7 +150,8 @@ impl Scheduler {
         let cheap_left = jobs.iter().filter(|c| !c.memory_need().heavy()).count();
         // A library that holds each new process at its first GPU work (issue 58) makes every start
         // slow alike: no process started ahead or beside the others that would only wait.
-        let slow = slow_starts(env.m.startup_secs, deadline) || crate::driver::deadline::first_wait() > Duration::ZERO;
+        let slow =
+            slow_starts(env.m.startup_secs(), deadline) || crate::driver::deadline::first_wait() > Duration::ZERO;
         let lead: HashSet<String> = jobs
             .iter()
             .filter(|c| stop.leads(c, rank))

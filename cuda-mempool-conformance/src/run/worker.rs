@@ -412,7 +412,7 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                         return 1;
                     }
                 };
-                let sel = m.selection.clone();
+                let sel = m.selection().clone();
                 let m = std::sync::Arc::new(m);
                 // A worker that wants a context and could not retain it at start (a lane's worker
                 // starts beside the run's requests beyond the device, which may take every free byte

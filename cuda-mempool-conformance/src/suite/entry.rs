@@ -93,7 +93,7 @@ pub fn main() -> ExitCode {
     let lookup = std::thread::spawn(move || crate::cases::uninit::lookup_in_child(timeout));
     let mut m = if s.in_process {
         let mut m = probe::probe(&settings);
-        m.hidden_init = probe::hidden_init_in_child(s.timeout);
+        m.hidden_init = Some(probe::hidden_init_in_child(s.timeout).map(i64::from));
         m
     } else {
         probe::probe_in_child(s.timeout, &settings)
@@ -101,13 +101,13 @@ pub fn main() -> ExitCode {
     let looked_up = lookup
         .join()
         .unwrap_or_else(|_| Err("the lookup thread panicked".into()));
-    if m.probe_error.is_none() && m.load_error.is_none() {
-        m.lookup_init = Some(looked_up);
+    if m.probe_error.is_none() && m.load_error().is_none() {
+        m.lookup_init = Some(Some(looked_up.map(i64::from)));
     }
     // Which devices the cases spread over: a request this machine cannot meet is an error before
     // any trial runs.
     match select(&s.devices, &m, s.required.contains(&Cap::Peer)) {
-        Ok(sel) => m.selection = sel,
+        Ok(sel) => m.selection = Some(sel),
         Err(e) => {
             eprintln!("conformance: {e}");
             pre.discard();
@@ -117,7 +117,7 @@ pub fn main() -> ExitCode {
     if !args.list {
         println!(
             "conformance: machine\n{}",
-            crate::report::machine_text::summary(&crate::report::build::machine(&m))
+            crate::report::machine_text::summary(&m.answer())
         );
         if let Some(b) = crate::harness::precondition::broken(&m) {
             eprintln!("conformance: {}", b.text());
@@ -126,10 +126,9 @@ pub fn main() -> ExitCode {
     // Issue 47: a layer that caps the device and counts every process on it counts this run's own
     // processes; where the probe sees a cap the run starts fewer general workers, and says so.
     let cap = m
-        .selection
         .used()
         .into_iter()
-        .filter_map(|d| m.devices.get(d as usize)?.cap())
+        .filter_map(|d| crate::harness::machine::capped(m.devices.get(d as usize)?))
         .next();
     let parallel = match cap {
         Some((reported, physical)) if workers => {
@@ -167,12 +166,12 @@ pub fn main() -> ExitCode {
     });
     // The suite's own footprint, sampled from NVML on its first device while the run lasts.
     if workers {
-        let first = m.selection.used().into_iter().find_map(|d| m.devices.get(d as usize));
-        crate::harness::footprint::watch(first.map(|d| d.pci_bus_id.as_str()));
+        let first = m.used().into_iter().find_map(|d| m.devices.get(d as usize));
+        crate::harness::footprint::watch(first.and_then(|d| d.pci_bus_id.as_deref()));
     }
     let mut cases: Vec<Arc<Case>> = templates
         .iter()
-        .flat_map(|c| c.spread(&m.selection))
+        .flat_map(|c| c.spread(m.selection()))
         .map(Arc::new)
         .collect();
     // Every entry of an expectation file must name a trial of this run; its selectors match this
@@ -227,7 +226,7 @@ pub fn main() -> ExitCode {
         extra: Default::default(),
     });
     if let (Some(w), false) = (&first_wait, args.list) {
-        let first = m.first_work.map(|f| (f.first_s, f.again_s));
+        let first = m.first_work.as_ref().map(|f| (f.first_s, f.again_s));
         println!("conformance: {}", crate::report::first_wait::text(w, first));
     }
     let room = s.budget.filter(|_| !wait.is_zero());

@@ -29,12 +29,12 @@ pub fn all_cases(settings: &Settings) -> Vec<Case> {
 fn child_machine(settings: &Settings) -> (Machine, Vec<Case>) {
     let m = given_machine(settings).unwrap_or_else(|| {
         let mut m = probe::probe(settings);
-        m.selection = select(&settings.devices.value(), &m, false).unwrap_or_default();
+        m.selection = Some(select(&settings.devices.value(), &m, false).unwrap_or_default());
         m
     });
     let cases = all_cases(settings)
         .iter()
-        .flat_map(|c| c.spread(&m.selection))
+        .flat_map(|c| c.spread(m.selection()))
         .collect();
     (m, cases)
 }
@@ -45,7 +45,7 @@ fn given_machine(settings: &Settings) -> Option<Machine> {
     let path = crate::os::setting(MACHINE_FILE_VAR)?;
     let text = std::fs::read_to_string(path).ok()?;
     let m = Machine::from_json(&serde_json::from_str(&text).ok()?, settings).ok()?;
-    if m.init == 0 {
+    if m.cu_init == 0 {
         // SAFETY: cuInit takes a flags word; 0 is the only defined value.
         let r = unsafe { crate::driver::cu::cuInit(0) };
         if r.0 != 0 {

@@ -175,7 +175,7 @@ pub fn plan(
     // A look-up that initialised the driver leaves the before-cuInit trials nothing to judge; one
     // whose child gave no answer (a layer that crashes on calls before cuInit) fails its own trial
     // and blocks none: each before-cuInit trial then meets the crash itself and names its API.
-    let lookup_blocks = lookup.as_ref().filter(|_| matches!(m.lookup_init, Some(Ok(_))));
+    let lookup_blocks = lookup.as_ref().filter(|_| matches!(m.lookup_init(), Some(Ok(_))));
     // The broken precondition a case relies on, if any: the ordered ones first.
     let blocking = |c: &Case| {
         [broken.as_ref(), lookup_blocks]
@@ -192,7 +192,7 @@ pub fn plan(
     };
     let mut trials = vec![
         precondition_trial(PRECONDITIONS, broken.clone(), blocked_by(&broken), true),
-        precondition_trial(LOOKUP, lookup.clone(), blocked_by(&lookup), m.lookup_init.is_some()),
+        precondition_trial(LOOKUP, lookup.clone(), blocked_by(&lookup), m.lookup_init().is_some()),
         library_reached(m),
     ];
     let mut jobs = Vec::new();

@@ -78,7 +78,7 @@ fn machine() -> &'static conformance::harness::Machine {
         // driver gets its own.
         let settings = conformance::harness::settings::Settings::at_entry();
         let mut m = conformance::harness::probe::probe(&settings);
-        m.selection = select(&Request::Default, &m, false).unwrap_or_default();
+        m.selection = Some(select(&Request::Default, &m, false).unwrap_or_default());
         m
     })
 }

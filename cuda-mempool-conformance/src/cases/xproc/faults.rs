@@ -41,7 +41,7 @@ pub(super) fn cases() -> Vec<Case> {
                 // Short waits: a hung importer must fail the trial in seconds.
                 let spec = Spec {
                     fault: Some(fault),
-                    timeout: crate::driver::deadline::hung_step(e.m.startup_secs),
+                    timeout: crate::driver::deadline::hung_step(e.m.startup_secs()),
                     ..Spec::new(vec![vec![MIB]], 1)
                 };
                 let r = round_trip(e, &spec);

@@ -345,7 +345,7 @@ pub(super) fn rules_answers(env: &Env) -> R<&'static Answers> {
         // With a peer-capable pair, the exporter grants the peer device access before exporting.
         let peer_dev = match env.m.has(Cap::Peer) {
             Ok(()) => {
-                let b = env.m.selection.peer_of(env.dev).ok_or("no peer device")?;
+                let b = env.m.peer_of(env.dev).ok_or("no peer device")?;
                 let d = CUmemAccessDesc {
                     location: mem_location(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, b),
                     flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,

@@ -87,7 +87,7 @@ pub fn entry(v: Option<&str>) -> Result<Entry, String> {
         format!(
             "{ENTRY_VAR}={v:?}: expected one of {} (how the suite resolves the driver's entry points; default \
              proc-address)",
-            Entry::all().map(Entry::name).collect::<Vec<_>>().join(", ")
+            Entry::ALL.map(Entry::name).join(", ")
         )
     })
 }

@@ -112,7 +112,7 @@ fn library(r: &model::Report, driver: &str) -> (String, bool) {
         .chain(
             r.provenance
                 .iter()
-                .flat_map(|p| &p.environment)
+                .flat_map(|p| &p.run.environment)
                 .filter(|(k, v)| k == LIBCUDA_VAR && !v.is_empty())
                 .map(|(_, v)| v),
         )
@@ -151,7 +151,7 @@ impl Origin {
         let settings = r
             .provenance
             .iter()
-            .flat_map(|p| &p.environment)
+            .flat_map(|p| &p.run.environment)
             .filter(|(k, _)| k.starts_with("CONFORMANCE_") && !NOT_SETTINGS.contains(&k.as_str()))
             .cloned()
             .collect();
@@ -207,7 +207,7 @@ impl Report {
         let host = r
             .provenance
             .as_ref()
-            .map(|p| p.host.clone())
+            .map(|p| p.run.host.clone())
             .or_else(|| r.machine.provenance.as_ref().map(|p| p.host.clone()))
             .filter(|h| !h.is_empty())
             .unwrap_or_else(|| "?".into());
