@@ -5,7 +5,8 @@
 # package's folder, one after another, each bounded by CAP seconds (a target cut off is marked so).
 # The binaries hold the build machine's paths (CARGO_MANIFEST_DIR, OUT_DIR): where that prefix can be
 # made here it is linked to this checkout, so they find their files as under cargo. Staging writes
-# .gpu/OUT_DIR: the out/ folder's path under the project root.
+# .gpu/OUT_DIR: the out/ folder's path under the project root. The shim's and the fake NVML's
+# libraries are named by their variables too (what a machine without the build tree sets).
 #   Usage: targets.sh CAP [TARGET...]   (default: every staged binary); writes $OUT/targets.txt
 set -u
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -25,6 +26,9 @@ cd "$root/cuda-mempool-conformance"
 for t in "${targets[@]}"; do
   s=$(date +%s.%N)
   CARGO_MANIFEST_DIR=$prefix/cuda-mempool-conformance CARGO_PKG_NAME=conformance \
+    CONFORMANCE_SHIM_SO=$root/.gpu/out/libmisbehave.so CONFORMANCE_SHIM_SO_PROC_ONLY=$root/.gpu/out/libmisbehave-proc-only.so \
+    CONFORMANCE_SHIM_SO_NO_PROC_ADDRESS=$root/.gpu/out/libmisbehave-no-proc-address.so \
+    CONFORMANCE_FAKE_NVML_SO=$root/.gpu/out/libfake-nvml.so \
     timeout -k 5 "$CAP" "$root/.gpu/bin/$t" > "$OUT/targets/$t.log" 2>&1
   rc=$?
   e=$(date +%s.%N)

@@ -16,8 +16,11 @@ fn hand_made(k_n: Option<(usize, usize)>, device: &str, host: &str, trials: &[(&
         date: Some("2026-11-26 10:00:00 UTC".into()),
         driver: Some("580.159.04".into()),
         provenance: Some(model::Provenance {
-            host: host.into(),
-            environment: vec![("CONFORMANCE_REPORT_DIR".into(), format!("/out/{host}"))],
+            run: model::RunProvenance {
+                host: host.into(),
+                environment: vec![("CONFORMANCE_REPORT_DIR".into(), format!("/out/{host}"))],
+                ..Default::default()
+            },
             ..Default::default()
         }),
         machine: model::Machine {
@@ -203,7 +206,7 @@ fn hosts_of_one_origin_fold_and_the_one_that_differs_is_named() {
 #[test]
 fn runs_of_other_settings_stay_apart_and_say_so() {
     let mut budget = hand_made(None, "H100", "vm", &[("820::a", "passed")]);
-    budget.provenance.as_mut().unwrap().environment = vec![("CONFORMANCE_RUN_BUDGET".into(), "3".into())];
+    budget.provenance.as_mut().unwrap().run.environment = vec![("CONFORMANCE_RUN_BUDGET".into(), "3".into())];
     let plain = hand_made(None, "H100", "vm", &[("820::a", "passed")]);
     let m = matrix(vec![read(&plain, "plain.json"), read(&budget, "budget.json")]);
     assert_eq!(m.columns.len(), 2);
