@@ -24,9 +24,24 @@ use crate::driver::fail::R;
 use crate::harness::channel::Peer;
 use crate::harness::child::{Role, CHILD_VAR};
 use crate::harness::settings::Settings;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 use std::time::Duration;
+
+/// The words between a worker and a child it keeps, both ways (the child's side in
+/// `cases::xproc::common::serve` and `cases::xproc::kept`), beside the trial's own exchange.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum KeptWord {
+    /// To the child: serve this role (one kept process serves every kept importer role).
+    As { role: String },
+    /// To the child: is nothing of the trial left?
+    Check,
+    /// From a child started ahead: its context is made.
+    Ready,
+    /// From the child, to `Check`: nothing of the trial is left.
+    Clean,
+}
 
 /// The kept children, idle between trials (and those started ahead, which served none yet).
 static IDLE: Mutex<Vec<Peer>> = Mutex::new(Vec::new());
@@ -70,7 +85,8 @@ pub fn take(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take, se
     let p = take_process(&process_role(role), envs, timeout, how, settings)?;
     // A kept importer serves the role each trial names first.
     if process_role(role) != *role {
-        p.chan.send(&json!({"op": "as", "role": role.name()}), None)?;
+        let serve = KeptWord::As { role: role.name() };
+        p.chan.send(&serve, None)?;
     }
     Ok(p)
 }
@@ -145,9 +161,11 @@ pub fn warm(role: &Role, envs: &[(&str, &str)], n: usize, timeout: Duration, set
             p.key = Peer::key_of(role, envs);
             let left = until.saturating_duration_since(std::time::Instant::now());
             p.set_wait(left.max(Duration::from_millis(1)))?;
-            match p.chan.recv() {
-                Ok((m, _)) if m["op"] == "ready" => Ok(p),
-                Ok((m, _)) => Err(p.fail(format!("a child started ahead answered {m}, not ready")).into()),
+            match p.chan.recv_as() {
+                Ok((KeptWord::Ready, _)) => Ok(p),
+                Ok((m, _)) => Err(p
+                    .fail(format!("a child started ahead answered {m:?}, not ready"))
+                    .into()),
                 Err(e) => Err(p.fail(format!("a child started ahead was not ready: {e}")).into()),
             }
         });
@@ -168,9 +186,9 @@ pub fn give_back(p: Peer) -> R {
     if !(p.reusable && keeps()) {
         return p.finish().map(|_| ());
     }
-    let answer = p.chan.send(&json!({"op": "check"}), None).and_then(|()| p.chan.recv());
+    let answer = p.chan.send(&KeptWord::Check, None).and_then(|()| p.chan.recv_as());
     match answer {
-        Ok((m, _)) if m["op"] == "clean" => {
+        Ok((KeptWord::Clean, _)) => {
             IDLE.lock().unwrap_or_else(|p| p.into_inner()).push(p);
             Ok(())
         }
@@ -179,7 +197,7 @@ pub fn give_back(p: Peer) -> R {
         // with the same state and no question asked: the verdict must not depend on the mode).
         Ok((m, _)) => {
             crate::driver::check::note(format!(
-                "the kept importer was not clean after this trial ({m}); it was replaced"
+                "the kept importer was not clean after this trial ({m:?}); it was replaced"
             ));
             drop(p);
             Ok(())
