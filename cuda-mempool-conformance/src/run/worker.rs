@@ -596,3 +596,37 @@ impl Prestarted {
         self.0.lock().unwrap().clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::outcome::{Kind, Outcome};
+    use conformance_model::TrialAnswer;
+
+    /// A worker's answer is taken with its `retire`; anything else it sends back to `run` (a
+    /// message cut short or corrupted, another message, a kind only the coordinator decides) is no
+    /// answer, and says what came instead: the trial fails as broken, the coordinator goes on.
+    #[test]
+    fn a_reply_is_the_trials_answer_or_says_what_came() {
+        let answer = TrialAnswer::new(Outcome::Failed, Kind::Check, "wrong".into());
+        let reply = |answer, retire| Ok(FromWorker::Answered { answer, retire });
+        let (a, retire) = answered(3, reply(answer.clone(), true)).unwrap();
+        assert_eq!(
+            (a.outcome, a.kind, a.message.as_str(), retire),
+            (Outcome::Failed, Kind::Check, "wrong", true)
+        );
+        let leak = TrialAnswer::new(Outcome::Failed, Kind::Leak, String::new());
+        let cut: Result<FromWorker, String> = Err("bad message (EOF while parsing): {\"op\":\"answ".into());
+        for (reply, says) in [
+            (reply(leak, false), "worker 3 answered an answer of kind leak"),
+            (
+                Ok(FromWorker::Pong),
+                "worker 3 answered {\"op\":\"pong\"}, not the trial's answer",
+            ),
+            (cut, "worker 3 answered bad message (EOF while parsing)"),
+        ] {
+            let e = answered(3, reply).unwrap_err();
+            assert!(e.starts_with(says), "{e}");
+        }
+    }
+}
