@@ -38,7 +38,7 @@ pub enum FromWorker {
     /// What a trial came to. `retire`: this is the worker's last answer (a thread of the trial is
     /// stuck inside the driver, or the trial was a crash case that ran in the worker); it exits.
     Answered {
-        answer: TrialAnswer,
+        answer: Box<TrialAnswer>,
         retire: bool,
     },
     /// A start-ahead step is done: `error` says why it did not work, where it did not.
@@ -152,7 +152,7 @@ mod tests {
         }
         let from = [
             FromWorker::Answered {
-                answer: answer(),
+                answer: Box::new(answer()),
                 retire: true,
             },
             FromWorker::Warmed { error: None },

@@ -476,7 +476,7 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                 };
                 let stuck = crate::harness::bounded::stuck();
                 let reply = FromWorker::Answered {
-                    answer: answer.to_message(),
+                    answer: Box::new(answer.to_message()),
                     retire: stuck.is_some() || last,
                 };
                 if chan.send(&reply, None).is_err() {
@@ -550,7 +550,7 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
 /// or why it is none (unreadable, another message, an answer no body can give).
 fn answered(id: usize, reply: Result<FromWorker, String>) -> Result<(Answer, bool), String> {
     match reply {
-        Ok(FromWorker::Answered { answer, retire }) => Answer::from_message(answer)
+        Ok(FromWorker::Answered { answer, retire }) => Answer::from_message(*answer)
             .map(|a| (a, retire))
             .map_err(|e| format!("worker {id} answered {e}")),
         other => Err(format!("worker {id} answered {}, not the trial's answer", said(&other))),
@@ -609,7 +609,12 @@ mod tests {
     #[test]
     fn a_reply_is_the_trials_answer_or_says_what_came() {
         let answer = TrialAnswer::new(Outcome::Failed, Kind::Check, "wrong".into());
-        let reply = |answer, retire| Ok(FromWorker::Answered { answer, retire });
+        let reply = |answer, retire| {
+            Ok(FromWorker::Answered {
+                answer: Box::new(answer),
+                retire,
+            })
+        };
         let (a, retire) = answered(3, reply(answer.clone(), true)).unwrap();
         assert_eq!(
             (a.outcome, a.kind, a.message.as_str(), retire),
