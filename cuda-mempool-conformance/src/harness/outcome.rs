@@ -251,8 +251,9 @@ mod tests {
             ..moved
         };
         let j = serde_json::to_value(&full).unwrap();
-        assert_eq!(j["turn"], "exclusive");
-        assert_eq!(j["children"][0]["span"], serde_json::json!([10.5, 11.5]));
+        let written = serde_json::json!({"worker": "general 2", "wait_s": 0.1, "turn": "exclusive",
+            "settle_s": 0.25, "children": [{"role": "ipc-import", "span": [10.5, 11.5]}]});
+        assert_eq!(j, written);
         assert_eq!(serde_json::from_value::<Timing>(j).unwrap(), full);
         let bare = serde_json::from_str(r#"{"outcome": "passed", "kind": "plain"}"#).unwrap();
         assert_eq!(Answer::from_message(bare).unwrap().timing, Timing::default());
