@@ -327,6 +327,7 @@ pub fn cases() -> Vec<Case> {
                 observed: code_name(r),
                 ok: r == d.observed,
                 deviation: Some(d.id.to_string()),
+                ..Default::default()
             });
             if r != d.observed {
                 blame::set(829);

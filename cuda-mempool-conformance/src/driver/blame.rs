@@ -14,9 +14,7 @@
 //! groups failures by it (`report::causes`): a vendor reads one line per cause, not one per trial.
 
 use crate::driver::cu::CUresult;
-use conformance_model::Answer;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use conformance_model::{Answer, FailureCause};
 use std::cell::{Cell, RefCell};
 
 thread_local! {
@@ -106,18 +104,32 @@ impl Cause {
             answer,
         }
     }
-    /// `{"api": 822, "call": "cuMemFreeAsync", "answer": "code", "value": -1}`.
-    pub fn to_json(&self) -> Value {
-        json!({"api": self.api, "call": self.call, "answer": self.answer.as_str(), "value": self.answer.value()})
+    /// The cause as the model keeps it (report.json's `cause`, a worker's answer's): the one
+    /// place the driver's typed cause becomes the model's.
+    pub fn to_model(&self) -> FailureCause {
+        FailureCause {
+            api: self.api.map(u64::from),
+            call: self.call.clone(),
+            answer: self.answer.name(),
+            value: self.answer.value().map(i64::from),
+            extra: Default::default(),
+        }
     }
-    /// The cause `to_json` wrote; None for anything else (null, an unknown answer).
-    pub fn from_json(j: &Value) -> Option<Cause> {
-        let value = j["value"].as_i64().map(|v| v as i32);
-        let answer = Answered::from_parts(Answer::deserialize(&j["answer"]).ok()?, value)?;
+    /// The cause the model's `c` says; None where it says none that can be (a code or a signal
+    /// without its value, a value or an API out of range).
+    pub fn from_model(c: &FailureCause) -> Option<Cause> {
+        let value = match c.value {
+            Some(v) => Some(i32::try_from(v).ok()?),
+            None => None,
+        };
+        let api = match c.api {
+            Some(a) => Some(u32::try_from(a).ok()?),
+            None => None,
+        };
         Some(Cause {
-            api: j["api"].as_u64().map(|a| a as u32),
-            call: j["call"].as_str().map(String::from),
-            answer,
+            api,
+            call: c.call.clone(),
+            answer: Answered::from_parts(c.answer, value)?,
         })
     }
 }
@@ -219,7 +231,7 @@ mod tests {
         assert_eq!(cause(), None);
     }
     #[test]
-    fn entry_points_and_json() {
+    fn entry_points_and_the_model() {
         assert_eq!(entry_point("cuMemAllocAsync_ptsz(stream 0)"), "cuMemAllocAsync_ptsz");
         assert_eq!(entry_point("sync per-thread"), "sync per-thread");
         assert_eq!(entry_point("cudaless cuStreamSynchronize"), "cuStreamSynchronize");
@@ -229,8 +241,17 @@ mod tests {
             Cause::died(None, &None),
             Cause::hung(&Some((822, "cuMemFreeAsync".into()))),
         ] {
-            assert_eq!(Cause::from_json(&c.to_json()), Some(c));
+            assert_eq!(Cause::from_model(&c.to_model()), Some(c));
         }
-        assert_eq!(Cause::from_json(&Value::Null), None);
+        let no_value = FailureCause {
+            answer: Answer::Signal,
+            ..FailureCause::default()
+        };
+        assert_eq!(Cause::from_model(&no_value), None);
+        let too_big = FailureCause {
+            value: Some(i64::MAX),
+            ..FailureCause::default()
+        };
+        assert_eq!(Cause::from_model(&too_big), None);
     }
 }

@@ -43,13 +43,13 @@ pub fn ok(what: &str, r: CUresult) -> R {
 /// cause (`blame::answered`).
 pub fn expect(what: &str, got: CUresult, want: CUresult) -> R {
     crate::driver::observe::record_with(|| crate::driver::observe::Observation {
-        api: crate::driver::blame::api_of(what),
+        api: crate::driver::blame::api_of(what).map(u64::from),
         call: what.to_string(),
         documented: code_name(want),
         expected: code_name(want),
         observed: code_name(got),
         ok: got == want,
-        deviation: None,
+        ..Default::default()
     });
     if got == want {
         Ok(())

@@ -493,13 +493,14 @@ pub fn expect_code(id: &str, what: &str, got: CUresult) -> R {
     let documented = d.documented_text();
     let code_name = |c: CUresult| d.answer_text(c);
     record(Observation {
-        api: crate::driver::blame::api_of(what),
+        api: crate::driver::blame::api_of(what).map(u64::from),
         call: what.to_string(),
         documented: documented.clone(),
         expected: code_name(want),
         observed: code_name(got),
         ok: matches!(judged, Judged::Pass | Judged::Known),
         deviation: Some(id.to_string()),
+        ..Observation::default()
     });
     let driver = driver_text();
     let seen = format!(

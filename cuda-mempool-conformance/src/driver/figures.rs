@@ -88,13 +88,14 @@ pub fn check_figure(id: &str, measured: u64) -> R {
         Calibration::Uncalibrated => "uncalibrated (no reference for this model and branch)".to_string(),
     };
     record(Observation {
-        api: Some(f.api),
+        api: Some(f.api.into()),
         call: format!("figure `{id}`: {}", f.what),
         documented: "(the documentation is silent)".into(),
         expected,
         observed: measured.to_string(),
         ok: !matches!(c, Calibration::Differs(_)),
         deviation: Some(format!("figure:{id}")),
+        ..Observation::default()
     });
     let refs: Vec<String> = f
         .references

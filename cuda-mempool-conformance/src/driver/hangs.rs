@@ -94,7 +94,7 @@ pub fn expect_hang(id: &str, what: &str, after: std::time::Duration) -> R {
         h.decided_by
     );
     record(Observation {
-        api: Some(h.api),
+        api: Some(h.api.into()),
         call: what.to_string(),
         documented: "(an answer)".into(),
         expected: if verified {
@@ -105,6 +105,7 @@ pub fn expect_hang(id: &str, what: &str, after: std::time::Duration) -> R {
         observed: observed.clone(),
         ok: !strict(),
         deviation: Some(id.to_string()),
+        ..Observation::default()
     });
     if strict() {
         crate::driver::blame::set(h.api);

@@ -2,24 +2,17 @@
 //! short form, the documented answer, the answer expected from this driver, the answer observed
 //! (code name and number; the value, for attribute and access reads) and whether they agreed. They
 //! travel with the trial's result into report.json, where `--diff` compares them call by call.
+//!
+//! An observation is the model's (`conformance_model::Observation`), built here as the report and
+//! a worker's answer carry it: nothing copies it on the way. Building one costs no more than a
+//! type of the driver's own would (its `extra` is an empty map, which allocates nothing), and only
+//! the first `KEEP` of a trial are built at all.
 
-use serde_json::{json, Value};
+pub use conformance_model::Observation;
 use std::cell::RefCell;
 
 /// At most this many observations are kept per trial (the first ones; the rest are counted).
 const KEEP: usize = 64;
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Observation {
-    pub api: Option<u32>,
-    pub call: String,
-    pub documented: String,
-    pub expected: String,
-    pub observed: String,
-    pub ok: bool,
-    /// The scoped driver deviation this check follows (`driver/departures.rs`), if any.
-    pub deviation: Option<String>,
-}
 
 thread_local! {
     static LOG: RefCell<(Vec<Observation>, usize)> = const { RefCell::new((Vec::new(), 0)) };
@@ -47,37 +40,15 @@ pub fn record_with(make: impl FnOnce() -> Observation) {
 /// A successful read and the value it gave (an attribute, an access flag).
 pub fn value(call: String, observed: String) {
     record(Observation {
-        api: crate::driver::blame::api_of(&call),
+        api: crate::driver::blame::api_of(&call).map(u64::from),
         call,
-        documented: String::new(),
-        expected: String::new(),
         observed,
         ok: true,
-        deviation: None,
+        ..Observation::default()
     });
 }
 
 /// The trial's observations so far (and forget them), with how many were dropped past the limit.
 pub fn take() -> (Vec<Observation>, usize) {
     LOG.with(|l| std::mem::take(&mut *l.borrow_mut()))
-}
-
-impl Observation {
-    pub fn to_json(&self) -> Value {
-        json!({"api": self.api, "call": self.call, "documented": self.documented,
-            "expected": self.expected, "observed": self.observed, "ok": self.ok,
-            "deviation": self.deviation})
-    }
-    pub fn from_json(j: &Value) -> Observation {
-        let s = |k: &str| j[k].as_str().unwrap_or("").to_string();
-        Observation {
-            api: j["api"].as_u64().map(|a| a as u32),
-            call: s("call"),
-            documented: s("documented"),
-            expected: s("expected"),
-            observed: s("observed"),
-            ok: j["ok"].as_bool().unwrap_or(false),
-            deviation: j["deviation"].as_str().map(String::from),
-        }
-    }
 }

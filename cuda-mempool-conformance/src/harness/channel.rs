@@ -1,6 +1,10 @@
 //! A message channel to a child process of this same binary: a SOCK_SEQPACKET socketpair (message
 //! boundaries kept, no path in the filesystem), JSON messages, at most one fd per message passed
 //! with SCM_RIGHTS, and a receive timeout on every wait. The child is always reaped.
+//!
+//! Messages are typed: any `Serialize` is sent, and a message is read as the type its conversation
+//! speaks (`poll_as`, `recv_as`: a worker's `conformance_model::protocol`, a shared child's
+//! [`Step`]s); one that does not read as that type is named as such, never taken for another.
 
 use crate::driver::crumb::Crumb;
 use crate::driver::fail::R;
@@ -10,6 +14,8 @@ use nix::sys::socket::{
     MsgFlags, Shutdown, SockFlag, SockType,
 };
 use nix::sys::time::TimeVal;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -40,13 +46,13 @@ impl Channel {
         Channel::new(sock, crate::driver::deadline::trial())
     }
 
-    pub fn send(&self, msg: &Value, fd: Option<RawFd>) -> R {
+    pub fn send(&self, msg: &impl Serialize, fd: Option<RawFd>) -> R {
         let bytes = serde_json::to_vec(msg).map_err(|e| e.to_string())?;
         let iov = [IoSlice::new(&bytes)];
         let fds = fd.map(|f| [f]);
         let cmsgs: Vec<ControlMessage> = fds.as_ref().map(|f| ControlMessage::ScmRights(f)).into_iter().collect();
         sendmsg::<()>(self.sock.as_raw_fd(), &iov, &cmsgs, MsgFlags::empty(), None)
-            .map_err(|e| format!("sending {}: {e}", msg.get("op").unwrap_or(&Value::Null)))?;
+            .map_err(|e| format!("sending {}: {e}", excerpt(&bytes)))?;
         Ok(())
     }
 
@@ -57,8 +63,22 @@ impl Channel {
     }
 
     /// The next message, or why there is none: the wait ran out, or the other side is gone.
-    /// (`recv` answers [`CLOSED`] for the latter.)
+    /// (`recv` answers [`CLOSED`] for the latter.) One that is no JSON is an error.
     pub fn poll(&self) -> Got {
+        self.poll_as::<Value>().then(|m, fd| match m {
+            Ok(m) => Got::Msg(m, fd),
+            Err(e) => Got::Error(e),
+        })
+    }
+
+    /// The next message read as a `T` (`Err`: why what arrived is none: cut short, corrupted, or
+    /// of another conversation), or why there is none.
+    pub fn poll_as<T: DeserializeOwned>(&self) -> Got<Result<T, String>> {
+        self.next().then(|bytes, fd| Got::Msg(read(&bytes), fd))
+    }
+
+    /// The next message's bytes and the fd it carried, or why there is none.
+    fn next(&self) -> Got<Vec<u8>> {
         let mut buf = vec![0u8; MAX_MSG];
         let mut cmsg = nix::cmsg_space!([RawFd; 2]);
         let (n, fds) = loop {
@@ -93,25 +113,29 @@ impl Channel {
         if n == 0 {
             return Got::Closed;
         }
-        match serde_json::from_slice(&buf[..n]) {
-            Ok(msg) => Got::Msg(msg, fds.into_iter().next()),
-            Err(e) => Got::Error(format!("bad message: {e}")),
-        }
+        buf.truncate(n);
+        Got::Msg(buf, fds.into_iter().next())
     }
 
     /// The next message (and the fd it carried), within the channel's timeout. A message that
-    /// reports an error becomes this side's error (and its blame, if it names one, this side's).
+    /// reports an error ([`Channel::send_error`]) becomes this side's error (and its blame, if it
+    /// names one, this side's).
     pub fn recv(&self) -> R<(Value, Option<OwnedFd>)> {
+        self.recv_as()
+    }
+
+    /// [`Channel::recv`], the message read as a `T`: one that is none is an error saying so.
+    pub fn recv_as<T: DeserializeOwned>(&self) -> R<(T, Option<OwnedFd>)> {
         let start = Instant::now();
-        match self.poll() {
-            Got::Msg(msg, fd) => {
-                if let Some(err) = msg.get("error").and_then(Value::as_str) {
-                    if let Some(api) = msg.get("blame").and_then(Value::as_u64) {
-                        crate::driver::blame::set(api as u32);
+        match self.next() {
+            Got::Msg(bytes, fd) => {
+                if let Ok(PeerError { error, blame }) = serde_json::from_slice(&bytes) {
+                    if let Some(api) = blame {
+                        crate::driver::blame::set(api);
                     }
-                    return Err(format!("peer reported: {err}").into());
+                    return Err(format!("peer reported: {error}").into());
                 }
-                Ok((msg, fd))
+                Ok((read(&bytes)?, fd))
             }
             Got::Timeout => Err(format!("no message within {} s", start.elapsed().as_secs()).into()),
             Got::Closed => Err(CLOSED.into()),
@@ -143,12 +167,11 @@ impl Channel {
                     return Some(e.to_string());
                 }
             }
-            match self.recv() {
-                Ok((m, _)) if m["op"] == "answer" => {
-                    into.insert(m["key"].as_str().unwrap_or("").to_string(), m["value"].clone());
+            match self.recv_as::<Step>() {
+                Ok((Step::Answer { key, value }, _)) => {
+                    into.insert(key, value);
                 }
-                Ok((m, _)) if m["op"] == "done" => return None,
-                Ok((m, _)) => return Some(format!("unexpected message {m}")),
+                Ok((Step::Done, _)) => return None,
                 Err(e) => return Some(e.to_string()),
             }
         }
@@ -163,18 +186,79 @@ impl Channel {
     /// Report an error to the other side, with the API this side holds responsible, if any.
     pub fn send_error(&self, e: &str) {
         let _ = self.send(
-            &serde_json::json!({"error": e, "blame": crate::driver::blame::get()}),
+            &PeerError {
+                error: e.to_string(),
+                blame: crate::driver::blame::get(),
+            },
             None,
         );
     }
 }
 
 /// What a wait for a message came to.
-pub enum Got {
-    Msg(Value, Option<OwnedFd>),
+pub enum Got<T = Value> {
+    Msg(T, Option<OwnedFd>),
     Timeout,
     Closed,
     Error(String),
+}
+
+impl<T> Got<T> {
+    /// A message made into what `f` makes of it; no message stays as it was.
+    fn then<U>(self, f: impl FnOnce(T, Option<OwnedFd>) -> Got<U>) -> Got<U> {
+        match self {
+            Got::Msg(m, fd) => f(m, fd),
+            Got::Timeout => Got::Timeout,
+            Got::Closed => Got::Closed,
+            Got::Error(e) => Got::Error(e),
+        }
+    }
+}
+
+/// `bytes` read as a `T`, or why they are none (with how they start, to be recognised).
+fn read<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    serde_json::from_slice(bytes).map_err(|e| format!("bad message ({e}): {}", excerpt(bytes)))
+}
+
+/// A message's text as a failure message quotes it: its first 200 characters.
+fn excerpt(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    match text.char_indices().nth(200) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.into_owned(),
+    }
+}
+
+/// What a side sends instead of a message when it fails ([`Channel::send_error`]): why, and the
+/// API it holds responsible, if any.
+#[derive(Serialize, Deserialize)]
+struct PeerError {
+    error: String,
+    #[serde(default)]
+    blame: Option<u32>,
+}
+
+/// A shared child's messages while it answers a trial's steps ([`Channel::answers_until_done`]):
+/// one step's answer (`{"op": "answer", "key", "value"}`), or the end (`{"op": "done"}`).
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum Step {
+    Answer {
+        #[serde(default)]
+        key: String,
+        #[serde(default)]
+        value: Value,
+    },
+    Done,
+}
+
+/// A step a shared child did not answer, as its answers keep it: why, and the API held
+/// responsible (it died or hung there), if any.
+#[derive(Serialize, Deserialize)]
+pub struct LostStep {
+    pub lost: String,
+    #[serde(default)]
+    pub blame: Option<u32>,
 }
 
 /// Start this binary in `role` with a channel to it at fd 3 and, if given, a breadcrumb file at fd 4
@@ -203,9 +287,9 @@ pub fn step_answer(answers: &std::collections::BTreeMap<String, Value>, key: &st
     let v = answers
         .get(key)
         .ok_or_else(|| format!("{who} gave no answer for step {key}"))?;
-    if let Some(lost) = v["lost"].as_str() {
-        if let Some(api) = v["blame"].as_u64() {
-            crate::driver::blame::set(api as u32);
+    if let Ok(LostStep { lost, blame }) = LostStep::deserialize(v) {
+        if let Some(api) = blame {
+            crate::driver::blame::set(api);
         }
         return Err(lost.into());
     }
@@ -423,5 +507,73 @@ mod tests {
         assert!(start.elapsed() < Duration::from_secs(2), "waited {:?}", start.elapsed());
         child.send(&serde_json::json!({"op": "done"}), None).unwrap();
         assert_eq!(parent.answers_until_done(&mut got), None);
+    }
+
+    fn send_raw(c: &Channel, bytes: &[u8]) {
+        sendmsg::<()>(c.sock.as_raw_fd(), &[IoSlice::new(bytes)], &[], MsgFlags::empty(), None).unwrap();
+    }
+
+    /// A message that does not read as its conversation's type (cut short by a writer killed
+    /// mid-message, corrupted, or of another shape) is named as such, never taken for another,
+    /// and the conversation goes on with the next; a peer's error becomes this side's, its blame too.
+    #[test]
+    fn unreadable_messages_are_named_never_taken() {
+        use conformance_model::FromWorker;
+        let (parent, child) = pair();
+        send_raw(&child, br#"{"op":"answered","answer":{"outcome":"pas"#);
+        child
+            .send(&serde_json::json!({"op": "answered", "retire": false}), None)
+            .unwrap();
+        child.send(&FromWorker::Pong, None).unwrap();
+        for _ in 0..2 {
+            match parent.poll_as::<FromWorker>() {
+                Got::Msg(Err(e), _) => assert!(e.starts_with("bad message") && e.contains("answered"), "{e}"),
+                _ => panic!("an unreadable message was taken"),
+            }
+        }
+        assert!(matches!(
+            parent.poll_as::<FromWorker>(),
+            Got::Msg(Ok(FromWorker::Pong), _)
+        ));
+        send_raw(&child, b"\xff not json");
+        assert!(matches!(parent.poll(), Got::Error(e) if e.starts_with("bad message")));
+
+        crate::driver::blame::reset();
+        child
+            .send(&serde_json::json!({"error": "it broke", "blame": 822}), None)
+            .unwrap();
+        let e = parent.recv().unwrap_err().to_string();
+        assert!(e.contains("peer reported: it broke"), "{e}");
+        assert_eq!(crate::driver::blame::get(), Some(822));
+        crate::driver::blame::reset();
+
+        child.send(&serde_json::json!({"op": "shrug"}), None).unwrap();
+        let mut got = std::collections::BTreeMap::new();
+        let ended = parent.answers_until_done(&mut got).unwrap();
+        assert!(ended.contains("bad message") && ended.contains("shrug"), "{ended}");
+        drop(child);
+        assert!(matches!(parent.poll_as::<FromWorker>(), Got::Closed));
+    }
+
+    /// A lost step is an error with its blame; any other value is the step's answer.
+    #[test]
+    fn lost_steps_are_errors() {
+        let mut a = std::collections::BTreeMap::new();
+        a.insert("kept".to_string(), serde_json::json!({"code": 0}));
+        let lost = LostStep {
+            lost: "the child died".into(),
+            blame: Some(830),
+        };
+        a.insert("gone".to_string(), serde_json::to_value(lost).unwrap());
+        crate::driver::blame::reset();
+        assert_eq!(step_answer(&a, "kept", "it").unwrap(), serde_json::json!({"code": 0}));
+        assert_eq!(crate::driver::blame::get(), None);
+        assert_eq!(step_answer(&a, "gone", "it").unwrap_err().to_string(), "the child died");
+        assert_eq!(crate::driver::blame::get(), Some(830));
+        assert!(step_answer(&a, "never", "it")
+            .unwrap_err()
+            .to_string()
+            .contains("no answer"));
+        crate::driver::blame::reset();
     }
 }

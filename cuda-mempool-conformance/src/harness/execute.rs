@@ -200,16 +200,9 @@ pub const MACHINE_FILE_VAR: &str = "CONFORMANCE_CHILD_MACHINE";
 pub fn execute_in_child(case: &Case, m: &crate::harness::Machine, timeout: Duration) -> Answer {
     let start = Instant::now();
     let broken = |message: String, blame: Option<u32>| Answer {
-        outcome: Outcome::Failed,
-        kind: Kind::Broken,
-        message,
         blame: blame.filter(|b| Some(*b) != case.group.api()),
-        cause: None,
         secs: start.elapsed().as_secs_f64(),
-        notes: vec![],
-        observations: vec![],
-        calls: None,
-        timing: Default::default(),
+        ..Answer::new(Outcome::Failed, Kind::Broken, message)
     };
     // The machine as this process knows it: the child reads it instead of probing again (a probe
     // costs about 0.25 s, on the critical path of the graph caps trials).
@@ -244,9 +237,7 @@ pub fn execute_in_child(case: &Case, m: &crate::harness::Machine, timeout: Durat
     };
     let inside = out.inside.as_ref().map(|(api, call)| (*api, call.clone()));
     let mut answer = match (out.timed_out, out.signal(), out.last_json()) {
-        (false, None, Some(line)) => serde_json::from_str(line)
-            .map_err(|e| e.to_string())
-            .and_then(|j| Answer::from_json(&j))
+        (false, None, Some(line)) => Answer::from_line(line)
             .unwrap_or_else(|e| broken(format!("its own process answered no result ({e})"), None)),
         _ => {
             let tail: Vec<&str> = out.stderr.lines().rev().take(5).collect();

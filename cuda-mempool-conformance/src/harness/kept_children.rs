@@ -29,6 +29,21 @@ use serde_json::Value;
 use std::sync::Mutex;
 use std::time::Duration;
 
+/// The words between a worker and a child it keeps, both ways (the child's side in
+/// `cases::xproc::common::serve` and `cases::xproc::kept`), beside the trial's own exchange.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum KeptWord {
+    /// To the child: serve this role (one kept process serves every kept importer role).
+    As { role: String },
+    /// To the child: is nothing of the trial left?
+    Check,
+    /// From a child started ahead: its context is made.
+    Ready,
+    /// From the child, to `Check`: nothing of the trial is left.
+    Clean,
+}
+
 /// The kept children, idle between trials (and those started ahead, which served none yet).
 static IDLE: Mutex<Vec<Peer>> = Mutex::new(Vec::new());
 
@@ -36,32 +51,10 @@ static IDLE: Mutex<Vec<Peer>> = Mutex::new(Vec::new());
 /// for its first trial as long as a kept child waits for its next.
 pub const READY_VAR: &str = "CONFORMANCE_CHILD_READY";
 
-/// What a worker and a kept child say around the child's trials (the child's side in
-/// `cases::xproc::common::serve` and `cases::vaspace::child`): `{"op": "ready"}`, `{"op": "as",
-/// "role": ROLE}`, `{"op": "check"}`, `{"op": "clean"}`.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub enum KeptMsg {
-    /// The child, started ahead ([`READY_VAR`]): its context is made.
-    Ready,
-    /// The parent, to a kept importer before each trial: the role (its name) it takes for it.
-    As { role: String },
-    /// The parent, after a trial: whether the child is clean.
-    Check,
-    /// The child: it is.
-    Clean,
-}
-
-impl KeptMsg {
-    /// The message as the channel sends it.
-    pub fn json(&self) -> Value {
-        // An enum of strings is always JSON.
-        serde_json::to_value(self).unwrap_or_default()
-    }
-
-    /// `m` as one of these, if it is one.
-    pub fn of(m: &Value) -> Option<KeptMsg> {
-        KeptMsg::deserialize(m).ok()
+impl KeptWord {
+    /// `m` as one of these, if it is one (the child's side reads the channel untyped).
+    pub fn of(m: &Value) -> Option<KeptWord> {
+        KeptWord::deserialize(m).ok()
     }
 }
 
@@ -100,7 +93,8 @@ pub fn take(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take, se
     let p = take_process(&process_role(role), envs, timeout, how, settings)?;
     // A kept importer serves the role each trial names first.
     if process_role(role) != *role {
-        p.chan.send(&KeptMsg::As { role: role.name() }.json(), None)?;
+        let serve = KeptWord::As { role: role.name() };
+        p.chan.send(&serve, None)?;
     }
     Ok(p)
 }
@@ -175,9 +169,11 @@ pub fn warm(role: &Role, envs: &[(&str, &str)], n: usize, timeout: Duration, set
             p.key = Peer::key_of(role, envs);
             let left = until.saturating_duration_since(std::time::Instant::now());
             p.set_wait(left.max(Duration::from_millis(1)))?;
-            match p.chan.recv() {
-                Ok((m, _)) if KeptMsg::of(&m) == Some(KeptMsg::Ready) => Ok(p),
-                Ok((m, _)) => Err(p.fail(format!("a child started ahead answered {m}, not ready")).into()),
+            match p.chan.recv_as() {
+                Ok((KeptWord::Ready, _)) => Ok(p),
+                Ok((m, _)) => Err(p
+                    .fail(format!("a child started ahead answered {m:?}, not ready"))
+                    .into()),
                 Err(e) => Err(p.fail(format!("a child started ahead was not ready: {e}")).into()),
             }
         });
@@ -198,9 +194,9 @@ pub fn give_back(p: Peer) -> R {
     if !(p.reusable && keeps()) {
         return p.finish().map(|_| ());
     }
-    let answer = p.chan.send(&KeptMsg::Check.json(), None).and_then(|()| p.chan.recv());
+    let answer = p.chan.send(&KeptWord::Check, None).and_then(|()| p.chan.recv_as());
     match answer {
-        Ok((m, _)) if KeptMsg::of(&m) == Some(KeptMsg::Clean) => {
+        Ok((KeptWord::Clean, _)) => {
             IDLE.lock().unwrap_or_else(|p| p.into_inner()).push(p);
             Ok(())
         }
@@ -209,7 +205,7 @@ pub fn give_back(p: Peer) -> R {
         // with the same state and no question asked: the verdict must not depend on the mode).
         Ok((m, _)) => {
             crate::driver::check::note(format!(
-                "the kept importer was not clean after this trial ({m}); it was replaced"
+                "the kept importer was not clean after this trial ({m:?}); it was replaced"
             ));
             drop(p);
             Ok(())
@@ -237,29 +233,29 @@ mod tests {
     #[test]
     fn kept_messages_keep_their_text() {
         let all = [
-            (KeptMsg::Ready, json!({"op": "ready"})),
+            (KeptWord::Ready, json!({"op": "ready"})),
             (
-                KeptMsg::As {
+                KeptWord::As {
                     role: "ipc-import".into(),
                 },
                 json!({"op": "as", "role": "ipc-import"}),
             ),
-            (KeptMsg::Check, json!({"op": "check"})),
-            (KeptMsg::Clean, json!({"op": "clean"})),
+            (KeptWord::Check, json!({"op": "check"})),
+            (KeptWord::Clean, json!({"op": "clean"})),
         ];
         for (m, text) in all {
-            assert_eq!(m.json(), text);
-            assert_eq!(KeptMsg::of(&text), Some(m.clone()));
-            assert_eq!(KeptMsg::of(&m.json()), Some(m));
+            assert_eq!(serde_json::to_value(&m).unwrap(), text);
+            assert_eq!(KeptWord::of(&text), Some(m.clone()));
+            assert_eq!(KeptWord::of(&serde_json::to_value(&m).unwrap()), Some(m));
         }
-        let parsed: KeptMsg = serde_json::from_str(r#"{"op": "as", "role": "ipc-scenario"}"#).unwrap();
+        let parsed: KeptWord = serde_json::from_str(r#"{"op": "as", "role": "ipc-scenario"}"#).unwrap();
         assert_eq!(
             parsed,
-            KeptMsg::As {
+            KeptWord::As {
                 role: "ipc-scenario".into()
             }
         );
-        assert_eq!(KeptMsg::of(&json!({"op": "as"})), None);
-        assert_eq!(KeptMsg::of(&json!({"op": "verified"})), None);
+        assert_eq!(KeptWord::of(&json!({"op": "as"})), None);
+        assert_eq!(KeptWord::of(&json!({"op": "verified"})), None);
     }
 }

@@ -7,17 +7,16 @@ use crate::driver::blame::Cause;
 use crate::driver::cu::CUdevice;
 use crate::driver::observe::Observation;
 use crate::harness::case::{Group, Per};
-use conformance_model::ExpectedBy;
 pub use conformance_model::{ChildSpan, Kind, Outcome, Timing, Turn};
+use conformance_model::{ExpectedBy, TrialAnswer};
 
-/// The kinds a worker's answer can carry (what a body came to in its own process).
-fn parse_answer(s: &str) -> Option<Kind> {
-    Kind::parse(s).filter(|k| {
-        matches!(
-            k,
-            Kind::Plain | Kind::Check | Kind::Panic | Kind::Departure | Kind::CannotRun | Kind::Broken
-        )
-    })
+/// Whether a process's answer can be of kind `k` (what a body comes to in its own process; the
+/// rest only the coordinator decides).
+fn answerable(k: Kind) -> bool {
+    matches!(
+        k,
+        Kind::Plain | Kind::Check | Kind::Panic | Kind::Departure | Kind::CannotRun | Kind::Broken
+    )
 }
 
 /// One trial's result, for the report.
@@ -103,42 +102,78 @@ pub struct Answer {
     pub timing: Timing,
 }
 impl Answer {
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({"outcome": self.outcome.as_str(), "kind": self.kind.as_str(),
-            "message": self.message, "blame": self.blame, "cause": self.cause.as_ref().map(Cause::to_json),
-            "secs": self.secs, "notes": self.notes,
-            "observations": self.observations.iter().map(|o| o.to_json()).collect::<Vec<_>>(),
-            "calls": self.calls.map(crate::driver::calls::apis),
-            "timing": serde_json::to_value(&self.timing).unwrap_or_default()})
+    /// An answer of `outcome` and `kind` saying `message`, nothing measured.
+    pub fn new(outcome: Outcome, kind: Kind, message: String) -> Answer {
+        Answer {
+            outcome,
+            kind,
+            message,
+            blame: None,
+            cause: None,
+            secs: 0.0,
+            notes: vec![],
+            observations: vec![],
+            calls: None,
+            timing: Timing::default(),
+        }
     }
-    pub fn from_json(j: &serde_json::Value) -> Result<Answer, String> {
+    /// The answer as it travels to the coordinator (`conformance_model::protocol`).
+    pub fn to_message(&self) -> TrialAnswer {
+        TrialAnswer {
+            outcome: self.outcome,
+            kind: self.kind,
+            message: self.message.clone(),
+            blame: self.blame.map(u64::from),
+            cause: self.cause.as_ref().map(Cause::to_model),
+            secs: self.secs,
+            notes: self.notes.clone(),
+            observations: self.observations.clone(),
+            calls: self
+                .calls
+                .map(|m| crate::driver::calls::apis(m).into_iter().map(u64::from).collect()),
+            timing: self.timing.clone(),
+        }
+    }
+    /// The answer a process sent: Err (why) where it is none a body can come to (a kind only the
+    /// coordinator decides, a blame that is no API). A cause the driver cannot type is dropped,
+    /// APIs outside the 14 among its calls too.
+    pub fn from_message(m: TrialAnswer) -> Result<Answer, String> {
+        if !answerable(m.kind) {
+            return Err(format!(
+                "an answer of kind {}, which only the coordinator decides",
+                m.kind
+            ));
+        }
+        let blame = match m.blame {
+            Some(b) => Some(u32::try_from(b).map_err(|_| format!("an answer blaming API {b}"))?),
+            None => None,
+        };
         Ok(Answer {
-            outcome: j["outcome"]
-                .as_str()
-                .and_then(Outcome::parse)
-                .ok_or_else(|| format!("worker answer without an outcome: {j}"))?,
-            kind: j["kind"]
-                .as_str()
-                .and_then(parse_answer)
-                .ok_or_else(|| format!("worker answer without a kind: {j}"))?,
-            message: j["message"].as_str().unwrap_or("").to_string(),
-            blame: j["blame"].as_u64().map(|b| b as u32),
-            cause: Cause::from_json(&j["cause"]),
-            secs: j["secs"].as_f64().unwrap_or(0.0),
-            notes: j["notes"]
-                .as_array()
-                .map(|a| a.iter().filter_map(|n| n.as_str().map(String::from)).collect())
-                .unwrap_or_default(),
-            observations: j["observations"]
-                .as_array()
-                .map(|a| a.iter().map(Observation::from_json).collect())
-                .unwrap_or_default(),
-            calls: j["calls"].as_array().map(|a| {
-                let apis: Vec<u32> = a.iter().filter_map(|x| x.as_u64().map(|x| x as u32)).collect();
+            outcome: m.outcome,
+            kind: m.kind,
+            message: m.message,
+            blame,
+            cause: m.cause.as_ref().and_then(Cause::from_model),
+            secs: m.secs,
+            notes: m.notes,
+            observations: m.observations,
+            calls: m.calls.map(|c| {
+                let apis: Vec<u32> = c.into_iter().filter_map(|a| u32::try_from(a).ok()).collect();
                 crate::driver::calls::mask(&apis)
             }),
-            timing: serde_json::from_value(j["timing"].clone()).unwrap_or_default(),
+            timing: m.timing,
         })
+    }
+    /// The answer as a trial's own process prints it, its last line (`suite::roles`): the message
+    /// in JSON.
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(&self.to_message()).unwrap_or_default()
+    }
+    /// The answer a trial's own process printed ([`Answer::to_line`]), or why the line is none.
+    pub fn from_line(line: &str) -> Result<Answer, String> {
+        serde_json::from_str(line)
+            .map_err(|e| e.to_string())
+            .and_then(Answer::from_message)
     }
 }
 
@@ -204,7 +239,8 @@ mod tests {
             calls: None,
             timing: timing.clone(),
         };
-        let back = Answer::from_json(&a.to_json()).unwrap();
+        let text = serde_json::to_string(&a.to_message()).unwrap();
+        let back = Answer::from_message(serde_json::from_str(&text).unwrap()).unwrap();
         assert_eq!(back.timing, timing);
         let moved = back.timing.shifted(10.0);
         assert_eq!(moved.children[0].span, (10.5, 11.5));
@@ -215,10 +251,40 @@ mod tests {
             ..moved
         };
         let j = serde_json::to_value(&full).unwrap();
-        assert_eq!(j["turn"], "exclusive");
-        assert_eq!(j["children"][0]["span"], serde_json::json!([10.5, 11.5]));
+        let written = serde_json::json!({"worker": "general 2", "wait_s": 0.1, "turn": "exclusive",
+            "settle_s": 0.25, "children": [{"role": "ipc-import", "span": [10.5, 11.5]}]});
+        assert_eq!(j, written);
         assert_eq!(serde_json::from_value::<Timing>(j).unwrap(), full);
-        let old = Answer::from_json(&serde_json::json!({"outcome": "passed", "kind": "plain"})).unwrap();
-        assert_eq!(old.timing, Timing::default());
+        let bare = serde_json::from_str(r#"{"outcome": "passed", "kind": "plain"}"#).unwrap();
+        assert_eq!(Answer::from_message(bare).unwrap().timing, Timing::default());
+    }
+
+    /// What a process answered travels whole (its cause, observations and calls typed), and an
+    /// answer a body cannot give is refused, not taken.
+    #[test]
+    fn answers_travel_whole_and_refuse_what_no_body_answers() {
+        let a = Answer {
+            blame: Some(822),
+            cause: Some(Cause::returned("cuMemFreeAsync(p)", crate::driver::cu::CUresult(1))),
+            observations: vec![Observation {
+                api: Some(822),
+                call: "cuMemFreeAsync(p)".into(),
+                ..Observation::default()
+            }],
+            calls: Some(crate::driver::calls::mask(&[820, 822])),
+            ..Answer::new(Outcome::Failed, Kind::Check, "wrong".into())
+        };
+        let back = Answer::from_message(a.to_message()).unwrap();
+        assert_eq!(
+            (back.blame, &back.cause, &back.observations, back.calls),
+            (a.blame, &a.cause, &a.observations, a.calls)
+        );
+        let leak = TrialAnswer::new(Outcome::Failed, Kind::Leak, String::new());
+        assert!(Answer::from_message(leak).unwrap_err().contains("leak"));
+        let far = TrialAnswer {
+            blame: Some(u64::MAX),
+            ..TrialAnswer::new(Outcome::Failed, Kind::Check, String::new())
+        };
+        assert!(Answer::from_message(far).is_err());
     }
 }

@@ -216,33 +216,13 @@ fn trial(r: &Record) -> model::Trial {
         blame: r.blame.map(u64::from),
         secs: r.secs,
         notes: r.notes.clone(),
-        observations: Some(
-            r.observations
-                .iter()
-                .map(|o| model::Observation {
-                    api: o.api.map(u64::from),
-                    call: o.call.clone(),
-                    documented: o.documented.clone(),
-                    expected: o.expected.clone(),
-                    observed: o.observed.clone(),
-                    ok: o.ok,
-                    deviation: o.deviation.clone(),
-                    extra: Extra::new(),
-                })
-                .collect(),
-        ),
+        observations: Some(r.observations.clone()),
         span: r.span,
         device: Some(r.dev.map(i64::from)),
         calls: r
             .calls
             .map(|m| crate::driver::calls::apis(m).into_iter().map(u64::from).collect()),
-        cause: r.cause.as_ref().map(|c| model::FailureCause {
-            api: c.api.map(u64::from),
-            call: c.call.clone(),
-            answer: c.answer.name(),
-            value: c.answer.value().map(i64::from),
-            extra: Extra::new(),
-        }),
+        cause: r.cause.as_ref().map(crate::driver::blame::Cause::to_model),
         timing: (r.timing != Timing::default()).then(|| r.timing.clone()),
         expected_by: r.expected_by.clone(),
         extra: Extra::new(),

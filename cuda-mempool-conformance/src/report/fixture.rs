@@ -220,13 +220,14 @@ fn timed(r: Record, start: f64, secs: f64, worker: &str) -> Record {
 
 fn check(api: u32, call: &str, expected: &str, observed: &str, ok: bool, deviation: Option<&str>) -> Observation {
     Observation {
-        api: Some(api),
+        api: Some(api.into()),
         call: call.into(),
         documented: "CUDA_ERROR_INVALID_VALUE".into(),
         expected: expected.into(),
         observed: observed.into(),
         ok,
         deviation: deviation.map(String::from),
+        ..Observation::default()
     }
 }
 

@@ -28,10 +28,7 @@ fn run_isolated(case: &Case, timeout: Duration) -> Raw {
                 };
             }
             match (out.signal(), out.last_json()) {
-                (None, Some(line)) => match serde_json::from_str(line)
-                    .map_err(|e| e.to_string())
-                    .and_then(|j| Answer::from_json(&j))
-                {
+                (None, Some(line)) => match Answer::from_line(line) {
                     Ok(a) => Raw::Answer(a),
                     Err(e) => Raw::Broken(e),
                 },

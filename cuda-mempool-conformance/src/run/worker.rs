@@ -3,17 +3,17 @@
 //! costs the trial it was running, nothing more: the coordinator reads its breadcrumb (which API it
 //! was inside) and the last lines it wrote, and starts another.
 //!
-//! Protocol (JSON over the `channel` socket): coordinator → worker `{"op":"machine", ...}` once,
-//! then `{"op":"run","trial":T}` (answered by `{"op":"result", ...}`) any number of times, then
-//! `{"op":"finish"}` (answered by `{"op":"leaks","leaks":[...],"by_lookup":[...]}`, after which the
-//! worker exits).
-//! `{"op":"ping"}`, answered by `{"op":"pong"}`, says it is up: its context made, the machine read.
-//! A result with `"retire": true` is the worker's last: a thread of its trial is stuck inside the
-//! driver (`harness::bounded`), or its trial wanted a process of its own and, being a crash case,
-//! ran in the worker (`Placement::in_worker`); it exits, and the coordinator starts another for the
-//! next trial.
+//! Protocol: the model's typed messages over the `channel` socket (`conformance_model::protocol`):
+//! the coordinator sends `ToWorker::Machine` once, then `Run` (answered by `FromWorker::Answered`)
+//! any number of times, then `Finish` (answered by `Leaks`, after which the worker exits). `Ping`,
+//! answered by `Pong`, says it is up: its context made, the machine read. An answer with `retire`
+//! is the worker's last: a thread of its trial is stuck inside the driver (`harness::bounded`), or
+//! its trial wanted a process of its own and, being a crash case, ran in the worker
+//! (`Placement::in_worker`); it exits, and the coordinator starts another for the next trial. A
+//! reply that is not the answer asked for (unreadable, or another message) fails the trial as
+//! broken and retires the worker too: the conversation is out of step.
 //!
-//! Under the mutation library a result carries `"calls"`: the APIs the trial reached
+//! Under the mutation library an answer carries `calls`: the APIs the trial reached
 //! (`driver::calls`), its own and those of the children it started, which append to a calls file
 //! of this worker's (the coordinator names it, and removes it with the worker).
 
@@ -30,7 +30,7 @@ use crate::harness::placement::InWorker;
 use crate::harness::probe;
 use crate::harness::settings::Settings;
 use crate::run::gates::Queue;
-use serde_json::json;
+use conformance_model::{FromWorker, ToWorker};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
@@ -138,8 +138,10 @@ impl Worker {
 
     fn greet(&mut self, m: &Machine) -> R {
         if !self.greeted {
-            self.chan
-                .send(&json!({"op": "machine", "machine": m.to_json()}), None)?;
+            // The probe's answer (`Machine::to_json`, the machine's one serialisation) as the model
+            // reads it, as the report does.
+            let machine = serde_json::from_value(m.to_json()).map_err(|e| format!("the machine as the model: {e}"))?;
+            self.chan.send(&ToWorker::Machine { machine }, None)?;
             self.greeted = true;
         }
         Ok(())
@@ -186,18 +188,21 @@ impl Worker {
             return self.died_before(e, mark, start);
         }
         self.crumb.clear_last();
-        if let Err(e) = self.chan.send(&json!({"op": "run", "trial": trial}), None) {
+        let run = ToWorker::Run { trial: trial.into() };
+        if let Err(e) = self.chan.send(&run, None) {
             return self.died_before(e, mark, start);
         }
-        match self.chan.poll() {
-            Got::Msg(msg, _) if msg["op"] == "result" => {
-                self.retired = msg["retire"].as_bool().unwrap_or(false);
-                match Answer::from_json(&msg) {
-                    Ok(a) => Raw::Answer(a),
-                    Err(e) => Raw::Broken(e),
+        match self.chan.poll_as() {
+            Got::Msg(reply, _) => match answered(self.id, reply) {
+                Ok((a, retire)) => {
+                    self.retired = retire;
+                    Raw::Answer(a)
                 }
-            }
-            Got::Msg(msg, _) => Raw::Broken(format!("worker {} answered {msg}", self.id)),
+                Err(e) => {
+                    self.retired = true;
+                    Raw::Broken(e)
+                }
+            },
             Got::Timeout => {
                 let inside = self.crumb.read();
                 let _ = self.child.kill();
@@ -219,14 +224,12 @@ impl Worker {
     pub fn warm(&mut self, trial: &str, m: &Machine, deadline: Duration) -> Result<(), Result<String, String>> {
         self.greet(m)
             .and_then(|_| self.chan.set_timeout(deadline))
-            .and_then(|_| self.chan.send(&json!({"op": "warm", "trial": trial}), None))
+            .and_then(|_| self.chan.send(&ToWorker::Warm { trial: trial.into() }, None))
             .map_err(|e| Err(e.to_string()))?;
-        match self.chan.poll() {
-            Got::Msg(msg, _) if msg["op"] == "warmed" => match msg["error"].as_str() {
-                None => Ok(()),
-                Some(e) => Err(Ok(e.to_string())),
-            },
-            Got::Msg(msg, _) => Err(Err(format!("worker {} answered {msg}", self.id))),
+        match self.chan.poll_as() {
+            Got::Msg(Ok(FromWorker::Warmed { error: None }), _) => Ok(()),
+            Got::Msg(Ok(FromWorker::Warmed { error: Some(e) }), _) => Err(Ok(e)),
+            Got::Msg(reply, _) => Err(Err(format!("worker {} answered {}", self.id, said(&reply)))),
             Got::Timeout => Err(Err(format!(
                 "worker {} did not answer within {} s",
                 self.id,
@@ -272,8 +275,8 @@ impl Worker {
         let asked = self
             .greet(m)
             .and_then(|_| self.chan.set_timeout(deadline))
-            .and_then(|_| self.chan.send(&json!({"op": "ping"}), None));
-        asked.is_ok() && matches!(self.chan.poll(), Got::Msg(m, _) if m["op"] == "pong")
+            .and_then(|_| self.chan.send(&ToWorker::Ping, None));
+        asked.is_ok() && matches!(self.chan.poll_as(), Got::Msg(Ok(FromWorker::Pong), _))
     }
 
     /// End the children it keeps (`harness::kept_children::close_all`), waiting at most `deadline`.
@@ -282,8 +285,8 @@ impl Worker {
         let asked = self
             .chan
             .set_timeout(deadline)
-            .and_then(|_| self.chan.send(&json!({"op": "release"}), None));
-        asked.is_ok() && matches!(self.chan.poll(), Got::Msg(m, _) if m["op"] == "released")
+            .and_then(|_| self.chan.send(&ToWorker::Release, None));
+        asked.is_ok() && matches!(self.chan.poll_as(), Got::Msg(Ok(FromWorker::Released), _))
     }
 
     fn died(&mut self, mark: u64, start: Instant) -> Raw {
@@ -326,19 +329,12 @@ impl Worker {
         let id = self.id;
         self.greet(m)?;
         self.chan.set_timeout(deadline)?;
-        self.chan.send(&json!({"op": "finish"}), None)?;
-        let lines = |v: &serde_json::Value| -> Vec<String> {
-            v.as_array()
-                .map(|a| a.iter().filter_map(|l| l.as_str().map(String::from)).collect())
-                .unwrap_or_default()
-        };
-        let answer = match self.chan.poll() {
-            Got::Msg(msg, _) if msg["op"] == "leaks" => Ok(Findings {
-                leaks: lines(&msg["leaks"]),
-                by_lookup: lines(&msg["by_lookup"]),
+        self.chan.send(&ToWorker::Finish, None)?;
+        let answer = match self.chan.poll_as() {
+            Got::Msg(Ok(FromWorker::Leaks { leaks, by_lookup }), _) => {
+                Ok(Findings { leaks, by_lookup }.of(&format!("worker {id}: ")))
             }
-            .of(&format!("worker {id}: "))),
-            Got::Msg(msg, _) => Err(format!("worker {id}: unexpected answer to finish: {msg}")),
+            Got::Msg(reply, _) => Err(format!("worker {id}: unexpected answer to finish: {}", said(&reply))),
             Got::Timeout => {
                 let inside = self.crumb.describe();
                 let _ = self.child.kill();
@@ -397,15 +393,22 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
     };
     let mut state: Option<(Env, WorkerState)> = None;
     loop {
-        let msg = match chan.poll() {
-            Got::Msg(m, _) => m,
+        let msg = match chan.poll_as::<ToWorker>() {
+            Got::Msg(Ok(m), _) => m,
+            Got::Msg(Err(e), _) => {
+                eprintln!("worker: the coordinator sent {e}");
+                return 1;
+            }
             // The coordinator is gone (or waits for something else): nothing left to do.
             Got::Closed | Got::Error(_) => return 0,
             Got::Timeout => continue,
         };
-        match msg["op"].as_str() {
-            Some("machine") => {
-                let m = match Machine::from_json(&msg["machine"], &settings) {
+        match msg {
+            ToWorker::Machine { machine } => {
+                let read = serde_json::to_value(&machine)
+                    .map_err(|e| e.to_string())
+                    .and_then(|j| Machine::from_json(&j, &settings));
+                let m = match read {
                     Ok(m) => m,
                     Err(e) => {
                         eprintln!("worker: {e}");
@@ -435,12 +438,11 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                 let st = WorkerState::start(&env);
                 state = Some((env, st));
             }
-            Some("run") => {
+            ToWorker::Run { trial } => {
                 let Some((env, st)) = state.as_mut() else {
                     eprintln!("worker: asked to run a trial before being told the machine");
                     return 1;
                 };
-                let trial = msg["trial"].as_str().unwrap_or("");
                 // Whether the worker ends after this trial's answer (`last`), besides a stuck thread.
                 let mut last = false;
                 let answer = match cases.iter().find(|c| c.trial_name() == trial) {
@@ -462,28 +464,22 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                         // A thread left stuck in the driver holds it: no leak check (its calls
                         // would wait), and the worker retires once it has answered.
                         if crate::harness::bounded::stuck().is_none() {
-                            st.after_trial(trial);
+                            st.after_trial(&trial);
                         }
                         a
                     }
-                    None => Answer {
-                        outcome: crate::harness::outcome::Outcome::Failed,
-                        kind: crate::harness::outcome::Kind::Broken,
-                        message: format!("the worker knows no case named {trial}"),
-                        blame: None,
-                        cause: None,
-                        secs: 0.0,
-                        notes: vec![],
-                        observations: vec![],
-                        calls: None,
-                        timing: Default::default(),
-                    },
+                    None => Answer::new(
+                        crate::harness::outcome::Outcome::Failed,
+                        crate::harness::outcome::Kind::Broken,
+                        format!("the worker knows no case named {trial}"),
+                    ),
                 };
-                let mut j = answer.to_json();
-                j["op"] = json!("result");
                 let stuck = crate::harness::bounded::stuck();
-                j["retire"] = json!(stuck.is_some() || last);
-                if chan.send(&j, None).is_err() {
+                let reply = FromWorker::Answered {
+                    answer: Box::new(answer.to_message()),
+                    retire: stuck.is_some() || last,
+                };
+                if chan.send(&reply, None).is_err() {
                     return 1;
                 }
                 if let Some(call) = stuck {
@@ -496,10 +492,9 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                     crate::harness::bounded::exit_now(0);
                 }
             }
-            Some("warm") => {
+            ToWorker::Warm { trial } => {
                 // A lane's start-ahead step (`Case::warm`): its answer says only whether it worked
                 // (where it did not, the trials start their own children as they would anyway).
-                let trial = msg["trial"].as_str().unwrap_or("");
                 let done: Result<(), String> = match (state.as_mut(), cases.iter().find(|c| c.trial_name() == trial)) {
                     (Some((env, st)), Some(c)) => match c.warm {
                         Some(f) => {
@@ -515,42 +510,58 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                     (_, None) => Err(format!("the worker knows no case named {trial}")),
                 };
                 let _ = crate::driver::calls::take();
-                if chan.send(&json!({"op": "warmed", "error": done.err()}), None).is_err() {
+                if chan.send(&FromWorker::Warmed { error: done.err() }, None).is_err() {
                     return 1;
                 }
             }
-            Some("ping") => {
-                if chan.send(&json!({"op": "pong"}), None).is_err() {
+            ToWorker::Ping => {
+                if chan.send(&FromWorker::Pong, None).is_err() {
                     return 1;
                 }
             }
-            Some("release") => {
+            ToWorker::Release => {
                 // Its lane is done and it takes general trials: the children kept for the lane end
                 // first (each holds a context; a general trial counting fds or children must not
                 // see one end during it).
                 crate::harness::kept_children::close_all();
-                if chan.send(&json!({"op": "released"}), None).is_err() {
+                if chan.send(&FromWorker::Released, None).is_err() {
                     return 1;
                 }
             }
-            Some("finish") => {
+            ToWorker::Finish => {
                 // The importers kept between trials end first: they are the worker's, not leaks.
                 crate::harness::kept_children::close_all();
                 let found = match state.as_ref() {
                     Some((env, st)) => st.end_check(env),
                     None => Findings::default(),
                 };
-                let _ = chan.send(
-                    &json!({"op": "leaks", "leaks": found.leaks, "by_lookup": found.by_lookup}),
-                    None,
-                );
+                let leaks = FromWorker::Leaks {
+                    leaks: found.leaks,
+                    by_lookup: found.by_lookup,
+                };
+                let _ = chan.send(&leaks, None);
                 return 0;
             }
-            _ => {
-                eprintln!("worker: unexpected message {msg}");
-                return 1;
-            }
         }
+    }
+}
+
+/// What worker `id`'s reply to a trial says: its answer and whether the worker retires after it,
+/// or why it is none (unreadable, another message, an answer no body can give).
+fn answered(id: usize, reply: Result<FromWorker, String>) -> Result<(Answer, bool), String> {
+    match reply {
+        Ok(FromWorker::Answered { answer, retire }) => Answer::from_message(*answer)
+            .map(|a| (a, retire))
+            .map_err(|e| format!("worker {id} answered {e}")),
+        other => Err(format!("worker {id} answered {}, not the trial's answer", said(&other))),
+    }
+}
+
+/// A worker's reply as a failure message quotes it: the message, or why it is none.
+fn said(reply: &Result<FromWorker, String>) -> String {
+    match reply {
+        Ok(m) => serde_json::to_string(m).unwrap_or_else(|e| e.to_string()),
+        Err(e) => e.clone(),
     }
 }
 
@@ -583,5 +594,44 @@ impl Prestarted {
     /// Reap what nobody took.
     pub fn discard(&self) {
         self.0.lock().unwrap().clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::outcome::{Kind, Outcome};
+    use conformance_model::TrialAnswer;
+
+    /// A worker's answer is taken with its `retire`; anything else it sends back to `run` (a
+    /// message cut short or corrupted, another message, a kind only the coordinator decides) is no
+    /// answer, and says what came instead: the trial fails as broken, the coordinator goes on.
+    #[test]
+    fn a_reply_is_the_trials_answer_or_says_what_came() {
+        let answer = TrialAnswer::new(Outcome::Failed, Kind::Check, "wrong".into());
+        let reply = |answer, retire| {
+            Ok(FromWorker::Answered {
+                answer: Box::new(answer),
+                retire,
+            })
+        };
+        let (a, retire) = answered(3, reply(answer.clone(), true)).unwrap();
+        assert_eq!(
+            (a.outcome, a.kind, a.message.as_str(), retire),
+            (Outcome::Failed, Kind::Check, "wrong", true)
+        );
+        let leak = TrialAnswer::new(Outcome::Failed, Kind::Leak, String::new());
+        let cut: Result<FromWorker, String> = Err("bad message (EOF while parsing): {\"op\":\"answ".into());
+        for (reply, says) in [
+            (reply(leak, false), "worker 3 answered an answer of kind leak"),
+            (
+                Ok(FromWorker::Pong),
+                "worker 3 answered {\"op\":\"pong\"}, not the trial's answer",
+            ),
+            (cut, "worker 3 answered bad message (EOF while parsing)"),
+        ] {
+            let e = answered(3, reply).unwrap_err();
+            assert!(e.starts_with(says), "{e}");
+        }
     }
 }

@@ -5,7 +5,7 @@ use super::steps::*;
 use crate::cases::messages::{recv, send, LostStep, StepMsg};
 use crate::cases::prelude::*;
 use crate::harness::channel::{unhex, Channel};
-use crate::harness::kept_children::KeptMsg;
+use crate::harness::kept_children::KeptWord;
 use serde::Serialize;
 use serde_json::Value;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -99,8 +99,8 @@ pub fn child_main(settings: &std::sync::Arc<crate::harness::settings::Settings>)
     if crate::harness::kept_children::started_ahead() {
         let dev = crate::cases::xproc::importer_device();
         early = Some((dev, on(dev)));
-        if let Err(e) =
-            send(&chan, &KeptMsg::Ready, None).and_then(|()| chan.set_timeout(crate::harness::kept_children::KEPT_IDLE))
+        if let Err(e) = send(&chan, &KeptWord::Ready, None)
+            .and_then(|()| chan.set_timeout(crate::harness::kept_children::KEPT_IDLE))
         {
             eprintln!("vaspace: {e}");
             return 1;

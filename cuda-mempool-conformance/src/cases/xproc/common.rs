@@ -4,7 +4,7 @@
 use crate::cases::messages::send;
 use crate::cases::prelude::*;
 use crate::harness::channel::{unhex, Channel, Got};
-use crate::harness::kept_children::KeptMsg;
+use crate::harness::kept_children::KeptWord;
 use std::time::Duration;
 
 pub(super) const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
@@ -203,8 +203,8 @@ fn serve_trials(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) -> i32
     // Started ahead of its trial (`harness::kept_children::warm`): its context is made (`env`), and its
     // first trial may come much later.
     if crate::harness::kept_children::started_ahead() {
-        if let Err(e) =
-            send(&chan, &KeptMsg::Ready, None).and_then(|()| chan.set_timeout(crate::harness::kept_children::KEPT_IDLE))
+        if let Err(e) = send(&chan, &KeptWord::Ready, None)
+            .and_then(|()| chan.set_timeout(crate::harness::kept_children::KEPT_IDLE))
         {
             return fail(&e);
         }
@@ -215,8 +215,8 @@ fn serve_trials(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) -> i32
         }
         match chan.poll() {
             Got::Closed => return 0,
-            Got::Msg(m, _) if KeptMsg::of(&m) == Some(KeptMsg::Check) => {
-                if let Err(e) = clean(&mut fds_after_first).and_then(|()| send(&chan, &KeptMsg::Clean, None)) {
+            Got::Msg(m, _) if KeptWord::of(&m) == Some(KeptWord::Check) => {
+                if let Err(e) = clean(&mut fds_after_first).and_then(|()| send(&chan, &KeptWord::Clean, None)) {
                     return fail(&e);
                 }
                 // Kept: the next trial may come much later; the parent bounds its own waits.

@@ -3,14 +3,14 @@
 use super::common;
 use crate::cases::messages::recv_one;
 use crate::cases::prelude::*;
-use crate::harness::kept_children::KeptMsg;
+use crate::harness::kept_children::KeptWord;
 
 /// Child role `ipc-kept`: one importer process serving every kept role, the role each trial
 /// takes named by its first message (`{"op": "as", "role": ...}`, sent by `harness::kept_children`).
 pub fn kept_main(env: &Env) -> i32 {
     common::serve("kept", env, |env, chan| {
         let (role, _) = recv_one(chan, "as", |m| match m {
-            KeptMsg::As { role } => Some(role),
+            KeptWord::As { role } => Some(role),
             _ => None,
         })?;
         match Role::parse(&role) {
