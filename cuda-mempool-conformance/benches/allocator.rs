@@ -36,13 +36,15 @@ use conformance::harness::channel::{hex, unhex, Channel, Peer};
 use conformance::harness::child::Role;
 use conformance::harness::settings::Settings;
 use conformance::harness::{probe, Cap, Env, CHILD_VAR};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Instant;
 
 #[path = "allocator/api_costs.rs"]
 mod api_costs;
+#[path = "allocator/ipc.rs"]
+mod ipc;
 #[path = "allocator/measure.rs"]
 mod measure;
 use measure::{row, Row, Scale, FULL, SMOKE};
@@ -402,21 +404,14 @@ fn ipc(e: &Env, sc: Scale) -> R<Vec<Row>> {
         let r = timed::code(unsafe { untracked::cuMemPoolExportPointer(&mut d, p) });
         export_us.push(us(t));
         r.map_err(|r| format!("cuMemPoolExportPointer: {r}"))?;
-        data.push(json!(hex(&d.reserved)));
+        data.push(hex(&d.reserved));
     }
     let peer = Peer::spawn(&Role::BenchIpc, &[], conformance::driver::deadline::trial(), None)?;
     let answer = peer
         .chan
-        .send(&json!({"data": data}), Some(fd.as_raw_fd()))
-        .and_then(|_| peer.chan.recv());
-    let (a, _) = answer.map_err(|e| peer_fail(peer, e.to_string()))?;
-    let import_us: Vec<f64> = a["import_us"]
-        .as_array()
-        .ok_or("no import times")?
-        .iter()
-        .filter_map(Value::as_f64)
-        .collect();
-    let pool_us = a["pool_us"].as_f64().unwrap_or(f64::NAN);
+        .send(&ipc::Exported { data }, Some(fd.as_raw_fd()))
+        .and_then(|_| peer.chan.recv_as::<ipc::Imported>());
+    let (ipc::Imported { import_us, pool_us }, _) = answer.map_err(|e| peer_fail(peer, e.to_string()))?;
     for p in ptrs {
         free_async(p, s.0)?;
     }
@@ -446,9 +441,9 @@ fn peer_fail(p: Peer, e: String) -> String {
 fn ipc_child(settings: Arc<Settings>) -> i32 {
     let env = Env::on(std::sync::Arc::new(probe::probe(&settings)), settings.clone(), 0);
     env.bind();
-    let run = || -> R<Value> {
+    let run = || -> R<()> {
         let chan = Channel::from_inherited()?;
-        let (m, fd) = chan.recv()?;
+        let (m, fd) = chan.recv_as::<ipc::Exported>()?;
         let fd = fd.ok_or("no fd")?;
         let mut pool = std::ptr::null_mut();
         let posix = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
@@ -459,8 +454,8 @@ fn ipc_child(settings: Arc<Settings>) -> i32 {
         r.map_err(|r| format!("import pool: {r}"))?;
         let pool = Pool(pool);
         let (mut times, mut ptrs) = (Vec::new(), Vec::new());
-        for d in m["data"].as_array().ok_or("no data")? {
-            let b = unhex(d.as_str().ok_or("bad data")?)?;
+        for d in &m.data {
+            let b = unhex(d)?;
             let mut data = CUmemPoolPtrExportData::default();
             data.reserved.copy_from_slice(&b);
             let mut p: CUdeviceptr = 0;
@@ -476,9 +471,14 @@ fn ipc_child(settings: Arc<Settings>) -> i32 {
                 .map_err(|r| format!("cuMemFreeAsync of an imported pointer: {r}"))?;
         }
         ok("sync", unsafe { cuStreamSynchronize(CU_STREAM_LEGACY) })?;
-        let v = json!({"import_us": times, "pool_us": pool_us});
-        chan.send(&v, None)?;
-        Ok(v)
+        chan.send(
+            &ipc::Imported {
+                import_us: times,
+                pool_us,
+            },
+            None,
+        )?;
+        Ok(())
     };
     match run() {
         Ok(_) => 0,

@@ -2,9 +2,41 @@
 //! side, case by case, with the ratio of the medians (NEW / OLD). Run the bench on the plain driver
 //! and again under a library's `LD_PRELOAD` to see what that library adds to each API.
 
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+
+/// bench.json as the allocator bench writes it (benches/allocator.rs, `main`): the fields read here.
+#[derive(Deserialize)]
+struct BenchJson {
+    rows: Vec<Loose<BenchRow>>,
+    #[serde(default)]
+    date: Option<Loose<String>>,
+    /// The driver's version: a number as the bench writes it, a string in older files.
+    #[serde(default)]
+    driver_version: Option<Loose<String>>,
+}
+
+/// One row of bench.json (its `iterations` is not read).
+#[derive(Deserialize)]
+struct BenchRow {
+    group: String,
+    case: String,
+    median: f64,
+    min: f64,
+    max: f64,
+    unit: String,
+}
+
+/// A field read as a `T` where it is one, kept as it is otherwise: a row that is not one is named by
+/// its index, and a date or driver version of another shape is still shown.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Loose<T> {
+    Is(T),
+    Not(Value),
+}
 
 struct Run {
     label: String,
@@ -20,40 +52,41 @@ fn load(path: &str) -> Result<Run, String> {
     })?;
     let v: Value = serde_json::from_str(&text)
         .map_err(|e| format!("bench-diff: {path} is not JSON ({e}); expected a bench.json of the allocator bench"))?;
-    let rows = v["rows"].as_array().ok_or_else(|| {
+    // Its date and driver version read whatever their shape, only a missing or ill-formed "rows"
+    // fails this.
+    let bench: BenchJson = serde_json::from_value(v).map_err(|_| {
         format!("bench-diff: {path} has no \"rows\" array; expected a bench.json of the allocator bench")
     })?;
     let mut out = BTreeMap::new();
-    for (i, r) in rows.iter().enumerate() {
-        let field = |k: &str| r[k].as_str().map(str::to_string);
-        let num = |k: &str| r[k].as_f64();
-        match (
-            field("group"),
-            field("case"),
-            num("median"),
-            num("min"),
-            num("max"),
-            field("unit"),
-        ) {
-            (Some(g), Some(c), Some(med), Some(min), Some(max), Some(u)) => {
-                out.insert((g, c), (med, min, max, u));
+    for (i, r) in bench.rows.into_iter().enumerate() {
+        match r {
+            Loose::Is(BenchRow {
+                group,
+                case,
+                median,
+                min,
+                max,
+                unit,
+            }) => {
+                out.insert((group, case), (median, min, max, unit));
             }
-            _ => {
+            Loose::Not(_) => {
                 return Err(format!(
                     "bench-diff: {path}: row {i} lacks group, case, median, min, max or unit"
                 ))
             }
         }
     }
-    let label = format!(
-        "{} ({}, driver {})",
-        path,
-        v["date"].as_str().unwrap_or("no date"),
-        v["driver_version"]
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| v["driver_version"].to_string())
-    );
+    let date = match bench.date {
+        Some(Loose::Is(d)) => d,
+        _ => "no date".to_string(),
+    };
+    let driver = match bench.driver_version {
+        Some(Loose::Is(s)) => s,
+        Some(Loose::Not(v)) => v.to_string(),
+        None => Value::Null.to_string(),
+    };
+    let label = format!("{path} ({date}, driver {driver})");
     Ok(Run { label, rows: out })
 }
 
@@ -114,6 +147,21 @@ mod tests {
         let (a, b) = (w("a.json", 100.0), w("b.json", 150.0));
         let r = super::report(&a, &b, Some("api")).unwrap();
         assert!(r.contains("| api | 828 | 100.0 | 150.0 | 1.500 | ns/call |"), "{r}");
+        assert!(r.starts_with(&format!("OLD: {a} (d, driver 13000)\n")), "{r}");
+        std::fs::write(
+            dir.join("row.json"),
+            r#"{"driver_version": "13.0", "rows": [{"group": "api", "case": "828", "unit": "ns/call", "median": 1, "min": 1, "max": 1}, {"group": "api"}]}"#,
+        )
+        .unwrap();
+        let e = super::report(&a, &dir.join("row.json").to_string_lossy(), None).unwrap_err();
+        assert!(e.contains("row 1 lacks group"), "{e}");
+        std::fs::write(
+            dir.join("old.json"),
+            r#"{"driver_version": "13.0", "rows": [{"group": "api", "case": "828", "unit": "ns/call", "median": 1, "min": 1, "max": 1}]}"#,
+        )
+        .unwrap();
+        let r = super::report(&dir.join("old.json").to_string_lossy(), &b, None).unwrap();
+        assert!(r.contains("(no date, driver 13.0)"), "{r}");
         assert!(super::report(&a, &b, Some("pairs"))
             .unwrap_err()
             .contains("share no case"));

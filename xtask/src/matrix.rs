@@ -5,7 +5,9 @@
 //! headless Chromium, its drawn counts checked against matrix.json, its screenshot kept.
 
 use conformance_model::Report;
+use serde::Deserialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -158,10 +160,7 @@ pub fn ci(root: &Path) -> Result<(), String> {
     if std::fs::metadata(&shot).map_or(0, |m| m.len()) == 0 {
         return Err(format!("matrix: {browser} wrote no screenshot at {}", shot.display()));
     }
-    let json: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("matrix.json")).map_err(|e| e.to_string())?)
-            .map_err(|e| format!("matrix.json: {e}"))?;
-    let said = counts_from_json(&json);
+    let said = counts_from_json(&std::fs::read_to_string(dir.join("matrix.json")).map_err(|e| e.to_string())?)?;
     let drawn = drawn_counts(&dom)?;
     if drawn != said {
         return Err(format!(
@@ -175,14 +174,24 @@ pub fn ci(root: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Each column's totals, as the page's script writes them: `[{outcome: count}, …]`.
-fn counts_from_json(j: &Value) -> Value {
-    Value::Array(
-        j["columns"]
-            .as_array()
-            .map(|c| c.iter().map(|c| c["totals"].clone()).collect())
-            .unwrap_or_default(),
-    )
+/// matrix.json as the suite's report::matrix writes it: the part read here.
+#[derive(Deserialize)]
+struct MatrixJson {
+    columns: Vec<Column>,
+}
+
+/// A column of matrix.json: its count of each outcome.
+#[derive(Deserialize)]
+struct Column {
+    totals: BTreeMap<String, u64>,
+}
+
+/// Each column's totals in matrix.json's text, as the page's script writes them:
+/// `[{outcome: count}, …]`.
+fn counts_from_json(text: &str) -> Result<Value, String> {
+    let page: MatrixJson = serde_json::from_str(text).map_err(|e| format!("matrix.json: {e}"))?;
+    let totals: Vec<_> = page.columns.into_iter().map(|c| c.totals).collect();
+    serde_json::to_value(totals).map_err(|e| format!("matrix.json: {e}"))
 }
 
 /// What the page's script counted, from the DOM Chromium dumped (its `#rendered-counts`); absent
@@ -219,7 +228,8 @@ mod tests {
             drawn_counts(r#"<pre id="rendered-counts" hidden=""></pre>"#).is_err(),
             "a script that did not run"
         );
-        let j = serde_json::json!({"columns": [{"totals": {"passed": 2, "failed": 1}}]});
-        assert_eq!(counts_from_json(&j), drawn_counts(dom).unwrap());
+        let j = serde_json::json!({"columns": [{"name": "H100", "totals": {"passed": 2, "failed": 1}}]});
+        assert_eq!(counts_from_json(&j.to_string()).unwrap(), drawn_counts(dom).unwrap());
+        assert!(counts_from_json("{}").unwrap_err().starts_with("matrix.json: "));
     }
 }

@@ -475,6 +475,8 @@ mod tests {
     /// The physical memory travels to the children with the machine, and is left out where unknown.
     #[test]
     fn physical_memory_round_trips_and_is_absent_when_unknown() {
+        // Reading a machine back reads the driver's settings: installed here so the test runs alone.
+        crate::driver::given::install(crate::driver::given::Given::unset());
         let mut m = Machine::default();
         m.devices.push(Device {
             physical_mem: Some(80 << 30),

@@ -9,10 +9,10 @@ use super::baseline::baseline;
 use super::library::{missing, Mutant};
 use super::record::{EQUIVALENT, VERDICTS};
 use super::resume::{self, earlier};
+use super::saved::{self, KillsNone, MutantsJson, SavedMachine, SavedMutant};
 use super::selection::BESIDE;
 use super::settings::{not_selected, report_dir, select_mode, stop_mode, Select, Stop, DEADLINE, SELECT_VAR, STOP_VAR};
 use conformance_model::Outcome;
-use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
@@ -98,7 +98,7 @@ pub fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), 
     let (part_wall, wall, parts) = (wall, wall + e.wall, e.parts + 1);
     let verdicts = VERDICTS.lock().unwrap().clone();
     let mut by_trial: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let (mut killed, mut survived, mut judged) = (0, 0, 0);
+    let (mut killed, mut survived, mut judged) = (0u32, 0u32, 0u32);
     let mut rows = Vec::new();
     let mut jm = Vec::new();
     for m in mutants {
@@ -153,11 +153,21 @@ pub fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), 
         if let Some(r) = unreached.as_ref().filter(|_| status == "SURVIVED") {
             status = format!("SURVIVED: {r}");
         }
-        jm.push(json!({
-            "name": m.name, "api": m.api, "needs": m.needs, "kind": m.kind, "what": m.what,
-            "status": status, "exit": exit, "killed_by": killers, "changed": changed, "wall_s": wall_m,
-            "select": select, "trials_run": ran, "trials_stopped": stopped,
-        }));
+        jm.push(SavedMutant {
+            name: Some(m.name.clone()),
+            api: Some(m.api),
+            needs: Some(m.needs.clone()),
+            kind: Some(m.kind.clone()),
+            what: Some(m.what.clone()),
+            status: Some(status.clone()),
+            exit,
+            killed_by: killers.clone(),
+            changed,
+            wall_s: wall_m,
+            select: select.map(String::from),
+            trials_run: ran.map(|n| n as u64),
+            trials_stopped: stopped.map(|n| n as u64),
+        });
         let shown: Vec<String> = killers.iter().take(4).map(|t| format!("`{t}`")).collect();
         let more = if killers.len() > 4 {
             format!(" and {} more", killers.len() - 4)
@@ -290,16 +300,37 @@ pub fn write_report(dir: &PathBuf, mutants: &[Mutant], wall: f64) -> Result<(), 
     }
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     std::fs::write(dir.join("mutants.md"), md).map_err(|e| e.to_string())?;
-    let j = json!({
-        "machine": {"devices": ndev, "device": device, "driver": driver, "date": date},
-        "wall_s": wall, "parts": parts, "baseline_wall_s": b.wall, "judged": judged, "killed": killed, "survived": survived,
-        "select": mode.name(),
-        "stop": stop.name(),
-        "baseline_failed": baseline_failed,
-        "mutants": jm,
-        "trials": by_trial,
-        "trials_killing_none": (stop == Stop::Never).then(|| none.iter().map(|(t, o)| json!({"trial": t, "baseline": o,
-            "reason": if *o == Outcome::Ignored { None } else { reason(t) }})).collect::<Vec<_>>()),
-    });
-    std::fs::write(dir.join("mutants.json"), serde_json::to_string_pretty(&j).unwrap()).map_err(|e| e.to_string())
+    let j = MutantsJson {
+        machine: SavedMachine {
+            devices: Some(ndev as u64),
+            device: Some(device.to_string()),
+            driver: Some(driver.to_string()),
+            date: Some(date.to_string()),
+        },
+        wall_s: Some(wall),
+        parts: Some(parts),
+        baseline_wall_s: Some(b.wall),
+        judged: Some(u64::from(judged)),
+        killed: Some(u64::from(killed)),
+        survived: Some(u64::from(survived)),
+        select: Some(mode.name().to_string()),
+        stop: Some(stop.name().to_string()),
+        baseline_failed: baseline_failed.into_iter().cloned().collect(),
+        mutants: Some(jm),
+        trials: by_trial,
+        trials_killing_none: (stop == Stop::Never).then(|| {
+            none.iter()
+                .map(|(t, o)| KillsNone {
+                    trial: t.clone(),
+                    baseline: *o,
+                    reason: if *o == Outcome::Ignored {
+                        None
+                    } else {
+                        reason(t).map(String::from)
+                    },
+                })
+                .collect()
+        }),
+    };
+    std::fs::write(dir.join("mutants.json"), saved::text(&j)).map_err(|e| e.to_string())
 }

@@ -76,8 +76,8 @@ pub fn read_part(j: &MutantsJson, shown: &str, select: &str, stop: &str, into: &
                 wall: m.wall_s,
                 status: m.exit.clone(),
                 select,
-                ran: m.trials_run as usize,
-                stopped: m.trials_stopped as usize,
+                ran: m.trials_run.unwrap_or(0) as usize,
+                stopped: m.trials_stopped.unwrap_or(0) as usize,
                 unreached: status.strip_prefix("SURVIVED: ").map(String::from),
             },
         );

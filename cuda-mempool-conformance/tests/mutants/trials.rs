@@ -8,6 +8,7 @@
 use super::baseline::baseline;
 use super::library::{missing, Mutant};
 use super::resume;
+use super::saved;
 use super::selection::selection_checks;
 use super::settings::{not_listed, not_selected, Select, Stop};
 use super::suite::{outcomes, run};
@@ -49,6 +50,10 @@ pub fn all(mutants: &[Mutant], earlier: &resume::Earlier, mode: Select, stop: St
     trials.push(Trial::test("resume::an_earlier_part_gives_its_verdicts", || {
         Ok(resume::check()?)
     }));
+    trials.push(Trial::test(
+        "resume::the_committed_mutants_json_reads_back_as_written",
+        || Ok(saved::check_committed()?),
+    ));
     // Another faithful run beside the mutants: runs side by side on one GPU do not fail trials by
     // themselves (a kill is the mutant's doing).
     trials.push(Trial::test("control::faithful_library_beside_the_mutants", || {
