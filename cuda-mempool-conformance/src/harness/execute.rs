@@ -6,7 +6,7 @@ use crate::driver::cu::*;
 use crate::driver::fail::Fail;
 use crate::harness::case::{Case, Env};
 use crate::harness::child::{run_child_for, Role};
-use crate::harness::outcome::{Answer, Kind, Outcome};
+use crate::harness::outcome::{body_answer, from_line, Answer, Kind, Outcome};
 use std::time::{Duration, Instant};
 
 // Test-only: CONFORMANCE_CRASH_TRIAL=<trial name> makes that trial crash its process on purpose
@@ -107,16 +107,19 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
             notes.push(format!("{dropped} more checked calls not recorded"));
         }
         Answer {
-            outcome,
-            kind,
-            message,
-            blame: crate::driver::blame::get().filter(|b| Some(*b) != case.group.api()),
-            cause: crate::driver::blame::cause().filter(|_| outcome == Outcome::Failed),
             secs: start.elapsed().as_secs_f64(),
             notes,
             observations,
-            calls: None,
-            timing: Default::default(),
+            ..body_answer(
+                outcome,
+                kind,
+                message,
+                crate::driver::blame::get().filter(|b| Some(*b) != case.group.api()),
+                crate::driver::blame::cause()
+                    .filter(|_| outcome == Outcome::Failed)
+                    .as_ref(),
+                None,
+            )
         }
     };
     if let Some((cap, why)) = case.missing(&env.m) {
@@ -200,9 +203,15 @@ pub const MACHINE_FILE_VAR: &str = "CONFORMANCE_CHILD_MACHINE";
 pub fn execute_in_child(case: &Case, m: &crate::harness::Machine, timeout: Duration) -> Answer {
     let start = Instant::now();
     let broken = |message: String, blame: Option<u32>| Answer {
-        blame: blame.filter(|b| Some(*b) != case.group.api()),
         secs: start.elapsed().as_secs_f64(),
-        ..Answer::new(Outcome::Failed, Kind::Broken, message)
+        ..body_answer(
+            Outcome::Failed,
+            Kind::Broken,
+            message,
+            blame.filter(|b| Some(*b) != case.group.api()),
+            None,
+            None,
+        )
     };
     // The machine as this process knows it: the child reads it instead of probing again (a probe
     // costs about 0.25 s, on the critical path of the graph caps trials).
@@ -237,8 +246,9 @@ pub fn execute_in_child(case: &Case, m: &crate::harness::Machine, timeout: Durat
     };
     let inside = out.inside.as_ref().map(|(api, call)| (*api, call.clone()));
     let mut answer = match (out.timed_out, out.signal(), out.last_json()) {
-        (false, None, Some(line)) => Answer::from_line(line)
-            .unwrap_or_else(|e| broken(format!("its own process answered no result ({e})"), None)),
+        (false, None, Some(line)) => {
+            from_line(line).unwrap_or_else(|e| broken(format!("its own process answered no result ({e})"), None))
+        }
         _ => {
             let tail: Vec<&str> = out.stderr.lines().rev().take(5).collect();
             broken(

@@ -7,8 +7,8 @@ use crate::driver::blame::Cause;
 use crate::driver::cu::CUdevice;
 use crate::driver::observe::Observation;
 use crate::harness::case::{Group, Per};
+use conformance_model::ExpectedBy;
 pub use conformance_model::{ChildSpan, Kind, Outcome, Timing, Turn};
-use conformance_model::{ExpectedBy, TrialAnswer};
 
 /// Whether a process's answer can be of kind `k` (what a body comes to in its own process; the
 /// rest only the coordinator decides).
@@ -83,104 +83,68 @@ impl Record {
     }
 }
 
-/// What one execution of a case's body came to, in the process that ran it.
-#[derive(Clone, Debug)]
-pub struct Answer {
-    pub outcome: Outcome,
-    pub kind: Kind,
-    pub message: String,
-    pub blame: Option<u32>,
-    /// For a failure: the first wrong answer of a checked call (`blame::cause`).
-    pub cause: Option<Cause>,
-    pub secs: f64,
-    pub notes: Vec<String>,
-    pub observations: Vec<Observation>,
-    /// The APIs the body reached (`driver::calls`), when the process running it can tell.
-    pub calls: Option<u16>,
-    /// The settle wait and the children it started (times since the trial started); the
-    /// coordinator adds the rest (`Timing::shifted`).
-    pub timing: Timing,
+/// What one execution of a case's body came to, in the process that ran it: the model's answer,
+/// the same value in the process that ran the body and in the coordinator that receives it
+/// (`conformance_model::protocol`). The driver's values in it are the model's ([`body_answer`]);
+/// the coordinator takes one only once [`received`] has checked it.
+pub use conformance_model::TrialAnswer as Answer;
+
+/// The answer a body came to, with what the driver held of it: the API held responsible
+/// (`blame.rs`), the failing call and what it answered, the APIs reached (`driver::calls`), each as
+/// the model keeps it. The one place the driver's values become an answer's.
+pub fn body_answer(
+    outcome: Outcome,
+    kind: Kind,
+    message: String,
+    blame: Option<u32>,
+    cause: Option<&Cause>,
+    calls: Option<u16>,
+) -> Answer {
+    Answer {
+        blame: blame.map(u64::from),
+        cause: cause.map(Cause::to_model),
+        calls: calls.map(reached),
+        ..Answer::new(outcome, kind, message)
+    }
 }
-impl Answer {
-    /// An answer of `outcome` and `kind` saying `message`, nothing measured.
-    pub fn new(outcome: Outcome, kind: Kind, message: String) -> Answer {
-        Answer {
-            outcome,
-            kind,
-            message,
-            blame: None,
-            cause: None,
-            secs: 0.0,
-            notes: vec![],
-            observations: vec![],
-            calls: None,
-            timing: Timing::default(),
-        }
+
+/// The APIs of `mask` (bit `api - 820`, `driver::calls`) as an answer lists them.
+pub fn reached(mask: u16) -> Vec<u64> {
+    crate::driver::calls::apis(mask).into_iter().map(u64::from).collect()
+}
+
+/// The answer a process sent, checked: Err (why) where it is none a body can come to (a kind only
+/// the coordinator decides, a blame that is no API). What the driver cannot type in it (a cause,
+/// APIs outside the 14 among its calls) is dropped where the record is made (`verdict::judge`).
+pub fn received(m: Answer) -> Result<Answer, String> {
+    if !answerable(m.kind) {
+        return Err(format!(
+            "an answer of kind {}, which only the coordinator decides",
+            m.kind
+        ));
     }
-    /// The answer as it travels to the coordinator (`conformance_model::protocol`).
-    pub fn to_message(&self) -> TrialAnswer {
-        TrialAnswer {
-            outcome: self.outcome,
-            kind: self.kind,
-            message: self.message.clone(),
-            blame: self.blame.map(u64::from),
-            cause: self.cause.as_ref().map(Cause::to_model),
-            secs: self.secs,
-            notes: self.notes.clone(),
-            observations: self.observations.clone(),
-            calls: self
-                .calls
-                .map(|m| crate::driver::calls::apis(m).into_iter().map(u64::from).collect()),
-            timing: self.timing.clone(),
-        }
+    if let Some(b) = m.blame.filter(|b| u32::try_from(*b).is_err()) {
+        return Err(format!("an answer blaming API {b}"));
     }
-    /// The answer a process sent: Err (why) where it is none a body can come to (a kind only the
-    /// coordinator decides, a blame that is no API). A cause the driver cannot type is dropped,
-    /// APIs outside the 14 among its calls too.
-    pub fn from_message(m: TrialAnswer) -> Result<Answer, String> {
-        if !answerable(m.kind) {
-            return Err(format!(
-                "an answer of kind {}, which only the coordinator decides",
-                m.kind
-            ));
-        }
-        let blame = match m.blame {
-            Some(b) => Some(u32::try_from(b).map_err(|_| format!("an answer blaming API {b}"))?),
-            None => None,
-        };
-        Ok(Answer {
-            outcome: m.outcome,
-            kind: m.kind,
-            message: m.message,
-            blame,
-            cause: m.cause.as_ref().and_then(Cause::from_model),
-            secs: m.secs,
-            notes: m.notes,
-            observations: m.observations,
-            calls: m.calls.map(|c| {
-                let apis: Vec<u32> = c.into_iter().filter_map(|a| u32::try_from(a).ok()).collect();
-                crate::driver::calls::mask(&apis)
-            }),
-            timing: m.timing,
-        })
-    }
-    /// The answer as a trial's own process prints it, its last line (`suite::roles`): the message
-    /// in JSON.
-    pub fn to_line(&self) -> String {
-        serde_json::to_string(&self.to_message()).unwrap_or_default()
-    }
-    /// The answer a trial's own process printed ([`Answer::to_line`]), or why the line is none.
-    pub fn from_line(line: &str) -> Result<Answer, String> {
-        serde_json::from_str(line)
-            .map_err(|e| e.to_string())
-            .and_then(Answer::from_message)
-    }
+    Ok(m)
+}
+
+/// The answer as a trial's own process prints it, its last line (`suite::roles`): the message in
+/// JSON.
+pub fn to_line(a: &Answer) -> String {
+    serde_json::to_string(a).unwrap_or_default()
+}
+
+/// The answer a trial's own process printed ([`to_line`]), checked ([`received`]), or why the line
+/// is none.
+pub fn from_line(line: &str) -> Result<Answer, String> {
+    serde_json::from_str(line).map_err(|e| e.to_string()).and_then(received)
 }
 
 /// What came back from the process that ran a trial.
 #[derive(Debug)]
 pub enum Raw {
-    Answer(Answer),
+    Answer(Box<Answer>),
     /// The process died while running the trial (`signal` if a signal ended it).
     Died {
         how: String,
@@ -239,8 +203,7 @@ mod tests {
             calls: None,
             timing: timing.clone(),
         };
-        let text = serde_json::to_string(&a.to_message()).unwrap();
-        let back = Answer::from_message(serde_json::from_str(&text).unwrap()).unwrap();
+        let back = from_line(&to_line(&a)).unwrap();
         assert_eq!(back.timing, timing);
         let moved = back.timing.shifted(10.0);
         assert_eq!(moved.children[0].span, (10.5, 11.5));
@@ -256,35 +219,41 @@ mod tests {
         assert_eq!(j, written);
         assert_eq!(serde_json::from_value::<Timing>(j).unwrap(), full);
         let bare = serde_json::from_str(r#"{"outcome": "passed", "kind": "plain"}"#).unwrap();
-        assert_eq!(Answer::from_message(bare).unwrap().timing, Timing::default());
+        assert_eq!(received(bare).unwrap().timing, Timing::default());
     }
 
     /// What a process answered travels whole (its cause, observations and calls typed), and an
     /// answer a body cannot give is refused, not taken.
     #[test]
     fn answers_travel_whole_and_refuse_what_no_body_answers() {
+        let cause = Cause::returned("cuMemFreeAsync(p)", crate::driver::cu::CUresult(1));
         let a = Answer {
-            blame: Some(822),
-            cause: Some(Cause::returned("cuMemFreeAsync(p)", crate::driver::cu::CUresult(1))),
             observations: vec![Observation {
                 api: Some(822),
                 call: "cuMemFreeAsync(p)".into(),
                 ..Observation::default()
             }],
-            calls: Some(crate::driver::calls::mask(&[820, 822])),
-            ..Answer::new(Outcome::Failed, Kind::Check, "wrong".into())
+            ..body_answer(
+                Outcome::Failed,
+                Kind::Check,
+                "wrong".into(),
+                Some(822),
+                Some(&cause),
+                Some(crate::driver::calls::mask(&[820, 822])),
+            )
         };
-        let back = Answer::from_message(a.to_message()).unwrap();
+        let back = from_line(&to_line(&a)).unwrap();
+        assert_eq!(back, a);
         assert_eq!(
-            (back.blame, &back.cause, &back.observations, back.calls),
-            (a.blame, &a.cause, &a.observations, a.calls)
+            (back.blame, back.cause.as_ref().and_then(Cause::from_model), back.calls),
+            (Some(822), Some(cause), Some(vec![820, 822]))
         );
-        let leak = TrialAnswer::new(Outcome::Failed, Kind::Leak, String::new());
-        assert!(Answer::from_message(leak).unwrap_err().contains("leak"));
-        let far = TrialAnswer {
+        let leak = Answer::new(Outcome::Failed, Kind::Leak, String::new());
+        assert!(received(leak).unwrap_err().contains("leak"));
+        let far = Answer {
             blame: Some(u64::MAX),
-            ..TrialAnswer::new(Outcome::Failed, Kind::Check, String::new())
+            ..Answer::new(Outcome::Failed, Kind::Check, String::new())
         };
-        assert!(Answer::from_message(far).is_err());
+        assert!(received(far).is_err());
     }
 }

@@ -62,7 +62,13 @@ pub fn before(case: &Case, m: &Machine, broken: Option<&Broken>, required: &[Cap
 /// What came back, judged against what the case declares, then against the user's expectations.
 pub fn judge(case: &Case, raw: Raw) -> Record {
     let (observations, calls) = match &raw {
-        Raw::Answer(a) => (a.observations.clone(), a.calls),
+        Raw::Answer(a) => (
+            a.observations.clone(),
+            a.calls.as_ref().map(|c| {
+                let apis: Vec<u32> = c.iter().filter_map(|a| u32::try_from(*a).ok()).collect();
+                crate::driver::calls::mask(&apis)
+            }),
+        ),
         _ => (Vec::new(), None),
     };
     let mut r = against_case(case, raw);
@@ -139,7 +145,7 @@ fn lost(case: &Case, raw: Raw) -> Record {
             None,
             0.0,
         ),
-        Raw::Answer(a) => answered(case, a),
+        Raw::Answer(a) => answered(case, *a),
     }
 }
 
@@ -167,9 +173,16 @@ fn one(case: &Case, outcome: Outcome, kind: Kind, message: String, blame: Option
 fn answered(case: &Case, a: Answer) -> Record {
     Record {
         notes: a.notes,
-        cause: a.cause,
+        cause: a.cause.as_ref().and_then(Cause::from_model),
         device_answer: case.needs.contains(&Cap::Gpu),
-        ..one(case, a.outcome, a.kind, a.message, a.blame, a.secs)
+        ..one(
+            case,
+            a.outcome,
+            a.kind,
+            a.message,
+            a.blame.and_then(|b| u32::try_from(b).ok()),
+            a.secs,
+        )
     }
 }
 
@@ -351,7 +364,7 @@ fn crash_declared(case: &Case, c: Crash, raw: Raw) -> Record {
                     c.seen_on,
                     signal_names(c.signals)
                 )],
-                ..answered(case, a)
+                ..answered(case, *a)
             },
             Outcome::Passed => Record {
                 message: format!(
@@ -363,7 +376,7 @@ fn crash_declared(case: &Case, c: Crash, raw: Raw) -> Record {
                 outcome: Outcome::Changed,
                 kind: Kind::Crash,
                 blame: None,
-                ..answered(case, a)
+                ..answered(case, *a)
             },
             Outcome::Failed => Record {
                 message: format!(
@@ -374,9 +387,9 @@ fn crash_declared(case: &Case, c: Crash, raw: Raw) -> Record {
                     a.message
                 ),
                 kind: Kind::Crash,
-                ..answered(case, a)
+                ..answered(case, *a)
             },
-            _ => answered(case, a),
+            _ => answered(case, *a),
         },
     }
 }

@@ -6,7 +6,7 @@ use crate::driver::deadline::crash as crash_timeout;
 use crate::harness::child::{run_child_for, Role};
 use crate::harness::execute::execute;
 use crate::harness::verdict::judge;
-use crate::harness::{Answer, Case, Env, Raw, Record};
+use crate::harness::{Case, Env, Raw, Record};
 use crate::run::clock::since_start;
 use crate::run::scheduler::Scheduler;
 use crate::run::stop::Stop;
@@ -28,8 +28,8 @@ fn run_isolated(case: &Case, timeout: Duration) -> Raw {
                 };
             }
             match (out.signal(), out.last_json()) {
-                (None, Some(line)) => match Answer::from_line(line) {
-                    Ok(a) => Raw::Answer(a),
+                (None, Some(line)) => match crate::harness::outcome::from_line(line) {
+                    Ok(a) => Raw::Answer(Box::new(a)),
                     Err(e) => Raw::Broken(e),
                 },
                 (sig, _) => Raw::Died {
@@ -111,7 +111,7 @@ impl Runner {
                     if case.placement.child_in_process() {
                         run_isolated(case, *timeout)
                     } else {
-                        Raw::Answer(execute(case, env))
+                        Raw::Answer(Box::new(execute(case, env)))
                     }
                 };
                 let cut = stop.interrupted(case).filter(|_| !matches!(raw, Raw::Answer(_)));

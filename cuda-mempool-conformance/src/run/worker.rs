@@ -25,7 +25,7 @@ use crate::harness::child::Role;
 use crate::harness::execute::{execute, execute_in_child};
 use crate::harness::leaks::{Findings, WorkerState};
 use crate::harness::machine::Machine;
-use crate::harness::outcome::{Answer, Raw};
+use crate::harness::outcome::{reached, received, Answer, Raw};
 use crate::harness::placement::InWorker;
 use crate::harness::probe;
 use crate::harness::settings::Settings;
@@ -196,7 +196,7 @@ impl Worker {
             Got::Msg(reply, _) => match answered(self.id, reply) {
                 Ok((a, retire)) => {
                     self.retired = retire;
-                    Raw::Answer(a)
+                    Raw::Answer(Box::new(a))
                 }
                 Err(e) => {
                     self.retired = true;
@@ -459,7 +459,7 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                         } else {
                             execute(c, env)
                         };
-                        a.calls = crate::driver::calls::take();
+                        a.calls = crate::driver::calls::take().map(reached);
                         a.timing.children = watch.finish();
                         // A thread left stuck in the driver holds it: no leak check (its calls
                         // would wait), and the worker retires once it has answered.
@@ -476,7 +476,7 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                 };
                 let stuck = crate::harness::bounded::stuck();
                 let reply = FromWorker::Answered {
-                    answer: Box::new(answer.to_message()),
+                    answer: Box::new(answer),
                     retire: stuck.is_some() || last,
                 };
                 if chan.send(&reply, None).is_err() {
@@ -550,7 +550,7 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
 /// or why it is none (unreadable, another message, an answer no body can give).
 fn answered(id: usize, reply: Result<FromWorker, String>) -> Result<(Answer, bool), String> {
     match reply {
-        Ok(FromWorker::Answered { answer, retire }) => Answer::from_message(*answer)
+        Ok(FromWorker::Answered { answer, retire }) => received(*answer)
             .map(|a| (a, retire))
             .map_err(|e| format!("worker {id} answered {e}")),
         other => Err(format!("worker {id} answered {}, not the trial's answer", said(&other))),

@@ -96,7 +96,10 @@ pub fn child(name: &str, settings: &Arc<Settings>) -> ExitCode {
             let (m, cases) = child_machine(settings);
             match cases.iter().find(|c| c.trial_name() == trial) {
                 Some(c) => {
-                    println!("{}", execute(c, &Env::on(Arc::new(m), settings.clone(), 0)).to_line());
+                    println!(
+                        "{}",
+                        crate::harness::outcome::to_line(&execute(c, &Env::on(Arc::new(m), settings.clone(), 0)))
+                    );
                     // The answer is given: end now, without exit handlers (`exit_now` flushes
                     // stdout and stderr first). Nothing here needs them: the parent reads the
                     // answer from stdout, the calls the trial reached went to the calls file as
