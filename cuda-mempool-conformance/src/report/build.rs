@@ -219,9 +219,7 @@ fn trial(r: &Record) -> model::Trial {
         observations: Some(r.observations.clone()),
         span: r.span,
         device: Some(r.dev.map(i64::from)),
-        calls: r
-            .calls
-            .map(|m| crate::driver::calls::apis(m).into_iter().map(u64::from).collect()),
+        calls: r.calls.map(crate::harness::outcome::reached),
         cause: r.cause.as_ref().map(crate::driver::blame::Cause::to_model),
         timing: (r.timing != Timing::default()).then(|| r.timing.clone()),
         expected_by: r.expected_by.clone(),
