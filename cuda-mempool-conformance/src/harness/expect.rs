@@ -475,14 +475,14 @@ impl Expectations {
         if let Some(k) = self
             .known
             .iter()
-            .find(|k| k.trial == r.trial && k.scope.covers(here, r.dev))
+            .find(|k| k.trial == r.trial && k.scope.covers(here, r.dev()))
         {
             return self.deviation(k, r);
         }
         let Some(f) = self
             .flaky
             .iter()
-            .find(|f| f.trial == r.trial && f.scope.covers(here, r.dev))
+            .find(|f| f.trial == r.trial && f.scope.covers(here, r.dev()))
         else {
             return false;
         };
@@ -512,7 +512,7 @@ impl Expectations {
         let at = format!("{} line {}", self.path, k.line);
         match r.outcome {
             Outcome::Failed => {
-                let observed = r.observations.iter().find(|o| !o.ok).map(|o| o.observed.clone());
+                let observed = r.observations().iter().find(|o| !o.ok).map(|o| o.observed.clone());
                 let matches = match (&k.observed, &observed) {
                     (None, _) => true,
                     (Some(want), Some(got)) => got.contains(want.as_str()),

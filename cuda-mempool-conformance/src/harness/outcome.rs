@@ -5,10 +5,9 @@
 
 use crate::driver::blame::Cause;
 use crate::driver::cu::CUdevice;
-use crate::driver::observe::Observation;
 use crate::harness::case::{Group, Per};
-use conformance_model::ExpectedBy;
 pub use conformance_model::{ChildSpan, Kind, Outcome, Timing, Turn};
+use conformance_model::{Extra, Observation, Trial};
 
 /// Whether a process's answer can be of kind `k` (what a body comes to in its own process; the
 /// rest only the coordinator decides).
@@ -19,65 +18,114 @@ fn answerable(k: Kind) -> bool {
     )
 }
 
-/// One trial's result, for the report.
+/// One trial's result, for the report: the report's facts of it, the model's [`Trial`] (what
+/// report.json says of it, so that the report copies it whole, `report::build`), and what only the
+/// harness keeps beside them. It reads as its facts (`Deref`).
 #[derive(Clone, Debug)]
 pub struct Record {
-    pub trial: String,
+    pub facts: Trial,
+    /// The row it counts in (its facts' `api` and `group` say it as the report does).
     pub group: Group,
-    pub outcome: Outcome,
-    pub kind: Kind,
-    pub message: String,
-    /// For a failure: the API held responsible (`blame.rs`), when it is not the trial's own.
-    pub blame: Option<u32>,
-    /// For a failure: the failing call and what it answered, when one is known (`blame.rs`).
-    pub cause: Option<Cause>,
-    pub secs: f64,
-    pub notes: Vec<String>,
-    /// The trial needs a device, and the process running it answered (did not die or hang).
-    pub device_answer: bool,
-    /// The device a single-device trial ran on (the owner, for pair and multi-device trials).
-    pub dev: Option<CUdevice>,
     /// How the case spreads over devices.
     pub per: Per,
-    /// The trial's checked calls (`observe.rs`).
-    pub observations: Vec<Observation>,
-    /// When the trial started and ended, in seconds since the run started (0 when not run).
-    pub span: (f64, f64),
-    /// Which of the 14 APIs the trial reached (bit `api - 820`, `driver::calls`): known when it ran
-    /// in a worker under the mutation library and answered.
-    pub calls: Option<u16>,
-    /// Where its time went beside its body (`report::timeline`): default when not run by a worker.
-    pub timing: Timing,
-    /// The expectation file's entry that made it an expected failure or flaky (`harness::expect`).
-    pub expected_by: Option<ExpectedBy>,
+    /// The trial needs a device, and the process running it answered (did not die or hang).
+    pub device_answer: bool,
+}
+impl std::ops::Deref for Record {
+    type Target = Trial;
+    fn deref(&self) -> &Trial {
+        &self.facts
+    }
+}
+impl std::ops::DerefMut for Record {
+    fn deref_mut(&mut self) -> &mut Trial {
+        &mut self.facts
+    }
 }
 impl Record {
-    /// A record with nothing measured yet: no blame, no time, no notes, no observations.
+    /// A record with nothing measured yet: no blame, no time, no notes, no observations, no device.
     pub fn new(trial: impl Into<String>, group: Group, outcome: Outcome, kind: Kind, message: String) -> Record {
         Record {
-            trial: trial.into(),
+            facts: Trial {
+                trial: trial.into(),
+                api: group.api().map(u64::from),
+                group: group.label(),
+                outcome,
+                kind: Some(kind),
+                message,
+                blame: None,
+                secs: 0.0,
+                notes: vec![],
+                observations: Some(vec![]),
+                span: (0.0, 0.0),
+                device: Some(None),
+                calls: None,
+                cause: None,
+                timing: None,
+                expected_by: None,
+                extra: Extra::new(),
+            },
             group,
-            outcome,
-            kind,
-            message,
-            blame: None,
-            cause: None,
-            secs: 0.0,
-            notes: vec![],
-            device_answer: false,
-            dev: None,
             per: Per::Once,
-            observations: vec![],
-            span: (0.0, 0.0),
-            calls: None,
-            timing: Timing::default(),
-            expected_by: None,
+            device_answer: false,
         }
+    }
+    /// The record with `f` done to it.
+    pub fn with(mut self, f: impl FnOnce(&mut Record)) -> Record {
+        f(&mut self);
+        self
+    }
+    /// How it ended (every record says).
+    pub fn kind(&self) -> Kind {
+        self.facts.kind.unwrap_or(Kind::Plain)
+    }
+    /// For a failure: the API held responsible, when it is not the trial's own.
+    pub fn blamed(&self) -> Option<u32> {
+        self.facts.blame.and_then(|b| u32::try_from(b).ok())
+    }
+    /// The device a single-device trial ran on (the owner, for pair and multi-device trials).
+    pub fn dev(&self) -> Option<CUdevice> {
+        self.facts.device.flatten().and_then(|d| CUdevice::try_from(d).ok())
+    }
+    /// Set the device it ran on.
+    pub fn set_dev(&mut self, dev: Option<CUdevice>) {
+        self.facts.device = Some(dev.map(i64::from));
+    }
+    /// The failing call and what it answered, as the driver types it (`blame.rs`).
+    pub fn cause(&self) -> Option<Cause> {
+        self.facts.cause.as_ref().and_then(Cause::from_model)
+    }
+    /// Set the cause of a failure.
+    pub fn set_cause(&mut self, cause: Option<&Cause>) {
+        self.facts.cause = cause.map(Cause::to_model);
+    }
+    /// Which of the 14 APIs the trial reached (bit `api - 820`, `driver::calls`), where known.
+    pub fn calls_mask(&self) -> Option<u16> {
+        self.facts.calls.as_ref().map(|c| {
+            let apis: Vec<u32> = c.iter().filter_map(|a| u32::try_from(*a).ok()).collect();
+            crate::driver::calls::mask(&apis)
+        })
+    }
+    /// Set the APIs it reached, a mask as `driver::calls` keeps it.
+    pub fn set_calls(&mut self, mask: Option<u16>) {
+        self.facts.calls = mask.map(reached);
+    }
+    /// Where its time went beside its body: default when not run by a worker.
+    pub fn timing(&self) -> Timing {
+        self.facts.timing.clone().unwrap_or_default()
+    }
+    /// Set where its time went (kept only when it is not the default, as report.json has it).
+    pub fn set_timing(&mut self, timing: Timing) {
+        self.facts.timing = (timing != Timing::default()).then_some(timing);
+    }
+    /// Its checked calls (`observe.rs`).
+    pub fn observations(&self) -> &[Observation] {
+        self.facts.observations.as_deref().unwrap_or_default()
     }
     /// The API this record counts against in the report: a failure's blame, else its own API.
     pub fn counted_api(&self) -> Option<u32> {
         match (self.outcome, self.group) {
-            (Outcome::Failed, Group::Api(own)) => Some(self.blame.unwrap_or(own)),
+            (Outcome::Failed, Group::Api(own)) => Some(self.blamed().unwrap_or(own)),
             _ => self.group.api(),
         }
     }

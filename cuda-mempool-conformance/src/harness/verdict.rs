@@ -72,8 +72,8 @@ pub fn judge(case: &Case, raw: Raw) -> Record {
         _ => (Vec::new(), None),
     };
     let mut r = against_case(case, raw);
-    r.observations = observations;
-    r.calls = calls;
+    r.observations = Some(observations);
+    r.set_calls(calls);
     expected(r)
 }
 
@@ -82,7 +82,7 @@ pub fn judge(case: &Case, raw: Raw) -> Record {
 pub fn expected(mut r: Record) -> Record {
     if let Some(e) = expect::loaded() {
         if e.apply(&mut r) {
-            r.kind = Kind::Expectation;
+            r.kind = Some(Kind::Expectation);
         }
     }
     r
@@ -106,9 +106,9 @@ fn lost(case: &Case, raw: Raw) -> Record {
             log,
             secs,
             ..
-        } => Record {
-            cause: Some(Cause::died(signal, &inside)),
-            ..one(
+        } => caused(
+            Cause::died(signal, &inside),
+            one(
                 case,
                 Outcome::Failed,
                 Kind::Died,
@@ -118,11 +118,11 @@ fn lost(case: &Case, raw: Raw) -> Record {
                 ),
                 inside.map(|i| i.0),
                 secs,
-            )
-        },
-        Raw::Hung { secs, inside, log } => Record {
-            cause: Some(Cause::hung(&inside)),
-            ..one(
+            ),
+        ),
+        Raw::Hung { secs, inside, log } => caused(
+            Cause::hung(&inside),
+            one(
                 case,
                 Outcome::Failed,
                 Kind::Hung,
@@ -135,8 +135,8 @@ fn lost(case: &Case, raw: Raw) -> Record {
                 ),
                 inside.map(|i| i.0),
                 secs,
-            )
-        },
+            ),
+        ),
         Raw::Broken(e) => one(
             case,
             Outcome::Failed,
@@ -152,38 +152,40 @@ fn lost(case: &Case, raw: Raw) -> Record {
 /// A record of this case (its name, group, device and per-device form) with an outcome, its kind
 /// and a message, nothing measured: for a trial that is not run, and the start of every other.
 pub fn of_case(case: &Case, outcome: Outcome, kind: Kind, message: String) -> Record {
-    Record {
-        dev: Some(case.dev),
-        per: case.per,
-        ..Record::new(case.trial_name(), case.group, outcome, kind, message)
-    }
+    let mut r = Record::new(case.trial_name(), case.group, outcome, kind, message);
+    r.set_dev(Some(case.dev));
+    r.per = case.per;
+    r
 }
 
 /// A record of this case with nothing but an outcome, its kind, a message, blame and time.
 fn one(case: &Case, outcome: Outcome, kind: Kind, message: String, blame: Option<u32>, secs: f64) -> Record {
-    Record {
-        blame: blame.filter(|b| Some(*b) != case.group.api()),
-        secs,
-        device_answer: false,
-        ..of_case(case, outcome, kind, message)
-    }
+    of_case(case, outcome, kind, message).with(|t| {
+        t.blame = blame.filter(|b| Some(*b) != case.group.api()).map(u64::from);
+        t.secs = secs;
+    })
 }
 
 /// The body answered: its own outcome stands.
 fn answered(case: &Case, a: Answer) -> Record {
-    Record {
-        notes: a.notes,
-        cause: a.cause.as_ref().and_then(Cause::from_model),
-        device_answer: case.needs.contains(&Cap::Gpu),
-        ..one(
-            case,
-            a.outcome,
-            a.kind,
-            a.message,
-            a.blame.and_then(|b| u32::try_from(b).ok()),
-            a.secs,
-        )
-    }
+    let mut r = one(
+        case,
+        a.outcome,
+        a.kind,
+        a.message,
+        a.blame.and_then(|b| u32::try_from(b).ok()),
+        a.secs,
+    );
+    r.notes = a.notes;
+    r.set_cause(a.cause.as_ref().and_then(Cause::from_model).as_ref());
+    r.device_answer = case.needs.contains(&Cap::Gpu);
+    r
+}
+
+/// `r`, failed by `cause`.
+fn caused(cause: Cause, mut r: Record) -> Record {
+    r.set_cause(Some(&cause));
+    r
 }
 
 /// Whether a crash landed where the case declared it: inside the case's own API, or inside one of
@@ -238,26 +240,24 @@ fn against_case(case: &Case, raw: Raw) -> Record {
                 last,
                 secs,
                 ..
-            } if c.signals.contains(&s) && landed(case, &c, &inside, last) && !departures::strict() => Record {
-                notes: vec![format!("crashed by {}{}", signal_name(s), inside_text(&inside))],
-                ..one(
-                    case,
-                    Outcome::KnownDeparture,
-                    Kind::Crash,
-                    format!(
-                        "{} crashed by {} as declared for driver branches {}–{} ({}), not verified on this \
+            } if c.signals.contains(&s) && landed(case, &c, &inside, last) && !departures::strict() => one(
+                case,
+                Outcome::KnownDeparture,
+                Kind::Crash,
+                format!(
+                    "{} crashed by {} as declared for driver branches {}–{} ({}), not verified on this \
                          branch; the documentation's answer is {}",
-                        departures::driver_text(),
-                        signal_name(s),
-                        c.branches.0,
-                        c.branches.1,
-                        c.seen_on,
-                        code_name(c.documented)
-                    ),
-                    None,
-                    secs,
-                )
-            },
+                    departures::driver_text(),
+                    signal_name(s),
+                    c.branches.0,
+                    c.branches.1,
+                    c.seen_on,
+                    code_name(c.documented)
+                ),
+                None,
+                secs,
+            )
+            .with(|t| t.notes = vec![format!("crashed by {}{}", signal_name(s), inside_text(&inside))]),
             Raw::Died {
                 how,
                 signal,
@@ -285,10 +285,10 @@ fn against_case(case: &Case, raw: Raw) -> Record {
                     ),
                     &log,
                 );
-                Record {
-                    cause: Some(Cause::died(signal, &inside)),
-                    ..one(case, Outcome::Failed, Kind::Crash, message, case.group.api(), secs)
-                }
+                caused(
+                    Cause::died(signal, &inside),
+                    one(case, Outcome::Failed, Kind::Crash, message, case.group.api(), secs),
+                )
             }
             other => lost(case, other),
         },
@@ -307,15 +307,16 @@ fn crash_declared(case: &Case, c: Crash, raw: Raw) -> Record {
             inside,
             last,
             ..
-        } if c.signals.contains(&s) && landed(case, &c, &inside, last) => Record {
-            notes: vec![format!(
-                "crashed by {}{} as seen on {}",
-                signal_name(s),
-                inside_text(&inside),
-                c.seen_on
-            )],
-            ..one(case, Outcome::Passed, Kind::Crash, String::new(), None, secs)
-        },
+        } if c.signals.contains(&s) && landed(case, &c, &inside, last) => {
+            one(case, Outcome::Passed, Kind::Crash, String::new(), None, secs).with(|t| {
+                t.notes = vec![format!(
+                    "crashed by {}{} as seen on {}",
+                    signal_name(s),
+                    inside_text(&inside),
+                    c.seen_on
+                )]
+            })
+        }
         // The expected crash did not come: the case's own API answers for it.
         Raw::Died {
             how,
@@ -336,10 +337,10 @@ fn crash_declared(case: &Case, c: Crash, raw: Raw) -> Record {
                 ),
                 &log,
             );
-            Record {
-                cause: Some(Cause::died(signal, &inside)),
-                ..one(case, Outcome::Failed, Kind::Crash, message, own, secs)
-            }
+            caused(
+                Cause::died(signal, &inside),
+                one(case, Outcome::Failed, Kind::Crash, message, own, secs),
+            )
         }
         Raw::Hung { secs, inside, log } => {
             let message = with_log(
@@ -351,44 +352,44 @@ fn crash_declared(case: &Case, c: Crash, raw: Raw) -> Record {
                 ),
                 &log,
             );
-            Record {
-                cause: Some(Cause::hung(&inside)),
-                ..one(case, Outcome::Failed, Kind::Hung, message, own, secs)
-            }
+            caused(
+                Cause::hung(&inside),
+                one(case, Outcome::Failed, Kind::Hung, message, own, secs),
+            )
         }
         Raw::Answer(a) => match a.outcome {
-            Outcome::Passed if c.heap => Record {
-                notes: vec![format!(
+            Outcome::Passed if c.heap => answered(case, *a).with(|t| {
+                t.notes = vec![format!(
                     "answered the documented {}: this run's heap did not expose the freed memory {} crashed on (by {})",
                     code_name(c.documented),
                     c.seen_on,
                     signal_names(c.signals)
-                )],
-                ..answered(case, *a)
-            },
-            Outcome::Passed => Record {
-                message: format!(
+                )]
+            }),
+            Outcome::Passed => answered(case, *a).with(|t| {
+                t.message = format!(
                     "no longer crashes: returned the documented {} where {} crashed by {}",
                     code_name(c.documented),
                     c.seen_on,
                     signal_names(c.signals)
-                ),
-                outcome: Outcome::Changed,
-                kind: Kind::Crash,
-                blame: None,
-                ..answered(case, *a)
-            },
-            Outcome::Failed => Record {
-                message: format!(
+                );
+                t.outcome = Outcome::Changed;
+                t.kind = Some(Kind::Crash);
+                t.blame = None;
+            }),
+            Outcome::Failed => {
+                let message = format!(
                     "neither crashed (by {}, as on {}) nor returned the documented {}: {}",
                     signal_names(c.signals),
                     c.seen_on,
                     code_name(c.documented),
                     a.message
-                ),
-                kind: Kind::Crash,
-                ..answered(case, *a)
-            },
+                );
+                answered(case, *a).with(|t| {
+                    t.message = message;
+                    t.kind = Some(Kind::Crash);
+                })
+            }
             _ => answered(case, *a),
         },
     }

@@ -4,7 +4,7 @@
 //! the last screen and the timeline are drawn from it.
 
 use crate::harness::machine::Machine;
-use crate::harness::outcome::{Record, Timing};
+use crate::harness::outcome::Record;
 use crate::harness::settings::Partition;
 use crate::report::{broken, causes, tables};
 use conformance_model::{self as model, Extra, Report};
@@ -206,23 +206,5 @@ fn set_row(r: &tables::Row) -> model::SetRow {
 /// One trial of the report; `calls` only where the run knows which APIs the trial reached, `cause`
 /// only where a failure's cause is known, `timing` only where a worker ran it.
 fn trial(r: &Record) -> model::Trial {
-    model::Trial {
-        trial: r.trial.clone(),
-        api: r.group.api().map(u64::from),
-        group: r.group.label(),
-        outcome: r.outcome,
-        kind: Some(r.kind),
-        message: r.message.clone(),
-        blame: r.blame.map(u64::from),
-        secs: r.secs,
-        notes: r.notes.clone(),
-        observations: Some(r.observations.clone()),
-        span: r.span,
-        device: Some(r.dev.map(i64::from)),
-        calls: r.calls.map(crate::harness::outcome::reached),
-        cause: r.cause.as_ref().map(crate::driver::blame::Cause::to_model),
-        timing: (r.timing != Timing::default()).then(|| r.timing.clone()),
-        expected_by: r.expected_by.clone(),
-        extra: Extra::new(),
-    }
+    r.facts.clone()
 }

@@ -196,26 +196,24 @@ pub fn machine() -> Machine {
 
 /// A record that ran on a device for `secs`, from `start` in run seconds.
 fn ran(trial: &str, group: Group, outcome: Outcome, kind: Kind, message: &str, per: Per, dev: i32) -> Record {
-    Record {
-        device_answer: true,
-        dev: Some(dev),
-        per,
-        ..Record::new(trial, group, outcome, kind, message.into())
-    }
+    Record::new(trial, group, outcome, kind, message.into()).with(|r| {
+        r.device_answer = true;
+        r.set_dev(Some(dev));
+        r.per = per;
+    })
 }
 
 fn timed(r: Record, start: f64, secs: f64, worker: &str) -> Record {
-    Record {
-        secs,
-        span: (start, start + secs),
-        timing: Timing {
+    r.with(|r| {
+        r.secs = secs;
+        r.span = (start, start + secs);
+        r.set_timing(Timing {
             worker: Some(worker.into()),
             wait_s: 0.0625,
             turn: Some(Turn::Shared),
             ..Timing::default()
-        },
-        ..r
-    }
+        });
+    })
 }
 
 fn check(api: u32, call: &str, expected: &str, observed: &str, ok: bool, deviation: Option<&str>) -> Observation {
@@ -236,32 +234,32 @@ pub fn records() -> Vec<Record> {
     let api = Group::Api;
     let success = code_name(CUresult::CUDA_SUCCESS);
     let mut v = vec![
-        Record {
-            notes: vec!["a note".into(), "another".into()],
-            calls: Some(0b11),
-            observations: vec![check(
+        timed(
+            ran(
+                "820_cuMemAllocAsync::size_zero::dev0",
+                api(820),
+                Outcome::Passed,
+                Kind::Plain,
+                "",
+                Per::Device,
+                0,
+            ),
+            0.5,
+            1.25,
+            "general 0",
+        )
+        .with(|r| {
+            r.notes = vec!["a note".into(), "another".into()];
+            r.set_calls(Some(0b11));
+            r.observations = Some(vec![check(
                 820,
                 "cuMemAllocAsync(size 0)",
                 &success,
                 &success,
                 true,
                 Some("size_zero_succeeds"),
-            )],
-            ..timed(
-                ran(
-                    "820_cuMemAllocAsync::size_zero::dev0",
-                    api(820),
-                    Outcome::Passed,
-                    Kind::Plain,
-                    "",
-                    Per::Device,
-                    0,
-                ),
-                0.5,
-                1.25,
-                "general 0",
-            )
-        },
+            )]);
+        }),
         timed(
             ran(
                 "820_cuMemAllocAsync::size_zero::dev1",
@@ -276,10 +274,24 @@ pub fn records() -> Vec<Record> {
             1.125,
             "general 1",
         ),
-        Record {
-            blame: Some(822),
-            cause: Some(Cause::returned("cuMemFreeAsync(p)", CUresult(1))),
-            observations: vec![
+        timed(
+            ran(
+                "821_cuMemAllocFromPoolAsync::frees_what_it_got",
+                api(821),
+                Outcome::Failed,
+                Kind::Check,
+                "cuMemFreeAsync(p): expected CUDA_SUCCESS, got CUDA_ERROR_INVALID_VALUE\nsecond line",
+                Per::Device,
+                0,
+            ),
+            1.75,
+            0.5,
+            "general 0",
+        )
+        .with(|r| {
+            r.blame = Some(822);
+            r.set_cause(Some(&Cause::returned("cuMemFreeAsync(p)", CUresult(1))));
+            r.observations = Some(vec![
                 check(
                     822,
                     "cuMemFreeAsync(NULL)",
@@ -296,56 +308,42 @@ pub fn records() -> Vec<Record> {
                     false,
                     None,
                 ),
-            ],
-            ..timed(
-                ran(
-                    "821_cuMemAllocFromPoolAsync::frees_what_it_got",
-                    api(821),
-                    Outcome::Failed,
-                    Kind::Check,
-                    "cuMemFreeAsync(p): expected CUDA_SUCCESS, got CUDA_ERROR_INVALID_VALUE\nsecond line",
-                    Per::Device,
-                    0,
-                ),
-                1.75,
-                0.5,
-                "general 0",
-            )
-        },
-        Record {
-            cause: Some(Cause::hung(&Some((822, "cuMemFreeAsync".into())))),
-            ..timed(
-                ran(
-                    "822_cuMemFreeAsync::hangs",
-                    api(822),
-                    Outcome::Failed,
-                    Kind::Hung,
-                    "no answer within 10 s",
-                    Per::Device,
-                    1,
-                ),
-                1.75,
-                3.5,
-                "lane ipc",
-            )
-        },
-        Record {
-            cause: Some(Cause::returned("cuMemFreeAsync(q)", CUresult(1))),
-            ..timed(
-                ran(
-                    "822_cuMemFreeAsync::again",
-                    api(822),
-                    Outcome::Failed,
-                    Kind::Check,
-                    "same cause",
-                    Per::Device,
-                    0,
-                ),
-                2.25,
-                0.25,
-                "general 0",
-            )
-        },
+            ]);
+        }),
+        timed(
+            ran(
+                "822_cuMemFreeAsync::hangs",
+                api(822),
+                Outcome::Failed,
+                Kind::Hung,
+                "no answer within 10 s",
+                Per::Device,
+                1,
+            ),
+            1.75,
+            3.5,
+            "lane ipc",
+        )
+        .with(|r| {
+            r.set_cause(Some(&Cause::hung(&Some((822, "cuMemFreeAsync".into())))));
+        }),
+        timed(
+            ran(
+                "822_cuMemFreeAsync::again",
+                api(822),
+                Outcome::Failed,
+                Kind::Check,
+                "same cause",
+                Per::Device,
+                0,
+            ),
+            2.25,
+            0.25,
+            "general 0",
+        )
+        .with(|r| {
+            r.set_cause(Some(&Cause::returned("cuMemFreeAsync(q)", CUresult(1))));
+        }),
         timed(
             ran(
                 "823_cuMemPoolCreate::wrong_value",
@@ -444,8 +442,22 @@ pub fn records() -> Vec<Record> {
             1.5,
             "general 0",
         ),
-        Record {
-            timing: Timing {
+        timed(
+            ran(
+                "832_cuMemPoolSetAttribute::exclusive",
+                api(832),
+                Outcome::Passed,
+                Kind::Plain,
+                "",
+                Per::Device,
+                0,
+            ),
+            5.25,
+            0.875,
+            "lane ipc",
+        )
+        .with(|r| {
+            r.set_timing(Timing {
                 settle_s: 0.25,
                 children: vec![ChildSpan {
                     role: "ipc-import".into(),
@@ -460,43 +472,29 @@ pub fn records() -> Vec<Record> {
                     0.0,
                     "lane ipc",
                 )
-                .timing
-            },
-            ..timed(
-                ran(
-                    "832_cuMemPoolSetAttribute::exclusive",
-                    api(832),
-                    Outcome::Passed,
-                    Kind::Plain,
-                    "",
-                    Per::Device,
-                    0,
-                ),
-                5.25,
-                0.875,
-                "lane ipc",
-            )
-        },
-        Record {
-            secs: 0.0625,
-            ..Record::new(
-                "harness::fault_injection_caught",
-                Group::Harness,
-                Outcome::Passed,
-                Kind::Plain,
-                String::new(),
-            )
-        },
-        Record {
-            secs: 0.5,
-            ..Record::new(
-                "suite::no_leaks",
-                Group::Suite,
-                Outcome::Failed,
-                Kind::Leak,
-                "left 2 MiB in the default pool".into(),
-            )
-        },
+                .timing()
+            });
+        }),
+        Record::new(
+            "harness::fault_injection_caught",
+            Group::Harness,
+            Outcome::Passed,
+            Kind::Plain,
+            String::new(),
+        )
+        .with(|r| {
+            r.secs = 0.0625;
+        }),
+        Record::new(
+            "suite::no_leaks",
+            Group::Suite,
+            Outcome::Failed,
+            Kind::Leak,
+            "left 2 MiB in the default pool".into(),
+        )
+        .with(|r| {
+            r.secs = 0.5;
+        }),
         Record::new(
             "suite::preconditions",
             Group::Suite,

@@ -148,14 +148,13 @@ mod tests {
     use crate::report::fixture::report_of;
 
     fn rec(trial: &str, outcome: Outcome, message: &str) -> Record {
-        Record {
-            secs: 0.5,
-            device_answer: true,
-            span: (0.0, 0.5),
-            dev: Some(0),
-            per: Per::Device,
-            ..Record::new(trial, Group::Api(833), outcome, Kind::Check, message.into())
-        }
+        Record::new(trial, Group::Api(833), outcome, Kind::Check, message.into()).with(|r| {
+            r.secs = 0.5;
+            r.device_answer = true;
+            r.span = (0.0, 0.5);
+            r.set_dev(Some(0));
+            r.per = Per::Device;
+        })
     }
 
     #[test]
@@ -202,14 +201,12 @@ mod tests {
         let cause = crate::driver::blame::Cause::returned("cuMemFreeAsync", crate::driver::cu::CUresult(u32::MAX));
         let x = render(&report_of(
             &[
-                Record {
-                    cause: Some(cause.clone()),
-                    ..rec("833_cuMemPoolTrimTo::a", Outcome::Failed, "x")
-                },
-                Record {
-                    cause: Some(cause),
-                    ..rec("833_cuMemPoolTrimTo::b", Outcome::Failed, "y")
-                },
+                rec("833_cuMemPoolTrimTo::a", Outcome::Failed, "x").with(|r| {
+                    r.set_cause(Some(&cause.clone()));
+                }),
+                rec("833_cuMemPoolTrimTo::b", Outcome::Failed, "y").with(|r| {
+                    r.set_cause(Some(&cause));
+                }),
             ],
             1.0,
         ));

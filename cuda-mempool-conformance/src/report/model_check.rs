@@ -103,23 +103,23 @@ fn a_report_written_now_reads_back_the_same() {
     use crate::harness::machine::Machine;
     use crate::harness::outcome::{Kind, Outcome, Record};
     let m = Machine::default();
-    let failed = Record {
-        blame: Some(821),
-        cause: Some(Cause::hung(&Some((821, "cuMemAllocFromPoolAsync".into())))),
-        calls: Some(0b11),
-        timing: full_timing(),
-        notes: vec!["a note".into()],
-        span: (0.5, 1.25),
-        secs: 0.75,
-        dev: Some(0),
-        ..Record::new(
-            "820_cuMemAllocAsync::a",
-            Group::Api(820),
-            Outcome::Failed,
-            Kind::Check,
-            "m\nn".into(),
-        )
-    };
+    let failed = Record::new(
+        "820_cuMemAllocAsync::a",
+        Group::Api(820),
+        Outcome::Failed,
+        Kind::Check,
+        "m\nn".into(),
+    )
+    .with(|r| {
+        r.blame = Some(821);
+        r.set_cause(Some(&Cause::hung(&Some((821, "cuMemAllocFromPoolAsync".into())))));
+        r.set_calls(Some(0b11));
+        r.set_timing(full_timing());
+        r.notes = vec!["a note".into()];
+        r.span = (0.5, 1.25);
+        r.secs = 0.75;
+        r.set_dev(Some(0));
+    });
     let passed = Record::new(
         "suite::no_leaks",
         Group::Suite,

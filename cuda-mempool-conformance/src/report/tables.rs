@@ -147,7 +147,7 @@ pub fn sets(m: &Machine, records: &[Record]) -> Vec<(String, Vec<Row>)> {
         let name = m.devices.get(d as usize).map_or(String::new(), |x| x.name.clone());
         v.push((
             format!("Device {d} ({name}): single-device trials"),
-            api_rows(&|r| r.per == Per::Device && r.dev == Some(d)),
+            api_rows(&|r| r.per == Per::Device && r.dev() == Some(d)),
         ));
     }
     v.push((
@@ -181,7 +181,7 @@ pub fn departures(records: &[Record]) -> Vec<model::Deviation> {
         .map(|d| {
             let seen: Vec<&crate::driver::observe::Observation> = records
                 .iter()
-                .flat_map(|r| &r.observations)
+                .flat_map(|r| r.observations())
                 .filter(|o| o.deviation.as_deref() == Some(d.id))
                 .collect();
             let observed = d.observed_text();

@@ -348,12 +348,12 @@ fn on_turn(
     let cut = stop.interrupted(case).filter(|_| !matches!(raw, Raw::Answer(_)));
     let mut rec = cut.unwrap_or_else(|| judge(case, raw));
     rec.span = (begin, since_start());
-    rec.timing = Timing {
+    rec.set_timing(Timing {
         wait_s: waited,
         turn: Some(turn.kind()),
         worker_start: started,
         ..timing
-    };
+    });
     drop(turn);
     busy(None);
     stop.note(&rec);
@@ -519,10 +519,12 @@ fn spawn_dispatcher(
             if let Some(Ok(w)) = w {
                 worker = Some(w);
             }
-            rec.timing.worker = Some(match busy_slot {
+            let mut timing = rec.timing();
+            timing.worker = Some(match busy_slot {
                 Some(i) => format!("general {i}"),
                 None => own_lane.to_string(),
             });
+            rec.set_timing(timing);
             publish(&ctx, &case, rec, general);
         }
         // A dispatcher whose queue ran dry counts as moving: it holds no worker any more.
@@ -587,12 +589,12 @@ mod tests {
                         Raw::Broken("a fake trial".into())
                     });
                     assert_eq!(
-                        rec.timing.turn == Some(crate::harness::outcome::Turn::Exclusive),
+                        rec.timing().turn == Some(crate::harness::outcome::Turn::Exclusive),
                         c.memory_need().heavy(),
                         "{}",
                         c.name
                     );
-                    assert!(rec.timing.wait_s >= 0.0 && rec.span.0 >= rec.timing.wait_s);
+                    assert!(rec.timing().wait_s >= 0.0 && rec.span.0 >= rec.timing().wait_s);
                     spans
                         .lock()
                         .unwrap()
@@ -644,7 +646,7 @@ mod tests {
             });
             assert_eq!(ran.load(Ordering::SeqCst), !on, "fail-fast {on}");
             if on {
-                assert_eq!(later.kind, crate::harness::Kind::Stopped);
+                assert_eq!(later.kind(), crate::harness::Kind::Stopped);
                 assert!(
                     later.message.contains("`harness::fails` failed first"),
                     "{}",

@@ -170,7 +170,7 @@ mod tests {
         on.note(&fail("a"));
         on.note(&fail("b"));
         let r = on.skipped(&case("later")).expect("stopped");
-        assert_eq!((r.outcome, r.kind), (Outcome::Ignored, Kind::Stopped));
+        assert_eq!((r.outcome, r.kind()), (Outcome::Ignored, Kind::Stopped));
         assert!(r.message.contains("`a` failed first"), "{}", r.message);
         // A run budget runs cheap trials first, and stops at no failure.
         let budget = Stop::new(false).under_budget(true);
@@ -195,7 +195,7 @@ mod tests {
         let tight = room(50);
         let r = tight.skipped(&case("a")).expect("held back");
         assert_eq!(
-            (r.outcome, r.kind, r.message.as_str()),
+            (r.outcome, r.kind(), r.message.as_str()),
             (Outcome::Interrupted, Kind::Interrupted, "not run: no room")
         );
         assert!(tight.held_back());

@@ -32,7 +32,7 @@ pub fn from_args(argv: Vec<String>, settings: &Settings) -> Result<(u32, Vec<Str
 fn rerunnable(r: &Record) -> bool {
     r.outcome == Outcome::Failed
         && !matches!(
-            r.kind,
+            r.kind(),
             Kind::Missing | Kind::Precondition | Kind::Stopped | Kind::Expectation | Kind::Leak
         )
 }
@@ -41,16 +41,18 @@ fn rerunnable(r: &Record) -> bool {
 /// when any did).
 fn verdict(first: Record, again: &[Record], n: u32) -> Record {
     match again.last() {
-        Some(last) if last.outcome != Outcome::Failed => Record {
-            outcome: Outcome::Flaky,
-            message: format!(
+        Some(last) if last.outcome != Outcome::Failed => {
+            let message = format!(
                 "passed on rerun {} of {n} (--rerun-failed; now {}); the first run failed: {}",
                 again.len(),
                 last.outcome.as_str(),
                 first.message
-            ),
-            ..first
-        },
+            );
+            first.with(|t| {
+                t.outcome = Outcome::Flaky;
+                t.message = message;
+            })
+        }
         last => {
             let mut r = first;
             let said = last.map_or("", |l| l.message.lines().next().unwrap_or(""));

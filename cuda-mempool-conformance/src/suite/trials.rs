@@ -338,11 +338,10 @@ pub fn no_leaks(check: LeakCheck, lookup_initialises: bool) -> Trial {
                 format!("the run left behind:\n- {}", l.join("\n- ")),
             ),
         };
-        let r = Record {
-            secs: start.elapsed().as_secs_f64(),
-            notes,
-            ..Record::new(NO_LEAKS, Group::Suite, outcome, kind, message)
-        };
+        let r = Record::new(NO_LEAKS, Group::Suite, outcome, kind, message).with(|t| {
+            t.secs = start.elapsed().as_secs_f64();
+            t.notes = notes;
+        });
         finish(verdict::expected(r))
     })
 }
