@@ -4,6 +4,7 @@
 //! nothing.
 
 mod admission;
+mod ahead;
 mod clock;
 pub mod first_wait;
 mod gates;
