@@ -321,9 +321,6 @@ pub struct Peer {
     pub(crate) reusable: bool,
     /// Started ahead and has served no trial yet (`harness::kept_children::warm`).
     pub(crate) fresh: bool,
-    /// Started ahead, and its `ready` not read yet (`harness::kept_children::start_wanted`): the
-    /// trial that takes it reads it first.
-    pub(crate) unready: bool,
 }
 
 impl Peer {
@@ -342,7 +339,6 @@ impl Peer {
             key: Peer::key_of(role, envs),
             reusable: false,
             fresh: true,
-            unready: false,
         })
     }
 

@@ -126,22 +126,11 @@ fn take_process(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take
         idle.retain_mut(Peer::alive);
         if let Some(i) = idle.iter().position(|p| p.key == key && (reuse || p.fresh)) {
             let mut p = idle.swap_remove(i);
-            drop(idle);
-            if how == Take::Unused {
-                want_like(role, envs, settings);
-            }
             p.set_wait(timeout)?;
-            // One started after an earlier trial (`start_wanted`) says it is ready first; one that
-            // does not is dropped (killed), and a new one serves the trial.
-            if !std::mem::take(&mut p.unready) || matches!(p.chan.recv_as(), Ok((KeptWord::Ready, _))) {
-                p.reusable = reuse;
-                p.fresh = false;
-                return Ok(p);
-            }
+            p.reusable = reuse;
+            p.fresh = false;
+            return Ok(p);
         }
-    }
-    if how == Take::Unused {
-        want_like(role, envs, settings);
     }
     let mut p = Peer::spawn(role, envs, timeout, connections(role, settings)?)?;
     p.reusable = reuse;
@@ -158,7 +147,6 @@ pub fn warm(role: &Role, envs: &[(&str, &str)], n: usize, timeout: Duration, set
     if !keeps() {
         return Ok(());
     }
-    AHEAD.store(true, std::sync::atomic::Ordering::Relaxed);
     let role = &process_role(role);
     // At least `n` idle: those started ahead for another role that one process serves count.
     let idle = {
@@ -197,50 +185,6 @@ pub fn warm(role: &Role, envs: &[(&str, &str)], n: usize, timeout: Duration, set
         }
     }
     first_error.map_or(Ok(()), Err)
-}
-
-/// Whether this worker starts children ahead (a lane's worker whose start-ahead step ran, [`warm`]:
-/// never where processes start slowly); then each child a trial takes that must have served no
-/// trial ([`Take::Unused`]) is replaced by its like, started once the trial has answered
-/// ([`start_wanted`]), for the next trial of its kind (a lane's come one after another: issue 59,
-/// the concurrent imports each started their importer within their span, 0.15-0.6 s on the H200).
-static AHEAD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// The children to start ahead once the running trial has answered: role, environment, the run's
-/// settings.
-type Wanted = (Role, Vec<(String, String)>, std::sync::Arc<Settings>);
-static WANTED: Mutex<Vec<Wanted>> = Mutex::new(Vec::new());
-
-/// Note that a child like the one in `role` with `envs` a trial takes is wanted again ([`AHEAD`]).
-fn want_like(role: &Role, envs: &[(&str, &str)], settings: &Settings) {
-    if !AHEAD.load(std::sync::atomic::Ordering::Relaxed) || !keeps() {
-        return;
-    }
-    let envs = envs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let mut w = WANTED.lock().unwrap_or_else(|p| p.into_inner());
-    w.push((role.clone(), envs, std::sync::Arc::new(settings.clone())));
-}
-
-/// Start the children the trial that just answered wanted again ([`want_like`]), ahead, without
-/// waiting for them: each is idle at once, and the trial that takes it reads its `ready` first. One
-/// that cannot be started is told on stderr (its trial starts its own).
-pub fn start_wanted() {
-    let wanted = std::mem::take(&mut *WANTED.lock().unwrap_or_else(|p| p.into_inner()));
-    for (role, envs, settings) in wanted {
-        let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        let mut with_ready = envs.clone();
-        with_ready.push((READY_VAR, "1"));
-        let started = connections(&role, &settings)
-            .and_then(|c| Peer::spawn(&role, &with_ready, crate::driver::deadline::importer_start(), c));
-        match started {
-            Ok(mut p) => {
-                p.key = Peer::key_of(&role, &envs);
-                p.unready = true;
-                IDLE.lock().unwrap_or_else(|p| p.into_inner()).push(p);
-            }
-            Err(e) => eprintln!("worker: a child could not be started ahead: {e}"),
-        }
-    }
 }
 
 /// The trial is done with `p`: a reusable child in a worker is asked whether it is clean and kept

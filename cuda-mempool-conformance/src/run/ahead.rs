@@ -6,10 +6,6 @@ use crate::run::gates::Queue;
 use crate::run::worker::Worker;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// How far from the general queue's head a trial of its own process has a child started for it:
-/// about two trials per general worker, so that a child waits about one trial for its own.
-const NEAR: usize = 8;
-
 /// The children started ahead for the general queue that no trial has taken yet, over all workers.
 pub(super) struct Aheads {
     /// Whether this run starts any (`Scheduler::start` says when not).
@@ -26,25 +22,21 @@ impl Aheads {
     }
 
     /// Whether `w`, about to run `case` from the general `queue`, should start a child ahead after
-    /// it: the run's first phase is over (`first_phase_done`: no context made beside the heavy
-    /// trials or the lanes' starts, and none held through them: on the H200 children asked for at
-    /// the run's start put the heavy trials 0.5 s later), the trials near the queue's head that would
-    /// take one (`Placement::takes_ahead`, among the next [`NEAR`]) outnumber the children waiting,
-    /// and `w` will have none once `case` has run (a case that takes one takes `w`'s: counted off
-    /// here).
-    pub(super) fn ask(&self, w: &mut Worker, case: &Case, queue: &Queue, first_phase_done: bool) -> bool {
+    /// it: the queue's trials that would take one (`Placement::takes_ahead`) outnumber the children
+    /// waiting, and `w` will have none once `case` has run (a case that takes one takes `w`'s:
+    /// counted off here).
+    pub(super) fn ask(&self, w: &mut Worker, case: &Case, queue: &Queue) -> bool {
         if w.ahead && case.placement.takes_ahead(case.crash.is_some()) {
             w.ahead = false;
             self.waiting.fetch_sub(1, Ordering::Relaxed);
         }
-        if !self.on || w.ahead || !first_phase_done {
+        if !self.on || w.ahead {
             return false;
         }
         let left = queue
             .lock()
             .unwrap()
             .iter()
-            .take(NEAR)
             .filter(|c| c.placement.takes_ahead(c.crash.is_some()))
             .count();
         if left <= self.waiting.load(Ordering::Relaxed) {

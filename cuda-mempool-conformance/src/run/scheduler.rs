@@ -512,8 +512,7 @@ fn spawn_dispatcher(
                             } else {
                                 ctx.deadline
                             };
-                            let settled = ctx.admission.turns().first_phase_done();
-                            let ahead = general && ctx.aheads.ask(&mut w, &case, &queue, settled);
+                            let ahead = general && ctx.aheads.ask(&mut w, &case, &queue);
                             let raw = w.run(&case.trial_name(), &ctx.env.m, deadline, ahead);
                             // A retired worker (a thread stuck in the driver, or the process of a crash case
                             // that wants one of its own) is dropped: killed.

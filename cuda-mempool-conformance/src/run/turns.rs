@@ -251,13 +251,6 @@ impl Turns {
         self.changed.notify_all();
     }
 
-    /// Whether the run's first phase is over: the heavy trials queued first done, and no lane
-    /// starting its processes.
-    pub(crate) fn first_phase_done(&self) -> bool {
-        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        st.heavy_first == 0 && st.starting == 0
-    }
-
     /// Wait until the heavy trials queued first are done, or `stopped` (checked whenever a turn
     /// changes): the lanes start their processes after them.
     pub(crate) fn wait_heavy_first(&self, stopped: &dyn Fn() -> bool) {
@@ -532,23 +525,6 @@ mod tests {
                 .expect("a heavy turn once the lanes are up");
         }
         ts.into_iter().for_each(|t| t.join().unwrap());
-    }
-
-    /// The first phase is over once the lanes started and the heavy trials queued first are done,
-    /// not before (children started ahead wait for it: `run::ahead`).
-    #[test]
-    fn the_first_phase_ends_with_its_heavy_trials_and_lane_starts() {
-        let turns = Turns::new(Budget::of_device(64 << 30), false);
-        assert!(turns.first_phase_done());
-        turns.heavy_first(1);
-        turns.lanes_starting(1);
-        assert!(!turns.first_phase_done());
-        turns.lane_started();
-        assert!(!turns.first_phase_done(), "done with a heavy trial still queued first");
-        turns.heavy_done();
-        assert!(turns.first_phase_done());
-        turns.lanes_starting(1);
-        assert!(!turns.first_phase_done(), "done with a lane still starting");
     }
 
     /// Two descriptions of one lock file conflict even in one process (as two suites' do): a shared

@@ -505,10 +505,7 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                 if last {
                     crate::harness::bounded::exit_now(0);
                 }
-                // After the answer, so that their start is within no trial's span but overlaps the
-                // next: the kept children its trial wants again, and a child for a trial of its own
-                // process.
-                crate::harness::kept_children::start_wanted();
+                // After the answer, so that its start is within no trial's span but overlaps the next.
                 if want_ahead && ahead.is_none() {
                     if let Some((env, _)) = state.as_ref() {
                         ahead = crate::harness::ahead::Ahead::start(&env.m)
