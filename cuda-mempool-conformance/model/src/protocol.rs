@@ -19,13 +19,8 @@ use serde::{Deserialize, Serialize};
 pub enum ToWorker {
     /// The machine the run probed (and the devices it chose): the first message, once.
     Machine { machine: Box<Machine> },
-    /// Run this trial; answered by [`FromWorker::Answered`]. `ahead`: then start a child for a
-    /// later trial of its own process, unless one is waiting already (`harness::ahead`).
-    Run {
-        trial: String,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        ahead: bool,
-    },
+    /// Run this trial; answered by [`FromWorker::Answered`].
+    Run { trial: String },
     /// Run this trial's start-ahead step (`Case::warm`); answered by [`FromWorker::Warmed`].
     Warm { trial: String },
     /// Are you up (your context made, the machine read)? Answered by [`FromWorker::Pong`].
@@ -144,11 +139,6 @@ mod tests {
             },
             ToWorker::Run {
                 trial: "820_cuMemAllocAsync::x".into(),
-                ahead: false,
-            },
-            ToWorker::Run {
-                trial: "820_cuMemAllocAsync::y".into(),
-                ahead: true,
             },
             ToWorker::Warm { trial: "t".into() },
             ToWorker::Ping,

@@ -54,9 +54,6 @@ pub enum Role {
     Checkpoint,
     /// Run one case and print its answer (in-process mode's crash isolation).
     Case(String),
-    /// A `case:TRIAL` child started before its trial is known (`harness::ahead`): it makes its
-    /// context, reads the trial's name on stdin, runs it and prints its answer.
-    CaseAhead,
 }
 impl Role {
     /// A helper of a trial (an importer, the rules' child), not one that runs trials or measures a
@@ -87,7 +84,6 @@ const ROLES: &[(&str, Role)] = &[
     ("ipc-kept", Role::IpcKept),
     ("edge-rows", Role::EdgeRows),
     ("checkpoint", Role::Checkpoint),
-    ("case-ahead", Role::CaseAhead),
 ];
 const CASE_PREFIX: &str = "case:";
 impl Role {
@@ -256,14 +252,9 @@ pub fn spawn(cmd: &mut Command, role: &Role) -> Result<Child, String> {
     let child = cmd
         .spawn()
         .map_err(|e| format!("cannot start child {:?}: {e}", role.name()))?;
-    taken(role, child.id());
-    Ok(child)
-}
-
-/// A child started earlier (`harness::ahead`) that the running trial takes now: on its timeline
-/// from now to its end, as `role`.
-pub fn taken(role: &Role, pid: u32) {
+    let pid = child.id();
     watched(|now, v| v.push((role.name(), pid, now, None)));
+    Ok(child)
 }
 
 /// [`drain`] the child's stderr; its end (the child exited, and the pipe closed with it) is the
@@ -305,18 +296,6 @@ pub fn run_child_for(role: &Role, envs: &[(&str, &str)], timeout: Duration) -> R
     let mut child = spawn(&mut cmd, role)?;
     let to = drain(child.stdout.take().unwrap());
     let te = drain_stderr(&mut child);
-    wait_out(child, to, te, &crumb, timeout)
-}
-
-/// Wait at most `timeout` for `child` (its stdout drained by `to`, its stderr by `te`, its
-/// breadcrumb `crumb`), killed past it, and always reaped: what it left.
-pub fn wait_out(
-    mut child: Child,
-    to: JoinHandle<String>,
-    te: JoinHandle<String>,
-    crumb: &Crumb,
-    timeout: Duration,
-) -> Result<ChildOut, String> {
     let (status, timed_out) = match child.wait_timeout(timeout).map_err(|e| e.to_string())? {
         Some(s) => (Some(s), false),
         None => {

@@ -192,18 +192,15 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
     a
 }
 
+/// The variable naming a file that holds the machine a `case:TRIAL` child runs on (the parent's
+/// probe, as JSON): the child reads it instead of probing again.
+pub const MACHINE_FILE_VAR: &str = "CONFORMANCE_CHILD_MACHINE";
+
 /// Run a case's body in a fresh child of this binary (role `case:TRIAL`; `placement::Process::Own`),
-/// within `timeout`: the child's answer, or a broken one saying how the child ended. `ahead`: a
-/// child started for it before it was known (`harness::ahead`), which has served no trial; it runs
-/// the case in place of a new one unless it ended meanwhile. A trial that
+/// within `timeout`: the child's answer, or a broken one saying how the child ended. A trial that
 /// has the device's memory to itself is settled here, once its process has ended (the driver
 /// keeps some of what such a process held until it ends: R580 after a refused graph launch).
-pub fn execute_in_child(
-    case: &Case,
-    m: &crate::harness::Machine,
-    timeout: Duration,
-    ahead: Option<crate::harness::ahead::Ahead>,
-) -> Answer {
+pub fn execute_in_child(case: &Case, m: &crate::harness::Machine, timeout: Duration) -> Answer {
     let start = Instant::now();
     let broken = |message: String, blame: Option<u32>| Answer {
         secs: start.elapsed().as_secs_f64(),
@@ -216,24 +213,32 @@ pub fn execute_in_child(
             None,
         )
     };
+    // The machine as this process knows it: the child reads it instead of probing again (a probe
+    // costs about 0.25 s, on the critical path of the graph caps trials).
+    let file = std::env::temp_dir().join(format!(
+        "cump-machine-{}-{}",
+        std::process::id(),
+        crate::harness::child::starts()
+    ));
+    let given = {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&file)
+            .and_then(|mut f| f.write_all(m.to_json().to_string().as_bytes()))
+            .is_ok()
+    };
+    let path = file.to_string_lossy().into_owned();
+    let envs: Vec<(&str, &str)> = if given { vec![(MACHINE_FILE_VAR, &path)] } else { vec![] };
     let before = (case.placement.need() == crate::harness::placement::Need::Device)
         .then(device_memory)
         .flatten()
         .map(|(free, _)| free);
-    // Not for a trial that has the device's memory to itself: its settle compares with the free
-    // memory before its process, which a child started ahead would already hold.
-    let ahead = ahead.filter(|_| before.is_none());
-    let out = match ahead.map(|a| a.run(&case.trial_name(), timeout)) {
-        Some(Ok(out)) => Ok(out),
-        other => {
-            if let Some(Err(e)) = other {
-                eprintln!("{}: {e}; a new one runs it", case.trial_name());
-            }
-            let file = crate::harness::machine_file::MachineFile::write(m);
-            let envs: Vec<(&str, &str)> = file.var().into_iter().collect();
-            run_child_for(&Role::Case(case.trial_name()), &envs, timeout)
-        }
-    };
+    let out = run_child_for(&Role::Case(case.trial_name()), &envs, timeout);
+    let _ = std::fs::remove_file(&file);
     let settle_s = before.map_or(0.0, settle);
     let out = match out {
         Ok(out) => out,

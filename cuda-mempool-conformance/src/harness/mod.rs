@@ -3,7 +3,6 @@
 //! its measure of the library's wait at a new process's first GPU work), the suite's own footprint on a device, running a case in this process, the verdict, the leak check,
 //! and where a report came from. Imports only `driver` and `os`.
 
-pub mod ahead;
 pub mod bounded;
 pub mod cap;
 pub mod case;
@@ -20,7 +19,6 @@ pub mod identity;
 pub mod kept_children;
 pub mod leaks;
 pub mod machine;
-pub mod machine_file;
 pub mod outcome;
 pub mod placement;
 pub mod precondition;

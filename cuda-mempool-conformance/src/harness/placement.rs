@@ -199,12 +199,6 @@ impl Placement {
             (true, true) => InWorker::WorkerThenEnd,
         }
     }
-    /// Whether a child started ahead (`harness::ahead`) may run it: a case of its own process run in
-    /// a child, unless it has the device's memory to itself (its settle compares with the free
-    /// memory before its process started, which a child started ahead already holds).
-    pub fn takes_ahead(&self, crashes: bool) -> bool {
-        self.in_worker(crashes) == InWorker::Child && self.need != Need::Device
-    }
     /// Where trials share the coordinator's process (in-process mode), whether it runs in a child of
     /// its own (a crash case always does, `run::runner`): one of its own process, or watched.
     pub fn child_in_process(&self) -> bool {
@@ -296,10 +290,6 @@ mod tests {
         assert_eq!(p.watched().in_worker(false), InWorker::Worker);
         assert_eq!(p.in_own_process(Own::Leaves).in_worker(false), InWorker::Child);
         assert_eq!(p.in_own_process(Own::FreedHandles).in_worker(false), InWorker::Child);
-        assert!(p.in_own_process(Own::FreedHandles).takes_ahead(false));
-        assert!(!p.in_own_process(Own::FreedHandles).takes_ahead(true));
-        assert!(!p.in_own_process(Own::Leaves).needing(Need::Device).takes_ahead(false));
-        assert!(!p.takes_ahead(false));
         assert_eq!(
             p.in_own_process(Own::FreedHandles).in_worker(true),
             InWorker::WorkerThenEnd

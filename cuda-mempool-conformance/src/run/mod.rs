@@ -4,7 +4,6 @@
 //! nothing.
 
 mod admission;
-mod ahead;
 mod clock;
 pub mod first_wait;
 mod gates;

@@ -34,7 +34,6 @@ use crate::harness::leaks::Findings;
 use crate::harness::outcome::{Raw, Record, Timing};
 use crate::harness::verdict::judge;
 use crate::run::admission::Admission;
-use crate::run::ahead::Aheads;
 use crate::run::clock::since_start;
 use crate::run::gates::Queue;
 use crate::run::order::{general_heavy, queues, slow_starts, workers_for, Queues};
@@ -74,8 +73,6 @@ struct Ctx {
     admission: Admission,
     /// Processes start slowly ([`slow_starts`]): no children started ahead, spares later.
     slow: bool,
-    /// The children workers start ahead for the general queue's trials of their own process.
-    aheads: Aheads,
 }
 
 impl Ctx {
@@ -177,10 +174,6 @@ impl Scheduler {
         };
         let Queues { general, lanes } = queues(jobs, &order);
         let slots = Arc::new(slots);
-        // Children started ahead (`harness::ahead`): not where processes start slowly, nor on a
-        // capped device (each is a context the layer counts), nor in a serial run (a trial there
-        // has the device alone).
-        let ahead = !slow && !serial && !capped(&env.m);
         let ctx = Arc::new(Ctx {
             env,
             deadline,
@@ -194,7 +187,6 @@ impl Scheduler {
                 cheap_left,
                 lead,
             ),
-            aheads: Aheads::new(ahead),
             stop,
             slow,
         });
@@ -512,14 +504,11 @@ fn spawn_dispatcher(
                             } else {
                                 ctx.deadline
                             };
-                            let ahead = general && ctx.aheads.ask(&mut w, &case, &queue);
-                            let raw = w.run(&case.trial_name(), &ctx.env.m, deadline, ahead);
+                            let raw = w.run(&case.trial_name(), &ctx.env.m, deadline);
                             // A retired worker (a thread stuck in the driver, or the process of a crash case
                             // that wants one of its own) is dropped: killed.
                             if matches!(raw, Raw::Answer(_) | Raw::Broken(_)) && !w.retired {
                                 worker = Some(w);
-                            } else {
-                                ctx.aheads.gone(&w);
                             }
                             raw
                         }

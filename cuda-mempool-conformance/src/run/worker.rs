@@ -82,8 +82,6 @@ pub struct Worker {
     /// Its last trial left a thread stuck inside the driver (`harness::bounded`), or was a crash case
     /// that wants a process of its own (`Placement::in_worker`): it runs no more.
     pub retired: bool,
-    /// It was asked to start a child ahead (`harness::ahead`) that no trial has taken yet.
-    pub ahead: bool,
 }
 
 impl Worker {
@@ -135,7 +133,6 @@ impl Worker {
             greeted: false,
             calls_file,
             retired: false,
-            ahead: false,
         })
     }
 
@@ -184,19 +181,14 @@ impl Worker {
     }
 
     /// Run one trial; `Raw::Died`/`Raw::Hung` mean this worker is gone and must be replaced.
-    /// `ahead`: the worker then starts a child for a later trial of its own process
-    /// (`harness::ahead`), unless one waits already.
-    pub fn run(&mut self, trial: &str, m: &Machine, deadline: Duration, ahead: bool) -> Raw {
+    pub fn run(&mut self, trial: &str, m: &Machine, deadline: Duration) -> Raw {
         let start = Instant::now();
         let mark = self.log.lock().unwrap().count;
         if let Err(e) = self.greet(m).and_then(|_| self.chan.set_timeout(deadline)) {
             return self.died_before(e, mark, start);
         }
         self.crumb.clear_last();
-        let run = ToWorker::Run {
-            trial: trial.into(),
-            ahead,
-        };
+        let run = ToWorker::Run { trial: trial.into() };
         if let Err(e) = self.chan.send(&run, None) {
             return self.died_before(e, mark, start);
         }
@@ -400,8 +392,6 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
         0
     };
     let mut state: Option<(Env, WorkerState)> = None;
-    // The child started ahead for the next trial of its own process (`harness::ahead`).
-    let mut ahead: Option<crate::harness::ahead::Ahead> = None;
     loop {
         let msg = match chan.poll_as::<ToWorker>() {
             Got::Msg(Ok(m), _) => m,
@@ -448,10 +438,7 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                 let st = WorkerState::start(&env);
                 state = Some((env, st));
             }
-            ToWorker::Run {
-                trial,
-                ahead: want_ahead,
-            } => {
+            ToWorker::Run { trial } => {
                 let Some((env, st)) = state.as_mut() else {
                     eprintln!("worker: asked to run a trial before being told the machine");
                     return 1;
@@ -468,8 +455,7 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                         let place = c.placement.in_worker(c.crash.is_some());
                         last = place == InWorker::WorkerThenEnd;
                         let mut a = if place == InWorker::Child {
-                            let a = ahead.take_if(|_| c.placement.takes_ahead(c.crash.is_some()));
-                            execute_in_child(c, &env.m, crate::driver::deadline::trial(), a)
+                            execute_in_child(c, &env.m, crate::driver::deadline::trial())
                         } else {
                             execute(c, env)
                         };
@@ -504,14 +490,6 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                 // exit handlers (the driver's would run on whatever the trial left of its heap).
                 if last {
                     crate::harness::bounded::exit_now(0);
-                }
-                // After the answer, so that its start is within no trial's span but overlaps the next.
-                if want_ahead && ahead.is_none() {
-                    if let Some((env, _)) = state.as_ref() {
-                        ahead = crate::harness::ahead::Ahead::start(&env.m)
-                            .map_err(|e| eprintln!("worker: no child could be started ahead: {e}"))
-                            .ok();
-                    }
                 }
             }
             ToWorker::Warm { trial } => {
@@ -551,10 +529,8 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                 }
             }
             ToWorker::Finish => {
-                // The importers kept between trials, and a child started ahead that no trial took,
-                // end first: they are the worker's, not leaks.
+                // The importers kept between trials end first: they are the worker's, not leaks.
                 crate::harness::kept_children::close_all();
-                drop(ahead.take());
                 let found = match state.as_ref() {
                     Some((env, st)) => st.end_check(env),
                     None => Findings::default(),

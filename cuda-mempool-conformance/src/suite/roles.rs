@@ -4,9 +4,8 @@
 use crate::cases;
 use crate::harness::child::{Role, CHILD_VAR};
 use crate::harness::devices::select;
-use crate::harness::execute::execute;
+use crate::harness::execute::{execute, MACHINE_FILE_VAR};
 use crate::harness::leaks;
-use crate::harness::machine_file::MACHINE_FILE_VAR;
 use crate::harness::settings::Settings;
 use crate::harness::{probe, Cap, Case, Env, Group, Machine};
 use crate::run::worker;
@@ -38,24 +37,6 @@ fn child_machine(settings: &Settings) -> (Machine, Vec<Case>) {
         .flat_map(|c| c.spread(m.selection()))
         .collect();
     (m, cases)
-}
-
-/// Run `trial`, one of `cases`, in `env` (this process is the trial's own), print its answer and
-/// end; 2 where no case has that name.
-fn run_case(cases: &[Case], trial: &str, env: &Env) -> i32 {
-    let Some(c) = cases.iter().find(|c| c.trial_name() == trial) else {
-        eprintln!("no case named {trial}");
-        return 2;
-    };
-    println!("{}", crate::harness::outcome::to_line(&execute(c, env)));
-    // The answer is given: end now, without exit handlers (`exit_now` flushes stdout and stderr
-    // first). Nothing here needs them: the parent reads the answer from stdout, the calls the trial
-    // reached went to the calls file as they were made (shim/calls.c), and what the process holds
-    // (its context, device memory, fds; its children, by their parent-death signal) goes back with
-    // it. The driver's handlers would run on whatever the trial left of the heap: after a freed
-    // handle (`Case::hands_freed_handles`) a crash there would turn an answered trial into a broken
-    // one; and a thread stuck in the driver (`harness::bounded`) would hold them.
-    crate::harness::bounded::exit_now(0)
 }
 
 /// The machine the parent gave ([`MACHINE_FILE_VAR`]), the driver initialised as the probe would
@@ -113,18 +94,27 @@ pub fn child(name: &str, settings: &Arc<Settings>) -> ExitCode {
         }
         Role::Case(trial) => {
             let (m, cases) = child_machine(settings);
-            let env = Env::on(Arc::new(m), settings.clone(), 0);
-            run_case(&cases, &trial, &env)
-        }
-        Role::CaseAhead => {
-            // Started ahead of its trial (`harness::ahead`): the context now, then the trial's name.
-            let (m, cases) = child_machine(settings);
-            let env = Env::on(Arc::new(m), settings.clone(), 0);
-            let mut line = String::new();
-            match std::io::stdin().read_line(&mut line) {
-                // Dropped unused (its worker ended, or ran no trial of its own process after all).
-                Ok(0) | Err(_) => crate::harness::bounded::exit_now(0),
-                Ok(_) => run_case(&cases, line.trim_end(), &env),
+            match cases.iter().find(|c| c.trial_name() == trial) {
+                Some(c) => {
+                    println!(
+                        "{}",
+                        crate::harness::outcome::to_line(&execute(c, &Env::on(Arc::new(m), settings.clone(), 0)))
+                    );
+                    // The answer is given: end now, without exit handlers (`exit_now` flushes
+                    // stdout and stderr first). Nothing here needs them: the parent reads the
+                    // answer from stdout, the calls the trial reached went to the calls file as
+                    // they were made (shim/calls.c), and what the process holds (its context, device
+                    // memory, fds; its children, by their parent-death signal) goes back with it.
+                    // The driver's handlers would run on whatever the trial left of the heap: after
+                    // a freed handle (`Case::hands_freed_handles`) a crash there would turn an
+                    // answered trial into a broken one; and a thread stuck in the driver
+                    // (`harness::bounded`) would hold them.
+                    crate::harness::bounded::exit_now(0)
+                }
+                None => {
+                    eprintln!("no case named {trial}");
+                    2
+                }
             }
         }
     };
