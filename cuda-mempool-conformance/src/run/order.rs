@@ -69,12 +69,6 @@ struct Key {
     device_alone: bool,
     /// The general queue and a lane: a quarter of the device or more last ([`big`]).
     big: bool,
-    /// The general queue: the trials of a process of their own first (`Placement::own_process`:
-    /// each makes a context, in a child or a worker that replaces the one it ended), so that they
-    /// start as the heavy trials end, beside the lanes' first trials, not beside the lanes' big
-    /// ones later (issue 59, H200: `reserved_memory_reusable_by_its_pool`, 5/8 of the device, took
-    /// 2.3-2.5 s beside three such starts, 1.4-1.6 s without them, and its lane ends the run).
-    shared_process: bool,
     /// The general queue: the long-running ones first (they overlap the many short ones).
     short: bool,
 }
@@ -82,8 +76,7 @@ struct Key {
 /// `c`'s place in the general queue (`lane` None) or in `lane`. Where the queues run cheap trials
 /// first (fail-fast, a run budget; but for [`SERIAL`], whose trials change state a later one starts
 /// from): the heavy ones last, the rest by rank. Otherwise the general queue: heavy first, beyond
-/// the device before the device alone, the big ones last, then those of their own process, then
-/// the long-running first; a lane: its
+/// the device before the device alone, the big ones last, then the long-running first; a lane: its
 /// big trials last, its own order kept among the rest (its first trials run beside the run's
 /// busiest start, issue 45).
 fn key(c: &Case, lane: Option<&str>, run: &Run) -> Key {
@@ -102,7 +95,6 @@ fn key(c: &Case, lane: Option<&str>, run: &Run) -> Key {
             light: !need.heavy(),
             device_alone: need == Need::Device,
             big,
-            shared_process: !c.placement.own_process(),
             short: !c.placement.slow(),
             ..Key::default()
         },
@@ -327,7 +319,7 @@ mod tests {
         let (general, lanes) = order(&v, &plain_run(budget, &default, &no_rank));
         assert_eq!(
             general,
-            ["beyond", "device", "own", "freed", "slow", "plain", "watched", "nothing", "big"]
+            ["beyond", "device", "slow", "plain", "own", "freed", "watched", "nothing", "big"]
         );
         assert_eq!(
             lanes,
@@ -345,7 +337,7 @@ mod tests {
         assert_eq!(
             general,
             [
-                "beyond", "device", "own", "freed", "slow", "l_slow", "plain", "watched", "nothing", "l1", "big",
+                "beyond", "device", "slow", "l_slow", "plain", "own", "freed", "watched", "nothing", "l1", "big",
                 "l_big"
             ]
         );
