@@ -19,8 +19,8 @@ one() { # LABEL N
   printf '%s rc=%s wall=%d.%02d s %s\n' "$1-$2" "$rc" $((cs / 100)) $((cs % 100)) \
     "$(grep -a '^test result' "$d/log")" | tee -a "$D/walls.txt"
 }
-for i in $(seq -w 1 "$RUNS"); do
-  for l in "$@"; do one "$l" "$i"; done
+for i in $(seq 1 "$RUNS"); do
+  for l in "$@"; do one "$l" "$(printf %02d "$i")"; done
 done
 for l in "$@"; do
   grep "^$l-" "$D/walls.txt" | sed 's/.*wall=\([0-9.]*\) s.*/\1/' | sort -n |
