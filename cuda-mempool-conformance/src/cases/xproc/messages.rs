@@ -1,6 +1,6 @@
 //! What the exporter and its importers say to each other, as serde types whose JSON text is the
 //! messages': the round trip's, a scenario's, the concurrent imports' and the imported-pool rules'
-//! (a kept importer's trial starts with `harness::kept_children::KeptMsg::As`). Export data and
+//! (a kept importer's trial starts with `harness::kept_children::KeptWord::As`). Export data and
 //! event handles travel in hex.
 
 use serde::{Deserialize, Serialize};
