@@ -21,9 +21,13 @@ fn answerable(k: Kind) -> bool {
 /// One trial's result, for the report: the report's facts of it, the model's [`Trial`] (what
 /// report.json says of it, so that the report copies it whole, `report::build`), and what only the
 /// harness keeps beside them. It reads as its facts (`Deref`).
+/// Made by [`Record::new`] alone, so that its facts start as report.json writes a record's
+/// (`kind`, `observations: []` and `device: null` always there); the fields with an invariant are
+/// set through their setters (`set_timing` keeps a default timing out, `set_calls` and `set_cause`
+/// take the driver's values).
 #[derive(Clone, Debug)]
 pub struct Record {
-    pub facts: Trial,
+    facts: Trial,
     /// The row it counts in (its facts' `api` and `group` say it as the report does).
     pub group: Group,
     /// How the case spreads over devices.
@@ -43,7 +47,8 @@ impl std::ops::DerefMut for Record {
     }
 }
 impl Record {
-    /// A record with nothing measured yet: no blame, no time, no notes, no observations, no device.
+    /// A record with nothing measured yet: no blame, no time, no notes, no observations (written
+    /// `[]`), no device (written `null`).
     pub fn new(trial: impl Into<String>, group: Group, outcome: Outcome, kind: Kind, message: String) -> Record {
         Record {
             facts: Trial {
@@ -99,12 +104,9 @@ impl Record {
     pub fn set_cause(&mut self, cause: Option<&Cause>) {
         self.facts.cause = cause.map(Cause::to_model);
     }
-    /// Which of the 14 APIs the trial reached (bit `api - 820`, `driver::calls`), where known.
-    pub fn calls_mask(&self) -> Option<u16> {
-        self.facts.calls.as_ref().map(|c| {
-            let apis: Vec<u32> = c.iter().filter_map(|a| u32::try_from(*a).ok()).collect();
-            crate::driver::calls::mask(&apis)
-        })
+    /// Its facts, as report.json writes them (`report::build`).
+    pub fn facts(&self) -> &Trial {
+        &self.facts
     }
     /// Set the APIs it reached, a mask as `driver::calls` keeps it.
     pub fn set_calls(&mut self, mask: Option<u16>) {
@@ -161,9 +163,17 @@ pub fn reached(mask: u16) -> Vec<u64> {
     crate::driver::calls::apis(mask).into_iter().map(u64::from).collect()
 }
 
+/// The mask (bit `api - 820`, `driver::calls`) of the APIs an answer lists; what is none of the 14
+/// is dropped. `mask_of(&reached(m)) == m` for every mask of the 14.
+pub fn mask_of(apis: &[u64]) -> u16 {
+    let apis: Vec<u32> = apis.iter().filter_map(|a| u32::try_from(*a).ok()).collect();
+    crate::driver::calls::mask(&apis)
+}
+
 /// The answer a process sent, checked: Err (why) where it is none a body can come to (a kind only
-/// the coordinator decides, a blame that is no API). What the driver cannot type in it (a cause,
-/// APIs outside the 14 among its calls) is dropped where the record is made (`verdict::judge`).
+/// the coordinator decides, a blame that is no API). What the driver cannot type in it is dropped
+/// where the record is made: a cause in `verdict::answered`, APIs outside the 14 among its calls in
+/// `verdict::judge`.
 pub fn received(m: Answer) -> Result<Answer, String> {
     if !answerable(m.kind) {
         return Err(format!(
@@ -225,6 +235,18 @@ impl Raw {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A record's calls read back as the mask they were set from, for every mask of the 14 APIs;
+    /// what is none of them is dropped.
+    #[test]
+    fn calls_round_trip_through_the_list_the_report_writes() {
+        for m in 0..(1u16 << 14) {
+            let r = Record::new("t", Group::Api(820), Outcome::Passed, Kind::Plain, String::new())
+                .with(|r| r.set_calls(Some(m)));
+            assert_eq!(r.calls.as_deref().map(mask_of), Some(m));
+        }
+        assert_eq!(mask_of(&[820, 833, 834, 7, u64::MAX]), 1 | 1 << 13);
+    }
 
     /// A worker's answer carries its settle wait and children to the coordinator, which moves the
     /// children into the run's time; report.json's `timing` reads back the same.

@@ -64,10 +64,7 @@ pub fn judge(case: &Case, raw: Raw) -> Record {
     let (observations, calls) = match &raw {
         Raw::Answer(a) => (
             a.observations.clone(),
-            a.calls.as_ref().map(|c| {
-                let apis: Vec<u32> = c.iter().filter_map(|a| u32::try_from(*a).ok()).collect();
-                crate::driver::calls::mask(&apis)
-            }),
+            a.calls.as_deref().map(crate::harness::outcome::mask_of),
         ),
         _ => (Vec::new(), None),
     };

@@ -203,8 +203,8 @@ fn set_row(r: &tables::Row) -> model::SetRow {
     }
 }
 
-/// One trial of the report; `calls` only where the run knows which APIs the trial reached, `cause`
-/// only where a failure's cause is known, `timing` only where a worker ran it.
+/// One trial of the report: the record's facts as they are (what each holds, and when `calls`,
+/// `cause` and `timing` are there, is `harness::outcome::Record`'s setters' to say).
 fn trial(r: &Record) -> model::Trial {
-    r.facts.clone()
+    r.facts().clone()
 }

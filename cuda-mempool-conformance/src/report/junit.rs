@@ -202,7 +202,7 @@ mod tests {
         let x = render(&report_of(
             &[
                 rec("833_cuMemPoolTrimTo::a", Outcome::Failed, "x").with(|r| {
-                    r.set_cause(Some(&cause.clone()));
+                    r.set_cause(Some(&cause));
                 }),
                 rec("833_cuMemPoolTrimTo::b", Outcome::Failed, "y").with(|r| {
                     r.set_cause(Some(&cause));
