@@ -417,8 +417,14 @@ impl Machine {
     /// The machine a probe's answer `j` describes, in a process whose entry point read `settings`.
     pub fn from_json(j: &serde_json::Value, settings: &Settings) -> Result<Machine, String> {
         let facts = model::Machine::deserialize(j).map_err(|e| format!("probe answer: not a machine ({e}): {j}"))?;
+        Machine::from_answer(facts, settings).map_err(|e| format!("{e}: {j}"))
+    }
+
+    /// The machine a probe's answer describes, already read (the coordinator's hand-off to a
+    /// worker, `ToWorker::Machine`): Err where it has no identity, which every probe's answer has.
+    pub fn from_answer(facts: model::Machine, settings: &Settings) -> Result<Machine, String> {
         if facts.identity.is_none() {
-            return Err(format!("probe answer: no identity: {j}"));
+            return Err("probe answer: no identity".into());
         }
         Ok(Machine::held(facts, settings))
     }

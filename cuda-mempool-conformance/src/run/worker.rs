@@ -138,9 +138,8 @@ impl Worker {
 
     fn greet(&mut self, m: &Machine) -> R {
         if !self.greeted {
-            // The probe's answer (`Machine::to_json`, the machine's one serialisation) as the model
-            // reads it, as the report does.
-            let machine = serde_json::from_value(m.to_json()).map_err(|e| format!("the machine as the model: {e}"))?;
+            // The probe's answer (`Machine::answer`, the machine's one serialisation).
+            let machine = Box::new(m.answer());
             self.chan.send(&ToWorker::Machine { machine }, None)?;
             self.greeted = true;
         }
@@ -405,10 +404,7 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
         };
         match msg {
             ToWorker::Machine { machine } => {
-                let read = serde_json::to_value(&machine)
-                    .map_err(|e| e.to_string())
-                    .and_then(|j| Machine::from_json(&j, &settings));
-                let m = match read {
+                let m = match Machine::from_answer(*machine, &settings) {
                     Ok(m) => m,
                     Err(e) => {
                         eprintln!("worker: {e}");
