@@ -238,27 +238,36 @@ struct PeerError {
     blame: Option<u32>,
 }
 
-/// A shared child's messages while it answers a trial's steps ([`Channel::answers_until_done`]):
-/// one step's answer (`{"op": "answer", "key", "value"}`), or the end (`{"op": "done"}`).
-#[derive(Serialize, Deserialize)]
+/// A shared child's messages while it answers a trial's steps ([`Channel::answers_until_done`]
+/// reads them as `Step<Value>`; the child sends its own answer type `T`): one step's answer
+/// (`{"op": "answer", "key", "value"}`), or the end (`{"op": "done"}`).
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
 #[serde(tag = "op", rename_all = "lowercase")]
-pub enum Step {
+pub enum Step<T = Value> {
     Answer {
         #[serde(default)]
         key: String,
         #[serde(default)]
-        value: Value,
+        value: T,
     },
     Done,
 }
 
 /// A step a shared child did not answer, as its answers keep it: why, and the API held
-/// responsible (it died or hung there), if any.
-#[derive(Serialize, Deserialize)]
+/// responsible (it died or hung there), if any (`{"lost": why, "blame": api}`, null without one).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct LostStep {
     pub lost: String,
     #[serde(default)]
     pub blame: Option<u32>,
+}
+
+impl LostStep {
+    /// The answer a parent records for a step its child lost ([`step_answer`] reads it back).
+    pub fn answer(lost: String, blame: Option<u32>) -> Value {
+        // A struct of a string and a number is always JSON.
+        serde_json::to_value(LostStep { lost, blame }).unwrap_or_default()
+    }
 }
 
 /// Start this binary in `role` with a channel to it at fd 3 and, if given, a breadcrumb file at fd 4
@@ -575,5 +584,41 @@ mod tests {
             .to_string()
             .contains("no answer"));
         crate::driver::blame::reset();
+    }
+
+    /// The step messages read and written as today's text.
+    #[test]
+    fn step_messages_keep_their_text() {
+        let a: Step = serde_json::from_str(r#"{"op": "answer", "key": "trim", "value": {"code": 1}}"#).unwrap();
+        assert_eq!(
+            a,
+            Step::Answer {
+                key: "trim".into(),
+                value: serde_json::json!({"code": 1})
+            }
+        );
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            serde_json::json!({"op": "answer", "key": "trim", "value": {"code": 1}})
+        );
+        let d: Step = serde_json::from_str(r#"{"op": "done"}"#).unwrap();
+        assert_eq!(d, Step::Done);
+        assert_eq!(serde_json::to_value(&d).unwrap(), serde_json::json!({"op": "done"}));
+        assert!(serde_json::from_value::<Step>(serde_json::json!({"op": "other"})).is_err());
+    }
+
+    /// A lost step reads `{"lost", "blame"}`, the blame null where there is none.
+    #[test]
+    fn a_lost_step_keeps_its_text() {
+        assert_eq!(
+            LostStep::answer("gone".into(), Some(830)),
+            serde_json::json!({"lost": "gone", "blame": 830})
+        );
+        assert_eq!(
+            LostStep::answer("gone".into(), None),
+            serde_json::json!({"lost": "gone", "blame": null})
+        );
+        let l: LostStep = serde_json::from_str(r#"{"lost": "why", "blame": null}"#).unwrap();
+        assert_eq!(l.blame, None);
     }
 }

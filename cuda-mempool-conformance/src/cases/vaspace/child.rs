@@ -2,9 +2,10 @@
 //! around the calls that need it, and each answer sent to the parent as soon as it is known.
 
 use super::steps::*;
-use crate::cases::messages::{recv, send, LostStep, StepMsg};
+use crate::cases::messages::recv;
 use crate::cases::prelude::*;
 use crate::harness::channel::{unhex, Channel};
+use crate::harness::channel::{LostStep, Step as StepMsg};
 use crate::harness::kept_children::KeptWord;
 use serde::Serialize;
 use serde_json::Value;
@@ -99,7 +100,8 @@ pub fn child_main(settings: &std::sync::Arc<crate::harness::settings::Settings>)
     if crate::harness::kept_children::started_ahead() {
         let dev = crate::cases::xproc::importer_device();
         early = Some((dev, on(dev)));
-        if let Err(e) = send(&chan, &KeptWord::Ready, None)
+        if let Err(e) = chan
+            .send(&KeptWord::Ready, None)
             .and_then(|()| chan.set_timeout(crate::harness::kept_children::KEPT_IDLE))
         {
             eprintln!("vaspace: {e}");
@@ -126,9 +128,9 @@ pub fn child_main(settings: &std::sync::Arc<crate::harness::settings::Settings>)
                 got,
                 device: device as u64,
             };
-            send(&chan, &StepMsg::Answer { key: key.into(), value }, None)?;
+            chan.send(&StepMsg::Answer { key: key.into(), value }, None)?;
         }
-        send(&chan, &StepMsg::<Value>::Done, None)
+        chan.send(&StepMsg::<Value>::Done, None)
     });
     match answer {
         Ok(()) => 0,

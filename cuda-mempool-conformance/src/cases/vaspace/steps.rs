@@ -131,7 +131,7 @@ pub(super) struct Rlimit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cases::messages::{LostStep, StepMsg};
+    use crate::harness::channel::{LostStep, Step as StepMsg};
     use serde::de::DeserializeOwned;
     use serde_json::{json, Value};
     use std::fmt::Debug;

@@ -2,8 +2,9 @@
 //! and each trial judging its own.
 
 use super::steps::*;
-use crate::cases::messages::{send, text, LostStep};
+use crate::cases::messages::text;
 use crate::cases::prelude::*;
+use crate::harness::channel::LostStep;
 use crate::harness::channel::{hex, CLOSED};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -88,7 +89,7 @@ fn measure_all(env: &Env) -> R<Answers> {
         &env.settings,
     )?;
     let mut answers = Answers::new();
-    let ended = match send(&peer.chan, &msg, fd) {
+    let ended = match peer.chan.send(&msg, fd) {
         Err(e) => Some(e.to_string()),
         // All nine steps within most of this one trial's deadline: past it the steps left read as
         // lost (the trial fails naming the step) rather than the worker being killed as hung, its

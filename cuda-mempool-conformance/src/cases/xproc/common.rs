@@ -1,7 +1,6 @@
 //! What the exporter and the importers of the IPC trials share: byte patterns, export data in
 //! hex, the importer's device and switches, the waits, and the fault switch.
 
-use crate::cases::messages::send;
 use crate::cases::prelude::*;
 use crate::harness::channel::{unhex, Channel, Got};
 use crate::harness::kept_children::KeptWord;
@@ -203,7 +202,8 @@ fn serve_trials(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) -> i32
     // Started ahead of its trial (`harness::kept_children::warm`): its context is made (`env`), and its
     // first trial may come much later.
     if crate::harness::kept_children::started_ahead() {
-        if let Err(e) = send(&chan, &KeptWord::Ready, None)
+        if let Err(e) = chan
+            .send(&KeptWord::Ready, None)
             .and_then(|()| chan.set_timeout(crate::harness::kept_children::KEPT_IDLE))
         {
             return fail(&e);
@@ -216,7 +216,7 @@ fn serve_trials(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) -> i32
         match chan.poll() {
             Got::Closed => return 0,
             Got::Msg(m, _) if KeptWord::of(&m) == Some(KeptWord::Check) => {
-                if let Err(e) = clean(&mut fds_after_first).and_then(|()| send(&chan, &KeptWord::Clean, None)) {
+                if let Err(e) = clean(&mut fds_after_first).and_then(|()| chan.send(&KeptWord::Clean, None)) {
                     return fail(&e);
                 }
                 // Kept: the next trial may come much later; the parent bounds its own waits.

@@ -13,7 +13,7 @@
 
 use super::common::*;
 use super::messages::{ConcurrentAnswer, Release, Reply, Shape, ThreadAnswer, ToConcurrent};
-use crate::cases::messages::{parse, recv, send, text};
+use crate::cases::messages::{parse, recv, text};
 use crate::cases::prelude::*;
 use crate::harness::channel::hex;
 use crate::harness::kept_children;
@@ -75,7 +75,7 @@ pub(super) fn concurrent_trial(env: &Env, chan: &crate::harness::channel::Channe
         &data,
         fd.ok_or("concurrent message without an fd")?,
     )?;
-    send(chan, &Reply::Answer { value }, None)
+    chan.send(&Reply::Answer { value }, None)
 }
 
 fn run(env: &Env, shape: Shape, n: usize, data: &str, fd: OwnedFd) -> R<ConcurrentAnswer> {
@@ -234,7 +234,11 @@ fn concurrent(e: &Env, shape: Shape, n: usize) -> R {
             threads: n,
             data: hex(&d.reserved),
         };
-        match send(&peer.chan, &msg, Some(fd.as_raw_fd())).and_then(|()| peer.chan.recv()) {
+        match peer
+            .chan
+            .send(&msg, Some(fd.as_raw_fd()))
+            .and_then(|()| peer.chan.recv())
+        {
             Ok((m, _)) => match parse::<Reply<ConcurrentAnswer>>(&m) {
                 Ok(Reply::Answer { value }) => {
                     kept_children::give_back(peer)?;

@@ -203,7 +203,7 @@ pub(super) struct Release {
 }
 
 /// The exporter to an `ipc-rules` importer, the pool's fd riding along; it answers each step with
-/// a `cases::messages::StepMsg` of a [`RuleStep`].
+/// a `cases::messages::Step` of a [`RuleStep`].
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub(super) enum ToRules {
@@ -255,7 +255,8 @@ impl RuleStep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cases::messages::{parse, to_json, StepMsg};
+    use crate::cases::messages::{parse, to_json};
+    use crate::harness::channel::Step;
     use serde::de::DeserializeOwned;
     use serde_json::{json, Value};
     use std::fmt::Debug;
@@ -481,7 +482,7 @@ mod tests {
             json!({"not_run": "no peer-capable device pair", "blame": 0}),
         );
         same(
-            StepMsg::Answer {
+            Step::Answer {
                 key: "trim".into(),
                 value: RuleStep::code(1),
             },

@@ -3,7 +3,7 @@
 
 use super::common::*;
 use super::messages::{FromImporter, PoolMeta, ToImporter};
-use crate::cases::messages::{recv, recv_one, send};
+use crate::cases::messages::{recv, recv_one};
 use crate::cases::prelude::*;
 use crate::harness::channel::{hex, unhex, Peer};
 use crate::harness::kept_children;
@@ -238,9 +238,9 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
         for p in peers.iter() {
             for (i, e) in exported.iter().enumerate() {
                 let fd = e.fd.as_ref().map(|f| f.as_raw_fd());
-                send(&p.chan, &ToImporter::Pool { index: i }, fd)?;
+                p.chan.send(&ToImporter::Pool { index: i }, fd)?;
             }
-            send(&p.chan, &go, None)?;
+            p.chan.send(&go, None)?;
         }
         for p in peers.iter() {
             let (got, _) = recv_one(&p.chan, "verified", |m| match m {
@@ -270,11 +270,8 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
             phases.push(("importers checkpointed", start.elapsed()));
         }
         for (i, p) in peers.iter().enumerate() {
-            send(
-                &p.chan,
-                &if i == 0 { ToImporter::Write } else { ToImporter::Skip },
-                None,
-            )?;
+            p.chan
+                .send(&if i == 0 { ToImporter::Write } else { ToImporter::Skip }, None)?;
             recv_one(&p.chan, "written", |m: FromImporter| {
                 (m == FromImporter::Written).then_some(())
             })?;
@@ -282,7 +279,7 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
         phases.push(("written", start.elapsed()));
         let mut done = Vec::new();
         for p in peers.iter() {
-            send(&p.chan, &ToImporter::Free, None)?;
+            p.chan.send(&ToImporter::Free, None)?;
             let (fds, _) = recv_one(&p.chan, "done", |m| match m {
                 FromImporter::Done { fds_start, fds_end } => Some((fds_start, fds_end)),
                 _ => None,
@@ -435,7 +432,7 @@ pub(super) fn importer(env: &Env, chan: &crate::harness::channel::Channel) -> R 
             )
         })?;
     }
-    send(chan, &FromImporter::Verified { ordinal }, None)?;
+    chan.send(&FromImporter::Verified { ordinal }, None)?;
     let (write, _) = recv_one(chan, "write", |m| match m {
         ToImporter::Write => Some(true),
         ToImporter::Skip => Some(false),
@@ -451,7 +448,7 @@ pub(super) fn importer(env: &Env, chan: &crate::harness::channel::Channel) -> R 
             s.sync()?;
         }
     }
-    send(chan, &FromImporter::Written, None)?;
+    chan.send(&FromImporter::Written, None)?;
     recv_one(chan, "free", |m: ToImporter| (m == ToImporter::Free).then_some(()))?;
     fault_at("free");
     for &(p, _, _) in &bufs {
@@ -462,7 +459,7 @@ pub(super) fn importer(env: &Env, chan: &crate::harness::channel::Channel) -> R 
     drop(pools);
     drop(s);
     let fds_end = open_fds();
-    send(chan, &FromImporter::Done { fds_start, fds_end }, None)?;
+    chan.send(&FromImporter::Done { fds_start, fds_end }, None)?;
     Ok(())
 }
 

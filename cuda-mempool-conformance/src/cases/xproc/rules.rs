@@ -3,9 +3,10 @@
 
 use super::common::*;
 use super::messages::{RuleStep, ToRules};
-use crate::cases::messages::{parse, recv, send, text, LostStep, StepMsg};
+use crate::cases::messages::{parse, recv, text};
 use crate::cases::prelude::*;
 use crate::harness::channel::hex;
+use crate::harness::channel::{LostStep, Step};
 use crate::harness::kept_children;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -77,7 +78,7 @@ impl Steps<'_> {
     }
     fn answer(&self, key: &str, value: &RuleStep) -> R {
         let key = key.to_string();
-        send(self.chan, &StepMsg::Answer { key, value }, None)
+        self.chan.send(&Step::Answer { key, value }, None)
     }
 }
 
@@ -95,7 +96,7 @@ pub(super) const RULES_BYTES: usize = 4096;
 pub fn rules_main(env: &Env) -> i32 {
     serve("rules", env, |env, chan| {
         rules(env, chan)?;
-        send(chan, &StepMsg::<RuleStep>::Done, None)
+        chan.send(&Step::<RuleStep>::Done, None)
     })
 }
 
@@ -384,7 +385,7 @@ pub(super) fn rules_answers(env: &Env) -> R<&'static Answers> {
                 kept_children::Take::Unused,
                 &env.settings,
             )?;
-            send(&peer.chan, &msg, Some(fd.as_raw_fd()))?;
+            peer.chan.send(&msg, Some(fd.as_raw_fd()))?;
             let ended = peer.chan.answers_until_done(&mut answers);
             match ended {
                 None => {

@@ -3,7 +3,7 @@
 
 use super::common::*;
 use super::messages::{Reply, Scenario, ScenarioAnswer, ToScenario};
-use crate::cases::messages::{recv, send};
+use crate::cases::messages::recv;
 use crate::cases::prelude::*;
 use std::os::fd::{AsRawFd, OwnedFd};
 
@@ -24,7 +24,7 @@ pub(super) fn scenario_trial(env: &Env, chan: &crate::harness::channel::Channel)
     env.bind();
     let (ToScenario::Scenario { name, data, size }, fd) = recv(chan)?;
     let value = scenario(name, &data, size, fd.ok_or("scenario message without an fd")?)?;
-    send(chan, &Reply::Answer { value }, None)
+    chan.send(&Reply::Answer { value }, None)
 }
 
 /// The importer's side. Every import is freed before the answer goes back, so the exporter frees

@@ -6,7 +6,7 @@
 use super::common::*;
 use super::messages::{Reply, Scenario, ScenarioAnswer, ToScenario};
 use super::scenario_child::{EDGE, SEED, TAIL};
-use crate::cases::messages::{parse, send, text};
+use crate::cases::messages::{parse, text};
 use crate::cases::prelude::*;
 use crate::harness::channel::{hex, Lost, CLOSED};
 use crate::harness::kept_children;
@@ -93,7 +93,10 @@ impl Offer {
         .map_err(|e| lost(e.to_string()))?;
         let data: Vec<String> = data.iter().map(|d| hex(&d.reserved)).collect();
         let msg = ToScenario::Scenario { name, data, size };
-        let got = send(&peer.chan, &msg, Some(self.fd.as_raw_fd())).and_then(|()| peer.chan.recv());
+        let got = peer
+            .chan
+            .send(&msg, Some(self.fd.as_raw_fd()))
+            .and_then(|()| peer.chan.recv());
         match got {
             Ok((m, _)) => match parse::<Reply<ScenarioAnswer>>(&m) {
                 Ok(Reply::Answer { value }) => {
