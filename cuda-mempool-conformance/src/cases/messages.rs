@@ -46,6 +46,17 @@ pub(crate) fn recv_one<T: DeserializeOwned, U>(
     }
 }
 
+/// A test's check that message `m` writes `text` (today's message, as the json! macros wrote it)
+/// and reads back from it: the wire text of every child protocol is pinned this way.
+#[cfg(test)]
+pub(crate) fn keeps_its_text<T>(m: T, text: Value)
+where
+    T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug,
+{
+    assert_eq!(to_json(&m).unwrap(), text);
+    assert_eq!(parse::<T>(&text).unwrap(), m);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -131,16 +131,9 @@ pub(super) struct Rlimit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cases::messages::keeps_its_text as same;
     use crate::harness::channel::{LostStep, Step as StepMsg};
-    use serde::de::DeserializeOwned;
-    use serde_json::{json, Value};
-    use std::fmt::Debug;
-
-    /// `m` writes `text` (today's message) and reads back from it.
-    fn same<T: Serialize + DeserializeOwned + PartialEq + Debug>(m: T, text: Value) {
-        assert_eq!(serde_json::to_value(&m).unwrap(), text);
-        assert_eq!(serde_json::from_value::<T>(text).unwrap(), m);
-    }
+    use serde_json::json;
 
     #[test]
     fn the_request_keeps_its_text() {
