@@ -49,9 +49,13 @@ pub struct Parsed<T> {
 }
 
 impl<T> Parsed<T> {
-    /// `var`'s text (`text`) parsed by `parse`; where it is unusable, the value unset gives.
-    fn read(var: &'static str, text: Option<String>, parse: impl Fn(Option<&str>) -> Result<T, String>) -> Parsed<T> {
-        match parse(text.as_deref()) {
+    /// `var`'s text (as `text` reads it) parsed by `parse`; where it is unusable, the value unset gives.
+    fn read(
+        var: &'static str,
+        text: &impl Fn(&str) -> Option<String>,
+        parse: impl Fn(Option<&str>) -> Result<T, String>,
+    ) -> Parsed<T> {
+        match parse(text(var).as_deref()) {
             Ok(value) => Parsed { value, error: None },
             Err(message) => Parsed {
                 value: parse(None).expect("every setting accepts being unset"),
@@ -167,36 +171,36 @@ impl Settings {
         // A setting that is a path (None: unset or empty).
         let path = |var: &str| lookup(var).filter(|v| !v.is_empty());
         Settings {
-            devices: Parsed::read(DEVICES_VAR, text(DEVICES_VAR), devices),
+            devices: Parsed::read(DEVICES_VAR, &text, devices),
             device_lock: path(DEVICE_LOCK_VAR).map(PathBuf::from),
-            entry: Parsed::read(ENTRY_VAR, text(ENTRY_VAR), entry),
+            entry: Parsed::read(ENTRY_VAR, &text, entry),
             expect: text(EXPECT_VAR).filter(|p| !p.trim().is_empty()),
-            fail_fast: Parsed::read(FAIL_FAST_VAR, text(FAIL_FAST_VAR), fail_fast),
-            fail_fast_lead: Parsed::read(LEAD_VAR, text(LEAD_VAR), lead),
-            helper_connections: Parsed::read(HELPER_CONNECTIONS_VAR, text(HELPER_CONNECTIONS_VAR), |v| {
+            fail_fast: Parsed::read(FAIL_FAST_VAR, &text, fail_fast),
+            fail_fast_lead: Parsed::read(LEAD_VAR, &text, lead),
+            helper_connections: Parsed::read(HELPER_CONNECTIONS_VAR, &text, |v| {
                 helper_connections(v, own_connections)
             }),
             junit: text(JUNIT_VAR),
-            library: Parsed::read(LIBRARY_VAR, text(LIBRARY_VAR), library),
+            library: Parsed::read(LIBRARY_VAR, &text, library),
             nvml: text(NVML_VAR)
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| "libnvidia-ml.so.1".to_string()),
-            partition: Parsed::read(PARTITION_VAR, text(PARTITION_VAR), partition),
+            partition: Parsed::read(PARTITION_VAR, &text, partition),
             report_dir: path(REPORT_DIR_VAR).map(PathBuf::from),
-            required: Parsed::read(REQUIRE_VAR, text(REQUIRE_VAR), required),
-            rerun_failed: Parsed::read(RERUN_VAR, text(RERUN_VAR), rerun_failed),
-            run_budget: Parsed::read(RUN_BUDGET_VAR, text(RUN_BUDGET_VAR), run_budget),
-            serial: Parsed::read(SCHEDULE_VAR, text(SCHEDULE_VAR), serial),
-            stress_secs: Parsed::read(STRESS_SECS_VAR, text(STRESS_SECS_VAR), stress_secs),
-            stress_seed: Parsed::read(STRESS_SEED_VAR, text(STRESS_SEED_VAR), stress_seed),
-            strict: Parsed::read(STRICT_VAR, text(STRICT_VAR), strict),
+            required: Parsed::read(REQUIRE_VAR, &text, required),
+            rerun_failed: Parsed::read(RERUN_VAR, &text, rerun_failed),
+            run_budget: Parsed::read(RUN_BUDGET_VAR, &text, run_budget),
+            serial: Parsed::read(SCHEDULE_VAR, &text, serial),
+            stress_secs: Parsed::read(STRESS_SECS_VAR, &text, stress_secs),
+            stress_seed: Parsed::read(STRESS_SEED_VAR, &text, stress_seed),
+            strict: Parsed::read(STRICT_VAR, &text, strict),
             trials_file: lookup(TRIALS_FILE_VAR),
-            trial_timeout: Parsed::read(TRIAL_TIMEOUT_VAR, text(TRIAL_TIMEOUT_VAR), trial_timeout),
-            verbose: Parsed::read(VERBOSE_VAR, text(VERBOSE_VAR), verbose),
-            in_process: Parsed::read(WORKERS_VAR, text(WORKERS_VAR), |v| in_process(v, nextest)),
+            trial_timeout: Parsed::read(TRIAL_TIMEOUT_VAR, &text, trial_timeout),
+            verbose: Parsed::read(VERBOSE_VAR, &text, verbose),
+            in_process: Parsed::read(WORKERS_VAR, &text, |v| in_process(v, nextest)),
             crash_trial: text(CRASH_VAR),
-            plant_leaks: Parsed::read(PLANT_VAR, text(PLANT_VAR), plants),
-            checkpoint: Parsed::read(CHECKPOINT_VAR, text(CHECKPOINT_VAR), checkpoint),
+            plant_leaks: Parsed::read(PLANT_VAR, &text, plants),
+            checkpoint: Parsed::read(CHECKPOINT_VAR, &text, checkpoint),
         }
     }
 
