@@ -406,7 +406,8 @@ fn ipc(e: &Env, sc: Scale) -> R<Vec<Row>> {
         r.map_err(|r| format!("cuMemPoolExportPointer: {r}"))?;
         data.push(hex(&d.reserved));
     }
-    let peer = Peer::spawn(&Role::BenchIpc, &[], conformance::driver::deadline::trial(), None)?;
+    let deadline = e.deadline();
+    let peer = Peer::spawn(&Role::BenchIpc, &[], deadline.trial(), None, deadline)?;
     let answer = peer
         .chan
         .send(&ipc::Exported { data }, Some(fd.as_raw_fd()))
@@ -442,7 +443,7 @@ fn ipc_child(settings: Arc<Settings>) -> i32 {
     let env = Env::on(std::sync::Arc::new(probe::probe(&settings)), settings.clone(), 0);
     env.bind();
     let run = || -> R<()> {
-        let chan = Channel::from_inherited()?;
+        let chan = Channel::from_inherited(env.deadline())?;
         let (m, fd) = chan.recv_as::<ipc::Exported>()?;
         let fd = fd.ok_or("no fd")?;
         let mut pool = std::ptr::null_mut();

@@ -40,7 +40,7 @@ pub fn cases() -> Vec<Case> {
             let p = Pool::on_device(e.dev)?;
             let s = Stream::new()?;
             let start = used(p.0)?;
-            let gate = Gate::close(s.0)?;
+            let gate = Gate::close(s.0, e.deadline())?;
             let a = alloc_from(p.0, N, s.0)?;
             // Every answer before the checks, so that the allocation is freed whatever they say.
             let held = (used(p.0), reserved(p.0), get_u64(p.0, A::CU_MEMPOOL_ATTR_USED_MEM_HIGH));
@@ -84,7 +84,7 @@ pub fn cases() -> Vec<Case> {
                 let s = Stream::new()?;
                 let a = alloc_from(p.0, N, s.0)?;
                 s.sync()?;
-                let gate = Gate::close(s.0)?;
+                let gate = Gate::close(s.0, e.deadline())?;
                 free_async(a, s.0)?;
                 let held = (used(p.0), reserved(p.0));
                 gate.open();
@@ -120,7 +120,7 @@ pub fn cases() -> Vec<Case> {
             let a = alloc_from(p.0, 32 * MIB, s.0)?;
             s.sync()?;
             // Its safety limit opens the gate if the free or the trim waits for the held stream.
-            let gate = Gate::close(s.0)?;
+            let gate = Gate::close(s.0, e.deadline())?;
             let freed = free_async(a, s.0);
             let trimmed = ok("cuMemPoolTrimTo(0) with a free pending", unsafe {
                 cuMemPoolTrimTo(p.0, 0)

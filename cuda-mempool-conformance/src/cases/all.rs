@@ -168,8 +168,6 @@ mod tests {
     /// it fails here until its builder goes too.
     #[test]
     fn trials_that_hand_the_driver_freed_handles_are_declared() {
-        // Some cases derive their bounds from the trial deadline as they are built.
-        crate::driver::given::install(crate::driver::given::Given::unset());
         let all = super::all();
         let declared: BTreeSet<String> = all
             .iter()
@@ -190,8 +188,6 @@ mod tests {
     /// ([`REVIEWED`], with the reason it hands none); no row names a trial that no longer exists.
     #[test]
     fn names_that_suggest_freed_handles_are_reviewed() {
-        // Some cases derive their bounds from the trial deadline as they are built.
-        crate::driver::given::install(crate::driver::given::Given::unset());
         let all = super::all();
         let known: BTreeSet<String> = all.iter().map(|c| c.trial_name()).collect();
         let (freed, reviewed) = (names(HANDS_FREED), names(REVIEWED));

@@ -30,15 +30,16 @@ fn round_trip(what: &str, s: CUstream, alloc: impl Fn(&mut CUdeviceptr) -> CUres
     Ok(())
 }
 
-/// A size-0 allocation: success, a null pointer written over a non-null one, nothing in use.
-fn size_zero(what: &str, pool: CUmemoryPool, alloc: impl Fn(&mut CUdeviceptr) -> CUresult) -> R {
+/// A size-0 allocation: success, a null pointer written over a non-null one, nothing in use (the
+/// departure judged under `policy`).
+fn size_zero(policy: &Policy, what: &str, pool: CUmemoryPool, alloc: impl Fn(&mut CUdeviceptr) -> CUresult) -> R {
     let used_before = get_u64(pool, CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
     let mut p: CUdeviceptr = 0xdead_0000;
     let r = alloc(&mut p);
     if r == SUCCESS && p != 0 && p != 0xdead_0000 {
         free_async(p, std::ptr::null_mut())?;
     }
-    expect_code("size_zero_succeeds", what, r)?;
+    expect_code(policy, "size_zero_succeeds", what, r)?;
     if r != SUCCESS {
         // Outside R580's branches: the documented refusal, and nothing to look at.
         return Ok(());
@@ -106,7 +107,7 @@ pub fn cases() -> Vec<Case> {
         // allocation went there. Kills 820-proc-address-ignores-ptds.
         Case::gpu(820, "ptsz_variant_uses_per_thread_stream", |e| {
             let at = |name: &str| {
-                crate::driver::cu::load()
+                crate::driver::cu::loaded()
                     .addresses
                     .iter()
                     .find(|a| a.0 == name)
@@ -122,14 +123,14 @@ pub fn cases() -> Vec<Case> {
             let mut raw = std::ptr::null_mut();
             ok("cuStreamCreate(blocking)", unsafe { cuStreamCreate(&mut raw, 0) })?;
             let held = Stream(raw);
-            let gate = Gate::close(held.0)?;
+            let gate = Gate::close(held.0, e.deadline())?;
             let mut p: CUdeviceptr = 0;
             let r = unsafe { cuMemAllocAsync_ptsz(&mut p, 1 << 20, std::ptr::null_mut()) };
             let ev = Event::new(0)?;
             let recorded = ev.record(CU_STREAM_PER_THREAD);
             let start = Instant::now();
             let mut done = unsafe { cuEventQuery(ev.0) };
-            while done == CUresult::CUDA_ERROR_NOT_READY && start.elapsed() < gate_limit() / 2 {
+            while done == CUresult::CUDA_ERROR_NOT_READY && start.elapsed() < e.deadline().gate_limit() / 2 {
                 std::thread::sleep(std::time::Duration::from_millis(1));
                 done = unsafe { cuEventQuery(ev.0) };
             }
@@ -261,7 +262,7 @@ pub fn cases() -> Vec<Case> {
         // The docs list no answer for size 0; R580 returns success and writes a null pointer
         // (cuMemAlloc's own rule would predict INVALID_VALUE).
         Case::gpu(820, "size_zero_succeeds_with_null_pointer_driver_behaviour", |e| {
-            size_zero("cuMemAllocAsync(size 0)", default_pool(e.dev)?, |p| unsafe {
+            size_zero(&e.policy, "cuMemAllocAsync(size 0)", default_pool(e.dev)?, |p| unsafe {
                 cuMemAllocAsync(p, 0, std::ptr::null_mut())
             })
         })
@@ -354,7 +355,7 @@ pub fn cases() -> Vec<Case> {
         // As for cuMemAllocAsync: no documented answer; R580 returns success and a null pointer.
         Case::gpu(821, "size_zero_succeeds_with_null_pointer_driver_behaviour", |e| {
             let pool = Pool::on_device(e.dev)?;
-            size_zero("cuMemAllocFromPoolAsync(size 0)", pool.0, |p| unsafe {
+            size_zero(&e.policy, "cuMemAllocFromPoolAsync(size 0)", pool.0, |p| unsafe {
                 cuMemAllocFromPoolAsync(p, 0, pool.0, std::ptr::null_mut())
             })
         }),
@@ -422,9 +423,9 @@ pub fn cases() -> Vec<Case> {
             }
             ok("cuMemFreeAsync(cuMemAlloc memory)", r)
         }),
-        Case::gpu(822, "null_pointer_is_a_no_op_driver_behaviour", |_| {
+        Case::gpu(822, "null_pointer_is_a_no_op_driver_behaviour", |e| {
             // Like free(NULL): R580 returns success for pointer 0.
-            expect_code("free_null_succeeds", "cuMemFreeAsync(0)", unsafe {
+            expect_code(&e.policy, "free_null_succeeds", "cuMemFreeAsync(0)", unsafe {
                 cuMemFreeAsync(0, std::ptr::null_mut())
             })
         }),

@@ -72,10 +72,10 @@ fn pool_with_only(e_dev: CUdevice, on: Option<A>, max_size: usize) -> R<Pool> {
 
 /// Free a block on s1 while s1 is held at a gate (the free has not executed), make s2 wait on an
 /// event recorded after the free, then allocate the same size on s2. Returns (freed, new).
-fn reuse_after_event(pool: CUmemoryPool) -> R<(CUdeviceptr, CUdeviceptr)> {
+fn reuse_after_event(pool: CUmemoryPool, deadline: Deadline) -> R<(CUdeviceptr, CUdeviceptr)> {
     let (s1, s2) = (Stream::new()?, Stream::new()?);
     let a = alloc_from(pool, 2 * MIB as usize, s1.0)?;
-    let gate = Gate::close(s1.0)?;
+    let gate = Gate::close(s1.0, deadline)?;
     free_async(a, s1.0)?;
     let ev = Event::new(0)?;
     ev.record(s1.0)?;
@@ -101,10 +101,10 @@ fn mark(s: CUstream) -> R<std::sync::Arc<std::sync::atomic::AtomicBool>> {
     ok("cuLaunchHostFunc", unsafe { cuLaunchHostFunc(s, Some(raise), user) })?;
     Ok(flag)
 }
-fn wait_flag(f: &std::sync::atomic::AtomicBool) -> R {
+fn wait_flag(f: &std::sync::atomic::AtomicBool, deadline: Deadline) -> R {
     let t = std::time::Instant::now();
     // Half the trial deadline (`deadline::gate`), as every wait for a stream: 30 s at the default.
-    let limit = crate::driver::deadline::gate();
+    let limit = deadline.gate();
     while !f.load(std::sync::atomic::Ordering::Acquire) {
         ensure!(
             t.elapsed() < limit,
@@ -126,12 +126,12 @@ enum Next {
 
 /// Free on s1, learn through a host function that the free has executed (no driver sync), then
 /// allocate on unrelated s2.
-fn reuse_after_completed_free(pool: CUmemoryPool) -> R<Next> {
+fn reuse_after_completed_free(pool: CUmemoryPool, deadline: Deadline) -> R<Next> {
     let (s1, s2) = (Stream::new()?, Stream::new()?);
     let a = alloc_from(pool, 2 * MIB as usize, s1.0)?;
     free_async(a, s1.0)?;
     let done = mark(s1.0)?;
-    wait_flag(&done)?;
+    wait_flag(&done, deadline)?;
     let b = alloc_from(pool, 2 * MIB as usize, s2.0)?;
     free_async(b, s2.0)?;
     s2.sync()?;
@@ -144,10 +144,10 @@ const PRESSURE_BLOCK: usize = 48 << 20;
 
 /// Free on s1 while s1 is held at a gate (not executed), then allocate on unrelated s2 from a pool
 /// whose maxSize leaves no room for a second block: only an internal dependency can satisfy it.
-fn reuse_pending_free_under_pressure(pool: CUmemoryPool) -> R<Next> {
+fn reuse_pending_free_under_pressure(pool: CUmemoryPool, deadline: Deadline) -> R<Next> {
     let (s1, s2) = (Stream::new()?, Stream::new()?);
     let a = alloc_from(pool, PRESSURE_BLOCK, s1.0)?;
-    let gate = Gate::close(s1.0)?;
+    let gate = Gate::close(s1.0, deadline)?;
     free_async(a, s1.0)?;
     let mut b: CUdeviceptr = 0;
     let r = unsafe { cuMemAllocFromPoolAsync(&mut b, PRESSURE_BLOCK, pool, s2.0) };
@@ -168,12 +168,12 @@ fn reuse_pending_free_under_pressure(pool: CUmemoryPool) -> R<Next> {
     Ok(next)
 }
 
-fn event_scenario(pool: CUmemoryPool) -> R<Next> {
-    let (a, b) = reuse_after_event(pool)?;
+fn event_scenario(pool: CUmemoryPool, deadline: Deadline) -> R<Next> {
+    let (a, b) = reuse_after_event(pool, deadline)?;
     Ok(if a == b { Next::Same } else { Next::Other })
 }
 
-type Scenario = fn(CUmemoryPool) -> R<Next>;
+type Scenario = fn(CUmemoryPool, Deadline) -> R<Next>;
 
 /// (case, policy turned on alone (None: all off), pool maxSize (0: none), scenario, outcome).
 const REUSE: &[(&str, Option<A>, usize, Scenario, Next)] = &[
@@ -672,7 +672,7 @@ pub fn cases() -> Vec<Case> {
             Case::gpu(832, format!("reuse_{name}"), move |e| {
                 let p = pool_with_only(e.dev, policy, max_size)?;
                 set_u64(p.0, A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, u64::MAX)?;
-                let got = scenario(p.0)?;
+                let got = scenario(p.0, e.deadline())?;
                 ensure!(
                     got == *want,
                     "next allocation: {got:?}, expected {want:?} (Same = the freed block)"

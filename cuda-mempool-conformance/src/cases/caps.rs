@@ -31,7 +31,7 @@ fn counters(pool: CUmemoryPool) -> R<(u64, u64)> {
 fn room(e: &Env, want: usize, why: &str) -> R<usize> {
     let start = std::time::Instant::now();
     let mut free = mem_free()?;
-    while free < want && start.elapsed() < crate::driver::deadline::settle() {
+    while free < want && start.elapsed() < e.deadline().settle() {
         std::thread::sleep(std::time::Duration::from_millis(20));
         free = mem_free()?;
     }

@@ -65,7 +65,7 @@ fn changed(before: &[(&str, u64)], after: &[(&str, u64)]) -> Vec<String> {
 
 /// This process through the run's engine; a note with what each step took for what it held.
 fn checkpoint_self(e: &Env, held: u64) -> R {
-    let trip = checkpoint::round_trip(&e.m.checkpoint, std::process::id() as i32)?;
+    let trip = checkpoint::round_trip(&e.m.checkpoint, std::process::id() as i32, e.deadline())?;
     note(format!(
         "checkpoint leg: {} GiB held by the pools: {}",
         held as f64 / (1u64 << 30) as f64,
@@ -439,13 +439,13 @@ fn lock_waits_for_pending_work(e: &Env) -> R {
         return ignore("the lock's timeout is the driver engine's own argument: needs CONFORMANCE_CHECKPOINT=driver");
     }
     let s = Stream::new()?;
-    let gate = Gate::close(s.0)?;
+    let gate = Gate::close(s.0, e.deadline())?;
     let p = alloc_async(MIB, s.0)?;
     ok("cuMemsetD8Async", unsafe { cuMemsetD8Async(p, 0x55, MIB, s.0) })?;
     let pid = std::process::id() as i32;
     let timeout_ms = 300u32;
     let start = Instant::now();
-    let timed = checkpoint::child_step(pid, &format!("lock:{timeout_ms}"), crate::driver::deadline::trial())
+    let timed = checkpoint::child_step(pid, &format!("lock:{timeout_ms}"), e.deadline(), e.deadline().trial())
         .map_err(Fail::Wrong)?;
     let took = start.elapsed();
     // Without a timeout: the lock waits for the held stream; the gate opens a little later.
@@ -456,7 +456,7 @@ fn lock_waits_for_pending_work(e: &Env) -> R {
             gate.open();
         });
         let t = Instant::now();
-        let r = checkpoint::child_step(pid, "lock:0", crate::driver::deadline::trial());
+        let r = checkpoint::child_step(pid, "lock:0", e.deadline(), e.deadline().trial());
         let _ = opener.join();
         (r, t.elapsed())
     });
@@ -520,7 +520,7 @@ fn round_trip_figure(e: &Env, gib: usize) -> R {
     let p = alloc_from(pool.0, gib << 30, s.0)?;
     ok("cuMemsetD8Async", unsafe { cuMemsetD8Async(p, 0x66, gib << 30, s.0) })?;
     s.sync()?;
-    let trip = checkpoint::round_trip(&e.m.checkpoint, std::process::id() as i32)?;
+    let trip = checkpoint::round_trip(&e.m.checkpoint, std::process::id() as i32, e.deadline())?;
     let per = |step: &str| trip.secs(step) / gib as f64;
     note(format!(
         "checkpoint figure, {gib} GiB held: lock {:.3} s, checkpoint {:.3} s/GiB, restore {:.3} s/GiB, unlock {:.3} s",

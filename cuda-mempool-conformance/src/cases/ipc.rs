@@ -284,19 +284,25 @@ pub fn cases() -> Vec<Case> {
             )
         }),
         // Docs: CUDA_ERROR_INVALID_VALUE. R580 answers CUDA_ERROR_UNKNOWN (999) for a bad fd.
-        Case::gpu(829, "invalid_fd_unknown_error_driver_behaviour", |_| {
+        Case::gpu(829, "invalid_fd_unknown_error_driver_behaviour", |e| {
             let mut pool = std::ptr::null_mut();
             let r = import_pool_fd(-1, &mut pool);
-            expect_code("bad_fd_unknown_error", "cuMemPoolImportFromShareableHandle(fd -1)", r)
+            expect_code(
+                &e.policy,
+                "bad_fd_unknown_error",
+                "cuMemPoolImportFromShareableHandle(fd -1)",
+                r,
+            )
         }),
         // Docs: CUDA_ERROR_INVALID_VALUE. R580 answers CUDA_ERROR_UNKNOWN (999).
-        Case::gpu(829, "non_pool_fd_unknown_error_driver_behaviour", |_| {
+        Case::gpu(829, "non_pool_fd_unknown_error_driver_behaviour", |e| {
             // An fd that is not a CUDA pool handle (stdin's /dev/null duplicate).
             let fd = crate::os::dup(0);
             let mut pool = std::ptr::null_mut();
             let r = import_pool_fd(fd, &mut pool);
             close(fd);
             expect_code(
+                &e.policy,
                 "bad_fd_unknown_error",
                 "cuMemPoolImportFromShareableHandle(a non-CUDA fd)",
                 r,

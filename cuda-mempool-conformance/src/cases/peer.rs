@@ -208,7 +208,12 @@ pub fn cases() -> Vec<Case> {
             );
             free_async(a, s.0)?;
             s.sync()?;
-            expect_code("set_access_not_supported", "cuMemPoolSetAccess(peer, read)", r)?;
+            expect_code(
+                &e.policy,
+                "set_access_not_supported",
+                "cuMemPoolSetAccess(peer, read)",
+                r,
+            )?;
             fill?;
             reported
         }),

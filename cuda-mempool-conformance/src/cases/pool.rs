@@ -155,7 +155,12 @@ pub fn cases() -> Vec<Case> {
             if r == SUCCESS {
                 drop(Pool(p));
             }
-            expect_code("hw_decompress_usage_refused", "cuMemPoolCreate(usage HW_DECOMPRESS)", r)
+            expect_code(
+                &e.policy,
+                "hw_decompress_usage_refused",
+                "cuMemPoolCreate(usage HW_DECOMPRESS)",
+                r,
+            )
         }),
         Case::gpu(823, "usage_unknown_bit_accepted_driver_behaviour", |e| {
             // R580 ignores unknown bits of `usage` (no refusal).
@@ -166,7 +171,12 @@ pub fn cases() -> Vec<Case> {
             if r == SUCCESS {
                 let _ = unsafe { cuMemPoolDestroy(p) };
             }
-            expect_code("usage_unknown_bit_accepted", "cuMemPoolCreate(usage 0x8000)", r)
+            expect_code(
+                &e.policy,
+                "usage_unknown_bit_accepted",
+                "cuMemPoolCreate(usage 0x8000)",
+                r,
+            )
         }),
         // On a device that reports fabric handles, R580 creates a fabric pool even with no IMEX
         // channel; exporting its handle answers NOT_PERMITTED (the documented code for a missing
@@ -342,7 +352,7 @@ pub fn cases() -> Vec<Case> {
                 }
             }
             match deviation {
-                Some(d) => expect_code(d, "cuMemPoolCreate", r),
+                Some(d) => expect_code(&e.policy, d, "cuMemPoolCreate", r),
                 None => expect("cuMemPoolCreate", r, want),
             }
         }));

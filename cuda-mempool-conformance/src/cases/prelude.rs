@@ -3,7 +3,8 @@
 
 pub use crate::driver::check::*;
 pub use crate::driver::cu::*;
-pub use crate::driver::departures::{crash_verified_here, expect_behaviour, expect_code, strict};
+pub use crate::driver::deadline::Deadline;
+pub use crate::driver::departures::{crash_verified_here, expect_behaviour, expect_code, Policy};
 pub use crate::driver::fail::{ignore, Fail, R};
 pub use crate::driver::{api_name, blame, observe};
 pub use crate::ensure;

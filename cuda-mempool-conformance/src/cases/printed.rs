@@ -396,7 +396,7 @@ pub fn cases() -> Vec<Case> {
             let p = Pool::ipc(e.dev)?;
             drop(export_pool_fd(p.0)?);
             let s = Stream::new()?;
-            let gate = Gate::close(s.0)?;
+            let gate = Gate::close(s.0, e.deadline())?;
             let a = alloc_from(p.0, MIB, s.0)?;
             let mut data = CUmemPoolPtrExportData::default();
             let r = unsafe { cuMemPoolExportPointer(&mut data, a) };

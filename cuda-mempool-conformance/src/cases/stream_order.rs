@@ -71,10 +71,10 @@ fn waited(what: &str, took: Duration, forced: Option<ForcedGate>) -> R {
 
 /// The call returns while its stream is held: it enqueues the allocation and returns.
 /// Kills 820-synchronous, 821-synchronous.
-fn alloc_returns_while_held(a: Alloc, dev: CUdevice) -> R {
+fn alloc_returns_while_held(a: Alloc, dev: CUdevice, deadline: Deadline) -> R {
     let pool = a.pool(&device_props(dev))?;
     let s = Stream::new()?;
-    let gate = Gate::close(s.0)?;
+    let gate = Gate::close(s.0, deadline)?;
     let mut p: CUdeviceptr = 0;
     let (r, took) = a.call(&mut p, MIB, &pool, s.0);
     let forced = gate.release();
@@ -89,10 +89,10 @@ fn alloc_returns_while_held(a: Alloc, dev: CUdevice) -> R {
 /// An allocation on stream B returns, and B runs its work, while another stream A is held: the call
 /// synchronises neither A nor the device, and puts no dependency on A into B.
 /// Kills 820-device-wide-sync, 821-device-wide-sync.
-fn other_stream_does_not_wait(a: Alloc, dev: CUdevice) -> R {
+fn other_stream_does_not_wait(a: Alloc, dev: CUdevice, deadline: Deadline) -> R {
     let pool = a.pool(&device_props(dev))?;
     let (held, other) = (Stream::new()?, Stream::new()?);
-    let gate = Gate::close(held.0)?;
+    let gate = Gate::close(held.0, deadline)?;
     let mut p: CUdeviceptr = 0;
     let (r, took) = a.call(&mut p, MIB, &pool, other.0);
     let start = Instant::now();
@@ -120,11 +120,11 @@ fn other_stream_does_not_wait(a: Alloc, dev: CUdevice) -> R {
 /// there, read back once the stream has run. The out-variable lives on the heap until the stream has
 /// run, so that a library that writes it late writes there (and the trial frees what it got).
 /// Kills 820-deferred-pointer, 821-deferred-pointer.
-fn pointer_known_at_return(a: Alloc, dev: CUdevice) -> R {
+fn pointer_known_at_return(a: Alloc, dev: CUdevice, deadline: Deadline) -> R {
     const BYTE: u8 = 0xa5;
     let pool = a.pool(&device_props(dev))?;
     let s = Stream::new()?;
-    let gate = Gate::close(s.0)?;
+    let gate = Gate::close(s.0, deadline)?;
     let mut out: Box<CUdeviceptr> = Box::new(0);
     let (r, took) = a.call(&mut out, MIB, &pool, s.0);
     // SAFETY: a plain read of the box; volatile, since a library may write it from another thread.
@@ -182,7 +182,7 @@ fn pointer_known_at_return(a: Alloc, dev: CUdevice) -> R {
 /// An allocation that cannot be satisfied is refused with OUT_OF_MEMORY at once, while its stream
 /// is held (not once the stream reaches it): 820 asks for more than any device has, 821 for twice
 /// its pool's maxSize. Kills 820-synchronous, 821-synchronous (and 820/821-oom-invalid-value).
-fn refused_at_once(a: Alloc, dev: CUdevice) -> R {
+fn refused_at_once(a: Alloc, dev: CUdevice, deadline: Deadline) -> R {
     let mut props = device_props(dev);
     props.maxSize = MAX_SIZE;
     let pool = a.pool(&props)?;
@@ -191,7 +191,7 @@ fn refused_at_once(a: Alloc, dev: CUdevice) -> R {
         Alloc::FromPool => 2 * MAX_SIZE,
     };
     let s = Stream::new()?;
-    let gate = Gate::close(s.0)?;
+    let gate = Gate::close(s.0, deadline)?;
     let mut p: CUdeviceptr = 0;
     let (r, took) = a.call(&mut p, size, &pool, s.0);
     let forced = gate.release();
@@ -206,7 +206,7 @@ fn refused_at_once(a: Alloc, dev: CUdevice) -> R {
 
 /// (case, body, alone): the rows every allocator runs; the refusal row runs alone (a failed
 /// oversized allocation releases the unused memory of every pool of its process).
-type Row = (&'static str, fn(Alloc, CUdevice) -> R, bool);
+type Row = (&'static str, fn(Alloc, CUdevice, Deadline) -> R, bool);
 const ROWS: &[Row] = &[
     (
         "stream_order::returns_while_its_stream_is_held",
@@ -234,7 +234,7 @@ pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for a in ALLOCS {
         for &(name, body, alone) in ROWS {
-            let c = Case::gpu(a.api(), name, move |e| body(a, e.dev));
+            let c = Case::gpu(a.api(), name, move |e| body(a, e.dev, e.deadline()));
             v.push(if alone { c.alone() } else { c });
         }
     }
@@ -244,7 +244,7 @@ pub fn cases() -> Vec<Case> {
         let pool = Pool::on_device(e.dev)?;
         let s = Stream::new()?;
         let a = alloc_from(pool.0, MIB, s.0)?;
-        let gate = Gate::close(s.0)?;
+        let gate = Gate::close(s.0, e.deadline())?;
         let start = Instant::now();
         let r = unsafe { cuMemFreeAsync(a, s.0) };
         let took = start.elapsed();

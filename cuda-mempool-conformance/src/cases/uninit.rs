@@ -15,7 +15,6 @@ use crate::cases::prelude::*;
 use crate::harness::child::run_child_for;
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::time::Duration;
 
 /// Call API `idx` once with harmless arguments.
 fn call(idx: u32) -> CUresult {
@@ -74,9 +73,9 @@ fn lookup_then_count() -> CUresult {
 }
 
 /// cuDeviceGetCount's answer in an `uninit` child that looked up the 14 APIs (`lookup_then_count`),
-/// or how that child failed.
-pub fn lookup_in_child(timeout: Duration) -> Result<i32, String> {
-    let out = run_child_for(&Role::Uninit, &[(LOOKUP_VAR, "1")], timeout.min(child_bound()))?;
+/// or how that child failed; within `deadline`'s bound of a short-lived child.
+pub fn lookup_in_child(deadline: Deadline) -> Result<i32, String> {
+    let out = run_child_for(&Role::Uninit, &[(LOOKUP_VAR, "1")], deadline, deadline.child_answer())?;
     out.stdout
         .lines()
         .find_map(|l| l.strip_prefix("lookup ")?.trim().parse::<i64>().ok())
@@ -121,20 +120,17 @@ type Answers = BTreeMap<String, Answer>;
 static BEFORE: Shared<Answers> = Shared::new();
 static NO_DEVICE: Shared<Answers> = Shared::new();
 
-/// A child normally answers all 14 in milliseconds; one that hangs must not cost the trial's
-/// deadline.
-fn child_bound() -> Duration {
-    crate::driver::deadline::child_answer()
-}
-
-fn answers(role: &Role, envs: &[(&str, &str)]) -> Result<Answers, String> {
+/// The answers of children in `role`, one more for each that died or hung on an API (bounded by
+/// `deadline`'s bound of a short-lived child: a child normally answers all 14 in milliseconds; one
+/// that hangs must not cost the trial's deadline).
+fn answers(role: &Role, envs: &[(&str, &str)], deadline: Deadline) -> Result<Answers, String> {
     let mut a = Answers::new();
     for _ in 0..=crate::driver::APIS.len() {
         let skip: Vec<String> = a.keys().filter(|k| k.as_str() != "init").cloned().collect();
         let skip = skip.join(",");
         let mut env: Vec<(&str, &str)> = envs.to_vec();
         env.push((SKIP_VAR, &skip));
-        let out = run_child_for(role, &env, child_bound())?;
+        let out = run_child_for(role, &env, deadline, deadline.child_answer())?;
         for (k, v) in out.stdout.lines().filter_map(|l| l.split_once(' ')) {
             if let Ok(v) = v.parse::<i64>() {
                 a.insert(k.to_string(), Answer::Code(v as u32));
@@ -177,8 +173,8 @@ pub fn cases() -> Vec<Case> {
         let key = idx.to_string();
         let k2 = key.clone();
         v.push(
-            Case::new(*idx, "before_cuInit_not_initialized", &[], move |_| {
-                let a = BEFORE.get(|| Ok(answers(&Role::Uninit, &[])?))?;
+            Case::new(*idx, "before_cuInit_not_initialized", &[], move |e| {
+                let a = BEFORE.get(|| Ok(answers(&Role::Uninit, &[], e.deadline())?))?;
                 check(
                     a,
                     &key,
@@ -190,8 +186,9 @@ pub fn cases() -> Vec<Case> {
             .relies(&[Precondition::Library, Precondition::LookupNoInit]),
         );
         v.push(
-            Case::new(*idx, "after_cuInit_no_device_not_initialized", &[], move |_| {
-                let a = NO_DEVICE.get(|| Ok(answers(&Role::NoDevice, &[("CUDA_VISIBLE_DEVICES", "")])?))?;
+            Case::new(*idx, "after_cuInit_no_device_not_initialized", &[], move |e| {
+                let hidden = [("CUDA_VISIBLE_DEVICES", "")];
+                let a = NO_DEVICE.get(|| Ok(answers(&Role::NoDevice, &hidden, e.deadline())?))?;
                 blame::reset();
                 check(
                     a,

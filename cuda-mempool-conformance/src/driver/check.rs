@@ -3,6 +3,7 @@
 //! release its safety limit had to make).
 
 use crate::driver::cu::*;
+use crate::driver::deadline::Deadline;
 pub use crate::driver::fail::{ignore, Fail, R};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
@@ -297,7 +298,7 @@ impl Drop for CurrentPool {
 }
 
 /// Holds a stream at a host function until `open` (or `release`, or drop), so a case can decide
-/// exactly which of its stream operations have completed. A safety limit ([`gate_limit`]) opens a
+/// exactly which of its stream operations have completed. A safety limit (`Deadline::gate_limit`) opens a
 /// gate nobody opened: a call that waited for the held stream then returns, and the gate records it
 /// ([`ForcedGate`]). The harness takes every forced gate of a trial after it ([`take_forced_gates`])
 /// and fails the trial (`harness::verdict::forced_gates_fail`), so no trial that holds a stream
@@ -307,14 +308,19 @@ pub struct Gate {
 }
 struct GateShared {
     state: Mutex<GateState>,
+    /// How long the gate holds its stream before opening by itself (`Deadline::gate_limit`): kept
+    /// here for the host function, which the driver calls with only this value's pointer.
+    limit: Duration,
     /// The closing thread's tracked call (`crumb::Current`): what the limit names.
     owner: Arc<crate::driver::crumb::Current>,
 }
 impl GateShared {
-    /// A closed gate of the calling thread, registered for [`take_forced_gates`].
-    fn new() -> Arc<GateShared> {
+    /// A closed gate of the calling thread, registered for [`take_forced_gates`], opening by itself
+    /// after `limit`.
+    fn new(limit: Duration) -> Arc<GateShared> {
         let shared = Arc::new(GateShared {
             state: Mutex::new(GateState::Closed),
+            limit,
             owner: crate::driver::crumb::current(),
         });
         GATES.with(|g| g.borrow_mut().push(shared.clone()));
@@ -359,12 +365,6 @@ impl ForcedGate {
     }
 }
 
-/// How long a gate holds its stream before opening by itself: a sixth of `deadline::gate`, far more
-/// than a trial's calls take while they hold a stream (the real driver returns at once).
-pub fn gate_limit() -> Duration {
-    crate::driver::deadline::gate() / 6
-}
-
 thread_local! {
     static GATES: std::cell::RefCell<Vec<Arc<GateShared>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -389,11 +389,11 @@ fn lock(m: &Mutex<GateState>) -> std::sync::MutexGuard<'_, GateState> {
 unsafe extern "C" fn gate_wait(user: *mut c_void) {
     // SAFETY: `user` is the Arc<GateShared> leaked by Gate::close, reclaimed here exactly once.
     let shared = unsafe { Arc::from_raw(user as *const GateShared) };
-    hold(&shared, gate_limit());
+    hold(&shared);
 }
-/// The host function's work: wait until the gate is opened, or open it at `limit` and record so.
-fn hold(shared: &GateShared, limit: Duration) {
-    let start = Instant::now();
+/// The host function's work: wait until the gate is opened, or open it at its limit and record so.
+fn hold(shared: &GateShared) {
+    let (start, limit) = (Instant::now(), shared.limit);
     loop {
         {
             let mut state = lock(&shared.state);
@@ -413,8 +413,9 @@ fn hold(shared: &GateShared, limit: Duration) {
     }
 }
 impl Gate {
-    pub fn close(s: CUstream) -> R<Gate> {
-        let shared = GateShared::new();
+    /// Hold stream `s` at a gate, whose safety limit is `deadline`'s ([`Deadline::gate_limit`]).
+    pub fn close(s: CUstream, deadline: Deadline) -> R<Gate> {
+        let shared = GateShared::new(deadline.gate_limit());
         let user = Arc::into_raw(shared.clone()) as *mut c_void;
         let r = unsafe { cuLaunchHostFunc(s, Some(gate_wait), user) };
         if r != SUCCESS {
@@ -504,19 +505,19 @@ mod tests {
     use std::time::Duration;
 
     /// The host function's side of a gate, run on another thread as the driver runs it.
-    fn hold_elsewhere(shared: &Arc<GateShared>, limit: Duration) {
+    fn hold_elsewhere(shared: &Arc<GateShared>) {
         let shared = shared.clone();
-        std::thread::spawn(move || hold(&shared, limit)).join().unwrap();
+        std::thread::spawn(move || hold(&shared)).join().unwrap();
     }
 
     #[test]
     fn a_gate_opened_in_time_is_not_forced() {
         let _ = take_forced_gates();
         let gate = Gate {
-            shared: GateShared::new(),
+            shared: GateShared::new(Duration::from_secs(60)),
         };
         gate.open();
-        hold_elsewhere(&gate.shared, Duration::from_secs(60));
+        hold_elsewhere(&gate.shared);
         assert_eq!(gate.release(), None);
         assert!(take_forced_gates().is_empty());
     }
@@ -525,11 +526,11 @@ mod tests {
     fn a_gate_its_limit_opened_fails_the_trial_naming_the_waiting_call() {
         let _ = take_forced_gates();
         let gate = Gate {
-            shared: GateShared::new(),
+            shared: GateShared::new(Duration::from_millis(5)),
         };
         {
             let _inside = crate::driver::crumb::enter(820, "cuMemAllocAsync");
-            hold_elsewhere(&gate.shared, Duration::from_millis(5));
+            hold_elsewhere(&gate.shared);
         }
         gate.open();
         drop(gate);
@@ -546,9 +547,9 @@ mod tests {
     fn a_forced_gate_the_trial_released_itself_is_not_reported_again() {
         let _ = take_forced_gates();
         let gate = Gate {
-            shared: GateShared::new(),
+            shared: GateShared::new(Duration::from_millis(1)),
         };
-        hold_elsewhere(&gate.shared, Duration::from_millis(1));
+        hold_elsewhere(&gate.shared);
         let forced = gate.release().expect("forced");
         assert_eq!(forced.api(), None);
         assert!(take_forced_gates().is_empty());

@@ -65,12 +65,12 @@ impl Loaded {
 
 static LOADED: std::sync::OnceLock<Loaded> = std::sync::OnceLock::new();
 
-/// Fill and install the table (once per process, before the first call), the way CONFORMANCE_ENTRY
-/// says (`driver::given`, installed by the entry point: an unusable value of it is the default
-/// there; the coordinator has refused it with a clear error before starting anything).
-pub fn load() -> &'static Loaded {
-    LOADED.get_or_init(|| {
-        let entry = crate::driver::given::given().entry;
+/// Fill and install the table the way `entry` says (CONFORMANCE_ENTRY, as the process's entry
+/// point read it: `harness::settings`), once per process, before the first call; later calls hand
+/// back the table filled then. A second call asking for another way is a bug and panics: a
+/// process reaches the driver one way.
+pub fn load(entry: Entry) -> &'static Loaded {
+    let loaded = LOADED.get_or_init(|| {
         let library = library_name();
         let (table, error) = match fill(entry, &library) {
             Ok(t) => (t, None),
@@ -97,7 +97,25 @@ pub fn load() -> &'static Loaded {
             missing,
             addresses,
         }
-    })
+    });
+    assert_eq!(
+        loaded.entry,
+        entry,
+        "driver::cu::load: the table was filled by {} and is asked for again by {}; a process reads \
+         CONFORMANCE_ENTRY once, at its entry point",
+        loaded.entry.name(),
+        entry.name()
+    );
+    loaded
+}
+
+/// The table this process's entry point filled ([`load`]). Panics where none did: a bug (a reader
+/// that runs before its process's entry point), never a default way of filling it.
+pub fn loaded() -> &'static Loaded {
+    LOADED.get().expect(
+        "driver::cu::loaded: read before this process's entry point filled the entry-point table \
+         (a bug: every entry point calls driver::cu::load with its settings' entry before reading it)",
+    )
 }
 
 /// The library asked for: `libcuda.so.1`, or CUDA_MEMPOOL_SYS_LIBCUDA's.
@@ -139,7 +157,7 @@ pub fn resolve_apis(entry: Entry) -> Result<Vec<(&'static str, usize)>, String> 
 /// The address of `symbol` found the way this run's mode finds the driver's own symbols: `dlsym`
 /// on the library's handle (`proc-address`, `dlsym`), the default namespace (`link`).
 pub fn library_symbol(symbol: &str) -> Option<usize> {
-    let loaded = load();
+    let loaded = loaded();
     let name = std::ffi::CString::new(symbol).ok()?;
     let p = match loaded.entry {
         Entry::Link => crate::os::symbol_in_process(symbol)? as usize,
@@ -235,8 +253,14 @@ pub type GraphAddMemAllocNode = unsafe extern "C" fn(
 /// Ask the library's cuGetProcAddress (`form`, found by `library_symbol`) for `name` at CUDA
 /// `version` with `flags`; Err when the library has no such look-up function.
 pub fn look_up(form: Form, name: &str, version: i32, flags: u64) -> Result<Lookup, String> {
-    let f = library_symbol(form.symbol())
-        .ok_or_else(|| format!("{} of {} has no {}", load().entry.name(), load().library, form.symbol()))?;
+    let f = library_symbol(form.symbol()).ok_or_else(|| {
+        format!(
+            "{} of {} has no {}",
+            loaded().entry.name(),
+            loaded().library,
+            form.symbol()
+        )
+    })?;
     let cname = std::ffi::CString::new(name).map_err(|e| e.to_string())?;
     let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
     // SAFETY: the driver's look-up functions have these signatures (cudaTypedefs.h

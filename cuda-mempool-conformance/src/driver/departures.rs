@@ -345,24 +345,33 @@ pub fn in_branches(branches: (u32, u32)) -> bool {
 /// The variable that makes every departure from the documentation fail, verified or not.
 pub const STRICT_VAR: &str = "CONFORMANCE_STRICT";
 
-/// Whether this run is strict (CONFORMANCE_STRICT=documented, installed by the process's entry point:
-/// `driver::given`; an unusable value was refused before any trial ran).
-pub fn strict() -> bool {
-    crate::driver::given::given().strict
+/// How this run judges a declared departure, crash or hang: whether it is strict
+/// (CONFORMANCE_STRICT=documented: every departure from the documentation fails, verified or not),
+/// and the branches a team verified beyond the declared ones ((departure id or `*`, branch), the
+/// expectation file's `[[verified]]` entries, `harness::expect`). A value the harness makes from
+/// the process's settings and expectation file (`harness::case::Env`) and hands to every check.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Policy {
+    pub strict: bool,
+    pub verified: Vec<(String, u32)>,
 }
 
-/// Branches a team verified beyond the declared ones: (departure id or `*`, branch), from the
-/// expectation file's `[[verified]]` entries (`harness::expect`).
-static VERIFIED: OnceLock<Vec<(String, u32)>> = OnceLock::new();
+impl Policy {
+    /// Whether the expectation file verified `id` (or every departure, `*`) on the running branch.
+    pub(crate) fn user_verified(&self, id: &str) -> bool {
+        self.verified_on(id, driver().1)
+    }
 
-/// Record the branches the user verified (once per process, before the first check).
-pub fn set_verified(v: Vec<(String, u32)>) {
-    let _ = VERIFIED.set(v);
+    /// Whether the expectation file verified `id` (or every departure, `*`) on driver branch
+    /// `branch` (None: unknown, on which nothing is verified).
+    pub fn verified_on(&self, id: &str, branch: Option<u32>) -> bool {
+        branch.is_some_and(|b| self.verified.iter().any(|(v, vb)| *vb == b && (v == id || v == "*")))
+    }
 }
 
 /// The branches departure `d` counts as verified on: its own, then the user's (and the GPU models,
 /// for a departure of some models).
-fn verified_text(d: &Deviation) -> String {
+fn verified_text(p: &Policy, d: &Deviation) -> String {
     let mut s = format!("{}–{}", d.branches.0, d.branches.1);
     if !d.models.is_empty() {
         s.push_str(&format!(
@@ -371,7 +380,7 @@ fn verified_text(d: &Deviation) -> String {
             with_model(|m| m.to_string())
         ));
     }
-    for (id, b) in VERIFIED.get().into_iter().flatten() {
+    for (id, b) in &p.verified {
         if id == d.id || id == "*" {
             s.push_str(&format!(", {b} (CONFORMANCE_EXPECT)"));
         }
@@ -381,15 +390,15 @@ fn verified_text(d: &Deviation) -> String {
 
 /// Whether a declared crash of `branches` was verified on the running driver's branch: its own
 /// branches, or a `[[verified]]` entry for every departure (`*`) of this branch.
-pub fn crash_verified_here(branches: (u32, u32)) -> bool {
-    in_branches(branches) || user_verified("*")
+pub fn crash_verified_here(p: &Policy, branches: (u32, u32)) -> bool {
+    in_branches(branches) || p.user_verified("*")
 }
 
 /// Whether departure `d` was verified on the running driver's branch (and, for a departure of
 /// some GPU models, on the model of the trial's device).
-pub fn verified_here(d: &Deviation) -> bool {
+pub fn verified_here(p: &Policy, d: &Deviation) -> bool {
     let model = d.models.is_empty() || with_model(|m| d.models.contains(&m));
-    model && (in_branches(d.branches) || user_verified(d.id))
+    model && (in_branches(d.branches) || p.user_verified(d.id))
 }
 
 thread_local! {
@@ -418,18 +427,6 @@ thread_local! {
 /// Record a known departure the trial on this thread met (`driver::hangs` too).
 pub(crate) fn push_known(line: String) {
     KNOWN.with(|k| k.borrow_mut().push(line));
-}
-
-/// Whether the user's expectation file verified `id` (or every departure, `*`) on the running
-/// branch.
-pub(crate) fn user_verified(id: &str) -> bool {
-    driver().1.is_some_and(|b| {
-        VERIFIED
-            .get()
-            .into_iter()
-            .flatten()
-            .any(|(v, vb)| *vb == b && (v == id || v == "*"))
-    })
 }
 
 /// The known departures the trial that just ran on this thread met (and forget them).
@@ -484,12 +481,12 @@ pub fn judge(d: &Deviation, got: CUresult, verified: bool, strict: bool) -> (Jud
     (j, want)
 }
 
-/// Check `got` against deviation `id` (`judge`, on this run's branch and strictness): a known
+/// Check `got` against deviation `id` (`judge`, on this run's branch and policy `p`): a known
 /// departure is recorded for the report and the case goes on; a change, a strict failure or a
 /// wrong answer end it. `what` starts with the call's name (for the blame, as in `driver::expect`).
-pub fn expect_code(id: &str, what: &str, got: CUresult) -> R {
+pub fn expect_code(p: &Policy, id: &str, what: &str, got: CUresult) -> R {
     let d = get(id);
-    let (judged, want) = judge(d, got, verified_here(d), strict());
+    let (judged, want) = judge(d, got, verified_here(p, d), p.strict);
     let documented = d.documented_text();
     let code_name = |c: CUresult| d.answer_text(c);
     record(Observation {
@@ -505,7 +502,7 @@ pub fn expect_code(id: &str, what: &str, got: CUresult) -> R {
     let driver = driver_text();
     let seen = format!(
         "verified on branches {}; seen on {}",
-        verified_text(d),
+        verified_text(p, d),
         d.seen_on.join(", ")
     );
     match judged {
@@ -548,14 +545,14 @@ pub fn expect_code(id: &str, what: &str, got: CUresult) -> R {
 
 /// Check a departure of behaviour ([`Deviation::shows`]): `holds`, whether the documented behaviour
 /// held. Judged as [`expect_code`] judges the documented or the observed answer.
-pub fn expect_behaviour(id: &str, what: &str, holds: bool) -> R {
+pub fn expect_behaviour(p: &Policy, id: &str, what: &str, holds: bool) -> R {
     let d = get(id);
     let got = if holds {
         d.documented.unwrap_or(CUresult::CUDA_SUCCESS)
     } else {
         d.observed
     };
-    expect_code(id, what, got)
+    expect_code(p, id, what, got)
 }
 
 #[cfg(test)]
@@ -595,6 +592,22 @@ mod tests {
         // A departure the documentation is silent on is expected everywhere, strict or not.
         let silent = get("win32_handle_on_linux");
         assert_eq!(judge(silent, silent.observed, false, true).0, Pass);
+    }
+
+    /// The expectation file's `[[verified]]` entries count on their branch only, for their
+    /// departure or, as `*`, for every one; nothing is verified on an unknown branch.
+    #[test]
+    fn a_policy_verifies_on_the_branches_its_file_names() {
+        let p = Policy {
+            strict: false,
+            verified: vec![("size_zero_succeeds".into(), 590), ("*".into(), 600)],
+        };
+        assert!(p.verified_on("size_zero_succeeds", Some(590)));
+        assert!(!p.verified_on("size_zero_succeeds", Some(580)));
+        assert!(!p.verified_on("free_null_succeeds", Some(590)));
+        assert!(p.verified_on("free_null_succeeds", Some(600)));
+        assert!(!p.verified_on("size_zero_succeeds", None));
+        assert!(!Policy::default().verified_on("size_zero_succeeds", Some(590)));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The ways the suite fills its table of the driver's entry points (CONFORMANCE_ENTRY): the
 //! model's [`EntryMode`](conformance_model::EntryMode), and who reaches the driver each way.
-//! Filling the table is `cu`'s job; this file imports only the model, so that `given` can hold one.
+//! Filling the table is `cu`'s job (`cu::load`, handed the entry point's value); this file imports
+//! only the model.
 
 /// How the table is filled (CONFORMANCE_ENTRY): the model's entry mode, its one definition.
 pub use conformance_model::EntryMode as Entry;

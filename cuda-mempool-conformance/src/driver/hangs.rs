@@ -5,9 +5,7 @@
 #[cfg(test)]
 use crate::driver::departures::H100_SXM;
 use crate::driver::departures::H200;
-use crate::driver::departures::{
-    branch_within, current_model, driver, driver_text, push_known, strict, user_verified, STRICT_VAR,
-};
+use crate::driver::departures::{branch_within, current_model, driver, driver_text, push_known, Policy, STRICT_VAR};
 use crate::driver::fail::{Fail, R};
 use crate::driver::observe::{record, Observation};
 use std::sync::OnceLock;
@@ -66,17 +64,17 @@ pub fn shape_verified(h: &Hang, model: &str, gpus: usize, branch: Option<u32>) -
 }
 
 /// Whether hang `h` was verified here: this host's shape and branch, or a `[[verified]]` entry for
-/// it on this branch.
-fn hang_verified_here(h: &Hang) -> bool {
+/// it on this branch (policy `p`).
+fn hang_verified_here(p: &Policy, h: &Hang) -> bool {
     let gpus = HOST_GPUS.get().copied().unwrap_or(0);
-    shape_verified(h, &current_model(), gpus, driver().1) || user_verified(h.id)
+    shape_verified(h, &current_model(), gpus, driver().1) || p.user_verified(h.id)
 }
 
 /// A call with declared hang `id` gave no answer within `after`: recorded, and judged as the
-/// declaration says (see [`Hang`]). `what` starts with the call's name.
-pub fn expect_hang(id: &str, what: &str, after: std::time::Duration) -> R {
+/// declaration says (see [`Hang`]), under policy `p`. `what` starts with the call's name.
+pub fn expect_hang(p: &Policy, id: &str, what: &str, after: std::time::Duration) -> R {
     let h = hang(id);
-    let verified = hang_verified_here(h);
+    let verified = hang_verified_here(p, h);
     let model = current_model();
     let observed = format!("no answer within {:.1} s", after.as_secs_f64());
     let shape = format!(
@@ -103,11 +101,11 @@ pub fn expect_hang(id: &str, what: &str, after: std::time::Duration) -> R {
             "an answer".into()
         },
         observed: observed.clone(),
-        ok: !strict(),
+        ok: !p.strict,
         deviation: Some(id.to_string()),
         ..Observation::default()
     });
-    if strict() {
+    if p.strict {
         crate::driver::blame::set(h.api);
         return Err(Fail::Departure(format!(
             "{what}: {observed} on {shape} — {seen}; a failure because {STRICT_VAR}=documented"

@@ -1,7 +1,9 @@
 //! Layer 1, the driver as the suite sees it: the entry-point table and tracked calls, breadcrumbs,
 //! the ledger of what a process holds, observations and blame, checked calls, declared departures
-//! and hangs, figures of a GPU model, the settings handed down from the harness, which APIs the mutation library saw a trial reach,
-//! and what the library opened while an entry point was looked up.
+//! and hangs (judged by the run's `departures::Policy`), the run's `deadline::Deadline`, figures of a GPU
+//! model, which APIs the mutation library saw a trial reach, and what the library opened while an
+//! entry point was looked up. What the harness tells this floor (how to fill the table, the
+//! deadline, the policy) comes as arguments: nothing here reads a setting.
 //! Nothing here imports another layer.
 
 pub mod apis;
@@ -15,7 +17,6 @@ pub mod departures;
 pub mod entry;
 pub mod fail;
 pub mod figures;
-pub mod given;
 pub mod hangs;
 pub mod ledger;
 pub mod lookups;

@@ -2,6 +2,8 @@
 //! over a run's devices, the environment its body gets, and a result several cases share.
 
 use crate::driver::cu::*;
+use crate::driver::deadline::Deadline;
+use crate::driver::departures::Policy;
 use crate::driver::fail::{Fail, R};
 use crate::harness::machine::{Cap, Machine};
 use crate::harness::placement::{Need, Own, Placement, SERIAL};
@@ -12,12 +14,14 @@ use conformance_model::Selection;
 use std::sync::{Arc, OnceLock};
 
 /// What a case gets: the probed machine, the run's settings (as this process's entry point read
-/// them), its device (whose primary context is current), and for pair and multi-device cases the
-/// other devices.
+/// them) and the departure policy made from them, its device (whose primary context is current),
+/// and for pair and multi-device cases the other devices.
 #[derive(Clone)]
 pub struct Env {
     pub m: Arc<Machine>,
     pub settings: Arc<Settings>,
+    /// How the case's departures, crashes and hangs are judged (`Settings::policy`).
+    pub policy: Arc<Policy>,
     pub dev: CUdevice,
     /// A pair case's other device.
     pub peer: Option<CUdevice>,
@@ -35,12 +39,26 @@ impl Env {
             0
         };
         Env {
+            policy: Arc::new(settings.policy()),
             m,
             settings,
             dev,
             peer: None,
             multi: Vec::new(),
             ctx,
+        }
+    }
+    /// An environment on device 0 that retains no context (a coordinator, which never calls the
+    /// library; a worker that could not make its context).
+    pub fn without_context(m: Arc<Machine>, settings: Arc<Settings>) -> Env {
+        Env {
+            policy: Arc::new(settings.policy()),
+            m,
+            settings,
+            dev: 0,
+            peer: None,
+            multi: Vec::new(),
+            ctx: 0,
         }
     }
     /// The environment for one case: its device(s), their contexts retained on first use.
@@ -58,11 +76,16 @@ impl Env {
         Env {
             m: self.m.clone(),
             settings: self.settings.clone(),
+            policy: self.policy.clone(),
             dev: c.dev,
             peer: c.peer,
             multi: c.multi.clone(),
             ctx,
         }
+    }
+    /// The run's deadline, from which every wait of a case is derived (`driver::deadline`).
+    pub fn deadline(&self) -> Deadline {
+        self.settings.deadline()
     }
     /// Make this device's primary context current on this thread.
     pub fn bind(&self) {

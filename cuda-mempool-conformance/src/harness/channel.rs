@@ -7,6 +7,7 @@
 //! [`Step`]s); one that does not read as that type is named as such, never taken for another.
 
 use crate::driver::crumb::Crumb;
+use crate::driver::deadline::Deadline;
 use crate::driver::fail::R;
 use crate::harness::child::Role;
 use nix::sys::socket::{
@@ -39,11 +40,11 @@ impl Channel {
         Ok(c)
     }
 
-    /// The child's end (fd 3, inherited).
-    pub fn from_inherited() -> R<Channel> {
+    /// The child's end (fd 3, inherited), each wait bounded by `deadline`'s trial deadline.
+    pub fn from_inherited(deadline: Deadline) -> R<Channel> {
         // SAFETY: the parent placed the socket at CHILD_FD for this role and nothing else owns it.
         let sock = unsafe { OwnedFd::from_raw_fd(CHILD_FD) };
-        Channel::new(sock, crate::driver::deadline::trial())
+        Channel::new(sock, deadline.trial())
     }
 
     pub fn send(&self, msg: &impl Serialize, fd: Option<RawFd>) -> R {
@@ -271,7 +272,7 @@ impl LostStep {
 }
 
 /// Start this binary in `role` with a channel to it at fd 3 and, if given, a breadcrumb file at fd 4
-/// (`helper_connections`: a helper role's, as `child::command` takes it).
+/// (`helper_connections`: a helper role's, and `deadline`, as `child::command` takes them).
 pub fn spawn_role(
     role: &Role,
     envs: &[(&str, &str)],
@@ -279,11 +280,12 @@ pub fn spawn_role(
     crumb: Option<&Crumb>,
     timeout: Duration,
     helper_connections: Option<u32>,
+    deadline: Deadline,
 ) -> R<(Channel, Child)> {
     let (mine, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
         .map_err(|e| format!("socketpair: {e}"))?;
     let fds = [(theirs.as_raw_fd(), CHILD_FD)];
-    let mut cmd = crate::harness::child::command(role, envs, stdout, crumb, &fds, helper_connections)?;
+    let mut cmd = crate::harness::child::command(role, envs, stdout, crumb, &fds, helper_connections, deadline)?;
     let child = crate::harness::child::spawn(&mut cmd, role)?;
     drop(theirs);
     Ok((Channel::new(mine, timeout)?, child))
@@ -323,6 +325,8 @@ pub struct Peer {
     child: Option<Child>,
     stderr: Option<JoinHandle<String>>,
     timeout: Duration,
+    /// The run's deadline (the bound of its reaping).
+    deadline: Deadline,
     crumb: Crumb,
     /// Its role and environment (`harness::kept_children`: which trials it may serve again).
     pub(crate) key: String,
@@ -334,16 +338,31 @@ pub struct Peer {
 
 impl Peer {
     /// Start a child role; `timeout` bounds each receive and the wait for its exit;
-    /// `helper_connections`: a helper role's, as `child::command` takes it.
-    pub fn spawn(role: &Role, envs: &[(&str, &str)], timeout: Duration, helper_connections: Option<u32>) -> R<Peer> {
+    /// `helper_connections`: a helper role's, and `deadline`, as `child::command` takes them.
+    pub fn spawn(
+        role: &Role,
+        envs: &[(&str, &str)],
+        timeout: Duration,
+        helper_connections: Option<u32>,
+        deadline: Deadline,
+    ) -> R<Peer> {
         let crumb = Crumb::new()?;
-        let (chan, mut child) = spawn_role(role, envs, Stdio::null(), Some(&crumb), timeout, helper_connections)?;
+        let (chan, mut child) = spawn_role(
+            role,
+            envs,
+            Stdio::null(),
+            Some(&crumb),
+            timeout,
+            helper_connections,
+            deadline,
+        )?;
         let stderr = crate::harness::child::drain_stderr(&mut child);
         Ok(Peer {
             chan,
             child: Some(child),
             stderr: Some(stderr),
             timeout,
+            deadline,
             crumb,
             key: Peer::key_of(role, envs),
             reusable: false,
@@ -443,7 +462,7 @@ impl Peer {
             // killed now: only the former's signal is the child's own.
             use wait_timeout::ChildExt;
             let early = if closed {
-                c.wait_timeout(crate::driver::deadline::reap()).ok().flatten()
+                c.wait_timeout(self.deadline.reap()).ok().flatten()
             } else {
                 c.try_wait().ok().flatten()
             };

@@ -16,6 +16,7 @@
 //! run is left frozen, whatever failed or hung.
 
 use crate::driver::cu::*;
+use crate::driver::deadline::Deadline;
 use crate::driver::fail::{Fail, R};
 use crate::harness::child::{run_child_for, Role};
 use crate::harness::settings::{Engine, CHECKPOINT_VAR};
@@ -135,10 +136,16 @@ impl Trip {
     }
 }
 
-/// A `checkpoint` child's step on `pid`, bounded by `limit`: its trip, or why it gave none.
-pub fn child_step(pid: i32, step: &str, limit: Duration) -> Result<Trip, String> {
+/// A `checkpoint` child's step on `pid`, bounded by `limit` (the child handed the run's
+/// `deadline`): its trip, or why it gave none.
+pub fn child_step(pid: i32, step: &str, deadline: Deadline, limit: Duration) -> Result<Trip, String> {
     let pid_text = pid.to_string();
-    let out = run_child_for(&Role::Checkpoint, &[(PID_VAR, &pid_text), (STEP_VAR, step)], limit)?;
+    let out = run_child_for(
+        &Role::Checkpoint,
+        &[(PID_VAR, &pid_text), (STEP_VAR, step)],
+        deadline,
+        limit,
+    )?;
     match out.last_json().and_then(|j| serde_json::from_str::<Trip>(j).ok()) {
         Some(t) => Ok(t),
         None => Err(format!(
@@ -146,11 +153,6 @@ pub fn child_step(pid: i32, step: &str, limit: Duration) -> Result<Trip, String>
             out.describe()
         )),
     }
-}
-
-/// The bound of one engine step: the trial deadline (a slow but correct engine is not a failure).
-fn step_limit() -> Duration {
-    crate::driver::deadline::trial()
 }
 
 /// Run the command engine's template for `step` on `pid`, bounded; its exit code (-1: killed at
@@ -184,20 +186,21 @@ fn command_step(template: &str, pid: i32, step: &str, limit: Duration) -> Step {
 }
 
 /// What the run's engine did to `pid` and the state it left it in, unjudged and not brought back:
-/// for a trial that judges the engine itself (`round_trip` judges and brings back).
-pub fn trip(engine: &Engine, pid: i32) -> R<Trip> {
-    let limit = step_limit();
+/// for a trial that judges the engine itself (`round_trip` judges and brings back). Each step is
+/// bounded by `deadline`'s trial deadline (a slow but correct engine is not a failure).
+pub fn trip(engine: &Engine, pid: i32, deadline: Deadline) -> R<Trip> {
+    let limit = deadline.trial();
     match engine {
         Engine::Off => Err(Fail::Ignore(format!(
             "the checkpoint leg is off ({CHECKPOINT_VAR} unset)"
         ))),
-        Engine::Driver => child_step(pid, "toggle", limit * 4).map_err(Fail::Wrong),
+        Engine::Driver => child_step(pid, "toggle", deadline, limit * 4).map_err(Fail::Wrong),
         Engine::Command(t) => {
             let mut steps = vec![command_step(t, pid, "checkpoint", limit)];
             if steps[0].code == 0 {
                 steps.push(command_step(t, pid, "restore", limit));
             }
-            child_step(pid, "state", limit)
+            child_step(pid, "state", deadline, limit)
                 .map(|s| Trip { steps, state: s.state })
                 .map_err(Fail::Wrong)
         }
@@ -207,20 +210,19 @@ pub fn trip(engine: &Engine, pid: i32) -> R<Trip> {
 /// Take `pid` through a checkpoint and back with the run's engine. Ok when every step answered
 /// success and the process runs again; otherwise the trial fails, saying what the engine did, after
 /// the process was brought back (or, where it could not be, killed: this process itself ends).
-pub fn round_trip(engine: &Engine, pid: i32) -> R<Trip> {
-    let limit = step_limit();
-    match trip(engine, pid) {
+pub fn round_trip(engine: &Engine, pid: i32, deadline: Deadline) -> R<Trip> {
+    match trip(engine, pid, deadline) {
         Err(Fail::Ignore(why)) => Err(Fail::Ignore(why)),
         Ok(t) if t.failed().is_none() && t.state == RUNNING => Ok(t),
         Ok(t) => {
-            let rescued = rescue(pid, limit);
+            let rescued = rescue(pid, deadline);
             Err(Fail::Wrong(format!(
                 "the checkpoint engine on process {pid}: {}; {rescued}",
                 t.describe()
             )))
         }
         Err(e) => {
-            let rescued = rescue(pid, limit);
+            let rescued = rescue(pid, deadline);
             Err(Fail::Wrong(format!("{}; {rescued}", e.message())))
         }
     }
@@ -228,9 +230,9 @@ pub fn round_trip(engine: &Engine, pid: i32) -> R<Trip> {
 
 /// Bring `pid` back to running (restore, unlock), or kill it where that fails: what was done, in
 /// words. For this process itself, killing means ending now (the worker that ran it reports the
-/// trial as its process's death, and starts another).
-pub fn rescue(pid: i32, limit: Duration) -> String {
-    match child_step(pid, "rescue", limit * 2) {
+/// trial as its process's death, and starts another). Bounded by twice `deadline`'s trial deadline.
+pub fn rescue(pid: i32, deadline: Deadline) -> String {
+    match child_step(pid, "rescue", deadline, deadline.trial() * 2) {
         Ok(t) if t.state == RUNNING => format!("the suite brought it back ({})", t.describe()),
         other => {
             let why = match other {

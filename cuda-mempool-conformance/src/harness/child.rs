@@ -3,6 +3,7 @@
 //! runs, when each child started and ended (its timeline).
 
 use crate::driver::crumb::{self, Crumb};
+use crate::driver::deadline::Deadline;
 use conformance_model::ChildSpan;
 use std::io::Read;
 use std::os::fd::RawFd;
@@ -163,7 +164,8 @@ pub fn starts() -> u64 {
 /// In a worker the child also gets the worker's calls file (`driver::calls`), so that the mutation
 /// library reports the APIs the child reaches as its trial's. A helper role (`Role::helper`) gets
 /// `helper_connections` as its CUDA_DEVICE_MAX_CONNECTIONS (the run's settings' value,
-/// `Settings::helper_connections`; None: the run's own); other roles take None.
+/// `Settings::helper_connections`; None: the run's own); other roles take None. Every child gets
+/// the wait `deadline` plans with at a new process's first GPU work.
 pub fn command(
     role: &Role,
     envs: &[(&str, &str)],
@@ -171,6 +173,7 @@ pub fn command(
     crumb: Option<&Crumb>,
     fds: &[(RawFd, RawFd)],
     helper_connections: Option<u32>,
+    deadline: Deadline,
 ) -> Result<Command, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
     STARTED.fetch_add(1, Ordering::Relaxed);
@@ -188,7 +191,7 @@ pub fn command(
     }
     // The wait at each new process's first GPU work the run plans with (issue 58): every descendant
     // derives the same waits, those that never read the machine too.
-    let wait = crate::driver::deadline::first_wait();
+    let wait = deadline.first_wait();
     if !wait.is_zero() {
         cmd.env(crate::driver::deadline::FIRST_WAIT_VAR, wait.as_millis().to_string());
     }
@@ -284,15 +287,22 @@ pub fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<String> {
     })
 }
 
-/// Re-run this binary in a child role, with a bounded wait; the child is always reaped.
-pub fn run_child(role: &Role, envs: &[(&str, &str)]) -> Result<ChildOut, String> {
-    run_child_for(role, envs, crate::driver::deadline::trial())
+/// Re-run this binary in a child role, bounded by `deadline`'s trial deadline; the child is always
+/// reaped.
+pub fn run_child(role: &Role, envs: &[(&str, &str)], deadline: Deadline) -> Result<ChildOut, String> {
+    run_child_for(role, envs, deadline, deadline.trial())
 }
 
-/// [`run_child`] with its own bound (for roles that are no helpers: `kept_children` starts those).
-pub fn run_child_for(role: &Role, envs: &[(&str, &str)], timeout: Duration) -> Result<ChildOut, String> {
+/// [`run_child`] with its own bound, `timeout` (for roles that are no helpers: `kept_children`
+/// starts those).
+pub fn run_child_for(
+    role: &Role,
+    envs: &[(&str, &str)],
+    deadline: Deadline,
+    timeout: Duration,
+) -> Result<ChildOut, String> {
     let crumb = Crumb::new()?;
-    let mut cmd = command(role, envs, Stdio::piped(), Some(&crumb), &[], None)?;
+    let mut cmd = command(role, envs, Stdio::piped(), Some(&crumb), &[], None, deadline)?;
     let mut child = spawn(&mut cmd, role)?;
     let to = drain(child.stdout.take().unwrap());
     let te = drain_stderr(&mut child);
@@ -350,6 +360,24 @@ pub fn inside_text(inside: &Option<(u32, String)>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every child is handed the wait its parent's deadline plans with (and none where it plans
+    /// with none), so that each process of the run derives the same waits.
+    #[test]
+    fn a_child_is_handed_the_planned_wait() {
+        let handed = |deadline: Deadline| {
+            let cmd = command(&Role::Noop, &[], Stdio::null(), None, &[], None, deadline).unwrap();
+            cmd.get_envs()
+                .find(|(k, _)| *k == crate::driver::deadline::FIRST_WAIT_VAR)
+                .and_then(|(_, v)| v.map(|v| v.to_string_lossy().into_owned()))
+        };
+        let unplanned = Deadline::new(Duration::from_secs(60), Duration::ZERO);
+        assert_eq!(handed(unplanned), None);
+        assert_eq!(
+            handed(unplanned.with_first_wait(Duration::from_millis(3200))).as_deref(),
+            Some("3200")
+        );
+    }
 
     /// A child started while a trial is watched is on its timeline from its spawn to its exit (its
     /// stderr closing); one started after the watch ended is not.

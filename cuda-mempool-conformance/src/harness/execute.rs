@@ -3,11 +3,12 @@
 //! stream: `verdict::forced_gates_fail`).
 
 use crate::driver::cu::*;
+use crate::driver::deadline::Deadline;
 use crate::driver::fail::Fail;
 use crate::harness::case::{Case, Env};
 use crate::harness::child::{run_child_for, Role};
 use crate::harness::outcome::{body_answer, from_line, Answer, Kind, Outcome};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 // Test-only: CONFORMANCE_CRASH_TRIAL=<trial name> makes that trial crash its process on purpose
 // (cuMemPoolSetAttribute with a NULL value, then abort), to show that a crash costs one trial.
@@ -39,7 +40,7 @@ const SETTLE_STEP: usize = 16 << 20;
 const SETTLE_STABLE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// After an exclusive trial (it took most of the device's memory, or its children did): wait,
-/// within [`deadline::settle`](crate::driver::deadline::settle), until the device's free memory is
+/// within [`Deadline::settle`], until the device's free memory is
 /// back to about `before`, so that the next trial does not find the device still full while the
 /// driver reclaims what ended processes held (seen on the H100: one OUT_OF_MEMORY in 18 runs).
 /// Past the wait the trial's notes say so; its outcome is untouched.
@@ -51,10 +52,10 @@ const SETTLE_STABLE: std::time::Duration = std::time::Duration::from_millis(100)
 /// memory whatever else is missing. Free memory that stops rising counts as settled too: what is still missing then is not coming
 /// back (contexts of workers started during the trial: 504 MiB each on the H100, and every run's
 /// first exclusive trial waited out its whole limit for three of them, 1512 MiB).
-fn settle(before: usize) -> f64 {
+fn settle(before: usize, deadline: Deadline) -> f64 {
     let start = Instant::now();
     let waited = || start.elapsed().as_secs_f64();
-    let limit = crate::driver::deadline::settle();
+    let limit = deadline.settle();
     let mut last: Option<(usize, Instant)> = None;
     loop {
         let memory = device_memory();
@@ -166,7 +167,7 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
     let settle_s = if crate::harness::bounded::stuck().is_some() {
         0.0
     } else {
-        before.map_or(0.0, settle)
+        before.map_or(0.0, |b| settle(b, env.deadline()))
     };
     crate::driver::ledger::set_trial("");
     let known = crate::driver::departures::take_known();
@@ -197,10 +198,12 @@ pub fn execute(case: &Case, env: &Env) -> Answer {
 pub const MACHINE_FILE_VAR: &str = "CONFORMANCE_CHILD_MACHINE";
 
 /// Run a case's body in a fresh child of this binary (role `case:TRIAL`; `placement::Process::Own`),
-/// within `timeout`: the child's answer, or a broken one saying how the child ended. A trial that
-/// has the device's memory to itself is settled here, once its process has ended (the driver
-/// keeps some of what such a process held until it ends: R580 after a refused graph launch).
-pub fn execute_in_child(case: &Case, m: &crate::harness::Machine, timeout: Duration) -> Answer {
+/// within `deadline`'s trial deadline: the child's answer, or a broken one saying how the child
+/// ended. A trial that has the device's memory to itself is settled here, once its process has
+/// ended (the driver keeps some of what such a process held until it ends: R580 after a refused
+/// graph launch).
+pub fn execute_in_child(case: &Case, m: &crate::harness::Machine, deadline: Deadline) -> Answer {
+    let timeout = deadline.trial();
     let start = Instant::now();
     let broken = |message: String, blame: Option<u32>| Answer {
         secs: start.elapsed().as_secs_f64(),
@@ -237,9 +240,9 @@ pub fn execute_in_child(case: &Case, m: &crate::harness::Machine, timeout: Durat
         .then(device_memory)
         .flatten()
         .map(|(free, _)| free);
-    let out = run_child_for(&Role::Case(case.trial_name()), &envs, timeout);
+    let out = run_child_for(&Role::Case(case.trial_name()), &envs, deadline, timeout);
     let _ = std::fs::remove_file(&file);
-    let settle_s = before.map_or(0.0, settle);
+    let settle_s = before.map_or(0.0, |b| settle(b, deadline));
     let out = match out {
         Ok(out) => out,
         Err(e) => return broken(format!("its own process could not be started: {e}"), None),

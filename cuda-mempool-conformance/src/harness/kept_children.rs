@@ -132,7 +132,7 @@ fn take_process(role: &Role, envs: &[(&str, &str)], timeout: Duration, how: Take
             return Ok(p);
         }
     }
-    let mut p = Peer::spawn(role, envs, timeout, connections(role, settings)?)?;
+    let mut p = Peer::spawn(role, envs, timeout, connections(role, settings)?, settings.deadline())?;
     p.reusable = reuse;
     p.fresh = false;
     Ok(p)
@@ -159,7 +159,7 @@ pub fn warm(role: &Role, envs: &[(&str, &str)], n: usize, timeout: Duration, set
     with_ready.push((READY_VAR, "1"));
     let helper_connections = connections(role, settings)?;
     let started: Vec<R<Peer>> = (idle..n)
-        .map(|_| Peer::spawn(role, &with_ready, timeout, helper_connections))
+        .map(|_| Peer::spawn(role, &with_ready, timeout, helper_connections, settings.deadline()))
         .collect();
     // One bound for them all (they start side by side), so that the step ends within `timeout`.
     let until = std::time::Instant::now() + timeout;

@@ -209,7 +209,7 @@ fn pool_state(dev: CUdevice) -> Vec<String> {
 /// shared-memory file, fill and copy code, stream, event and host-function machinery, Rust std's
 /// spawn socketpair), without touching the 14 APIs.
 fn warm_up(env: &Env, gpu: bool) -> R {
-    crate::harness::child::run_child(&crate::harness::child::Role::Noop, &[])?;
+    crate::harness::child::run_child(&crate::harness::child::Role::Noop, &[], env.deadline())?;
     if !gpu {
         return Ok(());
     }
@@ -242,7 +242,7 @@ fn warm_up(env: &Env, gpu: bool) -> R {
         ok("cuMemcpyHtoD", cuMemcpyHtoD_v2(p, host.as_ptr().cast(), 4096))?;
         ok("cuMemcpyDtoH", cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), p, 4096))?;
     }
-    let gate = Gate::close(s.0)?;
+    let gate = Gate::close(s.0, env.deadline())?;
     gate.open();
     ev.record(s.0)?;
     ok("cuStreamWaitEvent", unsafe { cuStreamWaitEvent(s2.0, ev.0, 0) })?;

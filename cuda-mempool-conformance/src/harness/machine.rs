@@ -320,9 +320,18 @@ impl Machine {
     }
 
     /// The wait at each new process's first GPU work this run plans with (`harness::first_work`):
-    /// the probe's, where it is long for the run's trial deadline; zero otherwise.
-    pub fn planned_wait(&self) -> std::time::Duration {
-        crate::harness::first_work::planned(self.first_work.as_ref(), crate::driver::deadline::timeout())
+    /// the probe's, where it is long for the user's trial deadline `timeout`; zero otherwise.
+    pub fn planned_wait(&self, timeout: std::time::Duration) -> std::time::Duration {
+        crate::harness::first_work::planned(self.first_work.as_ref(), timeout)
+    }
+
+    /// The settings a process holding this machine hands down: `settings`, planning with this
+    /// machine's wait at each new process's first GPU work (its [`Machine::planned_wait`] for the
+    /// user's deadline). The coordinator's once it has probed, a worker's once it is told the machine
+    /// (a worker started before the probe could not be handed the wait).
+    pub fn planning(&self, settings: &Settings) -> std::sync::Arc<Settings> {
+        let wait = self.planned_wait(settings.trial_timeout.value());
+        std::sync::Arc::new(settings.planning(wait))
     }
 
     /// The 14 APIs' entries by the object they resolved to: "libcuda.so.580.159.04 (14)".
@@ -430,8 +439,8 @@ impl Machine {
     }
 
     /// The machine `facts` describe, held by a process whose entry point read `settings`: every
-    /// process that holds it judges departures by its driver and plans with the same wait
-    /// (`driver::deadline`).
+    /// process that holds it judges departures by its driver (the wait it plans with came with the
+    /// settings: `Settings::first_wait`).
     pub fn held(facts: model::Machine, settings: &Settings) -> Machine {
         let m = Machine {
             facts,
@@ -439,7 +448,6 @@ impl Machine {
         };
         crate::driver::departures::set_driver(&m.identity().version);
         crate::driver::hangs::set_host_gpus(m.host_gpus());
-        crate::driver::deadline::set_first_wait(m.planned_wait());
         m
     }
 
@@ -458,6 +466,31 @@ impl Machine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A process that holds the machine plans with the wait its probe measured where it is long for
+    /// the deadline (a worker started before the probe learns it here), and with none otherwise.
+    #[test]
+    fn the_machine_hands_its_planned_wait_to_the_settings() {
+        let settings = Settings::unset();
+        let mut m = Machine::default();
+        assert_eq!(m.planning(&settings).deadline().first_wait(), std::time::Duration::ZERO);
+        m.first_work = Some(conformance_model::FirstWork {
+            context_s: 0.1,
+            first_s: 3.2,
+            again_s: 0.2,
+            ..Default::default()
+        });
+        let planned = m.planning(&settings).deadline();
+        assert_eq!(planned.first_wait(), m.planned_wait(settings.trial_timeout.value()));
+        assert!(planned.first_wait() >= std::time::Duration::from_secs(2), "{planned:?}");
+        assert!(planned.trial() > settings.deadline().trial());
+        m.first_work.as_mut().unwrap().first_s = 0.25;
+        assert_eq!(
+            m.planning(&settings).deadline().first_wait(),
+            std::time::Duration::ZERO,
+            "a short wait"
+        );
+    }
 
     /// A cap is a reported total below 0.9 of NVML's physical memory: the H100's own reserve is none,
     /// half the device is one, and without NVML's figure nothing is said.
@@ -481,8 +514,6 @@ mod tests {
     /// The physical memory travels to the children with the machine, and is left out where unknown.
     #[test]
     fn physical_memory_round_trips_and_is_absent_when_unknown() {
-        // Reading a machine back reads the driver's settings: installed here so the test runs alone.
-        crate::driver::given::install(crate::driver::given::Given::unset());
         let mut m = Machine::default();
         m.devices.push(Device {
             physical_mem: Some(80 << 30),

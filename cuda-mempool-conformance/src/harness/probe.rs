@@ -189,7 +189,7 @@ fn libcuda_path() -> String {
 /// checkpoint engine).
 pub fn probe(settings: &Settings) -> Machine {
     let started = std::time::SystemTime::now();
-    let loaded = crate::driver::cu::load();
+    let loaded = crate::driver::cu::load(settings.entry.value());
     let mut m = Machine {
         checkpoint: settings.checkpoint.value(),
         ..Machine::default()
@@ -383,7 +383,12 @@ pub fn child_main(settings: &Settings) -> i32 {
 pub fn probe_in_child(timeout: std::time::Duration, settings: &Settings) -> Machine {
     let started = std::time::SystemTime::now();
     let start = std::time::Instant::now();
-    let mut m = match crate::harness::child::run_child_for(&crate::harness::child::Role::Probe, &[], timeout) {
+    let mut m = match crate::harness::child::run_child_for(
+        &crate::harness::child::Role::Probe,
+        &[],
+        settings.deadline(),
+        timeout,
+    ) {
         Err(e) => Machine::failed(e),
         Ok(out) if out.status.and_then(|s| s.code()) == Some(0) => {
             let line = out.last_json().unwrap_or("");
@@ -402,7 +407,7 @@ pub fn probe_in_child(timeout: std::time::Duration, settings: &Settings) -> Mach
     // The coordinator's own: the child's environment carries its role.
     m.provenance = Some(provenance::here(started));
     if m.probe_error.is_none() && m.load_error().is_none() {
-        m.hidden_init = Some(hidden_init_in_child(timeout).map(i64::from));
+        m.hidden_init = Some(hidden_init_in_child(timeout, settings).map(i64::from));
     }
     m
 }
@@ -425,10 +430,11 @@ struct HiddenInit {
 }
 
 /// cuInit's answer with every device hidden (CUDA_VISIBLE_DEVICES=""), asked of a child; None if
-/// it gave none (died, hung).
-pub fn hidden_init_in_child(timeout: std::time::Duration) -> Option<i32> {
+/// it gave none (died, hung), within `timeout`.
+pub fn hidden_init_in_child(timeout: std::time::Duration, settings: &Settings) -> Option<i32> {
     let role = crate::harness::child::Role::HiddenInit;
-    let out = crate::harness::child::run_child_for(&role, &[("CUDA_VISIBLE_DEVICES", "")], timeout).ok()?;
+    let envs = [("CUDA_VISIBLE_DEVICES", "")];
+    let out = crate::harness::child::run_child_for(&role, &envs, settings.deadline(), timeout).ok()?;
     serde_json::from_str::<HiddenInit>(out.last_json()?)
         .ok()
         .map(|h| h.cu_init)

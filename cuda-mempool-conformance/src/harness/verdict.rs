@@ -8,7 +8,7 @@
 use crate::driver::blame::Cause;
 use crate::driver::check::code_name;
 use crate::driver::cu::CUresult;
-use crate::driver::departures;
+use crate::driver::departures::{self, Policy};
 use crate::harness::case::{Case, Crash};
 use crate::harness::child::{inside_text, signal_name, signal_names};
 use crate::harness::expect;
@@ -59,8 +59,9 @@ pub fn before(case: &Case, m: &Machine, broken: Option<&Broken>, required: &[Cap
     }
 }
 
-/// What came back, judged against what the case declares, then against the user's expectations.
-pub fn judge(case: &Case, raw: Raw) -> Record {
+/// What came back, judged against what the case declares (under the run's departure `policy`), then
+/// against the user's expectations.
+pub fn judge(case: &Case, raw: Raw, policy: &Policy) -> Record {
     let (observations, calls) = match &raw {
         Raw::Answer(a) => (
             a.observations.clone(),
@@ -68,7 +69,7 @@ pub fn judge(case: &Case, raw: Raw) -> Record {
         ),
         _ => (Vec::new(), None),
     };
-    let mut r = against_case(case, raw);
+    let mut r = against_case(case, raw, policy);
     r.observations = Some(observations);
     r.set_calls(calls);
     expected(r)
@@ -225,11 +226,11 @@ fn where_declared(case: &Case, c: &Crash) -> String {
     s
 }
 
-fn against_case(case: &Case, raw: Raw) -> Record {
+fn against_case(case: &Case, raw: Raw, policy: &Policy) -> Record {
     match case.crash {
         None => lost(case, raw),
         // A crash declared for other drivers: here the documented code is expected, a crash fails.
-        Some(c) if !departures::crash_verified_here(c.branches) || departures::strict() => match raw {
+        Some(c) if !departures::crash_verified_here(policy, c.branches) || policy.strict => match raw {
             // The declared crash, on a branch it was not verified on: a known departure.
             Raw::Died {
                 signal: Some(s),
@@ -237,7 +238,7 @@ fn against_case(case: &Case, raw: Raw) -> Record {
                 last,
                 secs,
                 ..
-            } if c.signals.contains(&s) && landed(case, &c, &inside, last) && !departures::strict() => one(
+            } if c.signals.contains(&s) && landed(case, &c, &inside, last) && !policy.strict => one(
                 case,
                 Outcome::KnownDeparture,
                 Kind::Crash,
@@ -273,7 +274,7 @@ fn against_case(case: &Case, raw: Raw) -> Record {
                         c.branches.0,
                         c.branches.1,
                         c.seen_on,
-                        if departures::strict() {
+                        if policy.strict {
                             format!("under {}=documented", departures::STRICT_VAR)
                         } else {
                             "this is not that crash, so".to_string()

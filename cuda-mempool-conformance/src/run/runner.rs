@@ -2,7 +2,8 @@
 //! process's test threads (a lane's trials one at a time, an `alone` one by itself, a crash case in
 //! a child of its own); and [`run_again`], one more run in a fresh child, for `--rerun-failed`.
 
-use crate::driver::deadline::crash as crash_timeout;
+use crate::driver::deadline::Deadline;
+use crate::driver::departures::Policy;
 use crate::harness::child::{run_child_for, Role};
 use crate::harness::execute::execute;
 use crate::harness::verdict::judge;
@@ -13,10 +14,11 @@ use crate::run::stop::Stop;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// In-process mode: a crash case runs in a fresh child of this binary (role `case:TRIAL`).
-fn run_isolated(case: &Case, timeout: Duration) -> Raw {
+/// In-process mode: a crash case runs in a fresh child of this binary (role `case:TRIAL`), within
+/// `timeout` (the child handed the run's `deadline`).
+fn run_isolated(case: &Case, deadline: Deadline, timeout: Duration) -> Raw {
     let start = Instant::now();
-    match run_child_for(&Role::Case(case.trial_name()), &[], timeout) {
+    match run_child_for(&Role::Case(case.trial_name()), &[], deadline, timeout) {
         Err(e) => Raw::Broken(e),
         Ok(out) => {
             let secs = start.elapsed().as_secs_f64();
@@ -45,16 +47,16 @@ fn run_isolated(case: &Case, timeout: Duration) -> Raw {
     }
 }
 
-/// Run `case` once more in a fresh child of its own and judge it: `--rerun-failed`, after the run,
-/// whichever runner ran it first.
-pub fn run_again(case: &Case, timeout: Duration) -> Record {
-    let deadline = if case.crash.is_some() {
-        crash_timeout(timeout)
+/// Run `case` once more in a fresh child of its own and judge it (under `policy`): `--rerun-failed`,
+/// after the run, whichever runner ran it first; within `deadline`'s trial deadline.
+pub fn run_again(case: &Case, deadline: Deadline, policy: &Policy) -> Record {
+    let timeout = if case.crash.is_some() {
+        deadline.crash(deadline.trial())
     } else {
-        timeout
+        deadline.trial()
     };
     let begin = since_start();
-    let mut r = judge(case, run_isolated(case, deadline));
+    let mut r = judge(case, run_isolated(case, deadline, timeout), policy);
     r.span = (begin, since_start());
     r
 }
@@ -98,7 +100,7 @@ impl Runner {
                 let begin = since_start();
                 let raw = if case.crash.is_some() {
                     let _shared = ALONE.read().unwrap_or_else(|p| p.into_inner());
-                    run_isolated(case, crash_timeout(*timeout))
+                    run_isolated(case, env.deadline(), env.deadline().crash(*timeout))
                 } else {
                     let lane = case.placement.lane().map(lane_lock);
                     let _lane = lane.as_ref().map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
@@ -109,13 +111,13 @@ impl Runner {
                         _shared = ALONE.read().unwrap_or_else(|p| p.into_inner());
                     }
                     if case.placement.child_in_process() {
-                        run_isolated(case, *timeout)
+                        run_isolated(case, env.deadline(), *timeout)
                     } else {
                         Raw::Answer(Box::new(execute(case, env)))
                     }
                 };
                 let cut = stop.interrupted(case).filter(|_| !matches!(raw, Raw::Answer(_)));
-                let mut r = cut.unwrap_or_else(|| judge(case, raw));
+                let mut r = cut.unwrap_or_else(|| judge(case, raw, &env.policy));
                 r.span = (begin, since_start());
                 stop.note(&r);
                 r

@@ -28,7 +28,7 @@
 //! from), and an exclusive trial of any queue waits until every other trial is done: one early
 //! exclusive trial (the device alone, then its memory given back) would hold up every cheap one.
 
-use crate::driver::deadline::crash as crash_timeout;
+use crate::driver::departures::Policy;
 use crate::harness::case::{Case, Env};
 use crate::harness::leaks::Findings;
 use crate::harness::outcome::{Raw, Record, Timing};
@@ -89,7 +89,7 @@ impl Ctx {
             *n += 1;
             *n
         };
-        Worker::spawn(id, context).map_err(String::from)
+        Worker::spawn(id, context, self.env.deadline()).map_err(String::from)
     }
 }
 
@@ -150,8 +150,7 @@ impl Scheduler {
         let cheap_left = jobs.iter().filter(|c| !c.memory_need().heavy()).count();
         // A library that holds each new process at its first GPU work (issue 58) makes every start
         // slow alike: no process started ahead or beside the others that would only wait.
-        let slow =
-            slow_starts(env.m.startup_secs(), deadline) || crate::driver::deadline::first_wait() > Duration::ZERO;
+        let slow = slow_starts(env.m.startup_secs(), deadline) || env.deadline().first_wait() > Duration::ZERO;
         let lead: HashSet<String> = jobs
             .iter()
             .filter(|c| stop.leads(c, rank))
@@ -325,10 +324,11 @@ fn monitor(queue: Queue, ctx: Arc<Ctx>, handles: Handles, parallel: usize) {
 /// One trial on its turn: the turn first, so that its wait is neither the trial's time (its span,
 /// the deadline `run` applies) nor a stuck trial's (`busy`); then `run`, judged, with its span and
 /// its timing (the wait, the turn, what the worker said of its settle wait and children), unless
-/// the run stopped meanwhile (fail-fast: `run` is then not called).
+/// the run stopped meanwhile (fail-fast: `run` is then not called). Judged under `policy`.
 fn on_turn(
     turns: &Turns,
     stop: &Stop,
+    policy: &Policy,
     case: &Case,
     busy: &dyn Fn(Option<Instant>),
     started: Option<(f64, f64)>,
@@ -346,7 +346,7 @@ fn on_turn(
     let timing = raw.timing().shifted(begin);
     // Cut short while it ran: its process was killed for the interrupt, not by the library.
     let cut = stop.interrupted(case).filter(|_| !matches!(raw, Raw::Answer(_)));
-    let mut rec = cut.unwrap_or_else(|| judge(case, raw));
+    let mut rec = cut.unwrap_or_else(|| judge(case, raw, policy));
     rec.span = (begin, since_start());
     rec.set_timing(Timing {
         wait_s: waited,
@@ -492,6 +492,7 @@ fn spawn_dispatcher(
             let mut rec = on_turn(
                 ctx.admission.turns(),
                 &ctx.stop,
+                &ctx.env.policy,
                 &case,
                 &set_busy,
                 started.take(),
@@ -500,7 +501,7 @@ fn spawn_dispatcher(
                         Err(e) => Raw::Broken(format!("no worker process could be started: {e}")),
                         Ok(mut w) => {
                             let deadline = if case.crash.is_some() {
-                                crash_timeout(ctx.deadline)
+                                ctx.env.deadline().crash(ctx.deadline)
                             } else {
                                 ctx.deadline
                             };
@@ -584,7 +585,7 @@ mod tests {
                     let Some(c) = q.lock().unwrap().pop_front() else {
                         break;
                     };
-                    let rec = on_turn(&turns, &Stop::default(), &c, &|_| {}, None, || {
+                    let rec = on_turn(&turns, &Stop::default(), &Policy::default(), &c, &|_| {}, None, || {
                         std::thread::sleep(Duration::from_millis(if c.placement.slow() { 6 } else { 3 }));
                         Raw::Broken("a fake trial".into())
                     });
@@ -634,16 +635,25 @@ mod tests {
             let first = on_turn(
                 &turns,
                 &stop,
+                &Policy::default(),
                 &fake("fails".into(), false, false),
                 &|_| {},
                 None,
                 || Raw::Broken("a fake trial".into()),
             );
             assert_eq!(first.outcome, crate::harness::Outcome::Failed);
-            let later = on_turn(&turns, &stop, &fake("later".into(), true, false), &|_| {}, None, || {
-                ran.store(true, Ordering::SeqCst);
-                Raw::Broken("a fake trial".into())
-            });
+            let later = on_turn(
+                &turns,
+                &stop,
+                &Policy::default(),
+                &fake("later".into(), true, false),
+                &|_| {},
+                None,
+                || {
+                    ran.store(true, Ordering::SeqCst);
+                    Raw::Broken("a fake trial".into())
+                },
+            );
             assert_eq!(ran.load(Ordering::SeqCst), !on, "fail-fast {on}");
             if on {
                 assert_eq!(later.kind(), crate::harness::Kind::Stopped);

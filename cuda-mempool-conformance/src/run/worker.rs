@@ -18,6 +18,7 @@
 //! of this worker's (the coordinator names it, and removes it with the worker).
 
 use crate::driver::crumb::Crumb;
+use crate::driver::deadline::Deadline;
 use crate::driver::fail::R;
 use crate::harness::case::{Case, Env};
 use crate::harness::channel::{spawn_role, Channel, Got};
@@ -82,12 +83,16 @@ pub struct Worker {
     /// Its last trial left a thread stuck inside the driver (`harness::bounded`), or was a crash case
     /// that wants a process of its own (`Placement::in_worker`): it runs no more.
     pub retired: bool,
+    /// The run's deadline (the bound of its reaping).
+    deadline: Deadline,
 }
 
 impl Worker {
     /// Start a worker. It calls cuInit and (with `context`) retains device 0's context at once,
     /// while the coordinator is still probing; it learns the machine from the first message.
-    pub fn spawn(id: usize, context: bool) -> R<Worker> {
+    /// `deadline`: the run's, as its coordinator knows it now (the worker plans with the wait the
+    /// machine it is told names).
+    pub fn spawn(id: usize, context: bool, deadline: Deadline) -> R<Worker> {
         let crumb = Crumb::new()?;
         let id_s = id.to_string();
         let calls_file = std::env::temp_dir().join(format!("cump-calls-{}-{id}", std::process::id()));
@@ -100,8 +105,9 @@ impl Worker {
             ],
             Stdio::piped(),
             Some(&crumb),
-            crate::driver::deadline::worker_start(),
+            deadline.worker_start(),
             None,
+            deadline,
         )?;
         // Its own process group (`child::command`), killed with its children if the run is cut.
         if !crate::run::interrupt::track(child.id()) {
@@ -133,6 +139,7 @@ impl Worker {
             greeted: false,
             calls_file,
             retired: false,
+            deadline,
         })
     }
 
@@ -150,7 +157,7 @@ impl Worker {
     fn reap(&mut self) -> Option<std::process::ExitStatus> {
         use wait_timeout::ChildExt;
         crate::run::interrupt::untrack(self.child.id());
-        let status = match self.child.wait_timeout(crate::driver::deadline::reap()) {
+        let status = match self.child.wait_timeout(self.deadline.reap()) {
             Ok(Some(s)) => Some(s),
             _ => {
                 let _ = self.child.kill();
@@ -372,7 +379,7 @@ impl Drop for Worker {
 /// Child role `worker`: run trials for the coordinator until told to finish.
 pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
     let mut cases = templates;
-    let chan = match Channel::from_inherited() {
+    let chan = match Channel::from_inherited(settings.deadline()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("worker: {e}");
@@ -411,6 +418,9 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                         return 1;
                     }
                 };
+                // The wait the machine plans with, which a worker started before the probe could
+                // not be handed (`Machine::planning`).
+                let settings = m.planning(&settings);
                 let sel = m.selection().clone();
                 let m = std::sync::Arc::new(m);
                 // A worker that wants a context and could not retain it at start (a lane's worker
@@ -418,16 +428,9 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                 // meanwhile: seen on the H100 as a context's fds "left open" by the lane's first
                 // trial) retains it now, before its leak baseline: the context is the worker's.
                 let env = if ctx0 != 0 || (want && init == crate::driver::check::SUCCESS) {
-                    Env::on(m, settings.clone(), 0)
+                    Env::on(m, settings, 0)
                 } else {
-                    Env {
-                        m,
-                        settings: settings.clone(),
-                        dev: 0,
-                        peer: None,
-                        multi: vec![],
-                        ctx: 0,
-                    }
+                    Env::without_context(m, settings)
                 };
                 // The coordinator's cases, spread over the devices it chose.
                 cases = cases.iter().flat_map(|c| c.spread(&sel)).collect();
@@ -451,7 +454,7 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                         let place = c.placement.in_worker(c.crash.is_some());
                         last = place == InWorker::WorkerThenEnd;
                         let mut a = if place == InWorker::Child {
-                            execute_in_child(c, &env.m, crate::driver::deadline::trial())
+                            execute_in_child(c, &env.m, env.deadline())
                         } else {
                             execute(c, env)
                         };
@@ -564,10 +567,10 @@ fn said(reply: &Result<FromWorker, String>) -> String {
 /// Workers started ahead of the probe, so that their cuInit and context creation overlap it.
 pub struct Prestarted(Mutex<Vec<Worker>>);
 impl Prestarted {
-    pub fn start(n: usize) -> Prestarted {
+    pub fn start(n: usize, deadline: Deadline) -> Prestarted {
         let mut v = Vec::new();
         for id in 0..n {
-            match Worker::spawn(id, true) {
+            match Worker::spawn(id, true, deadline) {
                 Ok(w) => v.push(w),
                 Err(e) => {
                     eprintln!("conformance: could not start worker {id}: {e}");

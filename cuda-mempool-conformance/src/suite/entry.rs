@@ -51,6 +51,9 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Checked (the expectation file among them): its `[[verified]]` entries join the settings handed
+    // down (the departure policy).
+    let settings = options::verifying(&settings);
     let start = *RUN_START.get_or_init(Instant::now);
     if !args.list {
         if let Err(e) = interrupt::watch(s.budget, last_resort) {
@@ -80,20 +83,25 @@ pub fn main() -> ExitCode {
         let general = chosen.iter().filter(|c| c.placement.lane().is_none()).count();
         // A fail-fast run with a lead needs one worker before its lead is done (`run::stop`).
         let n = crate::run::order::workers_for(general, parallel);
-        Prestarted::start(if s.fail_fast && s.lead > 0 { n.min(1) } else { n })
+        // Started before the probe: the deadline without a planned wait, which each learns with the
+        // machine (`Machine::planning`).
+        Prestarted::start(
+            if s.fail_fast && s.lead > 0 { n.min(1) } else { n },
+            settings.deadline(),
+        )
     } else {
-        Prestarted::start(0)
+        Prestarted::start(0, settings.deadline())
     });
     // NVML's start for the footprint's sampler (issue 47) overlaps the probe.
     if workers {
         crate::harness::footprint::begin(&settings.nvml);
     }
     // The lookup child (no cuInit) runs beside the probe: both are on every trial's path.
-    let timeout = s.timeout;
-    let lookup = std::thread::spawn(move || crate::cases::uninit::lookup_in_child(timeout));
+    let before_probe = settings.deadline();
+    let lookup = std::thread::spawn(move || crate::cases::uninit::lookup_in_child(before_probe));
     let mut m = if s.in_process {
         let mut m = probe::probe(&settings);
-        m.hidden_init = Some(probe::hidden_init_in_child(s.timeout).map(i64::from));
+        m.hidden_init = Some(probe::hidden_init_in_child(s.timeout, &settings).map(i64::from));
         m
     } else {
         probe::probe_in_child(s.timeout, &settings)
@@ -148,15 +156,16 @@ pub fn main() -> ExitCode {
     // Issue 58: where the library holds each new process long at its first GPU work, every wait of
     // the run takes it on top (`driver::deadline`, handed down to every process), and the run starts
     // fewer general workers; it says so, with the processes it expects to start, before the trials.
-    crate::driver::deadline::set_first_wait(m.planned_wait());
-    let wait = crate::driver::deadline::first_wait();
+    let settings = m.planning(&settings);
+    let deadline = settings.deadline();
+    let wait = deadline.first_wait();
     let before_wait = parallel;
     let parallel = if !wait.is_zero() && workers {
         crate::run::first_wait::workers(parallel)
     } else {
         parallel
     };
-    let timeout = crate::driver::deadline::trial();
+    let timeout = deadline.trial();
     let cap_seen = cap.map(|(reported, physical)| conformance_model::CapSeen {
         reported,
         physical,
@@ -203,14 +212,7 @@ pub fn main() -> ExitCode {
     let env = Arc::new(if s.in_process {
         Env::on(Arc::new(m.clone()), settings.clone(), 0)
     } else {
-        Env {
-            m: Arc::new(m.clone()),
-            settings: settings.clone(),
-            dev: 0,
-            peer: None,
-            multi: vec![],
-            ctx: 0,
-        }
+        Env::without_context(Arc::new(m.clone()), settings.clone())
     });
     let runner = Arc::new(OnceLock::new());
     let plan = trials::plan(&m, &cases, &s.required, &args, runner.clone());
@@ -294,7 +296,7 @@ pub fn main() -> ExitCode {
     let flaky = match (reruns, interrupt::cut()) {
         (0, _) | (_, Some(_)) => 0,
         (_, None) if stop.held_back() => 0,
-        (n, None) => rerun::failures(&cases, &trials::records(), n, timeout),
+        (n, None) => rerun::failures(&cases, &trials::records(), n, &env),
     };
     report();
     if let Some(cut) = interrupt::cut() {

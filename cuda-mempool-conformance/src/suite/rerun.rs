@@ -4,9 +4,8 @@
 
 use crate::harness::settings::parse::rerun_count;
 use crate::harness::settings::Settings;
-use crate::harness::{Case, Kind, Outcome, Record};
+use crate::harness::{Case, Env, Kind, Outcome, Record};
 use std::sync::Arc;
-use std::time::Duration;
 
 const FLAG: &str = "--rerun-failed";
 
@@ -67,7 +66,8 @@ fn verdict(first: Record, again: &[Record], n: u32) -> Record {
 
 /// Rerun this run's failures up to `n` times each, in fresh processes, one at a time (no trial of
 /// the run is still running); each record takes its verdict. How many failures passed on a rerun.
-pub fn failures(cases: &[Arc<Case>], records: &[Record], n: u32, timeout: Duration) -> usize {
+/// `env`: the coordinator's (the run's deadline and departure policy).
+pub fn failures(cases: &[Arc<Case>], records: &[Record], n: u32, env: &Env) -> usize {
     let mut flaky = 0;
     for first in records.iter().filter(|r| rerunnable(r)) {
         let Some(case) = cases.iter().find(|c| c.trial_name() == first.trial) else {
@@ -75,7 +75,7 @@ pub fn failures(cases: &[Arc<Case>], records: &[Record], n: u32, timeout: Durati
         };
         let mut again = Vec::new();
         for _ in 0..n {
-            let r = crate::run::run_again(case, timeout);
+            let r = crate::run::run_again(case, env.deadline(), &env.policy);
             let passed = r.outcome != Outcome::Failed;
             again.push(r);
             if passed {

@@ -62,8 +62,9 @@ pub fn child(name: &str, settings: &Arc<Settings>) -> ExitCode {
         eprintln!("{CHILD_VAR}={name:?}: unknown child role");
         return ExitCode::from(2);
     };
-    crate::driver::cu::load();
-    let _ = crate::harness::expect::load(settings);
+    crate::driver::cu::load(settings.entry.value());
+    // The expectation file's `[[verified]]` entries join the settings handed down (its policy).
+    let settings = &crate::suite::options::verifying(settings);
     let code = match role {
         Role::Noop => 0,
         Role::Probe => probe::child_main(settings),

@@ -307,7 +307,7 @@ pub fn no_leaks(check: LeakCheck, lookup_initialises: bool) -> Trial {
                 Some(f)
             }
             LeakCheck::InProcess(state, env, jobs) => {
-                wait_for_others(*jobs);
+                wait_for_others(*jobs, env.deadline());
                 Some(state.lock().unwrap().end_check(env))
             }
             LeakCheck::PerTrialProcesses => None,
@@ -375,9 +375,10 @@ fn set_apart(lines: &[String]) -> Vec<String> {
     }
 }
 
-/// In-process mode: wait until the other trials have recorded their results.
-fn wait_for_others(jobs: usize) {
-    let until = Instant::now() + crate::driver::deadline::all_trials(jobs);
+/// In-process mode: wait until the other trials have recorded their results (within `deadline`'s
+/// bound for `jobs` trials).
+fn wait_for_others(jobs: usize, deadline: crate::driver::deadline::Deadline) {
+    let until = Instant::now() + deadline.all_trials(jobs);
     while Instant::now() < until {
         if COMPLETED.load(Ordering::SeqCst) >= jobs {
             return;

@@ -14,14 +14,10 @@ pub fn case(edge: &'static Edge) -> Case {
     // Rows that may leave a thread stuck in the driver: where trials share the coordinator's
     // process (in-process mode) it runs in a process of its own.
     // A stand-in, its rows only listed: the settings an unset environment gives.
-    let probe = Env {
-        m: std::sync::Arc::new(Default::default()),
-        settings: std::sync::Arc::new(crate::harness::settings::Settings::unset()),
-        dev: 0,
-        peer: None,
-        multi: vec![],
-        ctx: 0,
-    };
+    let probe = Env::without_context(
+        std::sync::Arc::new(Default::default()),
+        std::sync::Arc::new(crate::harness::settings::Settings::unset()),
+    );
     if (edge.rows)(&probe).iter().any(|r| r.watch != Watch::Off) {
         c = c.may_hang();
     }
@@ -48,8 +44,8 @@ fn call_row(e: &Env, edge: &'static Edge, row: &Row, what: &str) -> R<Got> {
         return (edge.call)(e, row.value).map(Got::Answer);
     }
     let bound = match row.watch {
-        Watch::Hangs(_) => crate::driver::deadline::driver_hang(),
-        _ => crate::driver::deadline::beyond_device(),
+        Watch::Hangs(_) => e.deadline().driver_hang(),
+        _ => e.deadline().beyond_device(),
     };
     let (env, call, value) = (e.clone(), edge.call, row.value);
     let model = crate::driver::departures::current_model();
@@ -69,12 +65,12 @@ fn call_row(e: &Env, edge: &'static Edge, row: &Row, what: &str) -> R<Got> {
     }
 }
 
-/// The verdict on one row's answer.
-fn judge_row(row: &Row, what: &str, got: Got) -> R {
+/// The verdict on one row's answer, under `policy`.
+fn judge_row(policy: &Policy, row: &Row, what: &str, got: Got) -> R {
     let answer = match got {
         Got::Hung(after) => {
             return match row.watch {
-                Watch::Hangs(id) => crate::driver::hangs::expect_hang(id, what, after),
+                Watch::Hangs(id) => crate::driver::hangs::expect_hang(policy, id, what, after),
                 _ => Err(Fail::Wrong(format!(
                     "{what}: no answer within {:.1} s (the call was left running; the rest of the trial ran \
                      in a fresh process)",
@@ -86,7 +82,7 @@ fn judge_row(row: &Row, what: &str, got: Got) -> R {
     };
     let verdict = match row.want {
         Want::Code(c) => expect(what, answer.code, c),
-        Want::Departure(id) => expect_code(id, what, answer.code),
+        Want::Departure(id) => expect_code(policy, id, what, answer.code),
     };
     verdict.and_then(|()| {
         if answer.code == SUCCESS {
@@ -115,8 +111,8 @@ pub fn run(e: &Env, edge: &'static Edge) -> R {
     while i < rows.len() {
         if bounded::stuck().is_some() {
             // Another fresh process only while it can still end within the trial's deadline.
-            let need = crate::driver::deadline::child_answer() + crate::driver::deadline::beyond_device();
-            if start.elapsed() + need > crate::driver::deadline::trial() * 9 / 10 {
+            let need = e.deadline().child_answer() + e.deadline().beyond_device();
+            if start.elapsed() + need > e.deadline().trial() * 9 / 10 {
                 for row in &rows[i..] {
                     verdicts.push(Err(Fail::Wrong(format!(
                         "{}: not run: earlier rows hung and the trial's time is spent",
@@ -136,7 +132,7 @@ pub fn run(e: &Env, edge: &'static Edge) -> R {
         let row = &rows[i];
         let what = row_call(edge, row);
         let got = call_row(e, edge, row, &what)?;
-        verdicts.push(judge_row(row, &what, got));
+        verdicts.push(judge_row(&e.policy, row, &what, got));
         i += 1;
     }
     for verdict in verdicts {
@@ -173,8 +169,8 @@ pub const EDGE_ROWS_VAR: &str = "CONFORMANCE_EDGE_ROWS";
 fn rows_in_child(e: &Env, edge: &'static Edge, rows: &[Row], from: usize) -> (Vec<R>, usize, Option<Fail>) {
     let spec = format!("{}:{}:{from}:{}", edge.api, edge.arg, e.dev);
     // Its start (a context) and its rows, each bounded in the child itself.
-    let timeout = crate::driver::deadline::child_answer() + crate::driver::deadline::beyond_device();
-    let out = match crate::harness::run_child_for(&Role::EdgeRows, &[(EDGE_ROWS_VAR, &spec)], timeout) {
+    let timeout = e.deadline().child_answer() + e.deadline().beyond_device();
+    let out = match crate::harness::run_child_for(&Role::EdgeRows, &[(EDGE_ROWS_VAR, &spec)], e.deadline(), timeout) {
         Ok(o) => o,
         Err(e) => {
             let f = Fail::Wrong(format!("rows from {from} on: no child started: {e}"));
@@ -186,7 +182,7 @@ fn rows_in_child(e: &Env, edge: &'static Edge, rows: &[Row], from: usize) -> (Ve
     let mut verdicts = Vec::new();
     for (i, got) in answers {
         let row = &rows[i];
-        verdicts.push(judge_row(row, &row_call(edge, row), got));
+        verdicts.push(judge_row(&e.policy, row, &row_call(edge, row), got));
     }
     if setup.is_some() {
         return (verdicts, rows.len(), setup);

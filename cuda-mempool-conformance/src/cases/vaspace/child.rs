@@ -81,7 +81,7 @@ fn still_mapped(new: &Maps, now: &Maps) -> u64 {
 /// known (a step that fails answers why; one that kills the child leaves the earlier answers).
 /// `settings`: the child's, as its entry point read them.
 pub fn child_main(settings: &std::sync::Arc<crate::harness::settings::Settings>) -> i32 {
-    let chan = match Channel::from_inherited() {
+    let chan = match Channel::from_inherited(settings.deadline()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("vaspace: {e}");

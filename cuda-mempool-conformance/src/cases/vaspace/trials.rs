@@ -84,7 +84,7 @@ fn measure_all(env: &Env) -> R<Answers> {
     let peer = crate::harness::kept_children::take(
         &Role::VaSpace,
         &[(crate::cases::xproc::IMPORTER_DEVICE_VAR, &dev)],
-        crate::driver::deadline::shared_child_step(),
+        env.deadline().shared_child_step(),
         crate::harness::kept_children::Take::Unused,
         &env.settings,
     )?;
@@ -95,8 +95,8 @@ fn measure_all(env: &Env) -> R<Answers> {
         // lost (the trial fails naming the step) rather than the worker being killed as hung, its
         // cache with it, and the next trial starting the child again.
         Ok(()) => {
-            let step = crate::driver::deadline::shared_child_step();
-            let until = std::time::Instant::now() + crate::driver::deadline::trial() / 10 * 9;
+            let step = env.deadline().shared_child_step();
+            let until = std::time::Instant::now() + env.deadline().trial() / 10 * 9;
             peer.chan.answers_until_done_by(&mut answers, Some((until, step)))
         }
     };
@@ -138,7 +138,7 @@ fn warm(e: &Env) -> R {
         &Role::VaSpace,
         &[(var, &dev)],
         1,
-        crate::driver::deadline::shared_child_step(),
+        e.deadline().shared_child_step(),
         &e.settings,
     )
 }

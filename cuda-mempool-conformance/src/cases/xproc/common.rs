@@ -1,10 +1,10 @@
 //! What the exporter and the importers of the IPC trials share: byte patterns, export data in
-//! hex, the importer's device and switches, the waits, and the fault switch.
+//! hex, the importer's device and switches, and the fault switch (the waits are the run's
+//! `Deadline`'s).
 
 use crate::cases::prelude::*;
 use crate::harness::channel::{unhex, Channel, Got};
 use crate::harness::kept_children::KeptWord;
-use std::time::Duration;
 
 pub(super) const E_VALUE: CUresult = CUresult::CUDA_ERROR_INVALID_VALUE;
 pub(super) const POSIX: CUmemAllocationHandleType = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
@@ -92,10 +92,10 @@ pub(super) fn event_handle_bytes(h: &CUipcEventHandle) -> Vec<u8> {
 /// One-time, per-process resources appear before a leak check's first snapshot: the driver's
 /// shared-memory file (/dev/shm/cuda.shm.*) at the first IPC event handle, and the socketpair Rust's
 /// std keeps after its first process spawn (a fresh process per trial under nextest has neither).
-pub(super) fn warm_up_ipc_events() -> R {
+pub(super) fn warm_up_ipc_events(deadline: Deadline) -> R {
     static DONE: std::sync::OnceLock<R> = std::sync::OnceLock::new();
     DONE.get_or_init(|| {
-        crate::harness::child::run_child(&Role::Noop, &[])?;
+        crate::harness::child::run_child(&Role::Noop, &[], deadline)?;
         let ev = Event::new(CUevent_flags::CU_EVENT_INTERPROCESS.0)?;
         let mut h = CUipcEventHandle::default();
         ok("cuIpcGetEventHandle", unsafe { cuIpcGetEventHandle(&mut h, ev.0) })
@@ -132,25 +132,17 @@ pub(super) fn fault_at(step: &str) {
     }
 }
 
-/// How long the exporter waits for an importer's next message: inside the trial's deadline
-/// (half of it, `deadline::importer_step`; the first, start-up included, [`child_start`]), so that an importer that hangs fails the trial with its breadcrumb rather
-/// than costing the whole worker; but never under 5 s, which an importer's start-up (cuInit, a
-/// context, while a dozen other processes create theirs) can take on a busy GPU (seen on the H100
-/// with a 10 s deadline: 2.5 s waits failed round trips whose importers were merely slow to start).
-pub fn child_wait() -> Duration {
-    crate::driver::deadline::importer_step()
-}
-
-/// How long the exporter waits for an importer's first message, its start-up included.
-pub fn child_start() -> Duration {
-    crate::driver::deadline::importer_start()
-}
-
 /// A lane's start-ahead step (`Case::warm`): `n` children in `role` on the case's device, the
 /// environment its trials take them with (two for the round trips: one trial has two importers).
 pub(super) fn warm(e: &Env, role: Role, n: usize) -> R {
     let dev = e.dev.to_string();
-    crate::harness::kept_children::warm(&role, &[(IMPORTER_DEVICE_VAR, &dev)], n, child_start(), &e.settings)
+    crate::harness::kept_children::warm(
+        &role,
+        &[(IMPORTER_DEVICE_VAR, &dev)],
+        n,
+        e.deadline().importer_start(),
+        &e.settings,
+    )
 }
 
 pub(super) const KIB: usize = 1 << 10;
@@ -186,7 +178,7 @@ pub(super) fn serve(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) ->
 }
 
 fn serve_trials(who: &str, env: &Env, body: impl Fn(&Env, &Channel) -> R) -> i32 {
-    let chan = match Channel::from_inherited() {
+    let chan = match Channel::from_inherited(env.deadline()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{who}: {e}");

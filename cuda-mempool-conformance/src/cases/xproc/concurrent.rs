@@ -225,7 +225,7 @@ fn concurrent(e: &Env, shape: Shape, n: usize) -> R {
             &Role::IpcConcurrent,
             &[(IMPORTER_DEVICE_VAR, &dev)],
             // One answer, the importer's start-up included.
-            child_start(),
+            e.deadline().importer_start(),
             importer_for(shape),
             &e.settings,
         )?;

@@ -35,13 +35,13 @@ pub(super) fn cases() -> Vec<Case> {
     for &(name, fault, mention) in FAULTS {
         v.push(
             Case::of(Group::Harness, name, &[Cap::Gpu, Cap::Ipc], move |e| {
-                warm_up_ipc_events()?;
+                warm_up_ipc_events(e.deadline())?;
                 let before = fd_table();
                 let t = Instant::now();
                 // Short waits: a hung importer must fail the trial in seconds.
                 let spec = Spec {
                     fault: Some(fault),
-                    timeout: crate::driver::deadline::hung_step(e.m.startup_secs()),
+                    timeout: Some(e.deadline().hung_step(e.m.startup_secs())),
                     ..Spec::new(vec![vec![MIB]], 1)
                 };
                 let r = round_trip(e, &spec);
@@ -60,9 +60,9 @@ pub(super) fn cases() -> Vec<Case> {
                     "failure message does not carry the importer's stderr: {msg}"
                 );
                 // The importer's start-up (cuInit, a context) has its own bound, the first wait's
-                // (`child_wait`, roundtrip.rs): a loaded device slows it, not the hang's detection.
+                // (`Deadline::importer_step`): a loaded device slows it, not the hang's detection.
                 ensure!(
-                    t.elapsed() < child_wait() + 4 * spec.timeout,
+                    t.elapsed() < e.deadline().importer_step() + 4 * spec.step(e.deadline()),
                     "took {secs:.1} s to fail"
                 );
                 ensure!(

@@ -40,8 +40,11 @@ pub struct Spec {
     pub importers: usize,
     /// Passed to the importers as CONFORMANCE_IPC_FAULT.
     pub fault: Option<&'static str>,
-    /// Bound on each wait for an importer.
-    pub timeout: Duration,
+    /// Bound on each wait for an importer after its first (None: the run's, [`Deadline::importer_step`]:
+    /// half the deadline, so that an importer that hangs fails the trial with its breadcrumb rather
+    /// than costing the whole worker, and never under 5 s, which an importer's start-up can take on a
+    /// busy GPU; a fault trial's is short, [`Deadline::hung_step`]).
+    pub timeout: Option<Duration>,
     /// The device the importers work on, in their own numbering (default: the exporter's).
     pub importer_device: Option<CUdevice>,
     /// The importers grant their device access to the imported pools (needed when it is not the
@@ -75,7 +78,7 @@ impl Spec {
             pools,
             importers,
             fault: None,
-            timeout: child_wait(),
+            timeout: None,
             importer_device: None,
             importer_grants: false,
             visible: None,
@@ -106,6 +109,11 @@ impl Spec {
             (false, false) => kept_children::Take::Unused,
         }
     }
+
+    /// The bound on each wait for an importer after its first, under the run's `deadline`.
+    pub(super) fn step(&self, deadline: Deadline) -> Duration {
+        self.timeout.unwrap_or(deadline.importer_step())
+    }
 }
 
 /// The checkpoint leg on an importer that has mapped the exporter's memory. R580's own engine checkpoints
@@ -114,7 +122,7 @@ impl Spec {
 /// importer is lost (killed by the suite) and the round trip ends there, judged: false.
 fn checkpoint_importer(env: &Env, p: &Peer) -> R<bool> {
     let pid = p.pid().ok_or("the importer has no process to checkpoint")? as i32;
-    let trip = checkpoint::trip(&env.m.checkpoint, pid)?;
+    let trip = checkpoint::trip(&env.m.checkpoint, pid, env.deadline())?;
     note(format!("checkpoint leg, importer {pid}: {}", trip.describe()));
     // The engine's answer to the restore: the driver's code; a command's, where the process was
     // left checkpointed, the driver's departure's (the same row).
@@ -125,12 +133,13 @@ fn checkpoint_importer(env: &Env, p: &Peer) -> R<bool> {
         None => CUresult(999),
     };
     let judged = expect_code(
+        &env.policy,
         "checkpoint_importer_not_restored",
         "cuCheckpointProcessRestore",
         restore,
     );
     if trip.failed().is_some() || trip.state != checkpoint::RUNNING {
-        let rescued = checkpoint::rescue(pid, crate::driver::deadline::trial());
+        let rescued = checkpoint::rescue(pid, env.deadline());
         judged?;
         note(format!("the importer was lost to the checkpoint: {rescued}"));
         return Ok(false);
@@ -143,13 +152,14 @@ fn checkpoint_importer(env: &Env, p: &Peer) -> R<bool> {
 /// allocations into new memory, while what it exported before still names the memory of before,
 /// which the importer then maps (the engine's declared departure `checkpoint_earlier_exports_stale`,
 /// judged as one of behaviour).
-fn stale_exports(mismatch: Fail) -> R<String> {
+fn stale_exports(policy: &Policy, mismatch: Fail) -> R<String> {
     note(format!(
         "the importer imported what was exported before the checkpoint, and its writes did not reach the exporter's \
          restored allocation: {}",
         mismatch.message()
     ));
     expect_behaviour(
+        policy,
         "checkpoint_earlier_exports_stale",
         "cuMemPoolImportPointer of exports made before the checkpoint",
         false,
@@ -180,7 +190,7 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
         peers.push(kept_children::take(
             &Role::IpcImport,
             &envs,
-            child_start().max(spec.timeout),
+            env.deadline().importer_start().max(spec.step(env.deadline())),
             spec.take(),
             &env.settings,
         )?);
@@ -225,7 +235,7 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
     }
     phases.push(("exported", start.elapsed()));
     if spec.checkpoint == Some(Side::Exporter) {
-        let trip = checkpoint::round_trip(&env.m.checkpoint, std::process::id() as i32)?;
+        let trip = checkpoint::round_trip(&env.m.checkpoint, std::process::id() as i32, env.deadline())?;
         note(format!("checkpoint leg, the exporter: {}", trip.describe()));
         phases.push(("exporter checkpointed", start.elapsed()));
     }
@@ -257,8 +267,9 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
             }
             // From here on every wait is bounded by the spec (short in the fault trials) and by
             // what is left of the deadline; the first one also covered the importer's start-up.
-            let left = (crate::driver::deadline::trial() / 10 * 9).saturating_sub(start.elapsed());
-            p.chan.set_timeout(spec.timeout.min(left.max(Duration::from_secs(1))))?;
+            let left = (env.deadline().trial() / 10 * 9).saturating_sub(start.elapsed());
+            p.chan
+                .set_timeout(spec.step(env.deadline()).min(left.max(Duration::from_secs(1))))?;
         }
         phases.push(("verified", start.elapsed()));
         if spec.checkpoint == Some(Side::Importer) {
@@ -322,7 +333,7 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
             })?;
             s.sync()?;
             match check_pattern("exporter reading the importer's writes", &host, seed ^ 0xa5) {
-                Err(f) if spec.checkpoint == Some(Side::Exporter) => return stale_exports(f),
+                Err(f) if spec.checkpoint == Some(Side::Exporter) => return stale_exports(&env.policy, f),
                 r => r?,
             }
             bytes += n;
@@ -587,7 +598,7 @@ pub(super) fn cases() -> Vec<Case> {
     );
     v.push(
         Case::gpu(826, "exporter_leaks_no_fd", |e| {
-            warm_up_ipc_events()?;
+            warm_up_ipc_events(e.deadline())?;
             let before = fd_table();
             let spec = Spec {
                 fresh: true,

@@ -381,7 +381,7 @@ pub(super) fn rules_answers(env: &Env) -> R<&'static Answers> {
             let peer = kept_children::take(
                 &Role::IpcRules,
                 &[(IMPORTER_DEVICE_VAR, &dev)],
-                child_wait(),
+                env.deadline().importer_step(),
                 kept_children::Take::Unused,
                 &env.settings,
             )?;
@@ -525,7 +525,7 @@ pub(super) fn cases() -> Vec<Case> {
                 let what = format!("{} ({key}, in the importer)", call_of(key));
                 match want {
                     Code(c) => expect(&what, CUresult(got), c),
-                    Deviation(d) => expect_code(d, &what, CUresult(got)),
+                    Deviation(d) => expect_code(&e.policy, d, &what, CUresult(got)),
                 }
             })
             .needs(Cap::Ipc)

@@ -23,13 +23,15 @@ pub fn scenario_main(env: &Env) -> i32 {
 pub(super) fn scenario_trial(env: &Env, chan: &crate::harness::channel::Channel) -> R {
     env.bind();
     let (ToScenario::Scenario { name, data, size }, fd) = recv(chan)?;
-    let value = scenario(name, &data, size, fd.ok_or("scenario message without an fd")?)?;
+    let fd = fd.ok_or("scenario message without an fd")?;
+    let value = scenario(name, &data, size, fd, env.deadline())?;
     chan.send(&Reply::Answer { value }, None)
 }
 
 /// The importer's side. Every import is freed before the answer goes back, so the exporter frees
-/// its allocations after the importer's frees, as cuMemPoolImportPointer requires.
-fn scenario(name: Scenario, data: &[String], n: usize, fd: OwnedFd) -> R<ScenarioAnswer> {
+/// its allocations after the importer's frees, as cuMemPoolImportPointer requires. `deadline`: the
+/// run's (a held stream's gate).
+fn scenario(name: Scenario, data: &[String], n: usize, fd: OwnedFd, deadline: Deadline) -> R<ScenarioAnswer> {
     let mut p = std::ptr::null_mut();
     ok(
         "cuMemPoolImportFromShareableHandle",
@@ -46,7 +48,7 @@ fn scenario(name: Scenario, data: &[String], n: usize, fd: OwnedFd) -> R<Scenari
         Scenario::FreeSync => free_sync(pool, first),
         Scenario::Twice => twice(pool, first, &s),
         Scenario::Large => large(pool, first, n, &s),
-        Scenario::FreeHeld => free_held(pool, first, &s),
+        Scenario::FreeHeld => free_held(pool, first, &s, deadline),
     }
 }
 
@@ -183,11 +185,11 @@ fn large(pool: Pool, d: CUmemPoolPtrExportData, n: usize, s: &Stream) -> R<Scena
 
 /// Import, hold the stream at a gate, free the import on it: the codes, how long the free took, and
 /// whether the gate's safety limit had to open the stream (the free waited for it); then destroy.
-fn free_held(pool: Pool, d: CUmemPoolPtrExportData, s: &Stream) -> R<ScenarioAnswer> {
+fn free_held(pool: Pool, d: CUmemPoolPtrExportData, s: &Stream, deadline: Deadline) -> R<ScenarioAnswer> {
     let (code, q) = import(&pool, d);
     let mut v = imported(code);
     if code == SUCCESS {
-        let gate = Gate::close(s.0)?;
+        let gate = Gate::close(s.0, deadline)?;
         let start = std::time::Instant::now();
         let free = unsafe { cuMemFreeAsync(q, s.0) };
         let took = start.elapsed();

@@ -82,7 +82,7 @@ impl Offer {
             &Role::IpcScenario,
             &[(IMPORTER_DEVICE_VAR, &dev)],
             // One answer, the importer's start-up included.
-            child_start(),
+            env.deadline().importer_start(),
             if reuse {
                 kept_children::Take::Kept
             } else {
@@ -178,13 +178,13 @@ const IMPORT_CRASH_SIGNALS: &[i32] = &[11, 8];
 
 /// Whether losing the importer of a `mib` MiB import is the declared R580 crash: a fault
 /// ([`IMPORT_CRASH_SIGNALS`]) inside 830, above the threshold, on a branch it was seen on (and not
-/// under CONFORMANCE_STRICT).
-fn large_import_crash_declared(mib: usize, l: &Lost) -> bool {
+/// under CONFORMANCE_STRICT), under `policy`.
+fn large_import_crash_declared(policy: &Policy, mib: usize, l: &Lost) -> bool {
     mib > IMPORT_CRASH_ABOVE_MIB
         && l.signal.is_some_and(|s| IMPORT_CRASH_SIGNALS.contains(&s))
         && l.inside == Some(830)
-        && crash_verified_here(IMPORT_CRASH_BRANCHES)
-        && !strict()
+        && crash_verified_here(policy, IMPORT_CRASH_BRANCHES)
+        && !policy.strict
 }
 
 /// Sizes of the single-allocation imports, in MiB: below and at the 5,248 MiB past which a public
@@ -364,6 +364,7 @@ pub(super) fn cases() -> Vec<Case> {
             // R580: the first free unmaps both (the copy through the second import is refused).
             let after = CUresult(a.read_after.unwrap_or(u32::MAX));
             expect_code(
+                &e.policy,
                 "first_free_unmaps_second_import",
                 "a copy through the second import after the first import's free",
                 after,
@@ -475,7 +476,7 @@ pub(super) fn cases() -> Vec<Case> {
                     // exclusive trials that read the device's free memory.
                     match o.ask_typed(e, Scenario::Large, &[d], n, false) {
                         Ok(a) => a,
-                        Err(l) if large_import_crash_declared(mib, &l) => {
+                        Err(l) if large_import_crash_declared(&e.policy, mib, &l) => {
                             note(format!(
                                 "{mib} MiB: the importer died by signal {} inside cuMemPoolImportPointer, as R580 \
                                  does above {IMPORT_CRASH_ABOVE_MIB} MiB (H100 and H200, 580.159.04, 2026-11-24/26); the \

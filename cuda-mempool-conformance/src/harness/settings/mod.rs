@@ -3,8 +3,9 @@
 //! and the one read of them into a [`Settings`] value at each process's entry point
 //! (`Settings::at_entry`), handed down from there as a value (as an argument, or a field of the
 //! contexts that flow: the case `Env`, the scheduler's inputs, the report writer's): nothing looks
-//! the settings up. The driver floor's three are installed at the same entry point
-//! (`driver::given`).
+//! the settings up. The driver floor is handed values made from them: the entry mode
+//! (`driver::cu::load`), the run's `driver::deadline::Deadline` ([`Settings::deadline`]) and the
+//! `driver::departures::Policy` (`harness::case::Env`).
 
 pub mod parse;
 pub mod table;

@@ -2,8 +2,8 @@
 //! into that value or into an error naming the variable and what it accepts. Pure functions of the
 //! text (None: unset); reading the environment is `values`' job.
 
+use crate::driver::deadline::DEFAULT_TRIAL_TIMEOUT;
 use crate::driver::entry::Entry;
-use crate::driver::given::DEFAULT_TRIAL_TIMEOUT;
 use crate::harness::cap::{Cap, ALL_CAPS};
 use std::time::Duration;
 

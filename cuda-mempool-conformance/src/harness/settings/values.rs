@@ -3,14 +3,17 @@
 //! one typed value, each setting with the error its text was if it was unusable, and handed down
 //! from there as a value (no global holds it). The coordinator checks them all before anything runs
 //! (exit code 2); a child reads its own at its entry point, from the environment its parent gave it,
-//! and takes the values, whose text its parent has checked. The driver's three go to the driver floor
-//! at the entry point too (`driver::given::install`). Not here: CONFORMANCE_IPC_FAULT (test-only,
-//! read by the importer child it breaks); the `Child` rows are a protocol between the suite and its
-//! children, read by the role they start.
+//! and takes the values, whose text its parent has checked. The driver floor gets what it needs as
+//! values made from them: the entry mode (`driver::cu::load`), the run's [`Deadline`]
+//! ([`Settings::deadline`]) and the departure policy (`harness::case::Env`). Not here:
+//! CONFORMANCE_IPC_FAULT (test-only, read by the importer child it breaks); the `Child` rows are a
+//! protocol between the suite and its children, read by the role they start, but for the planned
+//! wait (CONFORMANCE_FIRST_WAIT_MS), which every process's deadline takes.
 
 use super::parse::{self, Partition, Request};
+use crate::driver::deadline::{Deadline, FIRST_WAIT_VAR};
+use crate::driver::departures::Policy;
 use crate::driver::entry::Entry;
-use crate::driver::given::Given;
 use crate::harness::cap::Cap;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -113,6 +116,14 @@ pub struct Settings {
     /// CONFORMANCE_TRIALS_FILE, the file's path; `suite::trials` reads it.
     pub trials_file: Option<OsString>,
     pub trial_timeout: Parsed<Duration>,
+    /// CONFORMANCE_FIRST_WAIT_MS (a `Child` row): the wait at each new process's first GPU work that
+    /// the run plans with, as the coordinator handed it down (zero: none, or the coordinator before
+    /// it planned: [`Settings::planning`]).
+    pub first_wait: Duration,
+    /// The `[[verified]]` entries of the expectation file CONFORMANCE_EXPECT names ((departure id or
+    /// `*`, driver branch)): empty as read, filled once the entry point has loaded the file
+    /// ([`Settings::verifying`]).
+    pub verified: Vec<(String, u32)>,
     pub verbose: Parsed<bool>,
     /// CONFORMANCE_WORKERS=0, or a run under nextest: trials in this process.
     pub in_process: Parsed<bool>,
@@ -127,16 +138,12 @@ pub struct Settings {
 impl Settings {
     /// Read at a process's entry point (`suite::main`, which child roles go through too; a test
     /// binary that runs trials; the mutation runner's setup): every setting from this process's
-    /// environment, and the driver floor handed its three (`driver::given::install`) before the
-    /// entry point makes its first driver call. Called once per process; the value is handed down.
+    /// environment. Called once per process; the value is handed down.
     pub fn at_entry() -> Arc<Settings> {
-        let s = Settings::from_env();
-        crate::driver::given::install(s.given());
-        Arc::new(s)
+        Arc::new(Settings::from_env())
     }
 
-    /// Every setting from this process's environment (`os::setting`, the one read of it), not
-    /// handed to the driver (see [`Settings::at_entry`]).
+    /// Every setting from this process's environment (`os::setting`, the one read of it).
     pub fn from_env() -> Settings {
         use parse::MAX_CONNECTIONS_VAR;
         let nextest = std::env::var_os("NEXTEST").is_some();
@@ -196,6 +203,8 @@ impl Settings {
             strict: Parsed::read(STRICT_VAR, &text, strict),
             trials_file: lookup(TRIALS_FILE_VAR),
             trial_timeout: Parsed::read(TRIAL_TIMEOUT_VAR, &text, trial_timeout),
+            first_wait: Duration::from_millis(text(FIRST_WAIT_VAR).and_then(|v| v.parse().ok()).unwrap_or(0)),
+            verified: Vec::new(),
             verbose: Parsed::read(VERBOSE_VAR, &text, verbose),
             in_process: Parsed::read(WORKERS_VAR, &text, |v| in_process(v, nextest)),
             crash_trial: text(CRASH_VAR),
@@ -204,12 +213,37 @@ impl Settings {
         }
     }
 
-    /// What the driver floor is told (`driver::given`).
-    pub fn given(&self) -> Given {
-        Given {
-            entry: self.entry.value(),
+    /// The run's deadline as this process knows it: the user's trial deadline and the planned wait
+    /// handed down (`driver::deadline`, where every wait of the suite is derived from it).
+    pub fn deadline(&self) -> Deadline {
+        Deadline::new(self.trial_timeout.value(), self.first_wait)
+    }
+
+    /// How this run judges a declared departure, crash or hang: CONFORMANCE_STRICT and the
+    /// expectation file's `[[verified]]` entries (handed to every check: `harness::case::Env`).
+    pub fn policy(&self) -> Policy {
+        Policy {
             strict: self.strict.value(),
-            trial: self.trial_timeout.value(),
+            verified: self.verified.clone(),
+        }
+    }
+
+    /// These settings with the `[[verified]]` entries of the expectation file the entry point loaded
+    /// (`harness::expect::load`).
+    pub fn verifying(&self, verified: Vec<(String, u32)>) -> Settings {
+        Settings {
+            verified,
+            ..self.clone()
+        }
+    }
+
+    /// These settings, planning with `wait` at each new process's first GPU work: what the
+    /// coordinator hands down once the probe measured it (issue 58), to its own trials and, through
+    /// every child's CONFORMANCE_FIRST_WAIT_MS (`harness::child::command`), to each process it starts.
+    pub fn planning(&self, wait: Duration) -> Settings {
+        Settings {
+            first_wait: wait,
+            ..self.clone()
         }
     }
 
@@ -233,9 +267,25 @@ mod tests {
     fn settings_come_from_the_vars_given() {
         let s = Settings::from_vars(&[(parse::TRIAL_TIMEOUT_VAR, "120"), (parse::STRICT_VAR, "documented")]);
         assert_eq!(s.trial_timeout.checked(), Ok(Duration::from_secs(120)));
-        assert!(s.given().strict);
+        assert!(s.strict.value());
+        assert_eq!(s.deadline(), Deadline::new(Duration::from_secs(120), Duration::ZERO));
         let d = Settings::unset();
-        assert_eq!(d.given(), Given::unset());
+        assert!(!d.strict.value());
+        assert_eq!(d.entry.value(), Entry::ProcAddress);
+        assert_eq!(
+            d.deadline(),
+            Deadline::new(crate::driver::deadline::DEFAULT_TRIAL_TIMEOUT, Duration::ZERO)
+        );
+        let handed = Settings::from_vars(&[(FIRST_WAIT_VAR, "2500")]);
+        assert_eq!(handed.deadline().first_wait(), Duration::from_millis(2500));
+        assert_eq!(
+            d.planning(Duration::from_secs(3)).deadline().first_wait(),
+            Duration::from_secs(3)
+        );
+        assert_eq!(d.policy(), Policy::default());
+        let verified = vec![("*".to_string(), 590)];
+        let p = s.verifying(verified.clone()).policy();
+        assert_eq!((p.strict, p.verified), (true, verified));
         let bad = Settings::from_vars(&[(parse::TRIAL_TIMEOUT_VAR, "soon")]);
         let e = bad.trial_timeout.checked().unwrap_err();
         assert_eq!(e.var, parse::TRIAL_TIMEOUT_VAR);
