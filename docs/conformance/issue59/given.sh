@@ -12,7 +12,7 @@
 #   4. the new binary under glibc's perturb and heap checks (libc_malloc_debug preloaded);
 #   5. the travel test of issue 58's planned wait (a worker started before the probe learns the wait
 #      with the machine; every child is handed it): .gpu/bin/travel under .gpu/libmisbehave.so.
-# Reports under $OUT/given/, the summary in $OUT/given.txt.   Usage: given.sh RUNS
+# Each run's report.json in $OUT/given-reports.txz, the summary in $OUT/given.txt.   Usage: given.sh RUNS
 set -u
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 RUNS=${1:?runs}
@@ -51,4 +51,4 @@ for r in sorted(pathlib.Path(sys.argv[1]).glob("*/report.json")):
     j = json.load(open(r))
     print(f"  {r.parent.name}: first_wait {json.dumps(j.get('first_wait'))[:300]}; totals {json.dumps(j.get('totals'))[:200]}")
 PY
-tar -C "$OUT" -czf "$OUT/given.tgz" given proof && rm -rf "$D" "$OUT/proof"
+(cd "$OUT" && tar -cJf given-reports.txz $(find given -maxdepth 2 -name report.json | sort)) && rm -rf "$D" "$OUT/proof"
