@@ -494,8 +494,8 @@ fn ipc_child(settings: Arc<Settings>) -> i32 {
 type Group<'a> = Box<dyn Fn() -> R<Vec<Row>> + 'a>;
 
 pub fn main() -> std::process::ExitCode {
-    // The suite's settings first, read once here and handed down: reading them hands the driver
-    // its own (the trial deadline, the entry points' mode) before any driver call.
+    // The suite's settings first, read once here and handed down (the probe fills the entry-point
+    // table the way they say; every wait comes from their deadline).
     let settings = Settings::at_entry();
     if std::env::var(CHILD_VAR).as_deref() == Ok(Role::BenchIpc.name().as_str()) {
         return std::process::ExitCode::from(ipc_child(settings) as u8);

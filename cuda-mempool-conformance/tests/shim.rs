@@ -337,9 +337,6 @@ pub fn main() -> ExitCode {
     if let Some(code) = common::run_suite_if_asked() {
         return code;
     }
-    // This binary's own entry point: the settings read once, the driver handed its own (the case
-    // list it reads derives bounds from the trial deadline).
-    conformance::harness::settings::Settings::at_entry();
     let args = Arguments::from_args();
     let mut trials: Vec<Trial> = FAULTS
         .iter()

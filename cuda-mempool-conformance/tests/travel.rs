@@ -43,6 +43,53 @@ fn other_branch() -> Result<(), String> {
     need(&r, r.code == Some(0), "a plain run on branch 570 does not exit 0")
 }
 
+/// The expectation file's `[[verified]]` entries reach every process that judges a departure (each
+/// entry point hands them down with its settings, in the departure policy): on branch 570 (the fake
+/// NVML), where no declared departure was verified, the departures the run meets are known
+/// departures; with `[[verified]] departure = "*"` for 570 each of those trials passes. Needs a
+/// GPU: the shim's fake device meets none of the declared departures (its answers are neither).
+fn verified_branch_reaches_every_process() -> Result<(), String> {
+    if no_gpu() {
+        return Err("skip: needs a GPU (the fake device meets no declared departure)".into());
+    }
+    let mut envs = vec![
+        ("CONFORMANCE_NVML", fake_nvml()?.display().to_string()),
+        ("CONFORMANCE_FAKE_NVML_VERSION", "570.86.15".to_string()),
+    ];
+    let plain = run("verified-570-plain", None, &envs)?;
+    let known: Vec<String> = (plain.report.trials().iter())
+        .filter(|t| t.outcome == Outcome::KnownDeparture)
+        .map(|t| t.trial.clone())
+        .collect();
+    need(
+        &plain,
+        !known.is_empty(),
+        "no known departure on branch 570: the scenario shows nothing",
+    )?;
+    let dir = keep_dir("verified-570-file");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let file = dir.join("expect.toml");
+    let entry = "[[verified]]\ndeparture = \"*\"\nbranch = 570\nreason = \"the travel test\"\n";
+    std::fs::write(&file, entry).map_err(|e| format!("{}: {e}", file.display()))?;
+    envs.push(("CONFORMANCE_EXPECT", file.display().to_string()));
+    let r = run("verified-570", None, &envs)?;
+    let not_passed: Vec<String> = (known.iter())
+        .filter(|n| r.trial(n).is_none_or(|t| t.outcome != Outcome::Passed))
+        .map(|n| format!("{n}: {:?}", r.trial(n).map(|t| t.outcome)))
+        .collect();
+    need(
+        &r,
+        not_passed.is_empty() && r.report.totals.known_departures == Some(0),
+        &format!(
+            "verified on 570, these {} of the {} known departures did not pass: {}",
+            not_passed.len(),
+            known.len(),
+            not_passed.join("; ")
+        ),
+    )?;
+    need(&r, r.code == Some(0), "a run on a verified branch does not exit 0")
+}
+
 fn unknown_branch() -> Result<(), String> {
     // A libcuda whose file name has no version (a copy), and no NVML.
     // The libcuda a plain run maps, wherever the driver installed it.
@@ -447,6 +494,10 @@ pub fn main() -> ExitCode {
     let scenarios: &[(&str, Scenario)] = &[
         ("travel::another_branch_from_nvml", other_branch),
         ("travel::unknown_branch_is_said", unknown_branch),
+        (
+            "travel::verified_branch_reaches_every_process",
+            verified_branch_reaches_every_process,
+        ),
         ("travel::init_803_said_once", init_mismatch),
         ("travel::init_with_devices_hidden_said_once", init_with_devices_hidden),
         ("travel::pool_less_device", pool_less_device),

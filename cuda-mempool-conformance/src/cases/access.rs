@@ -133,8 +133,8 @@ pub fn cases() -> Vec<Case> {
             let r = set_access(p.0, loc(e), flags);
             // The codes the documentation does not list are R580's departures (`driver/departures.rs`).
             match want {
-                E_DEVICE => expect_code(&e.policy, "set_access_invalid_device", "cuMemPoolSetAccess", r),
-                E_NOT_SUPPORTED => expect_code(&e.policy, "set_access_not_supported", "cuMemPoolSetAccess", r),
+                E_DEVICE => expect_code(&e.policy(), "set_access_invalid_device", "cuMemPoolSetAccess", r),
+                E_NOT_SUPPORTED => expect_code(&e.policy(), "set_access_not_supported", "cuMemPoolSetAccess", r),
                 _ => expect("cuMemPoolSetAccess", r, want),
             }
         }));
@@ -177,7 +177,7 @@ pub fn cases() -> Vec<Case> {
             // R580 checks the map pointer even when count is 0.
             let p = Pool::on_device(e.dev)?;
             expect_code(
-                &e.policy,
+                &e.policy(),
                 "set_access_count_zero_null_map_refused",
                 "cuMemPoolSetAccess(NULL, 0)",
                 unsafe { cuMemPoolSetAccess(p.0, std::ptr::null(), 0) },

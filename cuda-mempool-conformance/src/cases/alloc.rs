@@ -262,9 +262,12 @@ pub fn cases() -> Vec<Case> {
         // The docs list no answer for size 0; R580 returns success and writes a null pointer
         // (cuMemAlloc's own rule would predict INVALID_VALUE).
         Case::gpu(820, "size_zero_succeeds_with_null_pointer_driver_behaviour", |e| {
-            size_zero(&e.policy, "cuMemAllocAsync(size 0)", default_pool(e.dev)?, |p| unsafe {
-                cuMemAllocAsync(p, 0, std::ptr::null_mut())
-            })
+            size_zero(
+                &e.policy(),
+                "cuMemAllocAsync(size 0)",
+                default_pool(e.dev)?,
+                |p| unsafe { cuMemAllocAsync(p, 0, std::ptr::null_mut()) },
+            )
         })
         .serial(),
         Case::gpu(820, "huge_size_out_of_memory", |_| {
@@ -355,7 +358,7 @@ pub fn cases() -> Vec<Case> {
         // As for cuMemAllocAsync: no documented answer; R580 returns success and a null pointer.
         Case::gpu(821, "size_zero_succeeds_with_null_pointer_driver_behaviour", |e| {
             let pool = Pool::on_device(e.dev)?;
-            size_zero(&e.policy, "cuMemAllocFromPoolAsync(size 0)", pool.0, |p| unsafe {
+            size_zero(&e.policy(), "cuMemAllocFromPoolAsync(size 0)", pool.0, |p| unsafe {
                 cuMemAllocFromPoolAsync(p, 0, pool.0, std::ptr::null_mut())
             })
         }),
@@ -425,7 +428,7 @@ pub fn cases() -> Vec<Case> {
         }),
         Case::gpu(822, "null_pointer_is_a_no_op_driver_behaviour", |e| {
             // Like free(NULL): R580 returns success for pointer 0.
-            expect_code(&e.policy, "free_null_succeeds", "cuMemFreeAsync(0)", unsafe {
+            expect_code(&e.policy(), "free_null_succeeds", "cuMemFreeAsync(0)", unsafe {
                 cuMemFreeAsync(0, std::ptr::null_mut())
             })
         }),

@@ -103,7 +103,7 @@ fn mark(s: CUstream) -> R<std::sync::Arc<std::sync::atomic::AtomicBool>> {
 }
 fn wait_flag(f: &std::sync::atomic::AtomicBool, deadline: Deadline) -> R {
     let t = std::time::Instant::now();
-    // Half the trial deadline (`deadline::gate`), as every wait for a stream: 30 s at the default.
+    // Half the trial deadline (`Deadline::gate`), as every wait for a stream: 30 s at the default.
     let limit = deadline.gate();
     while !f.load(std::sync::atomic::Ordering::Acquire) {
         ensure!(

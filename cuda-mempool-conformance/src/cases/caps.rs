@@ -22,7 +22,7 @@ fn counters(pool: CUmemoryPool) -> R<(u64, u64)> {
     ))
 }
 
-/// Wait (a settle interval at most: `deadline::settle`) until cuMemGetInfo reports `want` bytes free;
+/// Wait (a settle interval at most: `Deadline::settle`) until cuMemGetInfo reports `want` bytes free;
 /// otherwise the trial cannot run here (ignored, `why` saying what it needs), and says who holds
 /// the rest: what this process still holds (the ledger, judged by `suite::no_leaks`) and what the
 /// suite's processes hold on the device as NVML lists them (`harness::footprint`, issue 47: under a

@@ -524,7 +524,7 @@ fn refusal_cases() -> Vec<Case> {
                 }
                 let call = format!("cuMemPoolCreate({what})");
                 match departure {
-                    Some(id) => expect_code(&e.policy, id, &call, r)?,
+                    Some(id) => expect_code(&e.policy(), id, &call, r)?,
                     None => expect(&call, r, E_VALUE)?,
                 }
                 if out as usize != SENTINEL_POOL && !out.is_null() {

@@ -288,7 +288,7 @@ pub fn cases() -> Vec<Case> {
             let mut pool = std::ptr::null_mut();
             let r = import_pool_fd(-1, &mut pool);
             expect_code(
-                &e.policy,
+                &e.policy(),
                 "bad_fd_unknown_error",
                 "cuMemPoolImportFromShareableHandle(fd -1)",
                 r,
@@ -302,7 +302,7 @@ pub fn cases() -> Vec<Case> {
             let r = import_pool_fd(fd, &mut pool);
             close(fd);
             expect_code(
-                &e.policy,
+                &e.policy(),
                 "bad_fd_unknown_error",
                 "cuMemPoolImportFromShareableHandle(a non-CUDA fd)",
                 r,

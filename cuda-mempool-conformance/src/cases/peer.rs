@@ -209,7 +209,7 @@ pub fn cases() -> Vec<Case> {
             free_async(a, s.0)?;
             s.sync()?;
             expect_code(
-                &e.policy,
+                &e.policy(),
                 "set_access_not_supported",
                 "cuMemPoolSetAccess(peer, read)",
                 r,

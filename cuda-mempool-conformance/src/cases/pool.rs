@@ -156,7 +156,7 @@ pub fn cases() -> Vec<Case> {
                 drop(Pool(p));
             }
             expect_code(
-                &e.policy,
+                &e.policy(),
                 "hw_decompress_usage_refused",
                 "cuMemPoolCreate(usage HW_DECOMPRESS)",
                 r,
@@ -172,7 +172,7 @@ pub fn cases() -> Vec<Case> {
                 let _ = unsafe { cuMemPoolDestroy(p) };
             }
             expect_code(
-                &e.policy,
+                &e.policy(),
                 "usage_unknown_bit_accepted",
                 "cuMemPoolCreate(usage 0x8000)",
                 r,
@@ -352,7 +352,7 @@ pub fn cases() -> Vec<Case> {
                 }
             }
             match deviation {
-                Some(d) => expect_code(&e.policy, d, "cuMemPoolCreate", r),
+                Some(d) => expect_code(&e.policy(), d, "cuMemPoolCreate", r),
                 None => expect("cuMemPoolCreate", r, want),
             }
         }));

@@ -56,24 +56,16 @@ impl Deadline {
         self.first_wait
     }
 
-    /// The same deadline, planning with `wait` at each new process's first GPU work.
-    pub fn with_first_wait(self, wait: Duration) -> Deadline {
-        Deadline {
-            first_wait: wait,
-            ..self
-        }
-    }
-
     /// The trial deadline of this run: the user's, and room for [`PROCESSES_PER_TRIAL`] new processes'
     /// waits where the library holds each ([`Deadline::first_wait`]).
     pub fn trial(self) -> Duration {
         self.timeout + self.first_wait * PROCESSES_PER_TRIAL
     }
 
-    /// A crash case's bound (a third of `trial`): it should die at once, and a hang must not cost a
-    /// full deadline; and the library's wait, should its process be a new one.
-    pub fn crash(self, trial: Duration) -> Duration {
-        trial / 3 + self.first_wait
+    /// A crash case's bound (a third of [`Deadline::trial`]): it should die at once, and a hang must
+    /// not cost a full deadline; and the library's wait, should its process be a new one.
+    pub fn crash(self) -> Duration {
+        self.trial() / 3 + self.first_wait
     }
 
     /// How long an exporter waits for an importer's next message: half the deadline, so that an
@@ -173,9 +165,9 @@ mod tests {
     #[test]
     fn waits_scale_with_the_deadline() {
         let long = Deadline::new(Duration::from_secs(600), Duration::ZERO);
-        assert_eq!(long.crash(long.trial()), Duration::from_secs(200));
+        assert_eq!(long.crash(), Duration::from_secs(200));
         let default = Deadline::new(DEFAULT_TRIAL_TIMEOUT, Duration::ZERO);
-        assert_eq!(default.crash(default.trial()), Duration::from_secs(20));
+        assert_eq!(default.crash(), Duration::from_secs(20));
         assert_eq!(stuck(long.trial()), Duration::from_secs(100));
         assert_eq!(default.gate_limit(), Duration::from_secs(5));
     }
@@ -194,7 +186,7 @@ mod tests {
     #[test]
     fn a_planned_wait_is_added_where_a_new_process_can_meet_it() {
         let wait = Duration::from_secs(28);
-        let d = Deadline::new(DEFAULT_TRIAL_TIMEOUT, Duration::ZERO).with_first_wait(wait);
+        let d = Deadline::new(DEFAULT_TRIAL_TIMEOUT, wait);
         assert_eq!(d.trial(), DEFAULT_TRIAL_TIMEOUT + wait * PROCESSES_PER_TRIAL);
         assert_eq!(d.child_answer(), DEFAULT_TRIAL_TIMEOUT / 6 + wait);
         assert_eq!(

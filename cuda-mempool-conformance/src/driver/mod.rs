@@ -3,7 +3,9 @@
 //! and hangs (judged by the run's `departures::Policy`), the run's `deadline::Deadline`, figures of a GPU
 //! model, which APIs the mutation library saw a trial reach, and what the library opened while an
 //! entry point was looked up. What the harness tells this floor (how to fill the table, the
-//! deadline, the policy) comes as arguments: nothing here reads a setting.
+//! deadline, the policy) comes as arguments: nothing here reads a `CONFORMANCE_*` setting of a run
+//! (only the sys crate's library variable, CUDA_MEMPOOL_SYS_LIBCUDA, which names the library to
+//! open, and the breadcrumb protocol between the suite and its children).
 //! Nothing here imports another layer.
 
 pub mod apis;

@@ -1,5 +1,5 @@
 //! A driver call the driver may never answer, made on a watched thread and given up after a bound
-//! (a fraction of the trial deadline, `deadline::driver_hang`): the trial goes on, and the process
+//! (a fraction of the trial deadline, `Deadline::driver_hang`): the trial goes on, and the process
 //! knows from then on that a thread of its own is stuck inside the driver (on R580 such a thread
 //! holds the process's driver: no other call of any thread answers, issue 45's calibration), so
 //! it makes no further driver call: a worker retires after the trial, a child exits at once.

@@ -14,14 +14,12 @@ use conformance_model::Selection;
 use std::sync::{Arc, OnceLock};
 
 /// What a case gets: the probed machine, the run's settings (as this process's entry point read
-/// them) and the departure policy made from them, its device (whose primary context is current),
+/// them, and so its deadline and departure policy), its device (whose primary context is current),
 /// and for pair and multi-device cases the other devices.
 #[derive(Clone)]
 pub struct Env {
     pub m: Arc<Machine>,
     pub settings: Arc<Settings>,
-    /// How the case's departures, crashes and hangs are judged (`Settings::policy`).
-    pub policy: Arc<Policy>,
     pub dev: CUdevice,
     /// A pair case's other device.
     pub peer: Option<CUdevice>,
@@ -39,7 +37,6 @@ impl Env {
             0
         };
         Env {
-            policy: Arc::new(settings.policy()),
             m,
             settings,
             dev,
@@ -52,7 +49,6 @@ impl Env {
     /// library; a worker that could not make its context).
     pub fn without_context(m: Arc<Machine>, settings: Arc<Settings>) -> Env {
         Env {
-            policy: Arc::new(settings.policy()),
             m,
             settings,
             dev: 0,
@@ -76,12 +72,15 @@ impl Env {
         Env {
             m: self.m.clone(),
             settings: self.settings.clone(),
-            policy: self.policy.clone(),
             dev: c.dev,
             peer: c.peer,
             multi: c.multi.clone(),
             ctx,
         }
+    }
+    /// How the case's departures, crashes and hangs are judged (`Settings::policy`).
+    pub fn policy(&self) -> Policy {
+        self.settings.policy()
     }
     /// The run's deadline, from which every wait of a case is derived (`driver::deadline`).
     pub fn deadline(&self) -> Deadline {

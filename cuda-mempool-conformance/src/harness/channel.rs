@@ -325,8 +325,8 @@ pub struct Peer {
     child: Option<Child>,
     stderr: Option<JoinHandle<String>>,
     timeout: Duration,
-    /// The run's deadline (the bound of its reaping).
-    deadline: Deadline,
+    /// How long it may take to exit once it closed the channel (`Deadline::reap`).
+    reap: Duration,
     crumb: Crumb,
     /// Its role and environment (`harness::kept_children`: which trials it may serve again).
     pub(crate) key: String,
@@ -362,7 +362,7 @@ impl Peer {
             child: Some(child),
             stderr: Some(stderr),
             timeout,
-            deadline,
+            reap: deadline.reap(),
             crumb,
             key: Peer::key_of(role, envs),
             reusable: false,
@@ -462,7 +462,7 @@ impl Peer {
             // killed now: only the former's signal is the child's own.
             use wait_timeout::ChildExt;
             let early = if closed {
-                c.wait_timeout(self.deadline.reap()).ok().flatten()
+                c.wait_timeout(self.reap).ok().flatten()
             } else {
                 c.try_wait().ok().flatten()
             };

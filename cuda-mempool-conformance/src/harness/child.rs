@@ -192,7 +192,10 @@ pub fn command(
     // The wait at each new process's first GPU work the run plans with (issue 58): every descendant
     // derives the same waits, those that never read the machine too.
     let wait = deadline.first_wait();
-    if !wait.is_zero() {
+    if wait.is_zero() {
+        // Not this process's own variable, should its parent have handed it one.
+        cmd.env_remove(crate::driver::deadline::FIRST_WAIT_VAR);
+    } else {
         cmd.env(crate::driver::deadline::FIRST_WAIT_VAR, wait.as_millis().to_string());
     }
     let mut fds = fds.to_vec();
@@ -361,22 +364,21 @@ pub fn inside_text(inside: &Option<(u32, String)>) -> String {
 mod tests {
     use super::*;
 
-    /// Every child is handed the wait its parent's deadline plans with (and none where it plans
-    /// with none), so that each process of the run derives the same waits.
+    /// Every child is handed the wait its parent's deadline plans with, and where it plans with
+    /// none the variable is taken out of what the child inherits, so that each process of the run
+    /// derives the same waits.
     #[test]
     fn a_child_is_handed_the_planned_wait() {
-        let handed = |deadline: Deadline| {
+        // Some(None): taken out; Some(Some(text)): set.
+        let handed = |wait: Duration| {
+            let deadline = Deadline::new(Duration::from_secs(60), wait);
             let cmd = command(&Role::Noop, &[], Stdio::null(), None, &[], None, deadline).unwrap();
             cmd.get_envs()
                 .find(|(k, _)| *k == crate::driver::deadline::FIRST_WAIT_VAR)
-                .and_then(|(_, v)| v.map(|v| v.to_string_lossy().into_owned()))
+                .map(|(_, v)| v.map(|v| v.to_string_lossy().into_owned()))
         };
-        let unplanned = Deadline::new(Duration::from_secs(60), Duration::ZERO);
-        assert_eq!(handed(unplanned), None);
-        assert_eq!(
-            handed(unplanned.with_first_wait(Duration::from_millis(3200))).as_deref(),
-            Some("3200")
-        );
+        assert_eq!(handed(Duration::ZERO), Some(None));
+        assert_eq!(handed(Duration::from_millis(3200)), Some(Some("3200".to_string())));
     }
 
     /// A child started while a trial is watched is on its timeline from its spawn to its exit (its

@@ -23,7 +23,7 @@ pub fn total_s(f: &FirstWork) -> f64 {
 
 /// The share of the trial deadline past which the wait is long, and the run plans with it: a
 /// sixtieth (1 s at the default 60 s). It is the shortest wait of the suite that a new process's
-/// first GPU work can fall in (`deadline::hung_step`'s floor: an importer told to hang is given a
+/// first GPU work can fall in (`Deadline::hung_step`'s floor: an importer told to hang is given a
 /// sixtieth of the deadline to reach its step), and the bar a slow start already has
 /// (`run::order::slow_starts`). Below it every wait of the suite covers the wait as it is; a device
 /// without such a layer answers both rounds alike. Scaled with the deadline: a user who raised it

@@ -329,9 +329,9 @@ impl Machine {
     /// machine's wait at each new process's first GPU work (its [`Machine::planned_wait`] for the
     /// user's deadline). The coordinator's once it has probed, a worker's once it is told the machine
     /// (a worker started before the probe could not be handed the wait).
-    pub fn planning(&self, settings: &Settings) -> std::sync::Arc<Settings> {
+    pub fn planned_settings(&self, settings: &Settings) -> std::sync::Arc<Settings> {
         let wait = self.planned_wait(settings.trial_timeout.value());
-        std::sync::Arc::new(settings.planning(wait))
+        std::sync::Arc::new(settings.with_first_wait(wait))
     }
 
     /// The 14 APIs' entries by the object they resolved to: "libcuda.so.580.159.04 (14)".
@@ -473,20 +473,23 @@ mod tests {
     fn the_machine_hands_its_planned_wait_to_the_settings() {
         let settings = Settings::unset();
         let mut m = Machine::default();
-        assert_eq!(m.planning(&settings).deadline().first_wait(), std::time::Duration::ZERO);
+        assert_eq!(
+            m.planned_settings(&settings).deadline().first_wait(),
+            std::time::Duration::ZERO
+        );
         m.first_work = Some(conformance_model::FirstWork {
             context_s: 0.1,
             first_s: 3.2,
             again_s: 0.2,
             ..Default::default()
         });
-        let planned = m.planning(&settings).deadline();
+        let planned = m.planned_settings(&settings).deadline();
         assert_eq!(planned.first_wait(), m.planned_wait(settings.trial_timeout.value()));
         assert!(planned.first_wait() >= std::time::Duration::from_secs(2), "{planned:?}");
         assert!(planned.trial() > settings.deadline().trial());
         m.first_work.as_mut().unwrap().first_s = 0.25;
         assert_eq!(
-            m.planning(&settings).deadline().first_wait(),
+            m.planned_settings(&settings).deadline().first_wait(),
             std::time::Duration::ZERO,
             "a short wait"
         );

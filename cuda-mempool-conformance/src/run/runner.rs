@@ -51,7 +51,7 @@ fn run_isolated(case: &Case, deadline: Deadline, timeout: Duration) -> Raw {
 /// after the run, whichever runner ran it first; within `deadline`'s trial deadline.
 pub fn run_again(case: &Case, deadline: Deadline, policy: &Policy) -> Record {
     let timeout = if case.crash.is_some() {
-        deadline.crash(deadline.trial())
+        deadline.crash()
     } else {
         deadline.trial()
     };
@@ -100,7 +100,7 @@ impl Runner {
                 let begin = since_start();
                 let raw = if case.crash.is_some() {
                     let _shared = ALONE.read().unwrap_or_else(|p| p.into_inner());
-                    run_isolated(case, env.deadline(), env.deadline().crash(*timeout))
+                    run_isolated(case, env.deadline(), env.deadline().crash())
                 } else {
                     let lane = case.placement.lane().map(lane_lock);
                     let _lane = lane.as_ref().map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
@@ -117,7 +117,7 @@ impl Runner {
                     }
                 };
                 let cut = stop.interrupted(case).filter(|_| !matches!(raw, Raw::Answer(_)));
-                let mut r = cut.unwrap_or_else(|| judge(case, raw, &env.policy));
+                let mut r = cut.unwrap_or_else(|| judge(case, raw, &env.policy()));
                 r.span = (begin, since_start());
                 stop.note(&r);
                 r

@@ -492,7 +492,7 @@ fn spawn_dispatcher(
             let mut rec = on_turn(
                 ctx.admission.turns(),
                 &ctx.stop,
-                &ctx.env.policy,
+                &ctx.env.policy(),
                 &case,
                 &set_busy,
                 started.take(),
@@ -501,7 +501,7 @@ fn spawn_dispatcher(
                         Err(e) => Raw::Broken(format!("no worker process could be started: {e}")),
                         Ok(mut w) => {
                             let deadline = if case.crash.is_some() {
-                                ctx.env.deadline().crash(ctx.deadline)
+                                ctx.env.deadline().crash()
                             } else {
                                 ctx.deadline
                             };

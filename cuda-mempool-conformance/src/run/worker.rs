@@ -83,8 +83,8 @@ pub struct Worker {
     /// Its last trial left a thread stuck inside the driver (`harness::bounded`), or was a crash case
     /// that wants a process of its own (`Placement::in_worker`): it runs no more.
     pub retired: bool,
-    /// The run's deadline (the bound of its reaping).
-    deadline: Deadline,
+    /// How long it may take to exit once told to finish (`Deadline::reap`).
+    reap: Duration,
 }
 
 impl Worker {
@@ -139,7 +139,7 @@ impl Worker {
             greeted: false,
             calls_file,
             retired: false,
-            deadline,
+            reap: deadline.reap(),
         })
     }
 
@@ -157,7 +157,7 @@ impl Worker {
     fn reap(&mut self) -> Option<std::process::ExitStatus> {
         use wait_timeout::ChildExt;
         crate::run::interrupt::untrack(self.child.id());
-        let status = match self.child.wait_timeout(self.deadline.reap()) {
+        let status = match self.child.wait_timeout(self.reap) {
             Ok(Some(s)) => Some(s),
             _ => {
                 let _ = self.child.kill();
@@ -419,8 +419,8 @@ pub fn main(templates: Vec<Case>, settings: Arc<Settings>) -> i32 {
                     }
                 };
                 // The wait the machine plans with, which a worker started before the probe could
-                // not be handed (`Machine::planning`).
-                let settings = m.planning(&settings);
+                // not be handed (`Machine::planned_settings`).
+                let settings = m.planned_settings(&settings);
                 let sel = m.selection().clone();
                 let m = std::sync::Arc::new(m);
                 // A worker that wants a context and could not retain it at start (a lane's worker

@@ -26,8 +26,7 @@ use std::time::Instant;
 /// it a worker too.
 pub fn main() -> ExitCode {
     // The settings first, read once here and handed down from here (a child reads its own, from
-    // the environment its parent gave it); reading them hands the driver its own before any driver
-    // call.
+    // the environment its parent gave it); the driver floor is handed values made from them.
     let settings = Settings::at_entry();
     if let Some(role) = crate::os::setting(CHILD_VAR) {
         return roles::child(&role, &settings);
@@ -53,7 +52,7 @@ pub fn main() -> ExitCode {
     };
     // Checked (the expectation file among them): its `[[verified]]` entries join the settings handed
     // down (the departure policy).
-    let settings = options::verifying(&settings);
+    let settings = options::with_expectations(&settings);
     let start = *RUN_START.get_or_init(Instant::now);
     if !args.list {
         if let Err(e) = interrupt::watch(s.budget, last_resort) {
@@ -84,7 +83,7 @@ pub fn main() -> ExitCode {
         // A fail-fast run with a lead needs one worker before its lead is done (`run::stop`).
         let n = crate::run::order::workers_for(general, parallel);
         // Started before the probe: the deadline without a planned wait, which each learns with the
-        // machine (`Machine::planning`).
+        // machine (`Machine::planned_settings`).
         Prestarted::start(
             if s.fail_fast && s.lead > 0 { n.min(1) } else { n },
             settings.deadline(),
@@ -156,7 +155,7 @@ pub fn main() -> ExitCode {
     // Issue 58: where the library holds each new process long at its first GPU work, every wait of
     // the run takes it on top (`driver::deadline`, handed down to every process), and the run starts
     // fewer general workers; it says so, with the processes it expects to start, before the trials.
-    let settings = m.planning(&settings);
+    let settings = m.planned_settings(&settings);
     let deadline = settings.deadline();
     let wait = deadline.first_wait();
     let before_wait = parallel;

@@ -69,9 +69,9 @@ pub(super) fn settings(s: &crate::harness::settings::Settings) -> Result<Setting
 /// (`harness::expect::load`): what an entry point hands down, the departure policy included
 /// (`Settings::policy`). A file that cannot be read adds none: the coordinator refused the run
 /// with its error first.
-pub(super) fn verifying(
+pub(super) fn with_expectations(
     settings: &crate::harness::settings::Settings,
 ) -> std::sync::Arc<crate::harness::settings::Settings> {
     let loaded = crate::harness::expect::load(settings).ok().flatten();
-    std::sync::Arc::new(settings.verifying(loaded.map(|e| e.verified.clone()).unwrap_or_default()))
+    std::sync::Arc::new(settings.with_verified(loaded.map(|e| e.verified.clone()).unwrap_or_default()))
 }

@@ -75,7 +75,7 @@ pub fn failures(cases: &[Arc<Case>], records: &[Record], n: u32, env: &Env) -> u
         };
         let mut again = Vec::new();
         for _ in 0..n {
-            let r = crate::run::run_again(case, env.deadline(), &env.policy);
+            let r = crate::run::run_again(case, env.deadline(), &env.policy());
             let passed = r.outcome != Outcome::Failed;
             again.push(r);
             if passed {

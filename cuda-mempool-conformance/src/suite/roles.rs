@@ -64,7 +64,7 @@ pub fn child(name: &str, settings: &Arc<Settings>) -> ExitCode {
     };
     crate::driver::cu::load(settings.entry.value());
     // The expectation file's `[[verified]]` entries join the settings handed down (its policy).
-    let settings = &crate::suite::options::verifying(settings);
+    let settings = &crate::suite::options::with_expectations(settings);
     let code = match role {
         Role::Noop => 0,
         Role::Probe => probe::child_main(settings),

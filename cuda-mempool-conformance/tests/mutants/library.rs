@@ -74,8 +74,8 @@ fn machine() -> &'static conformance::harness::Machine {
     static M: OnceLock<conformance::harness::Machine> = OnceLock::new();
     M.get_or_init(|| {
         use conformance::harness::devices::{select, Request};
-        // The suite's settings first, read at this setup as the suite's `main` reads them: the
-        // driver gets its own.
+        // The suite's settings first, read at this setup as the suite's `main` reads them (the probe
+        // fills the entry-point table the way they say).
         let settings = conformance::harness::settings::Settings::at_entry();
         let mut m = conformance::harness::probe::probe(&settings);
         m.selection = Some(select(&Request::Default, &m, false).unwrap_or_default());

@@ -160,7 +160,7 @@ fn during_capture(e: &Env, d: &DuringCapture) -> R {
     ));
     let what = format!("{} during a global-mode capture", crate::driver::api_name(d.api));
     let checked = match d.want {
-        Want::Departure(id) => expect_code(&e.policy, id, &what, r),
+        Want::Departure(id) => expect_code(&e.policy(), id, &what, r),
         Want::Documented(code) => expect(&what, r, code),
     };
     let survives = r == SUCCESS || d.survives;

@@ -22,17 +22,17 @@ pub const ACCEPTED: Want = Want::Code(SUCCESS);
 pub const OOM: Want = Want::Code(E_OOM);
 
 /// Whether a row's call runs on a watched thread (`harness::bounded`), given up after
-/// `deadline::driver_hang`: the driver may leave it unanswered.
+/// `Deadline::driver_hang`: the driver may leave it unanswered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Watch {
     /// Called on the trial's thread.
     Off,
     /// An argument beyond the device's memory (where the driver was seen to hang): watched for a
-    /// quarter of the deadline (`deadline::beyond_device`: the out-of-memory path is slow); a hang
+    /// quarter of the deadline (`Deadline::beyond_device`: the out-of-memory path is slow); a hang
     /// fails the row.
     On,
     /// A call with this declared hang (`hangs::HANGS`), watched for a twentieth of the deadline
-    /// (`deadline::driver_hang`): a hang is judged as it declares.
+    /// (`Deadline::driver_hang`): a hang is judged as it declares.
     Hangs(&'static str),
 }
 

@@ -132,7 +132,7 @@ pub fn run(e: &Env, edge: &'static Edge) -> R {
         let row = &rows[i];
         let what = row_call(edge, row);
         let got = call_row(e, edge, row, &what)?;
-        verdicts.push(judge_row(&e.policy, row, &what, got));
+        verdicts.push(judge_row(&e.policy(), row, &what, got));
         i += 1;
     }
     for verdict in verdicts {
@@ -182,7 +182,7 @@ fn rows_in_child(e: &Env, edge: &'static Edge, rows: &[Row], from: usize) -> (Ve
     let mut verdicts = Vec::new();
     for (i, got) in answers {
         let row = &rows[i];
-        verdicts.push(judge_row(&e.policy, row, &row_call(edge, row), got));
+        verdicts.push(judge_row(&e.policy(), row, &row_call(edge, row), got));
     }
     if setup.is_some() {
         return (verdicts, rows.len(), setup);

@@ -133,7 +133,7 @@ fn checkpoint_importer(env: &Env, p: &Peer) -> R<bool> {
         None => CUresult(999),
     };
     let judged = expect_code(
-        &env.policy,
+        &env.policy(),
         "checkpoint_importer_not_restored",
         "cuCheckpointProcessRestore",
         restore,
@@ -333,7 +333,7 @@ pub fn round_trip(env: &Env, spec: &Spec) -> R<String> {
             })?;
             s.sync()?;
             match check_pattern("exporter reading the importer's writes", &host, seed ^ 0xa5) {
-                Err(f) if spec.checkpoint == Some(Side::Exporter) => return stale_exports(&env.policy, f),
+                Err(f) if spec.checkpoint == Some(Side::Exporter) => return stale_exports(&env.policy(), f),
                 r => r?,
             }
             bytes += n;

@@ -525,7 +525,7 @@ pub(super) fn cases() -> Vec<Case> {
                 let what = format!("{} ({key}, in the importer)", call_of(key));
                 match want {
                     Code(c) => expect(&what, CUresult(got), c),
-                    Deviation(d) => expect_code(&e.policy, d, &what, CUresult(got)),
+                    Deviation(d) => expect_code(&e.policy(), d, &what, CUresult(got)),
                 }
             })
             .needs(Cap::Ipc)

@@ -364,7 +364,7 @@ pub(super) fn cases() -> Vec<Case> {
             // R580: the first free unmaps both (the copy through the second import is refused).
             let after = CUresult(a.read_after.unwrap_or(u32::MAX));
             expect_code(
-                &e.policy,
+                &e.policy(),
                 "first_free_unmaps_second_import",
                 "a copy through the second import after the first import's free",
                 after,
@@ -476,7 +476,7 @@ pub(super) fn cases() -> Vec<Case> {
                     // exclusive trials that read the device's free memory.
                     match o.ask_typed(e, Scenario::Large, &[d], n, false) {
                         Ok(a) => a,
-                        Err(l) if large_import_crash_declared(&e.policy, mib, &l) => {
+                        Err(l) if large_import_crash_declared(&e.policy(), mib, &l) => {
                             note(format!(
                                 "{mib} MiB: the importer died by signal {} inside cuMemPoolImportPointer, as R580 \
                                  does above {IMPORT_CRASH_ABOVE_MIB} MiB (H100 and H200, 580.159.04, 2026-11-24/26); the \

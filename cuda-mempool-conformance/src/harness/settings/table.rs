@@ -321,7 +321,6 @@ mod tests {
             "CALLS_FILE_VAR",
             "CONTEXT_VAR",
             "FAULT_VAR",
-            "FIRST_WAIT_VAR",
             "PID_VAR",
             "STEP_VAR",
         ];

@@ -118,11 +118,11 @@ pub struct Settings {
     pub trial_timeout: Parsed<Duration>,
     /// CONFORMANCE_FIRST_WAIT_MS (a `Child` row): the wait at each new process's first GPU work that
     /// the run plans with, as the coordinator handed it down (zero: none, or the coordinator before
-    /// it planned: [`Settings::planning`]).
+    /// it planned: [`Settings::with_first_wait`]).
     pub first_wait: Duration,
     /// The `[[verified]]` entries of the expectation file CONFORMANCE_EXPECT names ((departure id or
     /// `*`, driver branch)): empty as read, filled once the entry point has loaded the file
-    /// ([`Settings::verifying`]).
+    /// ([`Settings::with_verified`]).
     pub verified: Vec<(String, u32)>,
     pub verbose: Parsed<bool>,
     /// CONFORMANCE_WORKERS=0, or a run under nextest: trials in this process.
@@ -230,7 +230,7 @@ impl Settings {
 
     /// These settings with the `[[verified]]` entries of the expectation file the entry point loaded
     /// (`harness::expect::load`).
-    pub fn verifying(&self, verified: Vec<(String, u32)>) -> Settings {
+    pub fn with_verified(&self, verified: Vec<(String, u32)>) -> Settings {
         Settings {
             verified,
             ..self.clone()
@@ -240,7 +240,7 @@ impl Settings {
     /// These settings, planning with `wait` at each new process's first GPU work: what the
     /// coordinator hands down once the probe measured it (issue 58), to its own trials and, through
     /// every child's CONFORMANCE_FIRST_WAIT_MS (`harness::child::command`), to each process it starts.
-    pub fn planning(&self, wait: Duration) -> Settings {
+    pub fn with_first_wait(&self, wait: Duration) -> Settings {
         Settings {
             first_wait: wait,
             ..self.clone()
@@ -279,12 +279,12 @@ mod tests {
         let handed = Settings::from_vars(&[(FIRST_WAIT_VAR, "2500")]);
         assert_eq!(handed.deadline().first_wait(), Duration::from_millis(2500));
         assert_eq!(
-            d.planning(Duration::from_secs(3)).deadline().first_wait(),
+            d.with_first_wait(Duration::from_secs(3)).deadline().first_wait(),
             Duration::from_secs(3)
         );
         assert_eq!(d.policy(), Policy::default());
         let verified = vec![("*".to_string(), 590)];
-        let p = s.verifying(verified.clone()).policy();
+        let p = s.with_verified(verified.clone()).policy();
         assert_eq!((p.strict, p.verified), (true, verified));
         let bad = Settings::from_vars(&[(parse::TRIAL_TIMEOUT_VAR, "soon")]);
         let e = bad.trial_timeout.checked().unwrap_err();
