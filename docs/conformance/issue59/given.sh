@@ -11,7 +11,9 @@
 #   3. a bad CONFORMANCE_TRIAL_TIMEOUT: refused with exit code 2, naming the variable;
 #   4. the new binary under glibc's perturb and heap checks (libc_malloc_debug preloaded);
 #   5. the travel test of issue 58's planned wait (a worker started before the probe learns the wait
-#      with the machine; every child is handed it): .gpu/bin/travel under .gpu/libmisbehave.so.
+#      with the machine; every child is handed it): .gpu/bin/travel under .gpu/libmisbehave.so;
+#   6. the travel test that the expectation file's [[verified]] entries reach every process that
+#      judges a departure (.gpu/libfake-nvml.so reporting branch 570).
 # Each run's report.json in $OUT/given-reports.txz, the summary in $OUT/given.txt.   Usage: given.sh RUNS
 set -u
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -50,5 +52,15 @@ import json, pathlib, sys
 for r in sorted(pathlib.Path(sys.argv[1]).glob("*/report.json")):
     j = json.load(open(r))
     print(f"  {r.parent.name}: first_wait {json.dumps(j.get('first_wait'))[:300]}; totals {json.dumps(j.get('totals'))[:200]}")
+PY
+echo "== 6. the expectation file's [[verified]] entries in every process (travel, fake NVML on branch 570)"
+CONFORMANCE_FAKE_NVML_SO=$root/.gpu/libfake-nvml.so CONFORMANCE_TRAVEL_KEEP=$D/travel timeout 300 "$root/.gpu/bin/travel" \
+  travel::verified_branch_reaches_every_process 2>&1 | grep -a "^test \|failures\|panicked\|need\|verified" | cut -c1-600
+python3 - "$D/travel" <<'PY'
+import json, sys
+for tag in ("verified-570-plain", "verified-570"):
+    j = json.load(open(f"{sys.argv[1]}/{tag}/report.json"))
+    known = [t["trial"] for t in j["trials"] if t["outcome"] == "known-departure"]
+    print(f"  {tag}: branch {j.get('driver_branch')}, totals {json.dumps(j.get('totals'))[:200]}; known: {known[:6]}")
 PY
 (cd "$OUT" && tar -cJf given-reports.txz $(find given -maxdepth 2 -name report.json | sort)) && rm -rf "$D" "$OUT/proof"
