@@ -62,5 +62,8 @@ for tag in ("verified-570-plain", "verified-570"):
     j = json.load(open(f"{sys.argv[1]}/{tag}/report.json"))
     known = [t["trial"] for t in j["trials"] if t["outcome"] == "known-departure"]
     print(f"  {tag}: branch {j.get('driver_branch')}, totals {json.dumps(j.get('totals'))[:200]}; known: {known[:6]}")
+    for t in j["trials"]:
+        if t["outcome"] in ("failed", "changed"):
+            print(f"    {t['outcome']}: {t['trial']}: {t['message'][:400]}")
 PY
-(cd "$OUT" && tar -cJf given-reports.txz $(find given -maxdepth 2 -name report.json | sort)) && rm -rf "$D" "$OUT/proof"
+(cd "$OUT" && tar -cJf given-reports.txz $(find given -maxdepth 3 -name report.json | sort)) && rm -rf "$D" "$OUT/proof"
