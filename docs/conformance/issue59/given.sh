@@ -13,7 +13,8 @@
 #   5. the travel test of issue 58's planned wait (a worker started before the probe learns the wait
 #      with the machine; every child is handed it): .gpu/bin/travel under .gpu/libmisbehave.so;
 #   6. the travel test that the expectation file's [[verified]] entries reach every process that
-#      judges a departure (.gpu/libfake-nvml.so reporting branch 570).
+#      judges a departure (.gpu/libfake-nvml.so reporting branch 570);
+#   7. the travel test of a plain run on that branch (it exits 0: what was declared for 580 is known).
 # Each run's report.json in $OUT/given-reports.txz, the summary in $OUT/given.txt.   Usage: given.sh RUNS
 set -u
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -66,4 +67,7 @@ for tag in ("verified-570-plain", "verified-570"):
         if t["outcome"] in ("failed", "changed"):
             print(f"    {t['outcome']}: {t['trial']}: {t['message'][:400]}")
 PY
+echo "== 7. a plain run on branch 570 (travel, fake NVML): the declared crashes and departures are known there"
+CONFORMANCE_FAKE_NVML_SO=$root/.gpu/libfake-nvml.so CONFORMANCE_TRAVEL_KEEP=$D/travel timeout 300 "$root/.gpu/bin/travel" \
+  travel::another_branch_from_nvml 2>&1 | grep -a "^test \|failures\|panicked\|exit" | cut -c1-600
 (cd "$OUT" && tar -cJf given-reports.txz $(find given -maxdepth 3 -name report.json | sort)) && rm -rf "$D" "$OUT/proof"
