@@ -46,6 +46,7 @@ pub(super) fn settings(s: &crate::harness::settings::Settings) -> Result<Setting
     probe::library_from_env(s)?;
     crate::harness::expect::load(s)?;
     let timeout = s.trial_timeout.checked()?;
+    s.first_wait.checked()?;
     s.strict.checked()?;
     s.stress_checked()?;
     s.serial.checked()?;

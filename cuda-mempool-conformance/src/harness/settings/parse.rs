@@ -2,7 +2,7 @@
 //! into that value or into an error naming the variable and what it accepts. Pure functions of the
 //! text (None: unset); reading the environment is `values`' job.
 
-use crate::driver::deadline::DEFAULT_TRIAL_TIMEOUT;
+use crate::driver::deadline::{DEFAULT_TRIAL_TIMEOUT, FIRST_WAIT_VAR};
 use crate::driver::entry::Entry;
 use crate::harness::cap::{Cap, ALL_CAPS};
 use std::time::Duration;
@@ -150,6 +150,21 @@ pub fn trial_timeout(v: Option<&str>) -> Result<Duration, String> {
             _ => Err(format!(
                 "{TRIAL_TIMEOUT_VAR}={v:?}: expected a number of seconds from 1 to 86400 (default {})",
                 DEFAULT_TRIAL_TIMEOUT.as_secs()
+            )),
+        },
+    }
+}
+
+/// CONFORMANCE_FIRST_WAIT_MS (set by the suite for its children, `harness::child`): the wait the
+/// run plans with at each new process's first GPU work, whole milliseconds up to a day (unset: none).
+pub fn first_wait(v: Option<&str>) -> Result<Duration, String> {
+    match v.map(str::trim) {
+        None => Ok(Duration::ZERO),
+        Some(v) => match v.parse::<u64>() {
+            Ok(ms) if ms <= 86_400_000 => Ok(Duration::from_millis(ms)),
+            _ => Err(format!(
+                "{FIRST_WAIT_VAR}={v:?}: expected whole milliseconds from 0 to 86400000; the suite sets it for its \
+                 own children: unset it"
             )),
         },
     }

@@ -119,7 +119,7 @@ pub struct Settings {
     /// CONFORMANCE_FIRST_WAIT_MS (a `Child` row): the wait at each new process's first GPU work that
     /// the run plans with, as the coordinator handed it down (zero: none, or the coordinator before
     /// it planned: [`Settings::with_first_wait`]).
-    pub first_wait: Duration,
+    pub first_wait: Parsed<Duration>,
     /// The `[[verified]]` entries of the expectation file CONFORMANCE_EXPECT names ((departure id or
     /// `*`, driver branch)): empty as read, filled once the entry point has loaded the file
     /// ([`Settings::with_verified`]).
@@ -203,7 +203,7 @@ impl Settings {
             strict: Parsed::read(STRICT_VAR, &text, strict),
             trials_file: lookup(TRIALS_FILE_VAR),
             trial_timeout: Parsed::read(TRIAL_TIMEOUT_VAR, &text, trial_timeout),
-            first_wait: Duration::from_millis(text(FIRST_WAIT_VAR).and_then(|v| v.parse().ok()).unwrap_or(0)),
+            first_wait: Parsed::read(FIRST_WAIT_VAR, &text, first_wait),
             verified: Vec::new(),
             verbose: Parsed::read(VERBOSE_VAR, &text, verbose),
             in_process: Parsed::read(WORKERS_VAR, &text, |v| in_process(v, nextest)),
@@ -216,7 +216,7 @@ impl Settings {
     /// The run's deadline as this process knows it: the user's trial deadline and the planned wait
     /// handed down (`driver::deadline`, where every wait of the suite is derived from it).
     pub fn deadline(&self) -> Deadline {
-        Deadline::new(self.trial_timeout.value(), self.first_wait)
+        Deadline::new(self.trial_timeout.value(), self.first_wait.value())
     }
 
     /// How this run judges a declared departure, crash or hang: CONFORMANCE_STRICT and the
@@ -242,7 +242,10 @@ impl Settings {
     /// every child's CONFORMANCE_FIRST_WAIT_MS (`harness::child::command`), to each process it starts.
     pub fn with_first_wait(&self, wait: Duration) -> Settings {
         Settings {
-            first_wait: wait,
+            first_wait: Parsed {
+                value: wait,
+                error: None,
+            },
             ..self.clone()
         }
     }
@@ -278,6 +281,13 @@ mod tests {
         );
         let handed = Settings::from_vars(&[(FIRST_WAIT_VAR, "2500")]);
         assert_eq!(handed.deadline().first_wait(), Duration::from_millis(2500));
+        let garbled = Settings::from_vars(&[(FIRST_WAIT_VAR, "3 s")]);
+        assert_eq!(garbled.first_wait.checked().unwrap_err().var, FIRST_WAIT_VAR);
+        assert_eq!(
+            garbled.deadline().first_wait(),
+            Duration::ZERO,
+            "refused by the coordinator first"
+        );
         assert_eq!(
             d.with_first_wait(Duration::from_secs(3)).deadline().first_wait(),
             Duration::from_secs(3)
