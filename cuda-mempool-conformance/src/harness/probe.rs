@@ -380,7 +380,9 @@ pub fn child_main(settings: &Settings) -> i32 {
 /// Probe in a child process, so that a driver (or interposer) that crashes or hangs in cuInit
 /// or a device query costs the probe, not the run. The time it took is the run's start-up measure,
 /// less the child's measure of its first GPU work (a figure of its own, `Machine::first_work`).
-pub fn probe_in_child(timeout: std::time::Duration, settings: &Settings) -> Machine {
+/// Bounded by the user's trial deadline (`settings`').
+pub fn probe_in_child(settings: &Settings) -> Machine {
+    let timeout = settings.deadline().timeout();
     let started = std::time::SystemTime::now();
     let start = std::time::Instant::now();
     let mut m = match crate::harness::child::run_child_for(
@@ -407,7 +409,7 @@ pub fn probe_in_child(timeout: std::time::Duration, settings: &Settings) -> Mach
     // The coordinator's own: the child's environment carries its role.
     m.provenance = Some(provenance::here(started));
     if m.probe_error.is_none() && m.load_error().is_none() {
-        m.hidden_init = Some(hidden_init_in_child(timeout, settings).map(i64::from));
+        m.hidden_init = Some(hidden_init_in_child(settings).map(i64::from));
     }
     m
 }
@@ -430,11 +432,12 @@ struct HiddenInit {
 }
 
 /// cuInit's answer with every device hidden (CUDA_VISIBLE_DEVICES=""), asked of a child; None if
-/// it gave none (died, hung), within `timeout`.
-pub fn hidden_init_in_child(timeout: std::time::Duration, settings: &Settings) -> Option<i32> {
+/// it gave none (died, hung), within the user's trial deadline (`settings`').
+pub fn hidden_init_in_child(settings: &Settings) -> Option<i32> {
     let role = crate::harness::child::Role::HiddenInit;
     let envs = [("CUDA_VISIBLE_DEVICES", "")];
-    let out = crate::harness::child::run_child_for(&role, &envs, settings.deadline(), timeout).ok()?;
+    let deadline = settings.deadline();
+    let out = crate::harness::child::run_child_for(&role, &envs, deadline, deadline.timeout()).ok()?;
     serde_json::from_str::<HiddenInit>(out.last_json()?)
         .ok()
         .map(|h| h.cu_init)

@@ -67,11 +67,7 @@ pub enum Runner {
     Workers(Arc<Scheduler>),
     /// In this process's test threads (under nextest, which gives each trial its own process, or
     /// with CONFORMANCE_WORKERS=0). Crash cases still run in a child.
-    InProcess {
-        env: Arc<Env>,
-        timeout: Duration,
-        stop: Arc<Stop>,
-    },
+    InProcess { env: Arc<Env>, stop: Arc<Stop> },
 }
 
 type LaneLocks = Mutex<std::collections::BTreeMap<&'static str, Arc<Mutex<()>>>>;
@@ -93,7 +89,7 @@ impl Runner {
     pub fn run(&self, case: &Case) -> Record {
         match self {
             Runner::Workers(s) => s.wait(&case.trial_name()),
-            Runner::InProcess { env, timeout, stop } => {
+            Runner::InProcess { env, stop } => {
                 if let Some(r) = stop.skipped(case) {
                     return r;
                 }
@@ -111,7 +107,7 @@ impl Runner {
                         _shared = ALONE.read().unwrap_or_else(|p| p.into_inner());
                     }
                     if case.placement.child_in_process() {
-                        run_isolated(case, env.deadline(), *timeout)
+                        run_isolated(case, env.deadline(), env.deadline().trial())
                     } else {
                         Raw::Answer(Box::new(execute(case, env)))
                     }

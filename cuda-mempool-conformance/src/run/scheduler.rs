@@ -128,14 +128,14 @@ fn stuck_after(deadline: Duration, slow: bool) -> Duration {
 }
 
 impl Scheduler {
-    /// Start running `jobs` (the cases libtest-mimic will run), `parallel` general workers at once;
-    /// `stop` says whether the run stops at its first failure, `rank` the order it then runs them in
-    /// (the queues and their order: `run::order::queues`).
+    /// Start running `jobs` (the cases libtest-mimic will run), `parallel` general workers at once,
+    /// each trial within the trial deadline of `env`'s settings; `stop` says whether the run stops at
+    /// its first failure, `rank` the order it then runs them in (the queues and their order:
+    /// `run::order::queues`).
     pub fn start(
         env: Arc<Env>,
         jobs: Vec<Arc<Case>>,
         parallel: usize,
-        deadline: Duration,
         pre: Arc<Prestarted>,
         stop: Arc<Stop>,
         rank: &BTreeMap<String, usize>,
@@ -144,6 +144,7 @@ impl Scheduler {
         // check that the scheduler changes no verdict); checked with the other settings before the
         // run started.
         let serial = env.settings.serial.value();
+        let deadline = env.deadline().trial();
         let device_lock = env.settings.device_lock.clone();
         let budget = budget_of(&env.m);
         let mut slots = HashMap::new();

@@ -100,10 +100,10 @@ pub fn main() -> ExitCode {
     let lookup = std::thread::spawn(move || crate::cases::uninit::lookup_in_child(before_probe));
     let mut m = if s.in_process {
         let mut m = probe::probe(&settings);
-        m.hidden_init = Some(probe::hidden_init_in_child(s.timeout, &settings).map(i64::from));
+        m.hidden_init = Some(probe::hidden_init_in_child(&settings).map(i64::from));
         m
     } else {
-        probe::probe_in_child(s.timeout, &settings)
+        probe::probe_in_child(&settings)
     };
     let looked_up = lookup
         .join()
@@ -255,7 +255,6 @@ pub fn main() -> ExitCode {
             env.clone(),
             plan.jobs.clone(),
             parallel,
-            timeout,
             pre.clone(),
             stop.clone(),
             s.chosen.as_ref().unwrap_or(&trials::Chosen::new()),
@@ -265,7 +264,6 @@ pub fn main() -> ExitCode {
         Some(s) => Runner::Workers(s.clone()),
         None => Runner::InProcess {
             env: env.clone(),
-            timeout,
             stop: stop.clone(),
         },
     });
